@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// Installs what `npm start`, `npm test` and `npm run bench` need on a fresh machine, with progress output.
+// Runs on whatever `node` is first on PATH before node_modules exists (the machine's Node 20), so it is plain
+// JavaScript with no dependencies. Each step is skipped when its result is already there.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const purpose = process.argv[2] ?? 'test';
+const log = (msg) => process.stderr.write(`[bootstrap] ${msg}\n`);
+
+function run(cmd, args, opts = {}) {
+  log(`$ ${cmd} ${args.join(' ')}`);
+  const res = spawnSync(cmd, args, { stdio: 'inherit', cwd: root, ...opts });
+  if (res.status !== 0) {
+    log(`FAILED: ${cmd} ${args.join(' ')} (exit ${res.status ?? res.signal})`);
+    process.exit(1);
+  }
+}
+
+function have(cmd) {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+}
+
+// 1. npm packages (this also brings the Node 24 binary via the `node` devDependency).
+const stamp = join(root, 'node_modules', '.package-lock.json');
+const lock = join(root, 'package-lock.json');
+if (!existsSync(stamp) || statSync(stamp).mtimeMs < statSync(lock).mtimeMs) {
+  log('installing npm packages (npm ci)');
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+} else {
+  log('npm packages: up to date');
+}
+
+if (purpose === 'start') process.exit(0);
+
+// 2. Debian packages for the network-namespace tests (iproute2, iptables) and the Dockerfile lint.
+const wanted = [
+  ['ip', 'iproute2'],
+  ['iptables', 'iptables'],
+];
+const missing = wanted.filter(([cmd]) => !have(cmd)).map(([, pkg]) => pkg);
+if (missing.length > 0) {
+  if (process.getuid?.() !== 0) {
+    log(`missing Debian packages ${missing.join(', ')} and not root: install them, the netns tests need them`);
+    process.exit(1);
+  }
+  log(`installing Debian packages: ${missing.join(', ')}`);
+  run('apt-get', ['update', '-q']);
+  run('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...missing], {
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
+} else {
+  log('Debian packages: present');
+}
+
+// 3. Kubernetes control plane, kwok and helm, built from Go modules into a cache outside the repo.
+const build = join(root, 'scripts', 'build-controlplane.sh');
+if (existsSync(build)) {
+  run('bash', [build]);
+}
+
+try {
+  const v = execFileSync(join(root, 'node_modules', '.bin', 'node'), ['--version']).toString().trim();
+  log(`ready: tests run on node ${v}`);
+} catch {
+  log('node_modules/.bin/node is missing: npm ci did not install the node@24 package');
+  process.exit(1);
+}

@@ -1,0 +1,34 @@
+/** Mutating handler: adapts an admission request to the decision core and its Decision to a Verdict. */
+import type { MeshgateConfig } from '../config/types.ts';
+import type { NodeFacts } from '../facts/node-facts.ts';
+import { decide } from '../inject/decide.ts';
+import { isPodShaped } from '../inject/pod.ts';
+import type { AdmissionRequest, Verdict } from './review.ts';
+import type { NamespaceLabels } from './namespaces.ts';
+
+export interface HandlerDeps {
+  config: MeshgateConfig;
+  nodes: NodeFacts;
+  /** Namespace labels when a cache knows them; otherwise the webhook configuration's selector is trusted. */
+  namespaces?: NamespaceLabels;
+}
+
+export function isPodCreate(r: AdmissionRequest): boolean {
+  return r.operation === 'CREATE' && r.resource.resource === 'pods' && r.resource.group === '' && !r.subResource;
+}
+
+export function mutate(r: AdmissionRequest, deps: HandlerDeps): Verdict {
+  if (!isPodCreate(r)) return { kind: 'allow', reason: 'not_a_pod_create' };
+  if (!isPodShaped(r.object)) return { kind: 'deny', reason: 'invalid_object', message: 'request.object is not a pod (spec.containers missing)' };
+  const pod = r.object;
+  const name = r.namespace ?? pod.metadata?.namespace ?? 'default';
+  const d = decide({ pod, namespace: { name, labels: deps.namespaces?.labels(name) } }, deps.nodes, deps.config);
+  switch (d.kind) {
+    case 'skip':
+      return { kind: 'allow', reason: d.reason };
+    case 'deny':
+      return { kind: 'deny', reason: d.reason, message: d.message };
+    case 'patch':
+      return { kind: 'patch', reason: d.reason, ops: d.ops, warnings: d.warnings };
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * AdmissionReview transport: decode a request body, build the response. Policy code never sees raw bodies and
+ * never builds responses; it returns a Verdict (admission/verdict.ts) that this module encodes. The response
+ * always echoes the request's uid and apiVersion, as the apiserver requires.
+ */
+import type { PatchOp } from '../inject/patch.ts';
+
+export const SUPPORTED_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'];
+
+export interface AdmissionRequest {
+  uid: string;
+  kind: { group: string; version: string; kind: string };
+  resource: { group: string; version: string; resource: string };
+  subResource?: string;
+  name?: string;
+  namespace?: string;
+  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  userInfo?: { username?: string; groups?: string[] };
+  object?: unknown;
+  oldObject?: unknown;
+  dryRun?: boolean;
+  options?: unknown;
+}
+
+export interface DecodedReview {
+  apiVersion: string;
+  request: AdmissionRequest;
+}
+
+export type DecodeResult = { ok: true; review: DecodedReview } | { ok: false; error: string };
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Checks just what the handlers rely on; anything else in the body is passed along untouched. */
+export function decodeReview(body: unknown): DecodeResult {
+  if (!isObj(body)) return { ok: false, error: 'body is not a JSON object' };
+  if (body.kind !== 'AdmissionReview') return { ok: false, error: `kind is ${JSON.stringify(body.kind)}, expected "AdmissionReview"` };
+  if (typeof body.apiVersion !== 'string' || !SUPPORTED_VERSIONS.includes(body.apiVersion)) {
+    return { ok: false, error: `apiVersion ${JSON.stringify(body.apiVersion)} is not one of ${SUPPORTED_VERSIONS.join(', ')}` };
+  }
+  const r = body.request;
+  if (!isObj(r)) return { ok: false, error: 'request is missing' };
+  if (typeof r.uid !== 'string' || r.uid === '') return { ok: false, error: 'request.uid is missing' };
+  if (!isObj(r.kind) || typeof r.kind.kind !== 'string') return { ok: false, error: 'request.kind is missing' };
+  if (!isObj(r.resource) || typeof r.resource.resource !== 'string') return { ok: false, error: 'request.resource is missing' };
+  if (typeof r.operation !== 'string') return { ok: false, error: 'request.operation is missing' };
+  return { ok: true, review: { apiVersion: body.apiVersion, request: r as unknown as AdmissionRequest } };
+}
+
+/** What a handler decided, transport-free. */
+export type Verdict =
+  | { kind: 'allow'; reason: string; warnings?: string[] }
+  | { kind: 'patch'; reason: string; ops: PatchOp[]; warnings?: string[] }
+  | { kind: 'deny'; reason: string; message: string; warnings?: string[] }
+  | { kind: 'error'; reason: string; message: string };
+
+export interface AdmissionResponseBody {
+  apiVersion: string;
+  kind: 'AdmissionReview';
+  response: {
+    uid: string;
+    allowed: boolean;
+    status?: { code: number; message: string; reason?: string };
+    patchType?: 'JSONPatch';
+    patch?: string;
+    warnings?: string[];
+    auditAnnotations?: Record<string, string>;
+  };
+}
+
+export function encodeResponse(apiVersion: string, uid: string, v: Verdict): AdmissionResponseBody {
+  const response: AdmissionResponseBody['response'] = { uid, allowed: v.kind === 'allow' || v.kind === 'patch' };
+  if (v.kind === 'patch' && v.ops.length > 0) {
+    response.patchType = 'JSONPatch';
+    response.patch = Buffer.from(JSON.stringify(v.ops)).toString('base64');
+  }
+  if (v.kind === 'deny') response.status = { code: 403, reason: 'Forbidden', message: `meshgate: ${v.message} [${v.reason}]` };
+  if (v.kind === 'error') response.status = { code: 500, reason: 'InternalError', message: `meshgate: ${v.message} [${v.reason}]` };
+  if (v.kind !== 'error' && v.warnings?.length) response.warnings = v.warnings.map((w) => `meshgate: ${w}`);
+  response.auditAnnotations = { 'meshgate.io/reason': v.reason };
+  return { apiVersion, kind: 'AdmissionReview', response };
+}

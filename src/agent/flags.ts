@@ -1,0 +1,34 @@
+/**
+ * Validation of the CNI flags shared by `meshgate node-agent` and `meshgate check-node`, so both accept the same
+ * spellings. Throws UsageError (exit 2). Kept free of heavy imports: check-node must start fast.
+ */
+import { UsageError } from '../cli/args.ts';
+import { RUNTIMES, type Runtime } from '../cni/types.ts';
+import { parseDuration } from './duration.ts';
+
+/** The runtime's default plugin dir. */
+export const DEFAULT_BIN_DIR = '/opt/cni/bin';
+
+/** `--cni-bin-dir a --cni-bin-dir b,c` → [a, b, c]; default /opt/cni/bin. Order matters: the first match wins. */
+export function splitDirs(values: string[] | undefined): string[] {
+  const dirs = (values ?? []).flatMap((v) => v.split(',')).map((d) => d.trim()).filter(Boolean);
+  return dirs.length > 0 ? dirs : [DEFAULT_BIN_DIR];
+}
+
+export function parseRuntime(value: string): Runtime {
+  if (!(RUNTIMES as readonly string[]).includes(value)) {
+    throw new UsageError(`--runtime must be one of ${RUNTIMES.join(', ')}, got "${value}"`);
+  }
+  return value as Runtime;
+}
+
+export function parseCount(flag: string, value: string): number {
+  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} must be a whole number (0 = no limit), got "${value}"`);
+  return Number(value);
+}
+
+export function durationFlag(flag: string, value: string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined) throw new UsageError(`${flag} must be a duration like 100ms, 30s or 5m, got "${value}"`);
+  return ms;
+}

@@ -1,0 +1,114 @@
+/**
+ * `meshgate check-node`: one verification of this machine's CNI chain, the same one the node agent publishes,
+ * for a person (which file the runtime will load and why, the chain in order, the verdict, what to do) or as
+ * JSON (the Verdict). Exit 0 when verified, 1 when not, 2 on usage errors or when the conf dir cannot be read.
+ */
+import { parseCount, parseRuntime, splitDirs } from '../agent/flags.ts';
+import { ADVICE } from '../cni/reasons.ts';
+import { readSnapshot } from '../cni/snapshot.ts';
+import type { Candidate, Snapshot, Verdict, VerifyOptions } from '../cni/types.ts';
+import { verifyChain } from '../cni/verify.ts';
+import { parseFlags, UsageError } from './args.ts';
+import type { CliIO } from './io.ts';
+
+export const USAGE = `usage: meshgate check-node --plugin-type TYPE [flags]
+
+Shows which CNI configuration the container runtime will load on this machine and whether its chain runs the
+mesh plugin after the interface plugin. Exit 0 when verified, 1 when not, 2 on usage or I/O errors.
+
+flags:
+  --plugin-type TYPE     mesh CNI plugin type that must be chained, e.g. istio-cni, linkerd-cni (required)
+  --cni-conf-dir DIR     CNI configuration dir (default /etc/cni/net.d)
+  --cni-bin-dir DIR      CNI plugin dir, repeatable or comma-separated (default /opt/cni/bin)
+  --runtime NAME         containerd | crio (default containerd)
+  --max-conf-num N       containerd's max_conf_num (default 1; 0 = all files)
+  --output FORMAT        text | json (default text)
+`;
+
+const FLAGS = {
+  'plugin-type': { type: 'string' },
+  'cni-conf-dir': { type: 'string', default: '/etc/cni/net.d' },
+  'cni-bin-dir': { type: 'string', multiple: true },
+  runtime: { type: 'string', default: 'containerd' },
+  'max-conf-num': { type: 'string', default: '1' },
+  output: { type: 'string', default: 'text' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export async function run(argv: string[], io: CliIO): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs(argv);
+  } catch (err) {
+    io.stderr(`meshgate check-node: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (parsed === 'help') {
+    io.stdout(USAGE);
+    return 0;
+  }
+  const { confDir, binDirs, output, options } = parsed;
+  const snapshot = await readSnapshot(confDir, binDirs);
+  const verdict = verifyChain(snapshot, options);
+  io.stdout(output === 'json' ? `${JSON.stringify(verdict, null, 2)}\n` : describe(snapshot, verdict, options));
+  if (snapshot.dirError) {
+    io.stderr(`meshgate check-node: cannot read ${confDir}: ${snapshot.dirError}\n`);
+    return 2;
+  }
+  return verdict.verified ? 0 : 1;
+}
+
+function parseArgs(argv: string[]) {
+  const { values } = parseFlags(argv, FLAGS);
+  if (values.help) return 'help' as const;
+  const pluginType = values['plugin-type'];
+  if (!pluginType) throw new UsageError('--plugin-type is required (e.g. istio-cni, linkerd-cni)');
+  if (values.output !== 'text' && values.output !== 'json') throw new UsageError('--output must be text or json');
+  const options: VerifyOptions = {
+    pluginType,
+    runtime: parseRuntime(values.runtime),
+    maxConfNum: parseCount('--max-conf-num', values['max-conf-num']),
+  };
+  return { confDir: values['cni-conf-dir'], binDirs: splitDirs(values['cni-bin-dir']), output: values.output, options };
+}
+
+const OUTCOME_WORDS: Record<Candidate['outcome'], string> = {
+  selected: 'LOADED  the pod’s default network',
+  loaded: 'loaded  additional network',
+  unreadable: 'unreadable',
+  unparsable: 'does not parse',
+  binary_missing: 'skipped: plugin binary missing',
+  binary_not_executable: 'skipped: plugin binary not executable',
+  not_considered: 'not considered',
+};
+
+/** The verdict for a person, top to bottom in the order the runtime decides. */
+export function describe(snapshot: Snapshot, verdict: Verdict, options: VerifyOptions): string {
+  const { evidence } = verdict;
+  const runtime = options.runtime === 'containerd' ? `containerd (max_conf_num ${options.maxConfNum})` : 'CRI-O';
+  const lines = [
+    `Runtime:    ${runtime}`,
+    `Conf dir:   ${snapshot.confDir}${snapshot.dirMissing ? '  (does not exist)' : ''}${snapshot.dirError ? `  (${snapshot.dirError})` : ''}`,
+    `Bin dirs:   ${(snapshot.binDirs ?? []).map((d) => (snapshot.binDirErrors?.[d] ? `${d} (${snapshot.binDirErrors[d]})` : d)).join(', ')}`,
+    `Mesh plugin: ${options.pluginType}`,
+    '',
+  ];
+  if (evidence.candidates.length > 0) {
+    lines.push('Files, in the order the runtime tries them:');
+    const width = Math.max(...evidence.candidates.map((c) => c.file.length));
+    for (const c of evidence.candidates) {
+      const mark = c.outcome === 'selected' ? '*' : ' ';
+      lines.push(`  ${mark} ${c.file.padEnd(width)}  ${OUTCOME_WORDS[c.outcome]}${c.detail ? ` (${c.detail})` : ''}`);
+    }
+    lines.push('');
+  }
+  if (evidence.file && evidence.plugins.length > 0) {
+    lines.push(`Loaded file: ${evidence.file}  sha256 ${evidence.sha256}`);
+    lines.push(`Chain:       ${evidence.plugins.map((p) => (p === options.pluginType ? `[${p}]` : p)).join(' → ')}`);
+    lines.push('');
+  }
+  lines.push(`Verdict:     ${verdict.verified ? 'VERIFIED' : 'NOT VERIFIED'} (${verdict.reason})`);
+  lines.push(`             ${verdict.message}`);
+  lines.push(`What to do:  ${ADVICE[verdict.reason]}`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,145 @@
+/**
+ * Which network configuration the container runtime takes from the conf dir. Both runtimes list the dir with
+ * libcni's `ConfFiles(dir, [".conf", ".conflist", ".json"])` (the extension is Go's `filepath.Ext`: the part from
+ * the last dot, so `x.conflist.bak` is ignored; directories are skipped; a missing dir is "no files", any other
+ * listing error is an error) and sort the names with `sort.Strings` (byte order). Then:
+ *
+ * - containerd (CRI plugin → go-cni `loadFromConfDir`, `WithDefaultConf`): loads the files in order until it has
+ *   `max_conf_num` networks (default 1; 0 = all). ANY error on the way (unreadable, larger than go-cni's 2 MiB
+ *   `MaxFileSize`, does not parse, no plugins) aborts the whole load: containerd then has no network and pods
+ *   fail to start ("cni plugin not initialized"). The first loaded network is the pod's default (eth0).
+ * - CRI-O (ocicni `loadNetworks`): skips every file that cannot be read or parsed, or whose plugin binaries fail
+ *   `ValidateNetworkList` (looked up with `FindInPath`: the first bin dir holding a regular file of that name),
+ *   and takes the first remaining file as the default network (when `cni_default_network` is unset). We cannot
+ *   run the binaries' VERSION command, so "valid" here means present and executable.
+ */
+import type { ParsedNetwork } from './parse.ts';
+import { parseNetworkFile } from './parse.ts';
+import type { ReasonCode } from './reasons.ts';
+import type { Candidate, ConfFileEntry, Runtime, Snapshot } from './types.ts';
+
+export const CONF_EXTENSIONS: readonly string[] = ['.conf', '.conflist', '.json'];
+
+/** go-cni's `MaxFileSize`: containerd refuses larger configuration files. */
+export const MAX_CONF_FILE_BYTES = 2 * 1024 * 1024;
+
+export interface LoadedNetwork {
+  file: ConfFileEntry;
+  network: ParsedNetwork;
+}
+
+export type Selection =
+  | { ok: true; selected: LoadedNetwork; candidates: Candidate[] }
+  | { ok: false; reason: ReasonCode; file?: string; detail?: string; candidates: Candidate[] };
+
+/** Go's `filepath.Ext(name)` is one of the three extensions. */
+export function isConfFileName(name: string): boolean {
+  const dot = name.lastIndexOf('.');
+  return dot >= 0 && CONF_EXTENSIONS.includes(name.slice(dot));
+}
+
+/** The candidate files in the order the runtime tries them: byte order of the UTF-8 names, as Go sorts strings. */
+export function sortedConfFiles(files: readonly ConfFileEntry[]): ConfFileEntry[] {
+  return files
+    .filter((f) => isConfFileName(f.name))
+    .sort((a, b) => Buffer.compare(Buffer.from(a.name, 'utf8'), Buffer.from(b.name, 'utf8')));
+}
+
+export function selectNetwork(snapshot: Snapshot, runtime: Runtime, maxConfNum: number): Selection {
+  if (snapshot.dirError) return { ok: false, reason: 'unreadable', detail: `conf dir: ${snapshot.dirError}`, candidates: [] };
+  const files = sortedConfFiles(snapshot.files);
+  if (files.length === 0) {
+    const detail = snapshot.dirMissing ? 'the conf dir does not exist' : undefined;
+    return { ok: false, reason: 'no_config', detail, candidates: [] };
+  }
+  return runtime === 'crio' ? selectCrio(snapshot, files) : selectContainerd(files, maxConfNum);
+}
+
+function selectContainerd(files: ConfFileEntry[], maxConfNum: number): Selection {
+  const candidates: Candidate[] = [];
+  const loaded: LoadedNetwork[] = [];
+  let failure: Extract<Selection, { ok: false }> | undefined;
+  for (const file of files) {
+    if (failure) {
+      candidates.push({ file: file.name, outcome: 'not_considered', detail: 'containerd stopped at the error above' });
+      continue;
+    }
+    if (maxConfNum > 0 && loaded.length === maxConfNum) {
+      candidates.push({ file: file.name, outcome: 'not_considered', detail: `beyond max_conf_num ${maxConfNum}` });
+      continue;
+    }
+    const result = load(file);
+    if (!result.ok) {
+      const reason: ReasonCode = result.outcome === 'unreadable' ? 'unreadable' : 'unparsable_first_file';
+      candidates.push({ file: file.name, outcome: result.outcome, detail: result.error });
+      failure = { ok: false, reason, file: file.name, detail: result.error, candidates };
+      continue;
+    }
+    candidates.push({ file: file.name, outcome: loaded.length === 0 ? 'selected' : 'loaded' });
+    loaded.push(result.loaded);
+  }
+  return failure ?? { ok: true, selected: loaded[0], candidates };
+}
+
+function selectCrio(snapshot: Snapshot, files: ConfFileEntry[]): Selection {
+  const candidates: Candidate[] = [];
+  let selected: LoadedNetwork | undefined;
+  for (const file of files) {
+    if (selected) {
+      candidates.push({ file: file.name, outcome: 'not_considered', detail: 'an earlier file is the default network' });
+      continue;
+    }
+    const result = load(file, Infinity);
+    if (!result.ok) {
+      candidates.push({ file: file.name, outcome: result.outcome, detail: result.error });
+      continue;
+    }
+    const problem = binaryProblems(snapshot, result.loaded.network.plugins.map((p) => p.type))[0];
+    if (problem) {
+      candidates.push({ file: file.name, outcome: problem.outcome, detail: problem.detail });
+      continue;
+    }
+    candidates.push({ file: file.name, outcome: 'selected' });
+    selected = result.loaded;
+  }
+  if (!selected) {
+    const detail = candidates.map((c) => `${c.file} ${c.outcome.replaceAll('_', ' ')}`).join(', ');
+    return { ok: false, reason: 'no_valid_config', detail: `skipped ${detail}`, candidates };
+  }
+  return { ok: true, selected, candidates };
+}
+
+type LoadResult =
+  | { ok: true; loaded: LoadedNetwork }
+  | { ok: false; outcome: 'unreadable' | 'unparsable'; error: string };
+
+function load(file: ConfFileEntry, maxBytes = MAX_CONF_FILE_BYTES): LoadResult {
+  if (file.content === undefined) return { ok: false, outcome: 'unreadable', error: file.readError ?? 'not read' };
+  if (Buffer.byteLength(file.content, 'utf8') > maxBytes) {
+    return { ok: false, outcome: 'unparsable', error: `larger than go-cni's ${maxBytes}-byte limit` };
+  }
+  const parsed = parseNetworkFile(file.name, file.content);
+  if (!parsed.ok) return { ok: false, outcome: 'unparsable', error: parsed.error };
+  return { ok: true, loaded: { file, network: parsed.network } };
+}
+
+export interface BinaryProblem {
+  type: string;
+  outcome: 'binary_missing' | 'binary_not_executable';
+  detail: string;
+}
+
+/** Plugins of a chain whose binary the runtime would not find (FindInPath) or could not execute, in chain order. */
+export function binaryProblems(snapshot: Snapshot, types: readonly string[]): BinaryProblem[] {
+  const dirs = (snapshot.binDirs ?? []).join(', ') || 'the bin dirs';
+  const problems: BinaryProblem[] = [];
+  for (const type of new Set(types)) {
+    // FindInPath rejects names containing a path separator before looking anything up.
+    const bin = !type.includes('/') && Object.hasOwn(snapshot.binaries, type) ? snapshot.binaries[type] : undefined;
+    if (!bin?.exists) problems.push({ type, outcome: 'binary_missing', detail: `no binary ${type} in ${dirs}` });
+    else if (!bin.executable) {
+      problems.push({ type, outcome: 'binary_not_executable', detail: `${bin.dir ?? dirs}/${type} is not executable` });
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,90 @@
+/**
+ * The only I/O of CNI verification: reads the conf dir and bin dir(s) into a `Snapshot` that `verifyChain`
+ * judges. Mirrors what the runtime's readers see (libcni `ConfFiles`, `os.ReadFile`, invoke `FindInPath`):
+ *
+ * - conf dir: entries that are not directories (as `os.ReadDir` reports them: a symlink counts as a file) and whose
+ *   extension is `.conf`/`.conflist`/`.json`. Each is stat'ed through symlinks and read only when it is a regular
+ *   file of at most 2 MiB (go-cni's limit); a FIFO is never opened, because reading one would block (as it would
+ *   block containerd). A missing dir is `dirMissing`, any other listing error `dirError`; neither throws.
+ * - bin dirs: every regular file (through symlinks), the first dir holding a name winning, with whether any
+ *   execute bit is set. Unlistable bin dirs are recorded in `binDirErrors`.
+ */
+import type { Dirent } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isConfFileName, MAX_CONF_FILE_BYTES } from './runtime.ts';
+import type { BinaryInfo, ConfFileEntry, Snapshot } from './types.ts';
+
+export async function readSnapshot(confDir: string, binDirs: readonly string[]): Promise<Snapshot> {
+  const [conf, bins] = await Promise.all([readConfDir(confDir), readBinDirs(binDirs)]);
+  return { confDir, binDirs: [...binDirs], ...conf, ...bins };
+}
+
+async function readConfDir(dir: string): Promise<Pick<Snapshot, 'files' | 'dirMissing' | 'dirError'>> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if (errorCode(err) === 'ENOENT') return { files: [], dirMissing: true };
+    return { files: [], dirError: shortError(err) };
+  }
+  const names = entries.filter((e) => !e.isDirectory() && isConfFileName(e.name)).map((e) => e.name);
+  const files = await Promise.all(names.map((name) => readConfFile(join(dir, name), name)));
+  return { files };
+}
+
+async function readConfFile(path: string, name: string): Promise<ConfFileEntry> {
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) return { name, readError: info.isDirectory() ? 'EISDIR: is a directory' : 'not a regular file' };
+    if (info.size > MAX_CONF_FILE_BYTES) return { name, readError: `larger than ${MAX_CONF_FILE_BYTES} bytes` };
+    return { name, content: await readFile(path, 'utf8') };
+  } catch (err) {
+    return { name, readError: shortError(err) };
+  }
+}
+
+async function readBinDirs(dirs: readonly string[]): Promise<Pick<Snapshot, 'binaries' | 'binDirErrors'>> {
+  const perDir = await Promise.all(dirs.map((dir) => readBinDir(dir)));
+  const binaries: Record<string, BinaryInfo> = {};
+  const binDirErrors: Record<string, string> = {};
+  for (const [i, result] of perDir.entries()) {
+    if (typeof result === 'string') {
+      binDirErrors[dirs[i]] = result;
+      continue;
+    }
+    for (const [name, info] of result) if (!Object.hasOwn(binaries, name)) binaries[name] = info;
+  }
+  return Object.keys(binDirErrors).length > 0 ? { binaries, binDirErrors } : { binaries };
+}
+
+/** The regular files of one bin dir, in listing order, or the listing error. */
+async function readBinDir(dir: string): Promise<Array<[string, BinaryInfo]> | string> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    return shortError(err);
+  }
+  const found = await Promise.all(
+    names.map(async (name): Promise<[string, BinaryInfo] | undefined> => {
+      try {
+        const info = await stat(join(dir, name));
+        if (!info.isFile()) return undefined;
+        return [name, { exists: true, executable: (info.mode & 0o111) !== 0, dir }];
+      } catch {
+        return undefined; // dangling symlink or gone since the listing: FindInPath would not find it either
+      }
+    }),
+  );
+  return found.filter((x) => x !== undefined);
+}
+
+function errorCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** `ENOENT: no such file or directory` without the path Node appends (the file is named elsewhere). */
+function shortError(err: unknown): string {
+  return String((err as Error)?.message ?? err).split(', ')[0];
+}

@@ -1,0 +1,32 @@
+/** Names meshgate reads and writes on Kubernetes objects. One place, so the webhook, CLI, agent and chart agree. */
+
+/** Namespace label (value `enabled`) and pod label (`true` / `false`) that opt workloads in or out. */
+export const INJECT_LABEL = 'meshgate.io/inject';
+export const INJECT_NAMESPACE_VALUE = 'enabled';
+
+/** Pod annotation recording exactly what was injected and which redirect mode was chosen (JSON). */
+export const STATUS_ANNOTATION = 'meshgate.io/status';
+/** Pod label carrying the redirect mode; lets the binding guard watch only CNI-mode pods. */
+export const REDIRECT_LABEL = 'meshgate.io/redirect';
+
+/** Node label and condition published by the node agent. */
+export const NODE_VERIFIED_LABEL = 'meshgate.io/cni-verified';
+export const NODE_CONDITION = 'MeshCNIVerified';
+export const NODE_EVIDENCE_ANNOTATION = 'meshgate.io/cni-evidence';
+
+/** Per-pod override annotations. */
+export const ANNOTATIONS = {
+  proxyCpuRequest: 'meshgate.io/proxy-cpu-request',
+  proxyCpuLimit: 'meshgate.io/proxy-cpu-limit',
+  proxyMemoryRequest: 'meshgate.io/proxy-memory-request',
+  proxyMemoryLimit: 'meshgate.io/proxy-memory-limit',
+  excludeInboundPorts: 'meshgate.io/exclude-inbound-ports',
+  excludeOutboundPorts: 'meshgate.io/exclude-outbound-ports',
+  excludeOutboundCidrs: 'meshgate.io/exclude-outbound-cidrs',
+} as const;
+
+/** Static pods mirrored into the API carry this annotation; the kubelet, not the apiserver, runs them. */
+export const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
+
+/** Native sidecars (restartPolicy: Always init containers) are on by default from kubelet 1.29. */
+export const NATIVE_SIDECAR_MIN_MINOR = 29;

@@ -1,0 +1,53 @@
+/**
+ * Per-pod annotations that adjust what is injected. Every value is parsed here; an invalid one becomes a
+ * problem naming the annotation and the value, and the pod is denied — never a silent default.
+ */
+import { ANNOTATIONS } from './constants.ts';
+import type { Resources } from '../config/types.ts';
+import { parseCidrList, parsePortList, parseQuantity } from './values.ts';
+
+export interface Overrides {
+  resources: Resources;
+  excludeInboundPorts: number[];
+  excludeOutboundPorts: number[];
+  excludeOutboundCidrs: string[];
+}
+
+export type OverridesResult = { ok: true; value: Overrides } | { ok: false; problems: string[] };
+
+const RESOURCE_ANNOTATIONS: Array<[string, 'requests' | 'limits', 'cpu' | 'memory']> = [
+  [ANNOTATIONS.proxyCpuRequest, 'requests', 'cpu'],
+  [ANNOTATIONS.proxyCpuLimit, 'limits', 'cpu'],
+  [ANNOTATIONS.proxyMemoryRequest, 'requests', 'memory'],
+  [ANNOTATIONS.proxyMemoryLimit, 'limits', 'memory'],
+];
+
+export function parseOverrides(annotations: Record<string, string> | undefined, base: Resources): OverridesResult {
+  const a = annotations ?? {};
+  const problems: string[] = [];
+  const resources: Resources = { requests: { ...(base.requests ?? {}) }, limits: { ...(base.limits ?? {}) } };
+  for (const [key, section, res] of RESOURCE_ANNOTATIONS) {
+    if (a[key] === undefined) continue;
+    const q = parseQuantity(a[key]);
+    if (q.ok) resources[section]![res] = q.value;
+    else problems.push(`annotation ${key}: ${q.error}`);
+  }
+  const lists = {
+    excludeInboundPorts: parsePortList(a[ANNOTATIONS.excludeInboundPorts] ?? ''),
+    excludeOutboundPorts: parsePortList(a[ANNOTATIONS.excludeOutboundPorts] ?? ''),
+    excludeOutboundCidrs: parseCidrList(a[ANNOTATIONS.excludeOutboundCidrs] ?? ''),
+  };
+  for (const [field, parsed] of Object.entries(lists)) {
+    if (!parsed.ok) problems.push(`annotation ${ANNOTATIONS[field as keyof typeof lists]}: ${parsed.error}`);
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    value: {
+      resources,
+      excludeInboundPorts: (lists.excludeInboundPorts as { value: number[] }).value,
+      excludeOutboundPorts: (lists.excludeOutboundPorts as { value: number[] }).value,
+      excludeOutboundCidrs: (lists.excludeOutboundCidrs as { value: string[] }).value,
+    },
+  };
+}

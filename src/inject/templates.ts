@@ -1,0 +1,86 @@
+/**
+ * The containers meshgate adds, built from the configured templates and the pod's overrides. Security contexts
+ * are fixed here, not configurable: the proxy and validator must pass Pod Security `restricted`, and only the
+ * privileged init container (init mode) may hold NET_ADMIN/NET_RAW.
+ */
+import type { MeshgateConfig } from '../config/types.ts';
+import type { Container } from './pod.ts';
+import type { Overrides } from './overrides.ts';
+
+function restricted(uid: number) {
+  return {
+    runAsUser: uid,
+    runAsGroup: uid,
+    runAsNonRoot: true,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ['ALL'] },
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+}
+
+export function proxyContainer(cfg: MeshgateConfig, o: Overrides, native: boolean): Container {
+  const c: Container = {
+    name: cfg.proxy.name,
+    image: cfg.proxy.image,
+    args: [...cfg.proxy.args],
+    env: cfg.proxy.env.map((e) => ({ ...e })),
+    ports: cfg.proxy.ports.map((p) => ({ ...p })),
+    resources: structuredClone(o.resources),
+    securityContext: restricted(cfg.proxy.uid),
+    volumeMounts: cfg.proxy.volumeMounts.map((m) => ({ ...m })),
+  };
+  // A native sidecar is an init container that keeps running: it starts before, and outlives, the app.
+  if (native) c.restartPolicy = 'Always';
+  return c;
+}
+
+/** Arguments telling the iptables init container (or a CNI plugin reading them) what to redirect. */
+export function redirectArgs(cfg: MeshgateConfig, o: Overrides): string[] {
+  const args = [
+    `--proxy-uid=${cfg.proxy.uid}`,
+    `--outbound-port=${cfg.proxy.outboundPort}`,
+    `--inbound-port=${cfg.proxy.inboundPort}`,
+  ];
+  if (o.excludeInboundPorts.length) args.push(`--exclude-inbound-ports=${o.excludeInboundPorts.join(',')}`);
+  if (o.excludeOutboundPorts.length) args.push(`--exclude-outbound-ports=${o.excludeOutboundPorts.join(',')}`);
+  if (o.excludeOutboundCidrs.length) args.push(`--exclude-outbound-cidrs=${o.excludeOutboundCidrs.join(',')}`);
+  return args;
+}
+
+export function initContainer(cfg: MeshgateConfig, o: Overrides): Container {
+  return {
+    name: cfg.init.name,
+    image: cfg.init.image,
+    args: [...cfg.init.args, ...redirectArgs(cfg, o)],
+    resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '100m', memory: '64Mi' } },
+    securityContext: {
+      // iptables needs root inside the pod's network namespace with NET_ADMIN and NET_RAW, nothing more.
+      runAsUser: 0,
+      runAsGroup: 0,
+      runAsNonRoot: false,
+      privileged: false,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { add: ['NET_ADMIN', 'NET_RAW'], drop: ['ALL'] },
+    },
+  };
+}
+
+export function validatorContainer(cfg: MeshgateConfig): Container {
+  return {
+    name: cfg.validator.name,
+    image: cfg.validator.image,
+    command: ['meshgate', 'validate-redirect'],
+    args: [
+      `--outbound-port=${cfg.proxy.outboundPort}`,
+      `--probe-address=${cfg.validator.probeAddress}`,
+      `--timeout=${cfg.validator.timeoutSeconds}s`,
+    ],
+    env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+    resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { cpu: '100m', memory: '64Mi' } },
+    securityContext: restricted(cfg.validator.uid),
+    terminationMessagePath: '/dev/termination-log',
+    terminationMessagePolicy: 'File',
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * Parsers for values people write in annotations and config: Kubernetes quantities, ports, port lists, CIDRs.
+ * Each returns the parsed value or an error sentence; callers add where the value came from.
+ */
+import { isIP } from 'node:net';
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+// Kubernetes resource.Quantity grammar: a signed decimal number, then a binary (Ki..Ei), decimal (n,u,m,k,M,G,T,P,E)
+// or exponent suffix. Negative quantities are refused: no resource request can be negative.
+const QUANTITY = /^(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$/;
+
+export function parseQuantity(raw: string): Parsed<string> {
+  const value = raw.trim();
+  if (!QUANTITY.test(value)) {
+    return { ok: false, error: `"${raw}" is not a Kubernetes quantity (examples: 100m, 0.5, 128Mi, 1G)` };
+  }
+  return { ok: true, value };
+}
+
+export function parsePort(raw: string): Parsed<number> {
+  const value = raw.trim();
+  if (!/^\d+$/.test(value)) return { ok: false, error: `"${raw}" is not a port number` };
+  const port = Number(value);
+  if (port < 1 || port > 65535) return { ok: false, error: `port ${port} is out of range 1-65535` };
+  return { ok: true, value: port };
+}
+
+/** Comma-separated ports; empty string means none. Duplicates are kept out, order is kept. */
+export function parsePortList(raw: string): Parsed<number[]> {
+  const out: number[] = [];
+  for (const part of raw.split(',')) {
+    if (part.trim() === '') continue;
+    const p = parsePort(part);
+    if (!p.ok) return p;
+    if (!out.includes(p.value)) out.push(p.value);
+  }
+  return { ok: true, value: out };
+}
+
+export function parseCidr(raw: string): Parsed<string> {
+  const value = raw.trim();
+  const slash = value.indexOf('/');
+  if (slash < 0) return { ok: false, error: `"${raw}" is not a CIDR (expected address/prefix, e.g. 10.0.0.0/8)` };
+  const addr = value.slice(0, slash);
+  const prefix = value.slice(slash + 1);
+  const family = isIP(addr);
+  if (family === 0) return { ok: false, error: `"${raw}" has an invalid address "${addr}"` };
+  const max = family === 4 ? 32 : 128;
+  if (!/^\d+$/.test(prefix) || Number(prefix) > max) {
+    return { ok: false, error: `"${raw}" has an invalid prefix length "${prefix}" (0-${max} for IPv${family})` };
+  }
+  return { ok: true, value };
+}
+
+export function parseCidrList(raw: string): Parsed<string[]> {
+  const out: string[] = [];
+  for (const part of raw.split(',')) {
+    if (part.trim() === '') continue;
+    const c = parseCidr(part);
+    if (!c.ok) return c;
+    if (!out.includes(c.value)) out.push(c.value);
+  }
+  return { ok: true, value: out };
+}
+
+/** host:port with an IPv4 address or [IPv6]; used for the validator's probe address. */
+export function parseHostPort(raw: string): Parsed<{ host: string; port: number }> {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)):(\d+)$/.exec(raw.trim());
+  if (!m) return { ok: false, error: `"${raw}" is not IP:PORT (IPv6 as [addr]:port)` };
+  const host = m[1] ?? m[2];
+  if (isIP(host) === 0) return { ok: false, error: `"${raw}" has an invalid IP address "${host}"` };
+  const port = parsePort(m[3]);
+  if (!port.ok) return port;
+  return { ok: true, value: { host, port: port.value } };
+}

@@ -1,0 +1,117 @@
+/**
+ * Assembles a running webhook server: certificate source, node facts, handlers, the fastify app, listening
+ * and graceful shutdown. `cli/serve.ts` maps flags onto ServeOptions; tests and benchmarks call this directly.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Server as HttpsServer } from 'node:https';
+import pino, { type Logger } from 'pino';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { MeshgateConfig } from '../config/types.ts';
+import type { NodeFacts } from '../facts/node-facts.ts';
+import { buildHandlers } from '../admission/handlers.ts';
+import { buildApp } from './app.ts';
+import { createMetrics } from './metrics.ts';
+import { SelfSignedSource } from '../tls/self-signed.ts';
+import { FileSource } from '../tls/file-source.ts';
+import type { CertSource } from '../tls/source.ts';
+import { startNodeCache } from '../kube/node-cache.ts';
+import { startPodModeCache } from '../kube/pod-mode-cache.ts';
+
+export interface ServeOptions {
+  config: MeshgateConfig;
+  port: number;
+  host: string;
+  certFile?: string;
+  keyFile?: string;
+  tlsSans: string[];
+  /** Where to write the generated CA (ca.crt) for curl and webhook registration; never the key. */
+  writeCaTo?: string;
+  /** Static node facts (embedded default); ignored when kc is set. */
+  nodeState?: NodeFacts;
+  kc?: KubeConfig;
+  /** Seconds between readiness going false and the listener closing, so endpoints stop routing here. */
+  drainSeconds: number;
+  logger?: Logger;
+  /** Adds POST /allow, an echo route that decodes and allows: the benchmark's transport baseline. */
+  benchRoutes?: boolean;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  ca?: string;
+  certs: CertSource;
+  shutdown(): Promise<void>;
+}
+
+export async function startServer(o: ServeOptions): Promise<RunningServer> {
+  const logger = o.logger ?? pino({ level: 'info' });
+  const certs: CertSource = o.certFile && o.keyFile
+    ? new FileSource({ certFile: o.certFile, keyFile: o.keyFile, onError: (err) => logger.error({ err }, 'certificate reload failed; serving the previous pair') })
+    : new SelfSignedSource({ sans: o.tlsSans });
+  await certs.start();
+  if (o.writeCaTo && certs.current().ca) {
+    mkdirSync(o.writeCaTo, { recursive: true });
+    writeFileSync(join(o.writeCaTo, 'ca.crt'), certs.current().ca!);
+  }
+
+  const stops: Array<() => void> = [() => certs.stop()];
+  let nodes: NodeFacts;
+  let podModes;
+  if (o.kc) {
+    const cache = startNodeCache(o.kc, (err) => logger.warn({ err: String(err) }, 'node watch interrupted; resuming'));
+    stops.push(() => cache.reflector.stop());
+    nodes = cache.store;
+    cache.ready.catch((err) => logger.error({ err: String(err) }, 'node list failed'));
+    const pods = startPodModeCache(o.kc, (err) => logger.warn({ err: String(err) }, 'pod watch interrupted; resuming'));
+    stops.push(() => pods.stop());
+    podModes = pods;
+  } else {
+    nodes = o.nodeState!;
+  }
+
+  const metrics = createMetrics({ defaultMetrics: true });
+  const handlers = buildHandlers({ config: o.config, nodes, podModes, logger, onLookup: (source) => metrics.podLookups.inc({ source }) });
+  let closing = false;
+  const app = buildApp({
+    logger,
+    metrics,
+    https: { cert: certs.current().cert, key: certs.current().key },
+    routes: {
+      '/mutate': handlers.mutate,
+      '/validate': handlers.validate,
+      ...(o.benchRoutes ? { '/allow': () => ({ kind: 'allow', reason: 'echo' }) as const } : {}),
+    },
+    ready: () => {
+      if (closing) return { ready: false, why: 'shutting down' };
+      if (!certs.healthy()) return { ready: false, why: 'no valid serving certificate' };
+      if (!nodes.synced()) return { ready: false, why: 'node cache not synced' };
+      return { ready: true };
+    },
+  });
+  certs.onChange((pair) => {
+    (app.server as HttpsServer).setSecureContext({ cert: pair.cert, key: pair.key });
+    logger.info({ notAfter: pair.notAfter.toISOString() }, 'serving certificate swapped');
+  });
+  await app.listen({ port: o.port, host: o.host });
+  const port = (app.server.address() as { port: number }).port;
+  const url = `https://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}`;
+  logger.info({ url, nodes: nodes.size() }, 'meshgate webhook listening');
+
+  return {
+    url,
+    port,
+    ca: certs.current().ca,
+    certs,
+    async shutdown() {
+      if (closing) return;
+      closing = true;
+      logger.info({ drainSeconds: o.drainSeconds }, 'shutting down: readiness off, draining');
+      await new Promise((r) => setTimeout(r, o.drainSeconds * 1000));
+      await app.close();
+      for (const stop of stops) stop();
+      logger.info('shut down');
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * Why `meshgate validate-redirect` failed, as stable codes. The code is what the termination message, logs and any
+ * controller reading pod status match on; the sentence is the one readable explanation reused everywhere.
+ * Never rename a code: a repair controller or a dashboard may already key on it.
+ */
+
+export const REASONS = ['redirect_missing', 'timeout', 'wrong_listener', 'listen_failed', 'internal_error'] as const;
+
+export type Reason = (typeof REASONS)[number];
+
+/**
+ * The single non-zero exit code for every failure, so a pod spec, a controller or a human can tell "the validator
+ * ran and refused" apart from the runtime's own codes (1 generic, 2 usage, 126/127 exec problems, 128+N signals,
+ * 137 OOM kill). The reason code in the termination message says which failure it was.
+ */
+export const VALIDATION_FAILED_EXIT_CODE = 42;
+
+const SENTENCES: Record<Reason, string> = {
+  redirect_missing:
+    'outbound TCP is not redirected to the proxy port: the probe connection was refused, reset or unroutable instead of reaching the local listener',
+  timeout:
+    'outbound TCP is not redirected to the proxy port: the probe connection got no answer before the timeout (the SYN most likely left the pod and was dropped)',
+  wrong_listener:
+    'outbound TCP reached a listener that is not the validator: the connection was established but did not return the proof for the token',
+  listen_failed: 'the validator could not listen on the proxy outbound port, so it could not check redirection',
+  internal_error: 'the validator failed for a reason unrelated to redirection, so redirection is unverified',
+};
+
+/** One readable sentence per reason, for stderr and the termination message. */
+export function describeReason(reason: Reason): string {
+  return SENTENCES[reason];
+}

@@ -1,0 +1,134 @@
+/**
+ * The agent loop against a fake publisher and real directories: restarts write nothing new, the first verdict
+ * comes from the files (never "unknown"), failures are retried, the resync alone catches changes, and the
+ * Node is re-read on resync.
+ */
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { NodeAgent, type AgentConfig } from '../../src/agent/agent.ts';
+import { desiredState } from '../../src/agent/node-state.ts';
+import { readSnapshot } from '../../src/cni/snapshot.ts';
+import { verifyChain } from '../../src/cni/verify.ts';
+import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
+import { FakePublisher, memoryLog, sleep } from './fake-publisher.ts';
+
+const MESHED = 'corpus:istio__10-calico.conflist-istioconfig';
+const PRIMARY = 'corpus:istio__calico.conflist';
+
+let dirs: NodeDirs;
+let agent: NodeAgent | undefined;
+afterEach(async () => {
+  await agent?.stop();
+  agent = undefined;
+  dirs?.cleanup();
+});
+
+function setup(files: Record<string, string> = {}, overrides: Partial<AgentConfig> = {}) {
+  dirs = nodeDirs('meshgate-agent-');
+  for (const [n, c] of Object.entries(files)) dirs.conf(n, c);
+  for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
+  const config: AgentConfig = {
+    nodeName: 'node-1', confDir: dirs.confDir, binDirs: [dirs.binDir], pluginType: 'istio-cni', runtime: 'containerd',
+    maxConfNum: 1, resyncMs: 300_000, debounceMs: 20, taintUnverified: false, ...overrides,
+  };
+  return config;
+}
+
+const noWatch = () => ({ ensure() {}, close() {} });
+
+describe('NodeAgent', () => {
+  it('publishes the verdict computed from the files on first start', async () => {
+    const config = setup({ '10-calico.conflist': MESHED });
+    const pub = new FakePublisher();
+    agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
+    await agent.start();
+    expect(pub.publishes).toHaveLength(1);
+    expect(pub.last).toMatchObject({ verified: true, reason: 'verified', evidence: { file: '10-calico.conflist' } });
+  });
+
+  it('an empty conf dir is published as no_config, never as "unknown"', async () => {
+    const config = setup();
+    const pub = new FakePublisher();
+    agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
+    await agent.start();
+    expect(pub.last?.reason).toBe('no_config');
+  });
+
+  it('a restart on an unchanged node writes nothing (the Node already says it)', async () => {
+    const config = setup({ '10-calico.conflist': MESHED });
+    const before = verifyChain(await readSnapshot(config.confDir, config.binDirs), { ...config, now: () => new Date('2020-01-01T00:00:00Z') });
+    const pub = new FakePublisher(desiredState(before, false));
+    agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
+    await agent.start();
+    expect(pub.reads).toBe(1);
+    expect(pub.publishes).toHaveLength(0);
+    expect(agent.lastVerdict?.verified).toBe(true);
+  });
+
+  it('rewriting a file with identical content publishes nothing', async () => {
+    const config = setup({ '10-calico.conflist': MESHED });
+    const pub = new FakePublisher();
+    agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
+    await agent.start();
+    writeFileSync(join(config.confDir, '10-calico.conflist'), corpus('istio__10-calico.conflist-istioconfig'));
+    await sleep(300);
+    expect(pub.publishes).toHaveLength(1);
+  });
+
+  it('retries after the apiserver failed, and publishes then', async () => {
+    const config = setup({ '10-calico.conflist': PRIMARY });
+    const pub = new FakePublisher();
+    pub.failures = 1;
+    const log = memoryLog();
+    agent = new NodeAgent(config, { publisher: pub, log });
+    const published = pub.next((v) => v.reason === 'mesh_plugin_missing', 4_000);
+    await agent.start();
+    expect(pub.publishes).toHaveLength(0);
+    expect(log.lines.some((l) => l.level === 'error')).toBe(true);
+    await published;
+    expect(pub.publishes).toHaveLength(1);
+  });
+
+  it('catches a change through the resync alone when no watch event arrives', async () => {
+    const config = setup({ '10-calico.conflist': PRIMARY }, { resyncMs: 150 });
+    const pub = new FakePublisher();
+    agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), watch: noWatch });
+    await agent.start();
+    expect(pub.last?.reason).toBe('mesh_plugin_missing');
+    const next = pub.next((v) => v.verified, 2_000);
+    dirs.conf('10-calico.conflist', MESHED);
+    await next;
+  });
+
+  it('re-reads the Node on resync and restores marks someone removed', async () => {
+    const config = setup({ '10-calico.conflist': MESHED }, { resyncMs: 150 });
+    const pub = new FakePublisher();
+    agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), watch: noWatch });
+    await agent.start();
+    pub.state = { ...pub.state!, label: undefined };
+    const restored = pub.next((v) => v.verified, 2_000);
+    await restored;
+    expect(pub.state?.label).toBe('true');
+  });
+
+  it('asks for the taint while unverified when --taint-unverified is set', async () => {
+    const config = setup({ '10-calico.conflist': PRIMARY }, { taintUnverified: true });
+    const pub = new FakePublisher();
+    agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
+    await agent.start();
+    expect(pub.publishes[0]).toMatchObject({ taint: true, verdict: { verified: false } });
+    expect(pub.state?.tainted).toBe(true);
+  });
+
+  it('publishes nothing after stop, even when files change', async () => {
+    const config = setup({ '10-calico.conflist': MESHED });
+    const pub = new FakePublisher();
+    agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
+    await agent.start();
+    await agent.stop();
+    rmSync(join(config.confDir, '10-calico.conflist'));
+    await sleep(200);
+    expect(pub.publishes).toHaveLength(1);
+  });
+});

@@ -1,0 +1,73 @@
+/**
+ * A hand-written NodePublisher for agent tests: keeps one Node's marks in memory (as the real Node would after
+ * the patches), records every publish with a monotonic timestamp, and can be told to fail.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Verdict } from '../../src/cni/types.ts';
+import type { AgentLog } from '../../src/agent/agent.ts';
+import { desiredState, type PublishedState } from '../../src/agent/node-state.ts';
+import type { NodePublisher } from '../../src/agent/publisher.ts';
+
+export interface Publish {
+  at: number;
+  verdict: Verdict;
+  taint: boolean;
+}
+
+type Waiter = { match: (v: Verdict) => boolean; resolve: (p: Publish) => void };
+
+export class FakePublisher implements NodePublisher {
+  /** What the Node says; undefined = never judged. */
+  state: PublishedState | undefined;
+  readonly publishes: Publish[] = [];
+  reads = 0;
+  /** The next N calls (read or publish) throw, as an unavailable apiserver would. */
+  failures = 0;
+  #waiters: Waiter[] = [];
+
+  constructor(initial?: PublishedState) {
+    this.state = initial;
+  }
+
+  async read(_nodeName: string): Promise<PublishedState> {
+    this.reads++;
+    this.#maybeFail();
+    return this.state ?? { tainted: false };
+  }
+
+  async publish(_nodeName: string, verdict: Verdict, taint: boolean): Promise<void> {
+    this.#maybeFail();
+    this.state = desiredState(verdict, taint);
+    const p = { at: performance.now(), verdict, taint };
+    this.publishes.push(p);
+    this.#waiters = this.#waiters.filter((w) => (w.match(verdict) ? (w.resolve(p), false) : true));
+  }
+
+  /** The next publish (from now on) whose verdict matches; rejects after `timeoutMs`. */
+  next(match: (v: Verdict) => boolean, timeoutMs = 5_000): Promise<Publish> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no matching publish within ${timeoutMs} ms`)), timeoutMs);
+      this.#waiters.push({ match, resolve: (p) => (clearTimeout(timer), resolve(p)) });
+    });
+  }
+
+  get last(): Verdict | undefined {
+    return this.publishes.at(-1)?.verdict;
+  }
+
+  #maybeFail(): void {
+    if (this.failures > 0) {
+      this.failures--;
+      throw new Error('apiserver unavailable');
+    }
+  }
+}
+
+/** A logger that keeps what it was told, for assertions and for quiet test output. */
+export function memoryLog(): AgentLog & { lines: Array<{ level: string; msg: string; obj: object }> } {
+  const lines: Array<{ level: string; msg: string; obj: object }> = [];
+  const at = (level: string) => (obj: object, msg: string) => void lines.push({ level, msg, obj });
+  return { lines, info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

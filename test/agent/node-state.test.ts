@@ -1,0 +1,122 @@
+/** The Node contract: reading meshgate's marks back, "already says so", and the two patches. */
+import type { V1Node, V1Taint } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { ADVICE, REASONS } from '../../src/cni/reasons.ts';
+import type { Verdict } from '../../src/cni/types.ts';
+import { verifyChain } from '../../src/cni/verify.ts';
+import { planPatches } from '../../src/agent/node-patch.ts';
+import {
+  CONDITION_TYPE,
+  desiredState,
+  EVIDENCE_ANNOTATION,
+  isUpToDate,
+  observeNode,
+  VERIFIED_LABEL,
+} from '../../src/agent/node-state.ts';
+import { corpus, memorySnapshot } from '../cni/helpers.ts';
+
+const at = (iso: string) => () => new Date(iso);
+const verified = verifyChain(memorySnapshot({ '10-calico.conflist': corpus('istio__10-calico.conflist-istioconfig') }), {
+  runtime: 'containerd', pluginType: 'istio-cni', maxConfNum: 1, now: at('2025-01-01T00:00:00.123Z'),
+});
+const missing = verifyChain(memorySnapshot({ '10-calico.conflist': corpus('istio__calico.conflist') }), {
+  runtime: 'containerd', pluginType: 'istio-cni', maxConfNum: 1, now: at('2025-01-01T00:00:00Z'),
+});
+const later = (v: Verdict): Verdict => ({ ...v, evidence: { ...v.evidence, checkedAt: '2030-01-01T00:00:00.000Z' } });
+
+function nodeSaying(v: Verdict, extra: { taints?: V1Taint[] } = {}): V1Node {
+  const want = desiredState(v, false);
+  return {
+    metadata: { name: 'n1', resourceVersion: '42', labels: { [VERIFIED_LABEL]: want.label! }, annotations: { [EVIDENCE_ANNOTATION]: want.evidence! } },
+    spec: { taints: extra.taints },
+    status: {
+      conditions: [
+        { type: 'Ready', status: 'True' },
+        { type: CONDITION_TYPE, status: want.condition!.status, reason: v.reason, message: v.message, lastTransitionTime: new Date('2024-06-01T00:00:00Z') },
+      ],
+    },
+  };
+}
+
+describe('observeNode / isUpToDate', () => {
+  it('reads back what desiredState puts on a Node', () => {
+    const seen = observeNode(nodeSaying(verified));
+    expect(seen).toMatchObject({ label: 'true', condition: { status: 'True', reason: 'verified', lastTransitionTime: '2024-06-01T00:00:00Z' }, tainted: false });
+    expect(isUpToDate(seen, verified, false)).toBe(true);
+  });
+
+  it('ignores the evidence time: a restart re-deriving the same verdict writes nothing', () => {
+    expect(isUpToDate(observeNode(nodeSaying(verified)), later(verified), false)).toBe(true);
+  });
+
+  it.each([
+    { name: 'a node never judged', seen: observeNode({ metadata: { name: 'n' } }) },
+    { name: 'nothing read', seen: undefined },
+    { name: 'the verdict flipped', seen: observeNode(nodeSaying(missing)) },
+    { name: 'the evidence changed (other file)', seen: { ...observeNode(nodeSaying(verified)), evidence: JSON.stringify({ ...verified.evidence, file: 'x' }) } },
+    { name: 'the evidence annotation was removed', seen: { ...observeNode(nodeSaying(verified)), evidence: undefined } },
+    { name: 'the label was edited', seen: { ...observeNode(nodeSaying(verified)), label: 'false' } },
+    { name: 'a leftover taint on a verified node', seen: { ...observeNode(nodeSaying(verified)), tainted: true } },
+  ])('is not up to date when $name', ({ seen }) => {
+    expect(isUpToDate(seen, verified, false)).toBe(false);
+  });
+
+  it('wants the taint only when asked and unverified', () => {
+    const seen = observeNode(nodeSaying(missing));
+    expect(isUpToDate(seen, missing, false)).toBe(true);
+    expect(isUpToDate(seen, missing, true)).toBe(false);
+    expect(isUpToDate({ ...seen, tainted: true }, missing, true)).toBe(true);
+  });
+});
+
+describe('planPatches', () => {
+  const now = new Date('2025-02-03T04:05:06.789Z');
+
+  it('keeps lastTransitionTime when the status does not change; heartbeat is now (seconds)', () => {
+    const { node, status } = planPatches(nodeSaying(verified), verified, false, now);
+    expect(node).toEqual({
+      metadata: { labels: { [VERIFIED_LABEL]: 'true' }, annotations: { [EVIDENCE_ANNOTATION]: JSON.stringify(verified.evidence) } },
+    });
+    expect(status).toEqual({
+      status: {
+        conditions: [
+          { type: CONDITION_TYPE, status: 'True', reason: 'verified', message: verified.message, lastHeartbeatTime: '2025-02-03T04:05:06Z', lastTransitionTime: '2024-06-01T00:00:00Z' },
+        ],
+      },
+    });
+  });
+
+  it('moves lastTransitionTime when the status flips', () => {
+    const { status } = planPatches(nodeSaying(verified), missing, false, now);
+    expect(status).toMatchObject({ status: { conditions: [{ status: 'False', reason: 'mesh_plugin_missing', lastTransitionTime: '2025-02-03T04:05:06Z' }] } });
+  });
+
+  it('adds the taint with a resourceVersion precondition, keeping other taints', () => {
+    const other = { key: 'dedicated', value: 'gpu', effect: 'NoSchedule' };
+    const { node } = planPatches(nodeSaying(verified, { taints: [other] }), missing, true, now);
+    expect(node).toMatchObject({
+      metadata: { resourceVersion: '42', labels: { [VERIFIED_LABEL]: 'false' } },
+      spec: { taints: [other, { key: 'meshgate.io/cni-unverified', effect: 'NoSchedule' }] },
+    });
+  });
+
+  it('removes the taint when verified (or when tainting is off)', () => {
+    const ours = { key: 'meshgate.io/cni-unverified', effect: 'NoSchedule' };
+    const other = { key: 'dedicated', effect: 'NoExecute', timeAdded: new Date('2024-01-01T00:00:00Z') };
+    expect(planPatches(nodeSaying(missing, { taints: [ours, other] }), verified, true, now).node).toMatchObject({
+      spec: { taints: [{ key: 'dedicated', effect: 'NoExecute', timeAdded: '2024-01-01T00:00:00Z' }] },
+    });
+    expect(planPatches(nodeSaying(missing, { taints: [ours] }), missing, false, now).node).toMatchObject({ spec: { taints: [] } });
+  });
+
+  it('leaves spec and resourceVersion out when the taint is already right', () => {
+    const { node } = planPatches(nodeSaying(missing), missing, false, now);
+    expect(node).not.toHaveProperty('spec');
+    expect(node.metadata).not.toHaveProperty('resourceVersion');
+  });
+
+  it.each(Object.keys(REASONS))('reason code %s is a valid Kubernetes condition reason', (code) => {
+    expect(code).toMatch(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/);
+    expect(ADVICE[code as keyof typeof REASONS]).toBeTruthy();
+  });
+});

@@ -1,0 +1,91 @@
+/** `meshgate check-node` through run(argv, memoryIO()): output for people, JSON, exit codes. */
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { run } from '../../src/cli/check-node.ts';
+import { memoryIO } from '../../src/cli/io.ts';
+import { main } from '../../src/cli/main.ts';
+import { nodeDirs, type NodeDirs } from './helpers.ts';
+
+let dirs: NodeDirs;
+afterEach(() => dirs?.cleanup());
+
+function layout(files: Record<string, string>, bins = ['calico', 'portmap', 'istio-cni']) {
+  dirs = nodeDirs();
+  for (const [name, content] of Object.entries(files)) dirs.conf(name, content);
+  for (const b of bins) dirs.bin(b);
+  return ['--cni-conf-dir', dirs.confDir, '--cni-bin-dir', dirs.binDir, '--plugin-type', 'istio-cni'];
+}
+
+describe('meshgate check-node', () => {
+  it('exit 0 and a readable account when verified', async () => {
+    const io = memoryIO();
+    const code = await run(layout({ '10-calico.conflist': 'corpus:istio__10-calico.conflist-istioconfig' }), io);
+    expect(code).toBe(0);
+    expect(io.out).toContain('Runtime:    containerd (max_conf_num 1)');
+    expect(io.out).toMatch(/\* 10-calico\.conflist\s+LOADED/);
+    expect(io.out).toContain('Chain:       calico → portmap → [istio-cni]');
+    expect(io.out).toContain('Verdict:     VERIFIED (verified)');
+    expect(io.err).toBe('');
+  });
+
+  it('exit 1 naming the file that wins and what to do (multus sorts first)', async () => {
+    const io = memoryIO();
+    const argv = layout({ '00-multus.conf': 'corpus:multus__00-multus.conf', '10-calico.conflist': 'corpus:istio__10-calico.conflist-istioconfig' });
+    expect(await run(argv, io)).toBe(1);
+    expect(io.out).toMatch(/\* 00-multus\.conf\s+LOADED/);
+    expect(io.out).toMatch(/10-calico\.conflist\s+not considered \(beyond max_conf_num 1\)/);
+    expect(io.out).toContain('NOT VERIFIED (mesh_plugin_missing)');
+    expect(io.out).toContain('What to do:  Let the mesh CNI installer add its plugin');
+  });
+
+  it('--runtime crio skips what CRI-O skips', async () => {
+    const io = memoryIO();
+    const argv = layout({ '00-broken.conf': 'corpus:istio__non_json.conf', '10-calico.conflist': 'corpus:istio__10-calico.conflist-istioconfig' });
+    expect(await run([...argv, '--runtime', 'crio'], io)).toBe(0);
+    expect(io.out).toMatch(/00-broken\.conf\s+does not parse \(not JSON/);
+    const containerd = memoryIO();
+    expect(await run(argv, containerd)).toBe(1);
+    expect(containerd.out).toContain('(unparsable_first_file)');
+  });
+
+  it('--output json prints the Verdict', async () => {
+    const io = memoryIO();
+    expect(await run([...layout({ '10-calico.conflist': 'corpus:istio__calico.conflist' }), '--output', 'json'], io)).toBe(1);
+    const verdict = JSON.parse(io.out);
+    expect(verdict).toMatchObject({
+      verified: false,
+      reason: 'mesh_plugin_missing',
+      evidence: { runtime: 'containerd', pluginType: 'istio-cni', file: '10-calico.conflist', plugins: ['calico', 'portmap'] },
+    });
+    expect(verdict.evidence.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('a missing conf dir is a verdict (exit 1); an unreadable one an I/O error (exit 2)', async () => {
+    const base = layout({});
+    const missing = memoryIO();
+    expect(await run([...base, '--cni-conf-dir', join(dirs.root, 'absent')], missing)).toBe(1);
+    expect(missing.out).toContain('(no_config)');
+    const notADir = memoryIO();
+    expect(await run([...base, '--cni-conf-dir', dirs.bin('calico')], notADir)).toBe(2);
+    expect(notADir.err).toMatch(/cannot read .*ENOTDIR/);
+  });
+
+  it.each([
+    { argv: [], err: /--plugin-type is required/ },
+    { argv: ['--plugin-type', 'istio-cni', '--runtime', 'docker'], err: /--runtime must be one of containerd, crio/ },
+    { argv: ['--plugin-type', 'istio-cni', '--max-conf-num', '-1'], err: /--max-conf-num/ },
+    { argv: ['--plugin-type', 'istio-cni', '--output', 'yaml'], err: /--output must be text or json/ },
+    { argv: ['--plugin-type', 'istio-cni', '--bogus'], err: /bogus/ },
+  ])('usage error $argv → exit 2', async ({ argv, err }) => {
+    const io = memoryIO();
+    expect(await run(argv, io)).toBe(2);
+    expect(io.err).toMatch(err);
+    expect(io.err).toContain('usage: meshgate check-node');
+  });
+
+  it('is wired into the meshgate command table', async () => {
+    const io = memoryIO();
+    expect(await main(['check-node', '--help'], io)).toBe(0);
+    expect(io.out).toContain('usage: meshgate check-node');
+  });
+});

@@ -1,0 +1,64 @@
+/** libcni's parsing rules, as emulated by src/cni/parse.ts: what loads and what is an error. */
+import { describe, expect, it } from 'vitest';
+import { parseNetworkFile } from '../../src/cni/parse.ts';
+
+const list = (extra: object) => JSON.stringify({ name: 'n', cniVersion: '1.0.0', plugins: [{ type: 'bridge' }], ...extra });
+
+// prettier-ignore
+const CASES: Array<{ name: string; file: string; content: string; types?: string[]; error?: RegExp }> = [
+  { name: 'conflist', file: 'a.conflist', content: list({}), types: ['bridge'] },
+  { name: 'conflist without cniVersion', file: 'a.conflist', content: JSON.stringify({ name: 'n', plugins: [{ type: 'x' }] }), types: ['x'] },
+  { name: 'conflist with empty name', file: 'a.conflist', content: list({ name: '' }), types: ['bridge'] },
+  { name: 'conflist without name', file: 'a.conflist', content: JSON.stringify({ plugins: [{ type: 'x' }] }), error: /no name/ },
+  { name: 'conflist name not a string', file: 'a.conflist', content: list({ name: 7 }), error: /invalid name type float64/ },
+  { name: 'conflist name null', file: 'a.conflist', content: list({ name: null }), error: /invalid name type <nil>/ },
+  { name: 'conflist keys are case-sensitive (map)', file: 'a.conflist', content: JSON.stringify({ Name: 'n', plugins: [{ type: 'x' }] }), error: /no name/ },
+  { name: 'cniVersion not a string', file: 'a.conflist', content: list({ cniVersion: 1 }), error: /cniVersion/ },
+  { name: 'cniVersions not strings', file: 'a.conflist', content: list({ cniVersions: [1] }), error: /cniVersions/ },
+  { name: 'disableCheck as "TRUE" string', file: 'a.conflist', content: list({ disableCheck: 'TRUE' }), types: ['bridge'] },
+  { name: 'disableCheck as "yes"', file: 'a.conflist', content: list({ disableCheck: 'yes' }), error: /disableCheck/ },
+  { name: 'plugins missing', file: 'a.conflist', content: JSON.stringify({ name: 'n' }), error: /no 'plugins' key/ },
+  { name: 'plugins empty', file: 'a.conflist', content: list({ plugins: [] }), error: /no plugins in list/ },
+  { name: 'plugins null', file: 'a.conflist', content: list({ plugins: null }), error: /invalid 'plugins' type/ },
+  { name: 'plugins an object', file: 'a.conflist', content: list({ plugins: { type: 'x' } }), error: /invalid 'plugins' type/ },
+  { name: 'plugin without type', file: 'a.conflist', content: list({ plugins: [{ type: 'a' }, { name: 'b' }] }), error: /plugin config 1: missing 'type'/ },
+  { name: 'plugin null', file: 'a.conflist', content: list({ plugins: [null] }), error: /missing 'type'/ },
+  { name: 'plugin a number', file: 'a.conflist', content: list({ plugins: [1] }), error: /cannot unmarshal number/ },
+  { name: 'plugin type not a string', file: 'a.conflist', content: list({ plugins: [{ type: 1 }] }), error: /type is not a string/ },
+  { name: 'plugin type key matched case-insensitively', file: 'a.conflist', content: list({ plugins: [{ Type: 'calico' }, { TYPE: 'istio-cni' }] }), types: ['calico', 'istio-cni'] },
+  { name: 'last case-folded key wins', file: 'a.conflist', content: list({ plugins: [{ type: 'a', Type: 'b' }] }), types: ['b'] },
+  { name: 'capabilities with a string', file: 'a.conflist', content: list({ plugins: [{ type: 'p', capabilities: { portMappings: 'true' } }] }), error: /capabilities/ },
+  { name: 'ipam not an object', file: 'a.conflist', content: list({ plugins: [{ type: 'p', ipam: 'host-local' }] }), error: /ipam/ },
+  { name: 'dns.nameservers a string', file: 'a.conflist', content: list({ plugins: [{ type: 'p', dns: { nameservers: '1.1.1.1' } }] }), error: /dns.nameservers/ },
+  { name: 'null known fields are unset', file: 'a.conflist', content: list({ plugins: [{ type: 'p', ipam: null, dns: null, capabilities: null }] }), types: ['p'] },
+  { name: 'unknown keys are ignored', file: 'a.conflist', content: list({ plugins: [{ type: 'p', NOTE: 1, delegates: [{}] }], extra: true }), types: ['p'] },
+  { name: 'top-level null', file: 'a.conflist', content: 'null', error: /no name/ },
+  { name: 'top-level string', file: 'a.conflist', content: '"x"', error: /cannot unmarshal string/ },
+  { name: 'UTF-8 BOM (Go rejects it too)', file: 'a.conflist', content: `\uFEFF${list({})}`, error: /not JSON/ },
+  { name: 'trailing garbage', file: 'a.conflist', content: `${list({})} x`, error: /not JSON/ },
+  { name: 'unquoted placeholder', file: 'a.conflist', content: '{"name":"n","plugins":[{"type":"calico","mtu":__CNI_MTU__}]}', error: /not JSON/ },
+  { name: '.conf single plugin', file: 'a.conf', content: JSON.stringify({ type: 'bridge' }), types: ['bridge'] },
+  { name: '.json single plugin', file: 'a.json', content: JSON.stringify({ cniVersion: '0.3.1', name: 'x', type: 'ptp' }), types: ['ptp'] },
+  { name: '.conf holding a conflist', file: 'a.conf', content: list({}), error: /missing 'type'/ },
+  { name: '.conf with type null', file: 'a.conf', content: JSON.stringify({ type: null }), error: /missing 'type'/ },
+  { name: '.conf top-level array', file: 'a.conf', content: '[]', error: /cannot unmarshal array/ },
+  { name: '.conf empty file', file: 'a.conf', content: '', error: /not JSON/ },
+];
+
+describe('parseNetworkFile (libcni rules)', () => {
+  it.each(CASES)('$name', ({ file, content, types, error }) => {
+    const result = parseNetworkFile(file, content);
+    if (error) {
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.error).toMatch(error);
+    } else {
+      expect(result.ok).toBe(true);
+      if (result.ok) expect(result.network.plugins.map((p) => p.type)).toEqual(types);
+    }
+  });
+
+  it('takes the network name and version of a .conf from the plugin itself', () => {
+    const r = parseNetworkFile('x.conf', JSON.stringify({ cniVersion: '0.4.0', name: 'dbnet', type: 'bridge' }));
+    expect(r.ok && { name: r.network.name, v: r.network.cniVersion }).toEqual({ name: 'dbnet', v: '0.4.0' });
+  });
+});

@@ -1,0 +1,144 @@
+// Command lines of the control-plane components. Everything listens on 127.0.0.1 only, on ports picked at
+// start, and keeps its state in the control plane's temp dir.
+import { join } from 'node:path';
+
+export interface Layout {
+  dir: string;
+  etcdClientPort: number;
+  etcdPeerPort: number;
+  apiserverPort: number;
+  controllerManagerPort: number;
+  schedulerPort: number;
+  kwokPort: number;
+}
+
+/** Service ClusterIPs come from here; the first address (10.96.0.1) is the `kubernetes` Service. */
+export const SERVICE_CIDR = '10.96.0.0/16';
+/** Service-account token issuer, the usual in-cluster name. */
+export const SA_ISSUER = 'https://kubernetes.default.svc.cluster.local';
+
+/** Files written by the PKI step (see controlplane.ts). */
+export function pkiPaths(dir: string) {
+  const p = (f: string) => join(dir, 'pki', f);
+  return {
+    caCert: p('ca.crt'),
+    caKey: p('ca.key'),
+    apiserverCert: p('apiserver.crt'),
+    apiserverKey: p('apiserver.key'),
+    saKey: p('sa.key'),
+    saPub: p('sa.pub'),
+    adminKubeconfig: join(dir, 'admin.kubeconfig'),
+    controllerManagerKubeconfig: p('controller-manager.kubeconfig'),
+    schedulerKubeconfig: p('scheduler.kubeconfig'),
+  };
+}
+
+export function etcdArgs(l: Layout): string[] {
+  const client = `http://127.0.0.1:${l.etcdClientPort}`;
+  const peer = `http://127.0.0.1:${l.etcdPeerPort}`;
+  return [
+    '--name=meshgate-e2e',
+    `--data-dir=${join(l.dir, 'etcd')}`,
+    `--listen-client-urls=${client}`,
+    `--advertise-client-urls=${client}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=meshgate-e2e=${peer}`,
+    // Test data is thrown away: skipping fsync makes writes ~10x faster on a shared disk.
+    '--unsafe-no-fsync',
+    '--log-level=warn',
+  ];
+}
+
+/** Admission plugins on top of the defaults (--enable-admission-plugins adds to the default set). */
+export const ADMISSION_PLUGINS = [
+  'NamespaceLifecycle',
+  'LimitRanger',
+  'ServiceAccount',
+  'NodeRestriction',
+  'PodSecurity',
+  'MutatingAdmissionWebhook',
+  'ValidatingAdmissionWebhook',
+  'ValidatingAdmissionPolicy',
+  'ResourceQuota',
+];
+
+export function apiserverArgs(l: Layout, extra: string[], featureGates: Record<string, boolean>): string[] {
+  const pki = pkiPaths(l.dir);
+  const gates = Object.entries(featureGates).map(([k, v]) => `${k}=${v}`);
+  return [
+    `--etcd-servers=http://127.0.0.1:${l.etcdClientPort}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${l.apiserverPort}`,
+    // No real Service endpoints for `kubernetes`: nothing in-cluster needs to reach the apiserver through it.
+    '--endpoint-reconciler-type=none',
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    '--authorization-mode=Node,RBAC',
+    `--client-ca-file=${pki.caCert}`,
+    `--tls-cert-file=${pki.apiserverCert}`,
+    `--tls-private-key-file=${pki.apiserverKey}`,
+    `--service-account-issuer=${SA_ISSUER}`,
+    `--service-account-key-file=${pki.saPub}`,
+    `--service-account-signing-key-file=${pki.saKey}`,
+    `--enable-admission-plugins=${ADMISSION_PLUGINS.join(',')}`,
+    // meshgate's fallback injects a privileged init container; a real cluster allows that, so must the test one.
+    '--allow-privileged=true',
+    `--cert-dir=${join(l.dir, 'apiserver-certs')}`,
+    '--profiling=false',
+    ...(gates.length > 0 ? [`--feature-gates=${gates.join(',')}`] : []),
+    ...extra,
+  ];
+}
+
+export function controllerManagerArgs(l: Layout): string[] {
+  const pki = pkiPaths(l.dir);
+  return [
+    `--kubeconfig=${pki.controllerManagerKubeconfig}`,
+    `--authentication-kubeconfig=${pki.controllerManagerKubeconfig}`,
+    `--authorization-kubeconfig=${pki.controllerManagerKubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${l.controllerManagerPort}`,
+    `--cert-dir=${join(l.dir, 'controller-manager-certs')}`,
+    '--leader-elect=false',
+    '--use-service-account-credentials=true',
+    `--service-account-private-key-file=${pki.saKey}`,
+    `--root-ca-file=${pki.caCert}`,
+    `--cluster-signing-cert-file=${pki.caCert}`,
+    `--cluster-signing-key-file=${pki.caKey}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    '--profiling=false',
+  ];
+}
+
+export function schedulerArgs(l: Layout): string[] {
+  const pki = pkiPaths(l.dir);
+  return [
+    `--kubeconfig=${pki.schedulerKubeconfig}`,
+    `--authentication-kubeconfig=${pki.schedulerKubeconfig}`,
+    `--authorization-kubeconfig=${pki.schedulerKubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${l.schedulerPort}`,
+    `--cert-dir=${join(l.dir, 'scheduler-certs')}`,
+    '--leader-elect=false',
+    '--profiling=false',
+  ];
+}
+
+/** Nodes carrying this annotation are the ones kwok fakes a kubelet for. */
+export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+
+export function kwokArgs(l: Layout, stageConfigs: string[]): string[] {
+  return [
+    `--kubeconfig=${pkiPaths(l.dir).adminKubeconfig}`,
+    '--manage-all-nodes=false',
+    `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
+    // kwok's own HTTP server (healthz, logs/exec stubs); without it kwok would bind 0.0.0.0:<node-port>.
+    `--server-address=127.0.0.1:${l.kwokPort}`,
+    `--node-port=${l.kwokPort}`,
+    '--node-ip=127.0.0.1',
+    // Pod IPs kwok hands out; 10.244.0.0/16 is far from the service range and fits thousands of pods.
+    '--cidr=10.244.0.0/16',
+    ...stageConfigs.flatMap((c) => ['--config', c]),
+  ];
+}

@@ -1,0 +1,67 @@
+/**
+ * Golden tests over the real AdmissionReviews in shared/corpus/admission, through the HTTP app (transport and
+ * policy together): wrapped reviews as they are, bare AdmissionRequests wrapped, a Binding object wrapped as a
+ * pods/binding CREATE, anything else sent as is. The golden holds the status and the response with its patch
+ * decoded; every patch must apply cleanly to the request's object. Regenerate with UPDATE_GOLDEN=1.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import jsonpatch from 'fast-json-patch';
+import pino from 'pino';
+import { buildApp } from '../../src/server/app.ts';
+import { createMetrics } from '../../src/server/metrics.ts';
+import { buildHandlers } from '../../src/admission/handlers.ts';
+import { buildConfig } from '../../src/config/load.ts';
+import { nodeFactsFromState } from '../../src/facts/node-state.ts';
+import { expectGolden } from './golden.ts';
+
+const corpus = new URL('../../../shared/corpus/admission/', import.meta.url);
+const files = readdirSync(corpus).filter((f) => !f.endsWith('.tsv')).sort();
+
+const nodes = nodeFactsFromState({ nodes: { 'node-a': { verified: true, kubeletVersion: 'v1.34.1' }, 'my-test-node': { verified: false, reason: 'mesh_plugin_missing' } } }, 'golden');
+const podModes = { get: (ns: string, name: string) => (`${ns}/${name}` === 'default/pod-to-get-aws-zone-id' ? 'cni' : undefined), fetch: async () => undefined };
+const handlers = buildHandlers({ config: buildConfig({}), nodes, podModes });
+const app = buildApp({ logger: pino({ level: 'silent' }), metrics: createMetrics(), routes: { '/mutate': handlers.mutate, '/validate': handlers.validate }, ready: () => ({ ready: true }) });
+afterAll(() => app.close());
+
+function asReview(raw: Record<string, unknown>): unknown {
+  if (raw.kind === 'AdmissionReview') return raw;
+  if (raw.kind === 'Binding') {
+    const meta = raw.metadata as { name: string; namespace: string };
+    return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: {
+      uid: 'binding-1', kind: { group: '', version: 'v1', kind: 'Binding' }, resource: { group: '', version: 'v1', resource: 'pods' },
+      subResource: 'binding', name: meta.name, namespace: meta.namespace, operation: 'CREATE', object: raw } };
+  }
+  if (typeof raw.uid === 'string' && raw.operation) return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: raw };
+  return raw;
+}
+
+describe('golden: AdmissionReviews from shared/corpus/admission', () => {
+  it('finds the corpus', () => expect(files.length).toBeGreaterThan(5));
+  for (const name of files) {
+    it(name, async () => {
+      const text = readFileSync(new URL(name, corpus), 'utf8');
+      const review = asReview((name.endsWith('.json') ? JSON.parse(text) : parseYaml(text)) as Record<string, unknown>) as { request?: { object?: unknown } };
+      const results: Record<string, unknown> = {};
+      for (const route of ['mutate', 'validate']) {
+        const res = await app.inject({ method: 'POST', url: `/${route}`, payload: review as object });
+        const body = res.json();
+        if (body.response?.patch) {
+          const ops = JSON.parse(Buffer.from(body.response.patch, 'base64').toString());
+          jsonpatch.applyPatch(structuredClone(review.request!.object), ops, true, false);
+          body.response.patch = ops;
+        }
+        results[route] = { status: res.statusCode, body };
+        if (route === 'mutate' && body.response?.patch) {
+          // The safety net must accept what the mutating webhook produced.
+          const mutated = jsonpatch.applyPatch(structuredClone(review), body.response.patch.map((op: { path: string }) => ({ ...op, path: `/request/object${op.path}` })), true, false).newDocument;
+          const after = (await app.inject({ method: 'POST', url: '/validate', payload: mutated as object })).json();
+          expect(after.response.allowed).toBe(true);
+          results['validate-after-mutate'] = { body: after };
+        }
+      }
+      expectGolden(new URL(`./testdata/admission/${name}.golden.json`, import.meta.url), JSON.stringify(results, null, 2) + '\n');
+    });
+  }
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import jsonpatch from 'fast-json-patch';
+import * as patch from '../../src/inject/patch.ts';
+import type { Pod } from '../../src/inject/pod.ts';
+import { pod } from './fixtures.ts';
+
+function apply(p: Pod, ops: patch.PatchOp[]): Pod {
+  return jsonpatch.applyPatch(structuredClone(p), ops as jsonpatch.Operation[], true, false).newDocument;
+}
+
+const expr = { key: 'meshgate.io/cni-verified', operator: 'In', values: ['true'] };
+
+describe('requireNodeLabel', () => {
+  it('ANDs the requirement into every existing (ORed) term', () => {
+    const p = pod({ affinity: { podAntiAffinity: {}, nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [
+      { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] },
+      { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] },
+    ] } } } });
+    const out = apply(p, patch.requireNodeLabel(p, expr.key, 'true'));
+    const terms = out.spec.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms!;
+    expect(terms[0].matchExpressions).toEqual([{ key: 'zone', operator: 'In', values: ['a'] }, expr]);
+    expect(terms[1]).toEqual({ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }], matchExpressions: [expr] });
+    expect(out.spec.affinity!.podAntiAffinity).toEqual({});
+  });
+
+  it.each([
+    ['no affinity', {}],
+    ['affinity without nodeAffinity', { affinity: { podAffinity: {} } }],
+    ['nodeAffinity with only preferred terms', { affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [] } } }],
+    ['empty term list', { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } } } }],
+  ])('creates the term when there is %s', (_n, spec) => {
+    const p = pod(spec as Partial<Pod['spec']>);
+    const out = apply(p, patch.requireNodeLabel(p, expr.key, 'true'));
+    expect(out.spec.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms).toEqual([{ matchExpressions: [expr] }]);
+  });
+
+  it('adds nothing when every term already requires it', () => {
+    const p = pod({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [expr] }] } } } });
+    expect(patch.requireNodeLabel(p, expr.key, 'true')).toEqual([]);
+  });
+});
+
+describe('metadata and lists', () => {
+  it('escapes keys with / and ~ (RFC 6901)', () => {
+    const p = pod({}, { name: 'w', annotations: { other: 'x' } });
+    const ops = patch.setMetadataEntries(p, 'annotations', { 'a/b~c': 'v' });
+    expect(ops[0].path).toBe('/metadata/annotations/a~1b~0c');
+    expect(apply(p, ops).metadata!.annotations).toEqual({ other: 'x', 'a/b~c': 'v' });
+  });
+
+  it('creates metadata, labels and annotations when absent', () => {
+    const p = { spec: { containers: [{ name: 'a' }] } } as Pod;
+    expect(apply(p, patch.setMetadataEntries(p, 'labels', { k: 'v' })).metadata).toEqual({ labels: { k: 'v' } });
+  });
+
+  it('prepends init containers in order, to an empty or existing list', () => {
+    const adds = [{ name: 'a' }, { name: 'b' }];
+    for (const initContainers of [undefined, [], [{ name: 'user' }]]) {
+      const p = pod(initContainers ? { initContainers } : {});
+      const names = apply(p, patch.prependInitContainers(p, adds)).spec.initContainers!.map((c) => c.name);
+      expect(names).toEqual(['a', 'b', ...(initContainers ?? []).map((c) => c.name)]);
+    }
+  });
+
+  it('appends volumes to an absent or existing list', () => {
+    for (const volumes of [undefined, [{ name: 'v0' }]]) {
+      const p = pod(volumes ? { volumes } : {});
+      expect(apply(p, patch.appendVolumes(p, [{ name: 'v1' }])).spec.volumes!.map((v) => v.name)).toEqual([...(volumes ?? []).map((v) => v.name), 'v1']);
+    }
+  });
+});

@@ -1,0 +1,54 @@
+/**
+ * Runs the real CLI (`node bin/meshgate.js validate-redirect`) inside the pod netns the way the init container runs:
+ * a non-root UID other than the proxy's, no capabilities (bounding set emptied), no_new_privs. Returns what a kubelet
+ * would see: exit code, output, the termination message file, and the wall time.
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const NODE = join(ROOT, 'node_modules/.bin/node');
+export const MESHGATE = join(ROOT, 'bin/meshgate.js');
+
+/** The validator's UID in the injected pod: not root, and not the proxy's 1337 (whose traffic is never redirected). */
+export const VALIDATOR_UID = 1338;
+
+export interface ValidatorRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** The termination log's content; "" when nothing was written. */
+  readonly termination: string;
+  readonly wallMs: number;
+}
+
+export async function runValidator(ns: string, args: string[], opts: { uid?: number; nodeName?: string } = {}): Promise<ValidatorRun> {
+  const uid = opts.uid ?? VALIDATOR_UID;
+  const dir = mkdtempSync(join(tmpdir(), 'mgv-termlog-'));
+  const log = join(dir, 'termination-log');
+  // Like the kubelet: the file exists before the container starts and the container's user can write it.
+  writeFileSync(log, '');
+  chmodSync(dir, 0o755);
+  chmodSync(log, 0o666);
+  const privs = ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all'];
+  const argv = ['netns', 'exec', ns, ...privs, NODE, MESHGATE, 'validate-redirect', '--termination-log', log, ...args];
+  const started = performance.now();
+  try {
+    return await new Promise((resolve, reject) => {
+      const child = spawn('ip', argv, { env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin', NODE_NAME: opts.nodeName ?? 'node-under-test' } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('error', reject);
+      child.on('close', (code) => {
+        resolve({ code, stdout, stderr, termination: readFileSync(log, 'utf8'), wallMs: performance.now() - started });
+      });
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,86 @@
+/** Pins the validator's defaults (the webhook injects the container relying on them) and the edge parsers. */
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_OUTBOUND_PORT,
+  DEFAULT_PROBE_ADDRESS,
+  DEFAULT_TERMINATION_LOG,
+  DEFAULT_TIMEOUT_MS,
+  defaultListenAddress,
+  parseDuration,
+  parseEndpoint,
+  parsePort,
+  trivialProbeProblem,
+} from '../../src/validator/options.ts';
+import { REASONS, VALIDATION_FAILED_EXIT_CODE, describeReason } from '../../src/validator/reasons.ts';
+
+describe('defaults', () => {
+  it('are pinned', () => {
+    expect({ DEFAULT_OUTBOUND_PORT, DEFAULT_PROBE_ADDRESS, DEFAULT_TIMEOUT_MS, DEFAULT_TERMINATION_LOG, VALIDATION_FAILED_EXIT_CODE }).toEqual({
+      DEFAULT_OUTBOUND_PORT: 15001,
+      DEFAULT_PROBE_ADDRESS: '192.0.2.1:80',
+      DEFAULT_TIMEOUT_MS: 5000,
+      DEFAULT_TERMINATION_LOG: '/dev/termination-log',
+      VALIDATION_FAILED_EXIT_CODE: 42,
+    });
+    expect(REASONS).toEqual(['redirect_missing', 'timeout', 'wrong_listener', 'listen_failed', 'internal_error']);
+  });
+
+  it('listen on the loopback address REDIRECT delivers to, per family', () => {
+    expect(defaultListenAddress(4)).toBe('127.0.0.1');
+    expect(defaultListenAddress(6)).toBe('::1');
+  });
+
+  it('every reason has its own sentence', () => {
+    const sentences = REASONS.map(describeReason);
+    expect(new Set(sentences).size).toBe(REASONS.length);
+  });
+});
+
+describe('parseEndpoint', () => {
+  it.each([
+    ['192.0.2.1:80', { host: '192.0.2.1', port: 80, family: 4 }],
+    ['[2001:db8::1]:443', { host: '2001:db8::1', port: 443, family: 6 }],
+    ['10.244.0.2:65535', { host: '10.244.0.2', port: 65535, family: 4 }],
+  ])('%s', (text, want) => expect(parseEndpoint(text)).toEqual(want));
+
+  it.each([
+    ['192.0.2.1', /not IP:PORT/],
+    ['example.com:80', /not an IP address/],
+    ['2001:db8::1:80', /not IP:PORT/],
+    ['192.0.2.1:0', /must not be 0/],
+    ['192.0.2.1:70000', /max 65535/],
+    ['192.0.2.1:http', /not IP:PORT/],
+    ['999.0.2.1:80', /not an IP address/],
+  ])('rejects %s', (text, err) => expect(parseEndpoint(text)).toMatch(err));
+});
+
+describe('parsePort', () => {
+  it.each([
+    ['15001', 15001],
+    ['0', 0],
+    ['-1', /not a port/],
+    ['1e3', /not a port/],
+    ['', /not a port/],
+  ])('%s', (text, want) => (typeof want === 'number' ? expect(parsePort(text)).toBe(want) : expect(parsePort(text)).toMatch(want)));
+});
+
+describe('parseDuration', () => {
+  it.each([
+    ['5s', 5000],
+    ['500ms', 500],
+    ['1.5s', 1500],
+    ['1m', 60_000],
+  ])('%s', (text, ms) => expect(parseDuration(text)).toBe(ms));
+
+  it.each(['5', '5sec', '', '-1s', '0ms', '0.1ms', '30d', '999999m'])('rejects %j', (text) => expect(typeof parseDuration(text)).toBe('string'));
+});
+
+describe('trivialProbeProblem', () => {
+  const probe = { host: '127.0.0.1', port: 15001, family: 4 as const };
+  it('refuses a probe on the outbound port, which could reach the listener without redirection', () => {
+    expect(trivialProbeProblem({ outboundPort: 15001, probe, listenAddress: '127.0.0.1', timeoutMs: 5000 })).toMatch(/equals --outbound-port/);
+  });
+  it('accepts any other port', () => {
+    expect(trivialProbeProblem({ outboundPort: 15001, probe: { ...probe, port: 80 }, listenAddress: '127.0.0.1', timeoutMs: 5000 })).toBeUndefined();
+  });
+});
