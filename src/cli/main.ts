@@ -15,6 +15,7 @@ const commands: Record<string, Command> = {
   'check-node': { summary: 'show which CNI chain the runtime loads here and whether the mesh plugin is in it', load: () => import('./check-node.ts') },
   'node-agent': { summary: 'verify this node’s CNI chain continuously and publish the verdict on the Node', load: () => import('./node-agent.ts') },
   'validate-redirect': { summary: 'init container: prove outbound TCP is redirected to the proxy (exit 42 if not)', load: () => import('./validate-redirect.ts') },
+  'repair-controller': { summary: 'delete pods whose redirect validation failed so they are recreated', load: () => import('./repair-controller.ts') },
 };
 
 function usage(): string {

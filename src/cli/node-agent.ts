@@ -51,6 +51,9 @@ export function parseNodeAgentArgs(argv: string[], env: Readonly<Record<string, 
   if (!pluginType) throw new UsageError('--plugin-type is required (e.g. istio-cni, linkerd-cni)');
   const nodeName = values['node-name'] ?? env.NODE_NAME;
   if (!nodeName) throw new UsageError('--node-name or $NODE_NAME is required (set NODE_NAME from spec.nodeName)');
+  if (!values.kubeconfig && !env.KUBERNETES_SERVICE_HOST) {
+    throw new UsageError('not running in a cluster ($KUBERNETES_SERVICE_HOST is unset): pass --kubeconfig');
+  }
   return Object.freeze({
     nodeName,
     pluginType,

@@ -1,0 +1,28 @@
+# syntax=docker/dockerfile:1
+# meshgate: one image for `serve` (webhook), `node-agent` (DaemonSet) and `validate-redirect` (injected init container).
+# Sources are TypeScript run by Node's type stripping, so there is no compile output: the build stage only installs,
+# typechecks and drops dev dependencies (including the `node` npm package, a second Node binary).
+# test/docker/dockerfile.test.ts replays these steps outside Docker so this file cannot silently rot.
+
+FROM node:24-bookworm AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --prefer-offline --no-audit --no-fund
+COPY tsconfig.json ./
+COPY bin ./bin
+COPY src ./src
+RUN npx tsc -p . && npm prune --omit=dev --no-audit --no-fund
+
+# Distroless: Node 24 and glibc only, no shell or package manager. The :nonroot variant's user is 65532.
+FROM gcr.io/distroless/nodejs24-debian12:nonroot
+WORKDIR /app
+ENV NODE_ENV=production
+# Owned by root and read-only to the runtime users (65532 here, the validator's own UID in injected pods).
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/bin ./bin
+COPY --from=build /app/src ./src
+USER 65532:65532
+# No `meshgate` on PATH (no shell, no /usr/bin/env for a shebang): containers pass only args, e.g.
+# ["serve", "--port=8443"]; a container that must set command uses ["/nodejs/bin/node", "/app/bin/meshgate.js", ...].
+ENTRYPOINT ["/nodejs/bin/node", "/app/bin/meshgate.js"]
