@@ -114,11 +114,17 @@ export interface Workload {
   mix: Record<string, number>;
 }
 
-/** Computes each pod's verdict offline; bodies for /validate are the patched pods (patch decisions only). */
+/**
+ * Computes each pod's verdict offline. Pods in system namespaces are dropped: the chart's namespaceSelector
+ * keeps the apiserver from ever sending them. Bodies for /validate are the patched pods (patch decisions only).
+ */
 export function buildWorkload(samples: Sample[], deps: HandlerDeps): Workload {
   const mix: Record<string, number> = {};
   const validate: Sample[] = [];
+  const sent: Sample[] = [];
   for (const s of samples) {
+    if (deps.config.systemNamespaces.includes(s.review.request.namespace ?? '')) continue;
+    sent.push(s);
     const v = mutate(s.review.request as never, deps);
     const key = `${v.kind}:${v.reason}`;
     mix[key] = (mix[key] ?? 0) + 1;
@@ -126,5 +132,5 @@ export function buildWorkload(samples: Sample[], deps: HandlerDeps): Workload {
     const injected = jsonpatch.applyPatch(structuredClone(s.review.request.object), v.ops as Operation[], true, false).newDocument;
     validate.push({ source: s.source, review: { ...s.review, request: { ...s.review.request, object: injected } } });
   }
-  return { mutate: samples, validate, mix };
+  return { mutate: sent, validate, mix };
 }

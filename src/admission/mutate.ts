@@ -2,7 +2,7 @@
 import type { MeshgateConfig } from '../config/types.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { decide } from '../inject/decide.ts';
-import { isPodShaped } from '../inject/pod.ts';
+import { podShapeProblem, type Pod } from '../inject/pod.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 import type { NamespaceLabels } from './namespaces.ts';
 
@@ -19,8 +19,9 @@ export function isPodCreate(r: AdmissionRequest): boolean {
 
 export function mutate(r: AdmissionRequest, deps: HandlerDeps): Verdict {
   if (!isPodCreate(r)) return { kind: 'allow', reason: 'not_a_pod_create' };
-  if (!isPodShaped(r.object)) return { kind: 'deny', reason: 'invalid_object', message: 'request.object is not a pod (spec.containers missing)' };
-  const pod = r.object;
+  const problem = podShapeProblem(r.object);
+  if (problem) return { kind: 'deny', reason: 'invalid_object', message: `request.object is not a valid pod: ${problem}` };
+  const pod = r.object as Pod;
   const name = r.namespace ?? pod.metadata?.namespace ?? 'default';
   const d = decide({ pod, namespace: { name, labels: deps.namespaces?.labels(name) } }, deps.nodes, deps.config);
   switch (d.kind) {

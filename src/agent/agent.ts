@@ -25,8 +25,15 @@ export interface AgentConfig {
   pluginType: string;
   runtime: Runtime;
   maxConfNum: number;
-  /** Periodic re-verification and Node re-read, in case an event was missed or someone edited the Node. */
+  /**
+   * Periodic re-verification and Node re-read, in case an event was missed or someone edited the Node. Default
+   * 5 min: events are rarely lost, and this bounds the background cost to one dir read and one GET per node.
+   */
   resyncMs: number;
+  /**
+   * Coalescing window after an event. Default 100 ms: installers write then rename, or rewrite several files,
+   * within a few ms; 100 ms folds such a burst into one verification and still leaves most of the 1 s budget.
+   */
   debounceMs: number;
   taintUnverified: boolean;
 }

@@ -60,7 +60,7 @@ export class DirWatcher implements Watcher {
       const ancestor = identity !== undefined ? dirname(this.#dir) : nearestExistingAncestor(this.#dir);
       const next = relative(ancestor, this.#dir).split(sep)[0] || basename(this.#dir);
       this.#ancestorWatch = this.#watch(ancestor, (_event, name) => {
-        if (false) this.#onEvent(`${ancestor}: ${name ?? '?'}`);
+        if (name === null || name === next) this.#onEvent(`${ancestor}: ${name ?? '?'}`);
       });
       // Stable only if the directory did not appear/vanish/change while we armed: otherwise go round again.
       if (identityOf(this.#dir) === identity) return;

@@ -50,7 +50,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const { confDir, binDirs, output, options } = parsed;
   const snapshot = await readSnapshot(confDir, binDirs);
   const verdict = verifyChain(snapshot, options);
-  io.stdout(output === 'json' ? `${JSON.stringify(verdict, null, 2)}\n` : describe(snapshot, verdict, options));
+  io.stdout(output === 'json' ? `${JSON.stringify(verdict, null, 2)}\n` : render(snapshot, verdict, options));
   if (snapshot.dirError) {
     io.stderr(`meshgate check-node: cannot read ${confDir}: ${snapshot.dirError}\n`);
     return 2;
@@ -83,7 +83,7 @@ const OUTCOME_WORDS: Record<Candidate['outcome'], string> = {
 };
 
 /** The verdict for a person, top to bottom in the order the runtime decides. */
-export function describe(snapshot: Snapshot, verdict: Verdict, options: VerifyOptions): string {
+export function render(snapshot: Snapshot, verdict: Verdict, options: VerifyOptions): string {
   const { evidence } = verdict;
   const runtime = options.runtime === 'containerd' ? `containerd (max_conf_num ${options.maxConfNum})` : 'CRI-O';
   const lines = [

@@ -22,9 +22,16 @@ const RESOURCE_ANNOTATIONS: Array<[string, 'requests' | 'limits', 'cpu' | 'memor
   [ANNOTATIONS.proxyMemoryLimit, 'limits', 'memory'],
 ];
 
-export function parseOverrides(annotations: Record<string, string> | undefined, base: Resources): OverridesResult {
-  const a = annotations ?? {};
+export function parseOverrides(annotations: Record<string, unknown> | undefined, base: Resources): OverridesResult {
   const problems: string[] = [];
+  // Only the apiserver guarantees string values; anything else reaching a meshgate key is named, not coerced.
+  const a: Record<string, string> = {};
+  for (const key of [...RESOURCE_ANNOTATIONS.map(([k]) => k), ANNOTATIONS.excludeInboundPorts, ANNOTATIONS.excludeOutboundPorts, ANNOTATIONS.excludeOutboundCidrs]) {
+    const v = annotations?.[key];
+    if (v === undefined) continue;
+    if (typeof v === 'string') a[key] = v;
+    else problems.push(`annotation ${key}: expected a string, got ${JSON.stringify(v)}`);
+  }
   const resources: Resources = { requests: { ...(base.requests ?? {}) }, limits: { ...(base.limits ?? {}) } };
   for (const [key, section, res] of RESOURCE_ANNOTATIONS) {
     if (a[key] === undefined) continue;

@@ -66,8 +66,50 @@ export function findContainer(pod: Pod, name: string): { list: 'containers' | 'i
   return undefined;
 }
 
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+
+function namedList(v: unknown): boolean {
+  return Array.isArray(v) && v.every((x) => isObj(x) && typeof x.name === 'string');
+}
+
+/**
+ * Why a value is not a pod meshgate can patch, or undefined. The apiserver only sends valid pods, but the
+ * handlers are also reachable by anything that can POST, and every field an op touches must have the shape
+ * the op assumes, or the patch would not apply.
+ */
+export function podShapeProblem(value: unknown): string | undefined {
+  if (!isObj(value)) return 'the object is not a mapping';
+  const { metadata, spec } = value;
+  if (metadata !== undefined) {
+    if (!isObj(metadata)) return 'metadata is not a mapping';
+    if (metadata.labels !== undefined && !isObj(metadata.labels)) return 'metadata.labels is not a mapping';
+    if (metadata.annotations !== undefined && !isObj(metadata.annotations)) return 'metadata.annotations is not a mapping';
+  }
+  if (!isObj(spec)) return 'spec is missing';
+  if (!namedList(spec.containers)) return 'spec.containers is not a list of named containers';
+  if (spec.initContainers !== undefined && !namedList(spec.initContainers)) return 'spec.initContainers is not a list of named containers';
+  if (spec.volumes !== undefined && !namedList(spec.volumes)) return 'spec.volumes is not a list of named volumes';
+  if (spec.nodeName !== undefined && typeof spec.nodeName !== 'string') return 'spec.nodeName is not a string';
+  const affinity = spec.affinity;
+  if (affinity !== undefined) {
+    if (!isObj(affinity)) return 'spec.affinity is not a mapping';
+    const na = affinity.nodeAffinity;
+    if (na !== undefined) {
+      if (!isObj(na)) return 'spec.affinity.nodeAffinity is not a mapping';
+      const req = na.requiredDuringSchedulingIgnoredDuringExecution;
+      if (req !== undefined) {
+        if (!isObj(req)) return 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution is not a mapping';
+        const terms = req.nodeSelectorTerms;
+        if (terms !== undefined && (!Array.isArray(terms) || !terms.every((t) => isObj(t) && (t.matchExpressions === undefined || Array.isArray(t.matchExpressions)) && (t.matchFields === undefined || Array.isArray(t.matchFields))))) {
+          return 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms is not a list of terms';
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
 export function isPodShaped(value: unknown): value is Pod {
-  if (typeof value !== 'object' || value === null) return false;
-  const spec = (value as { spec?: unknown }).spec;
-  return typeof spec === 'object' && spec !== null && Array.isArray((spec as { containers?: unknown }).containers);
+  return podShapeProblem(value) === undefined;
 }

@@ -20,6 +20,8 @@ export interface AppDeps {
   /** Ready to serve admission: certificates loaded, caches synced, not shutting down. */
   ready: () => { ready: boolean; why?: string };
   https?: SecureContextOptions | null;
+  /** Sees every decoded review and its verdict (tests capture real apiserver bodies with it). */
+  onReview?: (route: string, body: unknown, verdict: Verdict) => void;
 }
 
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -35,6 +37,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     forceCloseConnections: 'idle',
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
+
+  // Only application/json is an AdmissionReview; fastify's default text/plain parser would turn a wrong
+  // content type into a 400 instead of the 415 it is.
+  app.removeContentTypeParser('text/plain');
 
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
@@ -61,6 +67,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         verdict = { kind: 'error', reason: 'internal_error', message: `internal error: ${(err as Error).message}` };
       }
       stop();
+      deps.onReview?.(route, req.body, verdict);
       deps.metrics.decisions.inc({ route, decision: verdict.kind, reason: verdict.reason });
       req.log.info({ uid: request.uid, route, namespace: request.namespace, name: request.name, operation: request.operation, decision: verdict.kind, reason: verdict.reason, dryRun: request.dryRun === true }, 'admission');
       return reply.send(encodeResponse(apiVersion, request.uid, verdict));

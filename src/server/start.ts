@@ -10,7 +10,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { MeshgateConfig } from '../config/types.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { buildHandlers } from '../admission/handlers.ts';
-import { buildApp } from './app.ts';
+import { buildApp, type AppDeps } from './app.ts';
 import { createMetrics } from './metrics.ts';
 import { SelfSignedSource } from '../tls/self-signed.ts';
 import { FileSource } from '../tls/file-source.ts';
@@ -35,6 +35,7 @@ export interface ServeOptions {
   logger?: Logger;
   /** Adds POST /allow, an echo route that decodes and allows: the benchmark's transport baseline. */
   benchRoutes?: boolean;
+  onReview?: AppDeps['onReview'];
 }
 
 export interface RunningServer {
@@ -42,6 +43,8 @@ export interface RunningServer {
   port: number;
   ca?: string;
   certs: CertSource;
+  /** Resolves once the node (and pod-mode) caches have their first full list. */
+  synced: Promise<void>;
   shutdown(): Promise<void>;
 }
 
@@ -59,6 +62,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const stops: Array<() => void> = [() => certs.stop()];
   let nodes: NodeFacts;
   let podModes;
+  let synced: Promise<void> = Promise.resolve();
   if (o.kc) {
     const cache = startNodeCache(o.kc, (err) => logger.warn({ err: String(err) }, 'node watch interrupted; resuming'));
     stops.push(() => cache.reflector.stop());
@@ -67,6 +71,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     const pods = startPodModeCache(o.kc, (err) => logger.warn({ err: String(err) }, 'pod watch interrupted; resuming'));
     stops.push(() => pods.stop());
     podModes = pods;
+    synced = Promise.all([cache.ready, pods.ready]).then(() => undefined);
   } else {
     nodes = o.nodeState!;
   }
@@ -77,6 +82,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const app = buildApp({
     logger,
     metrics,
+    onReview: o.onReview,
     https: { cert: certs.current().cert, key: certs.current().key },
     routes: {
       '/mutate': handlers.mutate,
@@ -104,6 +110,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     port,
     ca: certs.current().ca,
     certs,
+    synced,
     async shutdown() {
       if (closing) return;
       closing = true;

@@ -40,22 +40,34 @@ export interface IssuedPair extends CertPair {
   caKey: string;
 }
 
-export function issueSelfSigned(sans: string[], validityMs: number, now: number): IssuedPair {
-  const caKeys = newKeys();
+export interface CertificateAuthority {
+  cert: forge.pki.Certificate;
+  key: forge.pki.PrivateKey;
+  pem: string;
+  keyPem: string;
+}
+
+const CA_NAME = [{ name: 'commonName', value: 'meshgate-ca' }];
+
+/** A CA living ten serving lifetimes: renewals re-sign with it, so the caBundle clients hold stays valid. */
+export function issueCA(validityMs: number, now: number): CertificateAuthority {
+  const keys = newKeys();
   const ca = forge.pki.createCertificate();
-  ca.publicKey = caKeys.pub;
+  ca.publicKey = keys.pub;
   ca.serialNumber = serial();
   ca.validity.notBefore = new Date(now - BACKDATE_MS);
   ca.validity.notAfter = new Date(now + validityMs * 10);
-  const caName = [{ name: 'commonName', value: 'meshgate-ca' }];
-  ca.setSubject(caName);
-  ca.setIssuer(caName);
+  ca.setSubject(CA_NAME);
+  ca.setIssuer(CA_NAME);
   ca.setExtensions([
     { name: 'basicConstraints', cA: true, critical: true },
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
   ]);
-  ca.sign(caKeys.priv as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
+  ca.sign(keys.priv as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
+  return { cert: ca, key: keys.priv, pem: forge.pki.certificateToPem(ca), keyPem: keys.pem };
+}
 
+export function issueLeaf(ca: CertificateAuthority, sans: string[], validityMs: number, now: number): IssuedPair {
   const keys = newKeys();
   const leaf = forge.pki.createCertificate();
   leaf.publicKey = keys.pub;
@@ -63,7 +75,7 @@ export function issueSelfSigned(sans: string[], validityMs: number, now: number)
   leaf.validity.notBefore = new Date(now - BACKDATE_MS);
   leaf.validity.notAfter = new Date(now + validityMs);
   leaf.setSubject([{ name: 'commonName', value: sans[0] ?? 'meshgate' }]);
-  leaf.setIssuer(caName);
+  leaf.setIssuer(ca.cert.subject.attributes);
   leaf.setExtensions([
     { name: 'basicConstraints', cA: false },
     { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
@@ -71,14 +83,19 @@ export function issueSelfSigned(sans: string[], validityMs: number, now: number)
     // Type 7 is an IP address, type 2 a DNS name (RFC 5280 GeneralName).
     { name: 'subjectAltName', altNames: sans.map((s) => (isIP(s) ? { type: 7, ip: s } : { type: 2, value: s })) },
   ]);
-  leaf.sign(caKeys.priv as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
-  const caPem = forge.pki.certificateToPem(ca);
-  return { cert: forge.pki.certificateToPem(leaf), key: keys.pem, ca: caPem, caKey: caKeys.pem, notAfter: leaf.validity.notAfter };
+  leaf.sign(ca.key as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
+  return { cert: forge.pki.certificateToPem(leaf), key: keys.pem, ca: ca.pem, caKey: ca.keyPem, notAfter: leaf.validity.notAfter };
+}
+
+/** A fresh CA and a serving certificate signed by it. */
+export function issueSelfSigned(sans: string[], validityMs: number, now: number): IssuedPair {
+  return issueLeaf(issueCA(validityMs, now), sans, validityMs, now);
 }
 
 export class SelfSignedSource implements CertSource {
   #opts: Required<SelfSignedOptions>;
   #pair?: CertPair;
+  #ca?: CertificateAuthority;
   #listeners: Array<(p: CertPair) => void> = [];
   #timer?: NodeJS.Timeout;
 
@@ -92,7 +109,9 @@ export class SelfSignedSource implements CertSource {
 
   #rotate(): void {
     const now = this.#opts.now();
-    this.#pair = issueSelfSigned(this.#opts.sans, this.#opts.validityMs, now);
+    // The CA is made once per process and outlives many renewals (ten lifetimes).
+    this.#ca ??= issueCA(this.#opts.validityMs, now);
+    this.#pair = issueLeaf(this.#ca, this.#opts.sans, this.#opts.validityMs, now);
     for (const l of this.#listeners) l(this.#pair);
     // Renew at two thirds of the serving certificate's life.
     const renewIn = Math.max(1000, Math.floor((this.#opts.validityMs * 2) / 3));

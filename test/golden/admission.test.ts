@@ -17,7 +17,12 @@ import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { expectGolden } from './golden.ts';
 
 const corpus = new URL('../../../shared/corpus/admission/', import.meta.url);
-const files = readdirSync(corpus).filter((f) => !f.endsWith('.tsv')).sort();
+/** Reviews captured from the real apiserver by test/e2e/webhook.test.ts (CAPTURE=1). */
+const captured = new URL('../e2e/fixtures/', import.meta.url);
+const files = [
+  ...readdirSync(corpus).filter((f) => !f.endsWith('.tsv')).sort().map((f) => ({ name: f, url: new URL(f, corpus) })),
+  ...readdirSync(captured).filter((f) => f.endsWith('.review.json')).sort().map((f) => ({ name: `captured__${f}`, url: new URL(f, captured) })),
+];
 
 const nodes = nodeFactsFromState({ nodes: { 'node-a': { verified: true, kubeletVersion: 'v1.34.1' }, 'my-test-node': { verified: false, reason: 'mesh_plugin_missing' } } }, 'golden');
 const podModes = { get: (ns: string, name: string) => (`${ns}/${name}` === 'default/pod-to-get-aws-zone-id' ? 'cni' : undefined), fetch: async () => undefined };
@@ -39,9 +44,9 @@ function asReview(raw: Record<string, unknown>): unknown {
 
 describe('golden: AdmissionReviews from shared/corpus/admission', () => {
   it('finds the corpus', () => expect(files.length).toBeGreaterThan(5));
-  for (const name of files) {
+  for (const { name, url } of files) {
     it(name, async () => {
-      const text = readFileSync(new URL(name, corpus), 'utf8');
+      const text = readFileSync(url, 'utf8');
       const review = asReview((name.endsWith('.json') ? JSON.parse(text) : parseYaml(text)) as Record<string, unknown>) as { request?: { object?: unknown } };
       const results: Record<string, unknown> = {};
       for (const route of ['mutate', 'validate']) {

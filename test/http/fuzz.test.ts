@@ -36,6 +36,11 @@ async function baseReviews(app: FastifyInstance): Promise<Review[]> {
     },
   });
   out.push(podReview('on-n1', { nodeName: 'n1' }), podReview('on-n2', { nodeName: 'n2' }), podReview('hostnet', { hostNetwork: true }));
+  // DaemonSet pods: pinned to one node by a matchFields term in each required node-affinity term.
+  const pin = (node: string) => ({ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] });
+  for (const node of ['n1', 'n2']) {
+    out.push(podReview(`ds-${node}`, { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [pin(node), pin(node)] } } } }));
+  }
   for (const review of corpus) {
     const res = (await post(app, '/mutate', review)).json() as ReviewResponse;
     if (res.response.patch) out.push({ ...review, request: { ...review.request, object: applyResponsePatch(review.request.object, res) } });

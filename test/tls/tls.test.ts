@@ -44,7 +44,7 @@ describe('self-signed HTTPS listener', () => {
       (h) => { h.socket.destroy(); return new Error(`negotiated ${h.protocol}`); },
       (e: Error) => e,
     );
-    console.log("TLS11", (err as any).code, err.message); expect((err as Error & { code?: string }).code ?? err.message).toMatch(/PROTOCOL_VERSION|UNSUPPORTED_PROTOCOL/);
+    expect((err as Error & { code?: string }).code ?? err.message).toMatch(/PROTOCOL_VERSION|UNSUPPORTED_PROTOCOL/);
     for (const [version, want] of [['TLSv1.2', 'TLSv1.2'], ['TLSv1.3', 'TLSv1.3']] as const) {
       const h = await handshake(s.port, { ...legacy, maxVersion: version });
       expect(h.protocol).toBe(want);
@@ -58,7 +58,7 @@ describe('self-signed HTTPS listener', () => {
       (h) => { h.socket.destroy(); return h.alpn; },
       (e: Error & { code?: string }) => e.code ?? e.message,
     );
-    console.log("H2ONLY", h2only); expect(h2only).not.toBe("h2");
+    expect(h2only).not.toBe('h2');
     const both = await handshake(s.port, { ca: s.ca, ALPNProtocols: ['h2', 'http/1.1'] });
     expect(both.alpn).toBe('http/1.1');
     both.socket.destroy();

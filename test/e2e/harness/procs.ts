@@ -134,9 +134,9 @@ export function startWatchdog(dir: string, pgidFile: string): () => Promise<void
     parent=$1; dir=$2; pgids=$3
     while kill -0 "$parent" 2>/dev/null; do sleep 1; done
     if [ -f "$pgids" ]; then
-      for p in $(cat "$pgids"); do kill -TERM -- "-$p" 2>/dev/null; done
+      for p in $(cat "$pgids"); do kill -TERM "-$p" 2>/dev/null; done
       sleep 3
-      for p in $(cat "$pgids"); do kill -KILL -- "-$p" 2>/dev/null; done
+      for p in $(cat "$pgids"); do kill -KILL "-$p" 2>/dev/null; done
     fi
     rm -rf "$dir"`;
   const child = spawn('sh', ['-c', script, 'meshgate-watchdog', String(process.pid), dir, pgidFile], {

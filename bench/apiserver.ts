@@ -1,0 +1,31 @@
+/**
+ * Part 4 with a real apiserver (`--with-apiserver`, off by default): the e2e harness (test/e2e/harness) starts
+ * etcd + kube-apiserver only, a Node object is created, and the agent publishes through the real
+ * KubeNodePublisher; the clock stops when both patches (Node, then nodes/status) have been acknowledged.
+ * Needs the binaries from scripts/build-controlplane.sh; when they are missing the result says why.
+ */
+import { CoreV1Api } from '@kubernetes/client-node';
+import { KubeNodePublisher } from '../src/agent/kube-publisher.ts';
+import { measureAgentLatency, type AgentLatency } from './agent-latency.ts';
+
+export type ApiserverLatency = { available: true; kubernetesVersion: string; startS: number; latency: AgentLatency } | { available: false; why: string };
+
+export async function measureWithApiserver(changes = 20): Promise<ApiserverLatency> {
+  const harness = await import('../test/e2e/harness/index.ts');
+  try {
+    harness.findControlPlaneBinaries();
+  } catch (err) {
+    return { available: false, why: (err as Error).message };
+  }
+  const t0 = performance.now();
+  const cp = await harness.startControlPlane({ withScheduler: false, withControllerManager: false, withKwok: false });
+  try {
+    const startS = (performance.now() - t0) / 1000;
+    const name = 'bench-node';
+    await cp.kc.makeApiClient(CoreV1Api).createNode({ body: harness.kwokNodeManifest(name) });
+    const latency = await measureAgentLatency(changes, new KubeNodePublisher(cp.kc), name);
+    return { available: true, kubernetesVersion: cp.versions.kubernetesVersion, startS, latency };
+  } finally {
+    await cp.stop();
+  }
+}

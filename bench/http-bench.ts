@@ -1,0 +1,135 @@
+/**
+ * Part 1 (and the load for part 5): the transport baseline against the real work, in the same run, against
+ * the real server in a child process with the load generator in another.
+ *   A = POST /allow     decode the review, answer allowed (the transport: TLS, HTTP, JSON in and out)
+ *   B = POST /mutate    the corpus pods (A sends the very same bodies, so only the admission work differs)
+ *   C = POST /validate  the same pods with meshgate's patch applied offline
+ * Each route is warmed up once, then A B C A B C; the server's CPU is read over IPC around every phase.
+ */
+import { join } from 'node:path';
+import type { Review } from './corpus.ts';
+import { preflight, type PreflightResult } from './preflight.ts';
+import { startLoadChild, startServerChild, type LoadChild, type ServerChild } from './procs.ts';
+import type { LoadResult } from './load.ts';
+import type { ServerSettings } from './server.ts';
+
+export type Route = 'A' | 'B' | 'C';
+export const PATHS: Record<Route, string> = { A: '/allow', B: '/mutate', C: '/validate' };
+
+export interface HttpOptions {
+  connections: number;
+  durationS: number;
+  warmupS: number;
+  rounds: number;
+  verifiedNodes: string[];
+}
+
+export interface Phase extends Omit<LoadResult, 'type'> {
+  route: Route;
+  round: number;
+  /** Server CPU (user + system, all threads) per 1,000 answered reviews, in CPU-seconds. */
+  cpuSPer1k: number;
+  logBytesPerReview: number;
+  serverRssMiB: number;
+  /** The phase on the server's monotonic clock (µs), the clock of its CPU profile. */
+  serverWindowUs: [number, number];
+}
+
+export type Bodies = Record<Route, string[]>;
+
+export function bodiesFor(mutate: Review[], validate: Review[]): Bodies {
+  const m = mutate.map((r) => JSON.stringify(r));
+  return { A: m, B: m, C: validate.map((r) => JSON.stringify(r)) };
+}
+
+async function phase(server: ServerChild, load: LoadChild, o: HttpOptions, route: Route, bodies: string[], durationS: number, round: number): Promise<Phase> {
+  const before = await server.cpu();
+  const logBefore = server.logBytes();
+  const r = await load.run({ url: server.url, ca: server.ca, path: PATHS[route], bodies, connections: o.connections, durationS });
+  const after = await server.cpu();
+  const answered = r.ok + r.non2xx;
+  const { type: _type, ...rest } = r;
+  return {
+    ...rest,
+    route,
+    round,
+    cpuSPer1k: answered > 0 ? ((after.cpuUs - before.cpuUs) / 1e6 / answered) * 1000 : NaN,
+    logBytesPerReview: answered > 0 ? (server.logBytes() - logBefore) / answered : NaN,
+    serverRssMiB: after.rssBytes / 2 ** 20,
+    serverWindowUs: [before.monoUs, after.monoUs],
+  };
+}
+
+/** Starts a server and a load generator, runs `body`, and always stops both. */
+async function withProcesses<T>(settings: ServerSettings, execArgv: string[], body: (s: ServerChild, l: LoadChild) => Promise<T>): Promise<T> {
+  const server = await startServerChild(settings, execArgv);
+  let load: LoadChild | undefined;
+  try {
+    load = await startLoadChild();
+    return await body(server, load);
+  } finally {
+    await load?.stop();
+    await server.stop();
+  }
+}
+
+export interface MainRun {
+  phases: Phase[];
+  preflight: Record<Route, PreflightResult>;
+}
+
+/** Warm-up of every route, then `rounds` × (A B C), logging at `warn`. */
+export async function mainRun(bodies: Bodies, reviews: { mutate: Review[]; validate: Review[] }, o: HttpOptions, log: (s: string) => void): Promise<MainRun> {
+  return withProcesses({ logLevel: 'warn', verifiedNodes: o.verifiedNodes }, [], async (server, load) => {
+    const checks = {
+      A: await preflight(server.url, server.ca, PATHS.A, reviews.mutate),
+      B: await preflight(server.url, server.ca, PATHS.B, reviews.mutate),
+      C: await preflight(server.url, server.ca, PATHS.C, reviews.validate),
+    };
+    log(`preflight over HTTPS with the CA enforced: ${checks.B.checked} mutate bodies (${checks.B.patched} patched), ${checks.C.checked} validate bodies (${checks.C.denied.length} denied)`);
+    for (const d of checks.C.denied) log(`  FINDING: /validate denies meshgate's own injected pod ${d.uid}: ${d.message}`);
+    for (const route of ['A', 'B', 'C'] as const) {
+      log(`warm-up ${route} ${PATHS[route]} ${o.warmupS} s`);
+      await phase(server, load, o, route, bodies[route], o.warmupS, 0);
+    }
+    const phases: Phase[] = [];
+    for (let round = 1; round <= o.rounds; round++) {
+      for (const route of ['A', 'B', 'C'] as const) {
+        const p = await phase(server, load, o, route, bodies[route], o.durationS, round);
+        log(`round ${round} ${route} ${PATHS[route].padEnd(9)} ${p.rps.toFixed(0)} req/s  p50 ${p.p50Ms.toFixed(2)} ms  p99 ${p.p99Ms.toFixed(2)} ms  ${(p.cpuSPer1k).toFixed(3)} CPU-s/1k`);
+        phases.push(p);
+      }
+    }
+    return { phases, preflight: checks };
+  });
+}
+
+/** The logging cost: A and B once each with the logger at `info` (one line per review). */
+export async function infoRun(bodies: Bodies, o: HttpOptions, log: (s: string) => void): Promise<Phase[]> {
+  return withProcesses({ logLevel: 'info', verifiedNodes: o.verifiedNodes }, [], async (server, load) => {
+    await phase(server, load, o, 'B', bodies.B, o.warmupS, 0);
+    const phases: Phase[] = [];
+    for (const route of ['A', 'B'] as const) {
+      const p = await phase(server, load, o, route, bodies[route], o.durationS, 1);
+      log(`info-level ${route} ${PATHS[route].padEnd(9)} ${p.rps.toFixed(0)} req/s  p99 ${p.p99Ms.toFixed(2)} ms  ${p.cpuSPer1k.toFixed(3)} CPU-s/1k  ${p.logBytesPerReview.toFixed(0)} log bytes/review`);
+      phases.push(p);
+    }
+    return phases;
+  });
+}
+
+/**
+ * Part 5: route B once under `--cpu-prof`. Returns the profile's path (written when the server exits) and the
+ * measured phase's window on the profile's clock, so start-up (module compilation, key generation) is cut out.
+ */
+export async function profileRun(bodies: Bodies, o: HttpOptions, dir: string, log: (s: string) => void): Promise<{ file: string; windowUs: [number, number] }> {
+  const name = 'server-mutate.cpuprofile';
+  const execArgv = ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', name];
+  const windowUs = await withProcesses({ logLevel: 'warn', verifiedNodes: o.verifiedNodes }, execArgv, async (server, load) => {
+    await phase(server, load, o, 'B', bodies.B, o.warmupS, 0);
+    const p = await phase(server, load, o, 'B', bodies.B, o.durationS, 1);
+    log(`profiled B: ${p.rps.toFixed(0)} req/s under --cpu-prof (not comparable with the runs above)`);
+    return p.serverWindowUs;
+  });
+  return { file: join(dir, name), windowUs };
+}

@@ -1,0 +1,78 @@
+/**
+ * Part 2: pathological pods through the pure core (`decide`) and through the handler plus encoding (`mutate`
+ * + `encodeResponse`), median of N runs each, at 1×, 2× and 4× size. A third column adds the transport's
+ * JSON work done in-process (parse the request, stringify the response), which is what grows with pod size:
+ * meshgate builds its ops directly, so its own work should stay flat.
+ */
+import jsonpatch, { type Operation } from 'fast-json-patch';
+import { decide } from '../src/inject/decide.ts';
+import { mutate, type HandlerDeps } from '../src/admission/mutate.ts';
+import { decodeReview, encodeResponse, type AdmissionRequest } from '../src/admission/review.ts';
+import type { Pod } from '../src/inject/pod.ts';
+import { podReview } from './corpus.ts';
+import { PATHOLOGICAL } from './pods.ts';
+import { round, timeMedianMs } from './stats.ts';
+
+export const TARGET_MS = 5;
+const SCALES = [1, 2, 4] as const;
+
+export interface PathoRow {
+  shape: string;
+  scale: number;
+  requestKiB: number;
+  patchBytes: number;
+  decision: string;
+  decideMs: number;
+  handlerMs: number;
+  /** JSON.parse of the body + decode + mutate + encode + JSON.stringify of the response. */
+  inProcessMs: number;
+}
+
+export interface PathoShape {
+  shape: string;
+  rows: PathoRow[];
+  /** handler+encoding time at 2× and 4× over 1× (linear growth = 2 and 4; flat = 1). */
+  handlerRatio: { x2: number; x4: number };
+  inProcessRatio: { x2: number; x4: number };
+  pass: boolean;
+}
+
+function measure(shape: string, scale: number, deps: HandlerDeps, runs: number): PathoRow {
+  const pod = PATHOLOGICAL[shape](scale);
+  const review = podReview(`patho-${scale}`, pod, 'shop');
+  const request = review.request as unknown as AdmissionRequest;
+  const body = JSON.stringify(review);
+  const verdict = mutate(request, deps);
+  if (verdict.kind !== 'patch') throw new Error(`${shape} ×${scale}: expected a patch, got ${verdict.kind} ${verdict.reason}`);
+  jsonpatch.applyPatch(structuredClone(pod), verdict.ops as Operation[], true, false); // the patch must apply (untimed)
+  const input = { pod: pod as unknown as Pod, namespace: { name: 'shop' } };
+  return {
+    shape,
+    scale,
+    requestKiB: round(Buffer.byteLength(body) / 1024, 1),
+    patchBytes: Buffer.byteLength(JSON.stringify(verdict.ops)),
+    decision: `${verdict.kind}:${verdict.reason}`,
+    decideMs: timeMedianMs(() => decide(input, deps.nodes, deps.config), runs),
+    handlerMs: timeMedianMs(() => encodeResponse(review.apiVersion, request.uid, mutate(request, deps)), runs),
+    inProcessMs: timeMedianMs(() => {
+      const decoded = decodeReview(JSON.parse(body));
+      if (!decoded.ok) throw new Error(decoded.error);
+      const r = decoded.review.request;
+      return JSON.stringify(encodeResponse(decoded.review.apiVersion, r.uid, mutate(r, deps)));
+    }, runs),
+  };
+}
+
+export function runPathological(deps: HandlerDeps, runs = 31): PathoShape[] {
+  return Object.keys(PATHOLOGICAL).map((shape) => {
+    const rows = SCALES.map((scale) => measure(shape, scale, deps, runs));
+    const ratio = (k: 'handlerMs' | 'inProcessMs') => ({ x2: round(rows[1][k] / rows[0][k]), x4: round(rows[2][k] / rows[0][k]) });
+    return {
+      shape,
+      rows,
+      handlerRatio: ratio('handlerMs'),
+      inProcessRatio: ratio('inProcessMs'),
+      pass: rows[0].decideMs < TARGET_MS && rows[0].handlerMs < TARGET_MS,
+    };
+  });
+}

@@ -1,0 +1,117 @@
+/**
+ * Summarises a V8 .cpuprofile (as written by `node --cpu-prof`): self time per function and per owner
+ * (meshgate's src/, each npm package, Node's internals, GC, idle). Self time of a node = the sum of the
+ * sampling intervals (timeDeltas) of the samples that landed in it.
+ *   node bench/profile.ts bench/results/server-mutate.cpuprofile
+ */
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+
+interface CpuProfile {
+  startTime: number;
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+export interface Hot {
+  name: string;
+  where: string;
+  owner: string;
+  selfMs: number;
+  /** Share of busy (non-idle) time. */
+  pct: number;
+}
+
+export interface ProfileSummary {
+  file: string;
+  /** Whether only the samples inside the requested window were counted. */
+  windowed: boolean;
+  totalMs: number;
+  busyMs: number;
+  top: Hot[];
+  owners: Array<{ owner: string; selfMs: number; pct: number }>;
+}
+
+/** Who owns a frame: "meshgate src/…" for our code, the npm package name, "node:internal", or V8's pseudo-frames. */
+export function ownerOf(url: string, name: string): string {
+  if (url === '') return name.startsWith('(') ? name : '(native)';
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1];
+  const ours = /\/(src|bench)\/([^/]+)\//.exec(url);
+  if (ours) return `meshgate ${ours[1]}/${ours[2]}`;
+  if (url.startsWith('node:')) return 'node (core)';
+  return url;
+}
+
+function shortUrl(url: string): string {
+  const m = /node_modules\/(.*)$/.exec(url) ?? /\/((?:src|bench)\/.*)$/.exec(url);
+  return m ? m[1] : url.replace(/^file:\/\//, '');
+}
+
+/** `windowUs`: count only samples taken inside [from, to] (µs on the profile's monotonic clock). */
+export function summarise(file: string, windowUs?: [number, number], topN = 15): ProfileSummary {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfUs = new Map<number, number>();
+  let at = profile.startTime;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const delta = profile.timeDeltas[i] ?? 0;
+    at += delta;
+    if (windowUs && (at < windowUs[0] || at > windowUs[1])) continue;
+    const id = profile.samples[i];
+    selfUs.set(id, (selfUs.get(id) ?? 0) + delta);
+  }
+  const fns = new Map<string, Hot>();
+  const owners = new Map<string, number>();
+  let totalUs = 0;
+  let idleUs = 0;
+  for (const [id, us] of selfUs) {
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    const name = functionName || '(anonymous)';
+    totalUs += us;
+    if (name === '(idle)') idleUs += us;
+    const owner = ownerOf(url, name);
+    owners.set(owner, (owners.get(owner) ?? 0) + us);
+    const where = url ? `${shortUrl(url)}:${lineNumber + 1}` : '';
+    const key = `${name}@${where}`;
+    const hot = fns.get(key) ?? { name, where, owner, selfMs: 0, pct: 0 };
+    hot.selfMs += us / 1000;
+    fns.set(key, hot);
+  }
+  const busyMs = (totalUs - idleUs) / 1000;
+  const pct = (ms: number) => (busyMs > 0 ? (100 * ms) / busyMs : 0);
+  const top = [...fns.values()].filter((h) => h.name !== '(idle)').sort((a, b) => b.selfMs - a.selfMs).slice(0, topN);
+  for (const h of top) h.pct = pct(h.selfMs);
+  return {
+    file,
+    windowed: windowUs !== undefined,
+    totalMs: totalUs / 1000,
+    busyMs,
+    top,
+    owners: [...owners].filter(([o]) => o !== '(idle)').map(([owner, us]) => ({ owner, selfMs: us / 1000, pct: pct(us / 1000) })).sort((a, b) => b.selfMs - a.selfMs),
+  };
+}
+
+export function formatSummary(s: ProfileSummary, ownersN = 12): string {
+  const what = s.windowed ? 'in the measured phase' : 'over the whole process';
+  const lines = [`profile ${s.file}: ${(s.busyMs / 1000).toFixed(2)} s busy of ${(s.totalMs / 1000).toFixed(2)} s sampled ${what}`];
+  lines.push('  self time by owner (share of busy time):');
+  for (const o of s.owners.slice(0, ownersN)) lines.push(`    ${o.pct.toFixed(1).padStart(5)} %  ${o.owner}`);
+  lines.push('  top functions by self time:');
+  for (const h of s.top) lines.push(`    ${h.pct.toFixed(1).padStart(5)} %  ${h.name}  ${h.where}`);
+  return lines.join('\n');
+}
+
+if (import.meta.main) {
+  const file = process.argv[2];
+  if (!file) {
+    console.error('usage: node bench/profile.ts FILE.cpuprofile');
+    process.exit(2);
+  }
+  console.log(formatSummary(summarise(file, undefined, 20), 20));
+}

@@ -1,0 +1,124 @@
+/**
+ * `npm run bench`: what meshgate's admission path costs on top of the transport, and the supporting figures.
+ *   1. HTTP: echo baseline (A) vs /mutate (B) vs /validate (C), server and load generator in separate processes
+ *   2. pathological pods through decide / mutate+encode, at 1×, 2×, 4× size
+ *   3. node-fact and pod-mode caches at 5,000 nodes / 50,000 pods (child with --expose-gc)
+ *   4. node agent: CNI conf change → verdict published (and, with --with-apiserver, → Node updated)
+ *   5. one CPU profile of the server under route B, summarised
+ * Prints tables and writes bench/results/latest.json. Targets print PASS/FAIL but never set the exit code.
+ * Flags: --with-apiserver, --duration S (per measured phase, default 8), --rounds N (default 2).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { buildConfig } from '../src/config/load.ts';
+import { nodeFactsFromState } from '../src/facts/node-state.ts';
+import { buildWorkload, loadSamples, pinnedNodes } from './corpus.ts';
+import { bodiesFor, infoRun, mainRun, profileRun, type HttpOptions } from './http-bench.ts';
+import { runPathological } from './pathological.ts';
+import type { FactsScale } from './facts-scale.ts';
+import { measureAgentLatency } from './agent-latency.ts';
+import { forkForResult } from './procs.ts';
+import { formatSummary, summarise } from './profile.ts';
+import { AGGREGATION, agentTable, factsTable, httpTable, infoTable, pathoTable, summariseHttp, type Target } from './report.ts';
+import { round } from './stats.ts';
+
+const started = performance.now();
+const { values: flags } = parseArgs({
+  options: {
+    'with-apiserver': { type: 'boolean', default: false },
+    duration: { type: 'string', default: '8' },
+    rounds: { type: 'string', default: '2' },
+  },
+});
+const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
+mkdirSync(resultsDir, { recursive: true });
+const log = (s: string) => console.log(s);
+const section = (s: string) => console.log(`\n== ${s} ==`);
+
+function cpuModel(): string {
+  try {
+    return /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpus()[0]?.model ?? 'unknown';
+  } catch {
+    return cpus()[0]?.model ?? 'unknown';
+  }
+}
+
+const machine = { nproc: availableParallelism(), cpuModel: cpuModel(), node: process.version, loadavgAtStart: loadavg().map((x) => round(x)) };
+log(`meshgate bench on ${machine.nproc} CPUs (${machine.cpuModel}), Node ${machine.node}, load average ${machine.loadavgAtStart.join(' ')}`);
+
+// The workload: corpus pods, the facts the server will hold, and each pod's verdict computed offline.
+const samples = loadSamples();
+const verifiedNodes = pinnedNodes(samples);
+const config = buildConfig({}, 'bench');
+const facts = nodeFactsFromState({ nodes: Object.fromEntries(verifiedNodes.map((n) => [n, { verified: true, kubeletVersion: 'v1.34.1' }])) }, 'bench');
+const work = buildWorkload(samples, { config, nodes: facts });
+const reviews = { mutate: work.mutate.map((s) => s.review), validate: work.validate.map((s) => s.review) };
+const bodies = bodiesFor(reviews.mutate, reviews.validate);
+const sizes = bodies.B.map((b) => Buffer.byteLength(b)).sort((a, b) => a - b);
+const http: HttpOptions = { connections: 16, durationS: Number(flags.duration), warmupS: 2, rounds: Number(flags.rounds), verifiedNodes };
+
+section('1. transport baseline vs admission work (HTTPS, keep-alive, no pipelining)');
+log(`workload: ${bodies.B.length} pod CREATE reviews from ../shared/corpus (${sizes[0]}–${sizes.at(-1)} bytes, median ${sizes[sizes.length >> 1]}); decisions ${JSON.stringify(work.mix)}`);
+log(`/validate bodies: the ${bodies.C.length} patched pods with meshgate's patch applied; ${http.connections} connections, ${http.durationS} s per phase, warm-up ${http.warmupS} s per route`);
+const main = await mainRun(bodies, reviews, http, log);
+const httpSummary = summariseHttp(main.phases);
+log(httpTable(main.phases, httpSummary));
+for (const t of httpSummary.targets) log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.name} = ${t.value} (target ${t.target})`);
+
+log('logging cost (separate server with the logger at info, one line per review):');
+const info = await infoRun(bodies, http, () => {});
+log(infoTable(info, httpSummary.best));
+
+section('2. pathological pods (median of 31 runs, in-process)');
+const patho = runPathological({ config, nodes: facts });
+log(pathoTable(patho));
+
+section('3. caches at scale (child process, --expose-gc)');
+const scale = await forkForResult<FactsScale>('./facts-scale.ts', ['--expose-gc'], 120_000);
+log(factsTable(scale));
+
+section('4. node agent: CNI conf change → verdict published (fake publisher)');
+const agent = await measureAgentLatency(20);
+log(agentTable(agent, 'write → publish'));
+let apiserver: unknown = { skipped: 'pass --with-apiserver to measure write → Node updated against a real kube-apiserver' };
+if (flags['with-apiserver']) {
+  const { measureWithApiserver } = await import('./apiserver.ts');
+  const a = await measureWithApiserver(20);
+  apiserver = a;
+  log(a.available ? agentTable(a.latency, `write → Node updated (kube-apiserver ${a.kubernetesVersion}, started in ${a.startS.toFixed(1)} s)`) : `  real apiserver not available: ${a.why}`);
+} else {
+  log('  (write → Node updated on a real apiserver: run with --with-apiserver)');
+}
+
+section('5. CPU profile of the server under route B');
+const { file: profileFile, windowUs } = await profileRun(bodies, http, resultsDir, log);
+const profile = summarise(profileFile, windowUs);
+log(formatSummary(profile));
+
+const targets: Target[] = [
+  ...httpSummary.targets,
+  ...patho.map((p) => ({ name: `${p.shape}: decide and mutate+encode at 1×`, value: Math.max(p.rows[0].decideMs, p.rows[0].handlerMs), target: '< 5 ms', pass: p.pass })),
+  { name: '5,000 nodes in NodeFactStore, heap', value: scale.nodes.heapMB, target: '< 50 MB', pass: scale.nodes.pass },
+];
+const summary = {
+  generatedAt: new Date().toISOString(),
+  command: `node bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(),
+  machine: { ...machine, loadavgAtEnd: loadavg().map((x) => round(x)) },
+  settings: { ...http, pipelining: 1, tls: 'self-signed CA; autocannon does not verify it (rejectUnauthorized hard-coded false), the preflight does', aggregation: AGGREGATION },
+  workload: { mutateBodies: bodies.B.length, validateBodies: bodies.C.length, bodyBytes: { min: sizes[0], median: sizes[sizes.length >> 1], max: sizes.at(-1) }, decisions: work.mix, preflight: main.preflight },
+  http: { phases: main.phases, ...httpSummary, infoLogging: info },
+  pathological: patho,
+  factsScale: scale,
+  agent: { fakePublisher: agent, apiserver },
+  profile: { file: profileFile, busyMs: profile.busyMs, owners: profile.owners.slice(0, 15), top: profile.top },
+  targets,
+  elapsedS: round((performance.now() - started) / 1000, 1),
+};
+const out = `${resultsDir}latest.json`;
+writeFileSync(out, JSON.stringify(summary, null, 2) + '\n');
+
+section('targets');
+for (const t of targets) log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.name} = ${t.value} (target ${t.target})`);
+log(`\nJSON summary: ${out}\nprofile: ${profileFile}\ntotal ${summary.elapsedS} s`);

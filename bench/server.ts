@@ -1,0 +1,56 @@
+/**
+ * The server under test, run as a child process of bench/run.ts (never in the load generator's process):
+ * the real `startServer` with the bench-only `/allow` echo route, self-signed TLS on 127.0.0.1, port 0, static
+ * node facts and a pino logger at the requested level writing to stdout (a pipe the parent drains, as a
+ * container runtime would). Settings arrive as JSON in argv[2]. Over IPC it answers `cpu` with its own
+ * process.cpuUsage() and memory, so the parent can charge CPU to each load phase; `exit` shuts down cleanly
+ * (which is also when `--cpu-prof` writes its profile).
+ */
+import pino from 'pino';
+import { startServer } from '../src/server/start.ts';
+import { buildConfig } from '../src/config/load.ts';
+import { nodeFactsFromState } from '../src/facts/node-state.ts';
+
+export interface ServerSettings {
+  logLevel: 'silent' | 'warn' | 'info';
+  /** Names of nodes the facts mark verified (kubelet v1.34.1); one extra node is present and unverified. */
+  verifiedNodes: string[];
+}
+
+export type ServerMessage =
+  | { type: 'ready'; url: string; port: number; ca: string }
+  | { type: 'cpu'; userUs: number; systemUs: number; rssBytes: number; heapUsedBytes: number; monoUs: number };
+
+export type ParentMessage = { type: 'cpu' } | { type: 'exit' };
+
+async function main(): Promise<void> {
+  const settings = JSON.parse(process.argv[2] ?? '{}') as ServerSettings;
+  const nodes = Object.fromEntries(settings.verifiedNodes.map((n) => [n, { verified: true, kubeletVersion: 'v1.34.1' }]));
+  const nodeState = nodeFactsFromState({ nodes: { ...nodes, 'bench-unverified': { verified: false, reason: 'mesh_plugin_missing', kubeletVersion: 'v1.34.1' } } }, 'bench');
+  const server = await startServer({
+    config: buildConfig({}, 'bench'),
+    port: 0,
+    host: '127.0.0.1',
+    tlsSans: ['localhost', '127.0.0.1'],
+    nodeState,
+    drainSeconds: 0,
+    logger: pino({ level: settings.logLevel }),
+    benchRoutes: true,
+  });
+  const send = (m: ServerMessage) => process.send!(m);
+  process.on('message', (m: ParentMessage) => {
+    if (m.type === 'cpu') {
+      const cpu = process.cpuUsage();
+      const mem = process.memoryUsage();
+      // monoUs: CLOCK_MONOTONIC in µs, the clock of --cpu-prof's sample timestamps (to cut a phase out of it).
+      send({ type: 'cpu', userUs: cpu.user, systemUs: cpu.system, rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, monoUs: Number(process.hrtime.bigint() / 1000n) });
+    } else if (m.type === 'exit') {
+      void server.shutdown().then(() => process.exit(0));
+    }
+  });
+  // The parent going away must not leave a server behind.
+  process.on('disconnect', () => process.exit(0));
+  send({ type: 'ready', url: server.url, port: server.port, ca: server.ca ?? '' });
+}
+
+await main();

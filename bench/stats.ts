@@ -1,0 +1,53 @@
+/** Small statistics and timing helpers shared by the benchmark parts. */
+import { performance } from 'node:perf_hooks';
+
+/** Nearest-rank percentile of an ascending array (q in 0..1); NaN when empty. */
+export function percentile(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i];
+}
+
+export function median(values: number[]): number {
+  return percentile([...values].sort((a, b) => a - b), 0.5);
+}
+
+export function summary(values: number[]): { n: number; median: number; p95: number; max: number } {
+  const s = [...values].sort((a, b) => a - b);
+  return { n: s.length, median: percentile(s, 0.5), p95: percentile(s, 0.95), max: s.at(-1) ?? NaN };
+}
+
+/**
+ * Median wall time of `fn` in milliseconds over `runs` timed calls, after `warmup` untimed ones (so the JIT
+ * has settled). The result of each call is kept in a sink so the work cannot be optimised away.
+ */
+export function timeMedianMs(fn: () => unknown, runs: number, warmup = Math.min(runs, 5)): number {
+  let sink: unknown;
+  for (let i = 0; i < warmup; i++) sink = fn();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    sink = fn();
+    times.push(performance.now() - t0);
+  }
+  if (sink === Symbol.for('never')) console.log(sink);
+  return median(times);
+}
+
+/**
+ * Nanoseconds per call of `fn(i)`, over `iterations` calls in one timed loop, best of `rounds` loops (the
+ * minimum filters out the noisy neighbours' preemptions; the work per loop is identical).
+ */
+export function nsPerCall(fn: (i: number) => unknown, iterations: number, rounds = 5): number {
+  let best = Infinity;
+  let sink = 0;
+  for (let r = 0; r < rounds; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < iterations; i++) if (fn(i)) sink++;
+    best = Math.min(best, performance.now() - t0);
+  }
+  if (sink < 0) console.log(sink);
+  return (best * 1e6) / iterations;
+}
+
+export const round = (x: number, digits = 2): number => (Number.isFinite(x) ? Number(x.toFixed(digits)) : x);

@@ -1,0 +1,70 @@
+// Least privilege, one role per component: exact verbs and resourceNames, bindings to the right service accounts,
+// and the ValidatingAdmissionPolicy that narrows the agent's node patch rights (its behaviour: test/e2e/chart.test.ts).
+import { describe, expect, it } from 'vitest';
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/agent/node-state.ts';
+import { render, type Obj } from './helm.ts';
+
+const rules = (r: Obj) => r.rules.map((x: Obj) => ({ ...x }));
+
+describe('RBAC', () => {
+  it('webhook: reads nodes and pods, patches only its own two webhook configurations (self-managed)', async () => {
+    const r = await render({}, { release: 'mesh', namespace: 'mesh-system' });
+    const role = r.one('ClusterRole', 'mesh-meshgate-webhook');
+    expect(rules(role)).toEqual([
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
+        resourceNames: ['mesh-meshgate'],
+        verbs: ['get', 'patch'],
+      },
+    ]);
+    // The resourceName is the configurations' real name.
+    expect(r.one('MutatingWebhookConfiguration').metadata.name).toBe('mesh-meshgate');
+    expect(r.one('ValidatingWebhookConfiguration').metadata.name).toBe('mesh-meshgate');
+    const binding = r.one('ClusterRoleBinding', 'mesh-meshgate-webhook');
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'mesh-meshgate-webhook' });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'mesh-meshgate', namespace: 'mesh-system' }]);
+    expect(r.one('Deployment').spec.template.spec.serviceAccountName).toBe('mesh-meshgate');
+  });
+
+  it('webhook with cert-manager: no write access at all (the CA injector fills caBundle)', async () => {
+    const role = (await render({ certs: { mode: 'cert-manager' } })).one('ClusterRole', 'meshgate-webhook');
+    for (const rule of role.rules) expect(rule.verbs).toEqual(['get', 'list', 'watch']);
+  });
+
+  it('node agent: get/patch on nodes and nodes/status, bound to the agent’s service account only', async () => {
+    const r = await render();
+    expect(rules(r.one('ClusterRole', 'meshgate-node-agent'))).toEqual([
+      { apiGroups: [''], resources: ['nodes', 'nodes/status'], verbs: ['get', 'patch'] },
+    ]);
+    const binding = r.one('ClusterRoleBinding', 'meshgate-node-agent');
+    expect(binding.roleRef.name).toBe('meshgate-node-agent');
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'meshgate-node-agent', namespace: 'meshgate' }]);
+    // No Role or RoleBinding anywhere: nothing namespaced is granted.
+    expect(r.all('Role')).toEqual([]);
+    expect(r.all('RoleBinding')).toEqual([]);
+  });
+
+  it('the node-agent policy matches the agent’s own username and compares the token’s node claim', async () => {
+    const r = await render({}, { release: 'mesh', namespace: 'mesh-system' });
+    const policy = r.one('ValidatingAdmissionPolicy', 'mesh-meshgate-node-agent');
+    expect(policy.apiVersion).toBe('admissionregistration.k8s.io/v1');
+    expect(policy.spec.failurePolicy).toBe('Fail');
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['nodes', 'nodes/status'] },
+    ]);
+    expect(policy.spec.matchConditions).toEqual([
+      { name: 'is-meshgate-node-agent', expression: "request.userInfo.username == \"system:serviceaccount:mesh-system:mesh-meshgate-node-agent\"" },
+    ]);
+    const text = JSON.stringify(policy.spec);
+    expect(text).toContain("request.userInfo.extra['authentication.kubernetes.io/node-name']");
+    // The very keys the agent writes (src/agent/node-state.ts), so a rename cannot leave the policy behind.
+    for (const key of [VERIFIED_LABEL, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT.key, UNVERIFIED_TAINT.effect, CONDITION_TYPE]) {
+      expect(text).toContain(`'${key}'`);
+    }
+    const binding = r.one('ValidatingAdmissionPolicyBinding', 'mesh-meshgate-node-agent');
+    expect(binding.spec).toEqual({ policyName: 'mesh-meshgate-node-agent', validationActions: ['Deny'] });
+  });
+});

@@ -1,0 +1,155 @@
+// The webhook Deployment (HA, probes, restricted security, shutdown timing, certificates) and the node-agent
+// DaemonSet (host network, every taint tolerated, read-only CNI mounts, node name from the downward API).
+import { beforeAll, describe, expect, it } from 'vitest';
+import { render, type Obj, type Rendered } from './helm.ts';
+
+/** The fields Pod Security `restricted` checks on a container, plus meshgate's read-only root. */
+function expectRestricted(pod: Obj, container: Obj) {
+  expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } });
+  expect(container.securityContext).toEqual({
+    runAsNonRoot: true,
+    runAsUser: 65532,
+    runAsGroup: 65532,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ['ALL'] },
+    seccompProfile: { type: 'RuntimeDefault' },
+  });
+  expect(pod.hostPID).toBeUndefined();
+  expect(container.securityContext.privileged).toBeUndefined();
+}
+
+const flag = (args: string[], name: string) => args.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3));
+
+describe('webhook Deployment', () => {
+  let r: Rendered;
+  let pod: Obj;
+  let c: Obj;
+  beforeAll(async () => {
+    r = await render();
+    pod = r.one('Deployment', 'meshgate').spec.template.spec;
+    c = pod.containers[0];
+  });
+
+  it('runs two replicas spread over nodes, guarded by a PodDisruptionBudget', () => {
+    const d = r.one('Deployment');
+    expect(d.spec.replicas).toBe(2);
+    const term = pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm;
+    expect(term.topologyKey).toBe('kubernetes.io/hostname');
+    expect(term.labelSelector.matchLabels).toEqual(d.spec.selector.matchLabels);
+    const pdb = r.one('PodDisruptionBudget', 'meshgate');
+    expect(pdb.spec).toEqual({ minAvailable: 1, selector: { matchLabels: d.spec.selector.matchLabels } });
+  });
+
+  it('serves on 8443 behind a Service on 443 that selects exactly the webhook pods', () => {
+    expect(c.ports).toEqual([{ name: 'https', containerPort: 8443, protocol: 'TCP' }]);
+    const svc = r.one('Service', 'meshgate');
+    expect(svc.spec.ports).toEqual([{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }]);
+    expect(svc.spec.selector).toEqual(r.one('Deployment').spec.selector.matchLabels);
+    expect(r.one('DaemonSet').spec.selector.matchLabels).not.toEqual(svc.spec.selector);
+  });
+
+  it('probes /readyz and /healthz over HTTPS on the webhook port', () => {
+    expect(c.readinessProbe.httpGet).toEqual({ scheme: 'HTTPS', path: '/readyz', port: 'https' });
+    expect(c.livenessProbe.httpGet).toEqual({ scheme: 'HTTPS', path: '/healthz', port: 'https' });
+  });
+
+  it('passes the Pod Security restricted checks', () => expectRestricted(pod, c));
+
+  it('runs `serve` with the config, port, drain and the Service names as TLS SANs', () => {
+    expect(c.args[0]).toBe('serve');
+    expect(c.command).toBeUndefined(); // the image's ENTRYPOINT runs meshgate
+    expect(flag(c.args, 'port')).toEqual(['8443']);
+    expect(flag(c.args, 'config')).toEqual(['/etc/meshgate/config/config.yaml']);
+    expect(flag(c.args, 'drain-seconds')).toEqual(['5']);
+    expect(flag(c.args, 'tls-san')).toEqual(['meshgate.meshgate.svc', 'meshgate.meshgate.svc.cluster.local']);
+    expect(flag(c.args, 'cert-file')).toEqual([]);
+    expect(c.volumeMounts).toEqual([{ name: 'config', mountPath: '/etc/meshgate/config', readOnly: true }]);
+    expect(pod.volumes).toEqual([{ name: 'config', configMap: { name: 'meshgate' } }]);
+    expect(pod.serviceAccountName).toBe('meshgate');
+    expect(c.resources.limits.memory).toBeDefined();
+  });
+
+  it('gives SIGTERM more time than the drain plus one admission call', async () => {
+    for (const [drainSeconds, timeoutSeconds] of [[5, 10], [30, 30]]) {
+      const p = (await render({ webhook: { drainSeconds, timeoutSeconds } })).one('Deployment').spec.template.spec;
+      expect(p.terminationGracePeriodSeconds).toBeGreaterThan(drainSeconds + timeoutSeconds);
+    }
+  });
+
+  it('rolls the pods when the config changes', async () => {
+    const other = (await render({ config: { redirect: { mode: 'required' } } })).one('Deployment');
+    const key = 'checksum/config';
+    expect(other.spec.template.metadata.annotations[key]).not.toBe(r.one('Deployment').spec.template.metadata.annotations[key]);
+  });
+
+  it('cert-manager mode mounts the Secret read-only and passes --cert-file/--key-file', async () => {
+    const p = (await render({ certs: { mode: 'cert-manager' } })).one('Deployment').spec.template.spec;
+    const args: string[] = p.containers[0].args;
+    expect(flag(args, 'cert-file')).toEqual(['/etc/meshgate/tls/tls.crt']);
+    expect(flag(args, 'key-file')).toEqual(['/etc/meshgate/tls/tls.key']);
+    expect(p.containers[0].volumeMounts).toContainEqual({ name: 'tls', mountPath: '/etc/meshgate/tls', readOnly: true });
+    expect(p.volumes).toContainEqual({ name: 'tls', secret: { secretName: 'meshgate-tls' } });
+  });
+
+  it('renders no PodDisruptionBudget for a single replica (it would block every drain)', async () => {
+    expect((await render({ webhook: { replicas: 1 } })).all('PodDisruptionBudget')).toEqual([]);
+  });
+});
+
+describe('node-agent DaemonSet', () => {
+  let pod: Obj;
+  let c: Obj;
+  beforeAll(async () => {
+    pod = (await render()).one('DaemonSet', 'meshgate-node-agent').spec.template.spec;
+    c = pod.containers[0];
+  });
+
+  it('uses the host network and tolerates every taint, so it runs where the CNI chain is broken', () => {
+    expect(pod.hostNetwork).toBe(true);
+    expect(pod.dnsPolicy).toBe('ClusterFirstWithHostNet');
+    expect(pod.tolerations).toEqual([{ operator: 'Exists' }]);
+    expect(pod.serviceAccountName).toBe('meshgate-node-agent');
+  });
+
+  it('mounts the CNI conf and bin dirs read-only from the host at the same paths', () => {
+    expect(pod.volumes).toEqual([
+      { name: 'cni-conf', hostPath: { path: '/etc/cni/net.d', type: 'Directory' } },
+      { name: 'cni-bin-0', hostPath: { path: '/opt/cni/bin', type: 'Directory' } },
+    ]);
+    expect(c.volumeMounts).toEqual([
+      { name: 'cni-conf', mountPath: '/etc/cni/net.d', readOnly: true },
+      { name: 'cni-bin-0', mountPath: '/opt/cni/bin', readOnly: true },
+    ]);
+  });
+
+  it('takes NODE_NAME from spec.nodeName and the plugin type and runtime from values', () => {
+    expect(c.env).toContainEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } });
+    expect(c.args[0]).toBe('node-agent');
+    expect(flag(c.args, 'plugin-type')).toEqual(['istio-cni']);
+    expect(flag(c.args, 'runtime')).toEqual(['containerd']);
+    expect(flag(c.args, 'cni-conf-dir')).toEqual(['/etc/cni/net.d']);
+    expect(flag(c.args, 'cni-bin-dir')).toEqual(['/opt/cni/bin']);
+    expect(c.args).not.toContain('--taint-unverified');
+  });
+
+  it('passes the restricted container checks (hostPath and hostNetwork aside)', () => expectRestricted(pod, c));
+
+  it('follows values: CRI-O, linkerd-cni, two bin dirs, taint', async () => {
+    const p = (await render({
+      nodeAgent: { runtime: 'crio', pluginType: 'linkerd-cni', cniBinDirs: ['/opt/cni/bin', '/usr/libexec/cni'], taintUnverified: true },
+    })).one('DaemonSet').spec.template.spec;
+    const args: string[] = p.containers[0].args;
+    expect(flag(args, 'runtime')).toEqual(['crio']);
+    expect(flag(args, 'plugin-type')).toEqual(['linkerd-cni']);
+    expect(flag(args, 'cni-bin-dir')).toEqual(['/opt/cni/bin', '/usr/libexec/cni']);
+    expect(args).toContain('--taint-unverified');
+    expect(p.containers[0].volumeMounts).toContainEqual({ name: 'cni-bin-1', mountPath: '/usr/libexec/cni', readOnly: true });
+  });
+
+  it('nodeAgent.enabled=false drops the agent, its RBAC and its policy', async () => {
+    const r = await render({ nodeAgent: { enabled: false } });
+    for (const kind of ['DaemonSet', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']) expect(r.all(kind)).toEqual([]);
+    expect(r.all('ServiceAccount').map((s) => s.metadata.name)).toEqual(['meshgate']);
+  });
+});

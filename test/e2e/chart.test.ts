@@ -1,0 +1,145 @@
+// charts/meshgate against a real kube-apiserver: every rendered object passes server-side dry-run in each mode,
+// `helm install` works, the webhooks can never block meshgate's own namespace or kube-system, and the
+// ValidatingAdmissionPolicy lets the node agent's real publisher change its own Node's meshgate keys and nothing else.
+import { AdmissionregistrationV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
+import type { Verdict } from '../../src/cni/types.ts';
+import { chartDir, helmWithValues, parseManifests, templateArgs, type Obj } from '../chart/helm.ts';
+import { describeError, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+
+const NS = 'meshgate';
+const AGENT = `system:serviceaccount:${NS}:meshgate-node-agent`;
+const NODE_CLAIM = 'authentication.kubernetes.io/node-name';
+
+/** The admin kubeconfig acting as the node agent's service account, with (or without) a token bound to `node`. */
+class AgentKubeConfig extends KubeConfig {
+  readonly node?: string;
+  constructor(admin: KubeConfig, node?: string) {
+    super();
+    this.node = node;
+    this.loadFromString(admin.exportConfig());
+  }
+  override async applySecurityAuthentication(context: Parameters<KubeConfig['applySecurityAuthentication']>[0]) {
+    await super.applySecurityAuthentication(context);
+    context.setHeaderParam('Impersonate-User', AGENT);
+    if (this.node) context.setHeaderParam(`Impersonate-Extra-${encodeURIComponent(NODE_CLAIM)}`, this.node);
+  }
+}
+
+function verdict(verified: boolean): Verdict {
+  return {
+    verified,
+    reason: verified ? 'verified' : 'plugin_missing',
+    message: verified ? 'istio-cni is chained' : 'istio-cni is not in the chain',
+    evidence: { runtime: 'containerd', pluginType: 'istio-cni', file: '/etc/cni/net.d/10-calico.conflist', plugins: ['calico'], candidates: [], checkedAt: new Date().toISOString() },
+  } as Verdict;
+}
+
+describe('meshgate chart on a real apiserver', () => {
+  let cp: ControlPlane;
+  let core: CoreV1Api;
+
+  beforeAll(async () => {
+    cp = await startControlPlane({ nodes: [{ name: 'node-a' }, { name: 'node-b' }] });
+    core = cp.kc.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: NS } } });
+  }, 300_000);
+
+  afterAll(async () => {
+    await cp?.stop();
+  });
+
+  const modes: Array<[string, Obj]> = [
+    ['default values', {}],
+    ['cert-manager (its CRDs aside)', { certs: { mode: 'cert-manager' } }],
+    ['enforce-only, redirect required, Ignore', { config: { injection: { enabled: false }, redirect: { mode: 'required' } }, webhook: { mutating: { failurePolicy: 'Ignore' } } }],
+    ['crio, two bin dirs, taint, one replica', { webhook: { replicas: 1 }, nodeAgent: { runtime: 'crio', cniBinDirs: ['/opt/cni/bin', '/usr/libexec/cni'], taintUnverified: true } }],
+  ];
+
+  it.each(modes)('server-side dry-run accepts every object: %s', async (_name, values) => {
+    const res = await helmWithValues(templateArgs({ namespace: NS }), values);
+    expect(res.code, res.stderr).toBe(0);
+    // No cert-manager here: its kinds are checked by the chart tests, the rest by the apiserver.
+    const docs = parseManifests(res.stdout).docs.filter((d) => !String(d.apiVersion).startsWith('cert-manager.io/'));
+    const applied = await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: docs.map((d) => stringify(d)).join('---\n') });
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(applied.stdout.trim().split('\n')).toHaveLength(docs.length);
+  });
+
+  describe('after helm install', () => {
+    beforeAll(async () => {
+      const res = await cp.helm(['install', 'meshgate', chartDir, '--namespace', NS]);
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stdout).toContain('kubectl label namespace NAMESPACE meshgate.io/inject=enabled');
+      expect(res.stdout).toContain('kubectl get nodes -L meshgate.io/cni-verified');
+      expect(res.stdout).toContain('check-node --plugin-type istio-cni');
+      // The policy takes effect a moment after it is created. Probe with a change that is harmless if allowed.
+      const probe = new AgentKubeConfig(cp.kc).makeApiClient(CoreV1Api);
+      let n = 0;
+      await waitFor('the node-agent policy to be enforced', () =>
+        probe.patchNode({ name: 'node-b', body: { metadata: { annotations: { 'meshgate.test/probe': String(n++) } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))
+          .then(() => false, (err) => describeError(err).includes('ValidatingAdmissionPolicy')));
+    }, 120_000);
+
+    const pod = (name: string): V1Pod => ({ metadata: { name }, spec: { containers: [{ name: 'app', image: 'registry.example/app:1' }] } });
+
+    it('opted-in pods are refused while the apiserver cannot verify meshgate (Fail), never meshgate’s or kube-system’s', async () => {
+      for (const ns of ['app', NS, 'kube-system']) {
+        if (ns === 'app') await core.createNamespace({ body: { metadata: { name: ns } } });
+        await core.patchNamespace({ name: ns, body: { metadata: { labels: { 'meshgate.io/inject': 'enabled' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+        await waitFor(`ServiceAccount ${ns}/default`, () => core.readNamespacedServiceAccount({ name: 'default', namespace: ns }));
+      }
+      const refused = await core.createNamespacedPod({ namespace: 'app', body: pod('refused') }).then(() => 'created', (err) => describeError(err));
+      expect(refused).toContain('failed calling webhook "pods.mutate.meshgate.io"');
+      for (const ns of [NS, 'kube-system']) {
+        const created = await core.createNamespacedPod({ namespace: ns, body: pod('allowed') });
+        expect(created.metadata?.name).toBe('allowed');
+      }
+    });
+
+    it('the node-agent policy type-checks (no warnings in its status)', async () => {
+      const api = cp.kc.makeApiClient(AdmissionregistrationV1Api);
+      const policy = await waitFor('policy type-checked', async () => {
+        const p = await api.readValidatingAdmissionPolicy({ name: 'meshgate-node-agent' });
+        return p.status?.observedGeneration === p.metadata?.generation && p;
+      });
+      expect(policy.status?.typeChecking?.expressionWarnings ?? []).toEqual([]);
+    });
+
+    it('the agent’s real publisher may write its own Node: label, annotation, condition and taint', async () => {
+      const publisher = new KubeNodePublisher(new AgentKubeConfig(cp.kc, 'node-a'));
+      await publisher.publish('node-a', verdict(false), true);
+      let state = await publisher.read('node-a');
+      expect(state).toMatchObject({ label: 'false', tainted: true, condition: { status: 'False', reason: 'plugin_missing' } });
+      await publisher.publish('node-a', verdict(true), true);
+      state = await publisher.read('node-a');
+      expect(state).toMatchObject({ label: 'true', tainted: false, condition: { status: 'True' } });
+    });
+
+    /** 'allowed', or the apiserver's error. */
+    const denied = async (kc: KubeConfig, node: string, body: Obj, status: boolean): Promise<string> => {
+      const api = kc.makeApiClient(CoreV1Api);
+      const call = status
+        ? api.patchNodeStatus({ name: node, body }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch))
+        : api.patchNode({ name: node, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      return call.then(() => 'allowed', (err) => describeError(err));
+    };
+
+    it.each<[string, string | undefined, string, Obj, boolean, string]>([
+      ['another Node', 'node-a', 'node-b', { metadata: { labels: { 'meshgate.io/cni-verified': 'true' } } }, false, 'the meshgate node agent on node node-a may not change node node-b'],
+      ['a token bound to no node', undefined, 'node-a', { metadata: { labels: { 'meshgate.io/cni-verified': 'true' } } }, false, 'its token names no node'],
+      ['another label', 'node-a', 'node-a', { metadata: { labels: { 'node-role.kubernetes.io/control-plane': '' } } }, false, 'may change no label but meshgate.io/cni-verified'],
+      ['another annotation', 'node-a', 'node-a', { metadata: { annotations: { 'x.example/y': 'z' } } }, false, 'may change no annotation but meshgate.io/cni-evidence'],
+      ['cordoning', 'node-a', 'node-a', { spec: { unschedulable: true } }, false, 'may not change the Node\'s spec'],
+      ['a NoExecute meshgate taint', 'node-a', 'node-a', { spec: { taints: [{ key: 'meshgate.io/cni-unverified', effect: 'NoExecute' }] } }, false, 'may change no taint but meshgate.io/cni-unverified:NoSchedule'],
+      ['another condition', 'node-a', 'node-a', { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Evil' }] } }, true, 'may change no condition but MeshCNIVerified'],
+      ['node addresses', 'node-a', 'node-a', { status: { addresses: [{ type: 'InternalIP', address: '203.0.113.9' }] } }, true, 'may not change the Node\'s status'],
+    ])('denies the agent %s', async (_name, tokenNode, node, body, status, message) => {
+      const result = await denied(new AgentKubeConfig(cp.kc, tokenNode), node, body, status);
+      expect(result).toContain('HTTP 403');
+      expect(result).toContain(message);
+    });
+  });
+});

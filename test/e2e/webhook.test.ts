@@ -1,0 +1,155 @@
+/**
+ * meshgate through a real kube-apiserver: TLS with a caBundle, namespaceSelector, reinvocation, the
+ * ReplicaSet controller, the real scheduler, kwok nodes, PodSecurity admission, failurePolicy.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { startControlPlane, waitForPodsRunning, type ControlPlane } from './harness/index.ts';
+import { apiError, createNamespace, names, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+
+const V = 'v1.34.2';
+let cp: ControlPlane;
+let mg: Meshgate;
+let core: CoreV1Api;
+
+beforeAll(async () => {
+  cp = await startControlPlane({
+    nodes: [
+      { name: 'node-verified', labels: { 'meshgate.io/cni-verified': 'true' }, kubeletVersion: V },
+      { name: 'node-unverified', labels: { 'meshgate.io/cni-verified': 'false' }, kubeletVersion: V },
+    ],
+  });
+  core = cp.kc.makeApiClient(CoreV1Api);
+  mg = await startMeshgate(cp);
+  await mg.register();
+  await createNamespace(cp, 'mesh', { 'meshgate.io/inject': 'enabled' });
+  await createNamespace(cp, 'plain');
+  await createNamespace(cp, 'strict', { 'meshgate.io/inject': 'enabled', 'pod-security.kubernetes.io/enforce': 'restricted' });
+}, 300_000);
+
+afterAll(async () => {
+  await mg?.stop();
+  await cp?.stop();
+});
+
+function deployment(name: string, replicas: number) {
+  return {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
+    spec: { replicas, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: restrictedPod(name).spec } },
+  };
+}
+
+describe('injection through the real apiserver', () => {
+  it('Deployment pods come out of the ReplicaSet controller injected, are scheduled onto the verified node and Running', async () => {
+    await cp.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace: 'mesh', body: deployment('web', 3) as never });
+    const pods = await waitForPodsRunning(cp.kc, 'mesh', 'app=web', 3, { timeoutMs: 90_000 });
+    for (const p of pods) {
+      expect(names(p).init).toEqual(['meshgate-validate', 'meshgate-proxy']);
+      expect(p.spec!.nodeName).toBe('node-verified');
+      expect(p.metadata!.labels!['meshgate.io/redirect']).toBe('cni');
+      expect(JSON.parse(p.metadata!.annotations!['meshgate.io/status'])).toMatchObject({ mode: 'cni', reason: 'affinity_verified', nativeSidecar: true });
+    }
+    // The apiserver called us for the pods (by the ReplicaSet controller) and for their bindings (by the scheduler).
+    const users = mg.reviews.map((r) => (r.body as { request: { userInfo: { username: string } } }).request.userInfo.username);
+    expect(users).toContain('system:serviceaccount:kube-system:replicaset-controller');
+    expect(mg.reviews.some((r) => (r.body as { request: { subResource?: string } }).request.subResource === 'binding')).toBe(true);
+  });
+
+  it('leaves pods in an unlabelled namespace untouched (the webhook is never even called)', async () => {
+    const before = mg.reviews.length;
+    await cp.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace: 'plain', body: deployment('plain', 1) as never });
+    const [p] = await waitForPodsRunning(cp.kc, 'plain', 'app=plain', 1, { timeoutMs: 60_000 });
+    expect(names(p)).toEqual({ init: [], containers: ['app'] });
+    expect(mg.reviews.slice(before).filter((r) => JSON.stringify(r.body).includes('"namespace":"plain"'))).toEqual([]);
+  });
+
+  it('--dry-run=server creates get the same mutation and persist nothing', async () => {
+    const dry = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('dry'), dryRun: 'All' });
+    expect(names(dry).init).toEqual(['meshgate-validate', 'meshgate-proxy']);
+    const dryReview = mg.reviews.findLast((r) => r.route === 'mutate');
+    expect((dryReview!.body as { request: { dryRun: boolean } }).request.dryRun).toBe(true);
+    await expect(core.readNamespacedPod({ namespace: 'mesh', name: 'dry' })).rejects.toThrow();
+    const real = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('real') });
+    expect(names(real)).toEqual(names(dry));
+    expect(real.spec!.affinity).toEqual(dry.spec!.affinity);
+  });
+});
+
+describe('node verdicts', () => {
+  it('rejects a pod created with spec.nodeName of an unverified node, naming the node', async () => {
+    const err = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('pinned-bad', { nodeName: 'node-unverified' }) }).catch((e) => e);
+    expect(apiError(err)).toMatch(/denied the request: meshgate: node node-unverified has no verified CNI chain .*\[node_unverified\]/);
+  });
+
+  it('admits a pod pinned to the verified node in CNI mode without affinity', async () => {
+    const p = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('pinned-good', { nodeName: 'node-verified' }) });
+    expect(names(p).init).toEqual(['meshgate-validate', 'meshgate-proxy']);
+    expect(p.spec!.affinity).toBeUndefined();
+  });
+
+  it('with onUnverifiedNode=validate admits it in init mode with the validator', async () => {
+    const alt = await startMeshgate(cp, { redirect: { onUnverifiedNode: 'validate' } });
+    try {
+      await alt.register();
+      const p = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('pinned-validate', { nodeName: 'node-unverified' }) });
+      expect(names(p).init).toEqual(['meshgate-init', 'meshgate-validate', 'meshgate-proxy']);
+      expect(p.metadata!.labels!['meshgate.io/redirect']).toBe('init');
+    } finally {
+      await alt.stop();
+      await mg.register();
+    }
+  });
+});
+
+describe('Pod Security restricted', () => {
+  it('admits a CNI-mode pod: meshgate added no privileged container', async () => {
+    const p = await core.createNamespacedPod({ namespace: 'strict', body: restrictedPod('cni-ok') });
+    expect(names(p).init).toEqual(['meshgate-validate', 'meshgate-proxy']);
+  });
+
+  it('refuses an init-mode pod (NET_ADMIN/NET_RAW), proving CNI mode really removes the privilege', async () => {
+    const off = await startMeshgate(cp, { redirect: { mode: 'off' } });
+    try {
+      await off.register();
+      const err = await core.createNamespacedPod({ namespace: 'strict', body: restrictedPod('init-refused') }).catch((e) => e);
+      const message = apiError(err);
+      expect(message).toMatch(/violates PodSecurity "restricted:latest"/);
+      expect(message).toMatch(/meshgate-init/);
+      expect(message).toMatch(/NET_ADMIN/);
+    } finally {
+      await off.stop();
+      await mg.register();
+    }
+  });
+});
+
+describe('captured AdmissionReviews', () => {
+  it('records real pods CREATE and pods/binding CREATE bodies as fixtures (CAPTURE=1 rewrites them)', () => {
+    const podCreate = mg.reviews.find((r) => r.route === 'mutate' && JSON.stringify(r.body).includes('replicaset-controller'));
+    const binding = mg.reviews.find((r) => (r.body as { request: { subResource?: string } }).request.subResource === 'binding');
+    expect(podCreate && binding).toBeTruthy();
+    const pod = (podCreate!.body as { request: { object: V1Pod } }).request.object;
+    // What the apiserver defaulted before calling us: a hand-written fixture would lack these.
+    expect(pod.spec!.containers[0].terminationMessagePath).toBe('/dev/termination-log');
+    expect(pod.spec!.dnsPolicy).toBe('ClusterFirst');
+    expect((binding!.body as { request: { object: { target: { name: string } } } }).request.object.target.name).toMatch(/^node-/);
+    if (process.env.CAPTURE === '1') {
+      writeFileSync(new URL('./fixtures/pod-create.review.json', import.meta.url), JSON.stringify(podCreate!.body, null, 2) + '\n');
+      writeFileSync(new URL('./fixtures/pod-binding.review.json', import.meta.url), JSON.stringify(binding!.body, null, 2) + '\n');
+    }
+  });
+});
+
+describe('failurePolicy (runs last: it stops meshgate)', () => {
+  it('Fail refuses pods in opted-in namespaces while meshgate is down; Ignore admits them; other namespaces are never affected', async () => {
+    await mg.stop();
+    const refused = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('while-down') }).catch((e) => e);
+    expect(apiError(refused)).toMatch(/failed calling webhook "inject\.meshgate\.io"/);
+    expect((await core.createNamespacedPod({ namespace: 'plain', body: restrictedPod('other-ns') })).metadata!.name).toBe('other-ns');
+
+    await mg.register({ failurePolicy: 'Ignore' });
+    const admitted = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('while-down-ignored') });
+    expect(names(admitted)).toEqual({ init: [], containers: ['app'] });
+  });
+});
