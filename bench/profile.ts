@@ -9,7 +9,11 @@ import { readFileSync } from 'node:fs';
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
+
+/** meshgate's admission work (handlers, decision core, policy, facts), as opposed to transport and server glue. */
+const ADMISSION_CODE = /\/src\/(admission|inject|policy|facts)\//;
 
 interface CpuProfile {
   startTime: number;
@@ -35,11 +39,13 @@ export interface ProfileSummary {
   busyMs: number;
   top: Hot[];
   owners: Array<{ owner: string; selfMs: number; pct: number }>;
+  /** Share of busy time with a frame of meshgate's admission code (src/admission|inject|policy|facts) on the stack. */
+  admissionInclusivePct: number;
 }
 
 /** Who owns a frame: "meshgate src/…" for our code, the npm package name, "node:internal", or V8's pseudo-frames. */
 export function ownerOf(url: string, name: string): string {
-  if (url === '') return name.startsWith('(') ? name : '(native)';
+  if (url === '') return name.startsWith('(') ? name : '(native: bindings and builtins, e.g. TLS writes)';
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1];
   const ours = /\/(src|bench)\/([^/]+)\//.exec(url);
@@ -57,6 +63,18 @@ function shortUrl(url: string): string {
 export function summarise(file: string, windowUs?: [number, number], topN = 15): ProfileSummary {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const underAdmission = new Map<number, boolean>();
+  const isUnder = (id: number): boolean => {
+    let v = underAdmission.get(id);
+    if (v === undefined) {
+      const p = parent.get(id);
+      v = ADMISSION_CODE.test(byId.get(id)!.callFrame.url) || (p !== undefined && isUnder(p));
+      underAdmission.set(id, v);
+    }
+    return v;
+  };
   const selfUs = new Map<number, number>();
   let at = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
@@ -70,7 +88,9 @@ export function summarise(file: string, windowUs?: [number, number], topN = 15):
   const owners = new Map<string, number>();
   let totalUs = 0;
   let idleUs = 0;
+  let admissionUs = 0;
   for (const [id, us] of selfUs) {
+    if (isUnder(id)) admissionUs += us;
     const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
     const name = functionName || '(anonymous)';
     totalUs += us;
@@ -93,6 +113,7 @@ export function summarise(file: string, windowUs?: [number, number], topN = 15):
     totalMs: totalUs / 1000,
     busyMs,
     top,
+    admissionInclusivePct: busyMs > 0 ? (100 * admissionUs) / 1000 / busyMs : 0,
     owners: [...owners].filter(([o]) => o !== '(idle)').map(([owner, us]) => ({ owner, selfMs: us / 1000, pct: pct(us / 1000) })).sort((a, b) => b.selfMs - a.selfMs),
   };
 }
@@ -100,6 +121,7 @@ export function summarise(file: string, windowUs?: [number, number], topN = 15):
 export function formatSummary(s: ProfileSummary, ownersN = 12): string {
   const what = s.windowed ? 'in the measured phase' : 'over the whole process';
   const lines = [`profile ${s.file}: ${(s.busyMs / 1000).toFixed(2)} s busy of ${(s.totalMs / 1000).toFixed(2)} s sampled ${what}`];
+  lines.push(`  meshgate admission code on the stack (inclusive): ${s.admissionInclusivePct.toFixed(1)} % of busy time`);
   lines.push('  self time by owner (share of busy time):');
   for (const o of s.owners.slice(0, ownersN)) lines.push(`    ${o.pct.toFixed(1).padStart(5)} %  ${o.owner}`);
   lines.push('  top functions by self time:');

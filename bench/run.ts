@@ -16,7 +16,7 @@ import { buildConfig } from '../src/config/load.ts';
 import { nodeFactsFromState } from '../src/facts/node-state.ts';
 import { buildWorkload, loadSamples, pinnedNodes } from './corpus.ts';
 import { bodiesFor, infoRun, mainRun, profileRun, type HttpOptions } from './http-bench.ts';
-import { runPathological } from './pathological.ts';
+import { RUNS, runPathological } from './pathological.ts';
 import type { FactsScale } from './facts-scale.ts';
 import { measureAgentLatency } from './agent-latency.ts';
 import { forkForResult } from './procs.ts';
@@ -71,7 +71,7 @@ log('logging cost (separate server with the logger at info, one line per review)
 const info = await infoRun(bodies, http, () => {});
 log(infoTable(info, httpSummary.best));
 
-section('2. pathological pods (median of 31 runs, in-process)');
+section(`2. pathological pods (in-process; median of ${RUNS.core} runs, ${RUNS.withJson} with the JSON work)`);
 const patho = runPathological({ config, nodes: facts });
 log(pathoTable(patho));
 
@@ -112,7 +112,7 @@ const summary = {
   pathological: patho,
   factsScale: scale,
   agent: { fakePublisher: agent, apiserver },
-  profile: { file: profileFile, busyMs: profile.busyMs, owners: profile.owners.slice(0, 15), top: profile.top },
+  profile: { file: profileFile, windowed: profile.windowed, busyMs: profile.busyMs, admissionInclusivePct: profile.admissionInclusivePct, owners: profile.owners.slice(0, 15), top: profile.top },
   targets,
   elapsedS: round((performance.now() - started) / 1000, 1),
 };

@@ -21,6 +21,8 @@ const USAGE = `usage: meshgate serve [flags]
                         meshgate.meshgate.svc)
   --write-certs DIR     write the generated CA (ca.crt) to DIR for curl and webhook registration
   --node-state FILE     node facts when running without a cluster (YAML/JSON: nodes: {name: {verified: true}})
+  --cert-secret NAME    share self-managed certificates between replicas through this Secret in meshNamespace
+  --webhook-config NAME keep the caBundle of the Mutating/ValidatingWebhookConfiguration NAME equal to our CA
   --kubeconfig FILE     cluster credentials (default: in-cluster service account when present)
   --drain-seconds N     seconds between readiness off and closing on SIGTERM (default 5)
   --log-level LEVEL     pino level (default info)
@@ -39,6 +41,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       'write-certs': { type: 'string' },
       'node-state': { type: 'string' },
       kubeconfig: { type: 'string' },
+      'cert-secret': { type: 'string' },
+      'webhook-config': { type: 'string' },
       'drain-seconds': { type: 'string', default: '5' },
       'log-level': { type: 'string', default: 'info' },
       help: { type: 'boolean', short: 'h' },
@@ -56,6 +60,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   try {
     const config = loadConfig(f.config);
     const kc = loadKubeConfig({ kubeconfig: f.kubeconfig, inCluster: io.env.KUBERNETES_SERVICE_HOST !== undefined });
+    if (!kc && (f['cert-secret'] || f['webhook-config'])) throw new UsageError('--cert-secret and --webhook-config need cluster credentials');
     if (kc && f['node-state']) io.stderr('meshgate serve: --node-state is ignored: node facts come from the cluster\n');
     server = await startServer({
       config,
@@ -68,9 +73,15 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       nodeState: kc ? undefined : loadNodeState(f['node-state']),
       kc,
       drainSeconds: Number(f['drain-seconds']),
+      certSecret: f['cert-secret'] ? { namespace: config.meshNamespace, name: f['cert-secret'] } : undefined,
+      webhookConfigName: f['webhook-config'],
       logger: pino({ level: f['log-level'] }),
     });
   } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr(`meshgate serve: ${err.message}\n${USAGE}`);
+      return 2;
+    }
     if (err instanceof ConfigError || err instanceof NodeStateError) {
       io.stderr(`meshgate serve: ${err.message}\n`);
       return 1;

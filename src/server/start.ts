@@ -17,6 +17,9 @@ import { FileSource } from '../tls/file-source.ts';
 import type { CertSource } from '../tls/source.ts';
 import { startNodeCache } from '../kube/node-cache.ts';
 import { startPodModeCache } from '../kube/pod-mode-cache.ts';
+import { SecretSource } from '../tls/secret-source.ts';
+import { kubeSecretStore } from '../kube/secret-store.ts';
+import { syncCaBundle } from '../kube/ca-bundle.ts';
 
 export interface ServeOptions {
   config: MeshgateConfig;
@@ -35,6 +38,10 @@ export interface ServeOptions {
   logger?: Logger;
   /** Adds POST /allow, an echo route that decodes and allows: the benchmark's transport baseline. */
   benchRoutes?: boolean;
+  /** Self-managed certificates shared by replicas through this Secret (needs kc); overrides self-signed. */
+  certSecret?: { namespace: string; name: string };
+  /** Keep the caBundle of these Mutating/ValidatingWebhookConfigurations (one name) equal to our CA. */
+  webhookConfigName?: string;
   onReview?: AppDeps['onReview'];
 }
 
@@ -48,12 +55,39 @@ export interface RunningServer {
   shutdown(): Promise<void>;
 }
 
+function certSource(o: ServeOptions, logger: Logger): CertSource {
+  if (o.certFile && o.keyFile) {
+    return new FileSource({ certFile: o.certFile, keyFile: o.keyFile, onError: (err) => logger.error({ err }, 'certificate reload failed; serving the previous pair') });
+  }
+  if (o.certSecret && o.kc) {
+    const store = kubeSecretStore(o.kc, o.certSecret.namespace, o.certSecret.name);
+    return new SecretSource({ store, sans: o.tlsSans, onError: (err) => logger.error({ err: String(err) }, 'certificate secret sync failed') });
+  }
+  return new SelfSignedSource({ sans: o.tlsSans });
+}
+
+/** Patches our CA into the webhook configurations now and after every change, retrying every 10 s on failure. */
+function keepCaBundle(kc: KubeConfig, name: string, certs: CertSource, logger: Logger): void {
+  let timer: NodeJS.Timeout | undefined;
+  const sync = () => {
+    clearTimeout(timer);
+    syncCaBundle(kc, name, certs.current().ca!)
+      .then((n) => n > 0 && logger.info({ webhookConfig: name, patched: n }, 'caBundle updated'))
+      .catch((err) => {
+        logger.warn({ err: String(err), webhookConfig: name }, 'caBundle update failed; retrying in 10 s');
+        timer = setTimeout(sync, 10_000);
+        timer.unref();
+      });
+  };
+  certs.onChange(sync);
+  sync();
+}
+
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const logger = o.logger ?? pino({ level: 'info' });
-  const certs: CertSource = o.certFile && o.keyFile
-    ? new FileSource({ certFile: o.certFile, keyFile: o.keyFile, onError: (err) => logger.error({ err }, 'certificate reload failed; serving the previous pair') })
-    : new SelfSignedSource({ sans: o.tlsSans });
+  const certs = certSource(o, logger);
   await certs.start();
+  if (o.kc && o.webhookConfigName) keepCaBundle(o.kc, o.webhookConfigName, certs, logger);
   if (o.writeCaTo && certs.current().ca) {
     mkdirSync(o.writeCaTo, { recursive: true });
     writeFileSync(join(o.writeCaTo, 'ca.crt'), certs.current().ca!);

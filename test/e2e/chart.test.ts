@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
 import type { Verdict } from '../../src/cni/types.ts';
 import { chartDir, helmWithValues, parseManifests, templateArgs, type Obj } from '../chart/helm.ts';
-import { describeError, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+import { describeError, freePort, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 
 const NS = 'meshgate';
 const AGENT = `system:serviceaccount:${NS}:meshgate-node-agent`;
@@ -85,14 +85,25 @@ describe('meshgate chart on a real apiserver', () => {
 
     const pod = (name: string): V1Pod => ({ metadata: { name }, spec: { containers: [{ name: 'app', image: 'registry.example/app:1' }] } });
 
-    it('opted-in pods are refused while the apiserver cannot verify meshgate (Fail), never meshgate’s or kube-system’s', async () => {
+    it('opted-in namespaces reach the webhooks, meshgate’s own and kube-system never do (even when labelled)', async () => {
+      // The installed Service's ClusterIP is not routable here (and must not be dialled: loopback only), so point
+      // both installed configurations at a closed loopback port: a call then fails at once and, with
+      // failurePolicy Fail, refuses the pod. The selectors under test stay exactly as the chart rendered them.
+      const port = await freePort();
+      for (const kind of ['mutatingwebhookconfiguration', 'validatingwebhookconfiguration']) {
+        const path = kind.startsWith('mutating') ? '/mutate' : '/validate';
+        const res = await cp.kubectl(['patch', kind, 'meshgate', '--type=json', '-p',
+          JSON.stringify([{ op: 'replace', path: '/webhooks/0/clientConfig', value: { url: `https://127.0.0.1:${port}${path}` } }])]);
+        expect(res.code, res.stderr).toBe(0);
+      }
       for (const ns of ['app', NS, 'kube-system']) {
         if (ns === 'app') await core.createNamespace({ body: { metadata: { name: ns } } });
         await core.patchNamespace({ name: ns, body: { metadata: { labels: { 'meshgate.io/inject': 'enabled' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
         await waitFor(`ServiceAccount ${ns}/default`, () => core.readNamespacedServiceAccount({ name: 'default', namespace: ns }));
       }
       const refused = await core.createNamespacedPod({ namespace: 'app', body: pod('refused') }).then(() => 'created', (err) => describeError(err));
-      expect(refused).toContain('failed calling webhook "pods.mutate.meshgate.io"');
+      expect(refused).toContain('failed calling webhook');
+      expect(refused).toContain('pods.mutate.meshgate.io');
       for (const ns of [NS, 'kube-system']) {
         const created = await core.createNamespacedPod({ namespace: ns, body: pod('allowed') });
         expect(created.metadata?.name).toBe('allowed');
@@ -104,9 +115,9 @@ describe('meshgate chart on a real apiserver', () => {
       const policy = await waitFor('policy type-checked', async () => {
         const p = await api.readValidatingAdmissionPolicy({ name: 'meshgate-node-agent' });
         return p.status?.observedGeneration === p.metadata?.generation && p;
-      });
+      }, { timeoutMs: 60_000 });
       expect(policy.status?.typeChecking?.expressionWarnings ?? []).toEqual([]);
-    });
+    }, 90_000);
 
     it('the agent’s real publisher may write its own Node: label, annotation, condition and taint', async () => {
       const publisher = new KubeNodePublisher(new AgentKubeConfig(cp.kc, 'node-a'));

@@ -160,6 +160,25 @@ describe('AdmissionReview responses', () => {
     expect(v.response.status?.message).toMatch(/\[[a-z_]+\]$/);
   });
 
+  // Only a broken client sends these (the apiserver sends typed pods), but a decision is a value: deny, never crash.
+  const terms = (t: unknown) => ({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: t } } } });
+  it.each<[string, Record<string, unknown>]>([
+    ['a null container', { containers: [null] }],
+    ['initContainers not a list', { initContainers: { name: 'x' } }],
+    ['volumes not a list', { volumes: 'v' }],
+    ['affinity not a mapping', { affinity: [] }],
+    ['nodeSelectorTerms holding null', terms([null])],
+    ['a null matchFields requirement', terms([{ matchFields: [null] }])],
+    ['a null matchExpressions requirement', terms([{ matchExpressions: [null] }])],
+  ])('a malformed pod (%s) is denied invalid_object on both routes, not errored', async (_name, spec) => {
+    const { app } = buildTestApp();
+    for (const route of ['/mutate', '/validate']) {
+      const body = (await post(app, route, podReview('shape', spec))).json() as ReviewResponse;
+      expect(body.response.status, route).toMatchObject({ code: 403 });
+      expect(body.response.status?.message, route).toMatch(/\[invalid_object\]$/);
+    }
+  });
+
   it('a dryRun request gets exactly the answer a real one gets', async () => {
     const { app } = buildTestApp();
     const cases: Review[] = [...corpus.map((c) => c.review), podReview('d', { nodeName: 'n2' }), podReview('d', { nodeName: 'n1' })];
