@@ -33,6 +33,8 @@ export interface LoadResult {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** The load generator's own CPU per 1,000 answered reviews (CPU-s): shows who saturates the cores. */
+  loaderCpuSPer1k: number;
 }
 
 /** Samples kept per phase; past this, every later response is still counted but not timed (bounded memory). */
@@ -42,6 +44,7 @@ async function runJob(job: LoadJob): Promise<LoadResult> {
   const latencies = new Float64Array(MAX_SAMPLES);
   let n = 0;
   let ok = 0;
+  const cpu0 = process.cpuUsage();
   const instance = autocannon({
     url: job.url,
     connections: job.connections,
@@ -58,6 +61,7 @@ async function runJob(job: LoadJob): Promise<LoadResult> {
     if (n < MAX_SAMPLES) latencies[n++] = ms;
   });
   const res = await instance;
+  const cpu = process.cpuUsage(cpu0);
   const sorted = latencies.subarray(0, n).sort();
   return {
     type: 'result',
@@ -71,6 +75,7 @@ async function runJob(job: LoadJob): Promise<LoadResult> {
     p50Ms: percentile(sorted, 0.5),
     p99Ms: percentile(sorted, 0.99),
     maxMs: n > 0 ? sorted[n - 1] : NaN,
+    loaderCpuSPer1k: ok > 0 ? ((cpu.user + cpu.system) / 1e6 / ok) * 1000 : NaN,
   };
 }
 

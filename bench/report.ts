@@ -72,12 +72,12 @@ const pad = (s: string | number, n: number) => String(s).padStart(n);
 const f = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
 
 export function httpTable(phases: Phase[], s: HttpSummary): string {
-  const rows = [`  ${'route'.padEnd(15)} ${pad('round', 5)} ${pad('req/s', 7)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('max ms', 7)} ${pad('CPU-s/1k', 9)} ${pad('non2xx', 6)} ${pad('errors', 6)}`];
+  const rows = [`  ${'route'.padEnd(15)} ${pad('round', 5)} ${pad('req/s', 7)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('max ms', 7)} ${pad('CPU-s/1k', 9)} ${pad('loader', 7)} ${pad('non2xx', 6)} ${pad('errors', 6)}`];
   for (const p of phases) {
     const star = s.best[p.route] === p ? '*' : ' ';
-    rows.push(`  ${`${p.route} ${PATHS[p.route]}`.padEnd(15)} ${pad(p.round + star, 5)} ${pad(f(p.rps, 0), 7)} ${pad(f(p.p50Ms), 7)} ${pad(f(p.p99Ms), 7)} ${pad(f(p.maxMs, 1), 7)} ${pad(f(p.cpuSPer1k, 3), 9)} ${pad(p.non2xx, 6)} ${pad(p.errors + p.timeouts, 6)}`);
+    rows.push(`  ${`${p.route} ${PATHS[p.route]}`.padEnd(15)} ${pad(p.round + star, 5)} ${pad(f(p.rps, 0), 7)} ${pad(f(p.p50Ms), 7)} ${pad(f(p.p99Ms), 7)} ${pad(f(p.maxMs, 1), 7)} ${pad(f(p.cpuSPer1k, 3), 9)} ${pad(f(p.loaderCpuSPer1k, 3), 7)} ${pad(p.non2xx, 6)} ${pad(p.errors + p.timeouts, 6)}`);
   }
-  rows.push(`  (* = ${AGGREGATION})`);
+  rows.push(`  (* = ${AGGREGATION}; CPU-s/1k = server CPU-seconds per 1,000 reviews, loader = the load generator's)`);
   const r = s.ratios;
   rows.push(`  ratios (best): throughput B/A ${f(r.throughputBA, 3)}  C/A ${f(r.throughputCA, 3)} | p99 B/A ${f(r.p99BA, 3)}  C/A ${f(r.p99CA, 3)} | server CPU per review B/A ${f(r.cpuBA, 3)}  C/A ${f(r.cpuCA, 3)}`);
   for (const x of s.perRound) rows.push(`  ratios (round ${x.round}, paired): throughput B/A ${f(x.throughputBA, 3)}  C/A ${f(x.throughputCA, 3)} | p99 B/A ${f(x.p99BA, 3)}  C/A ${f(x.p99CA, 3)}`);

@@ -69,6 +69,12 @@ export function findContainer(pod: Pod, name: string): { list: 'containers' | 'i
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 
+/** Node selector requirements: mappings with string key and operator and, optionally, a list of strings. */
+function requirements(v: unknown): boolean {
+  return v === undefined || (Array.isArray(v) && v.every((r) => isObj(r) && typeof r.key === 'string' && typeof r.operator === 'string'
+    && (r.values === undefined || (Array.isArray(r.values) && r.values.every((x) => typeof x === 'string')))));
+}
+
 function namedList(v: unknown): boolean {
   return Array.isArray(v) && v.every((x) => isObj(x) && typeof x.name === 'string');
 }
@@ -101,7 +107,7 @@ export function podShapeProblem(value: unknown): string | undefined {
       if (req !== undefined) {
         if (!isObj(req)) return 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution is not a mapping';
         const terms = req.nodeSelectorTerms;
-        if (terms !== undefined && (!Array.isArray(terms) || !terms.every((t) => isObj(t) && (t.matchExpressions === undefined || Array.isArray(t.matchExpressions)) && (t.matchFields === undefined || Array.isArray(t.matchFields))))) {
+        if (terms !== undefined && (!Array.isArray(terms) || !terms.every((t) => isObj(t) && requirements(t.matchExpressions) && requirements(t.matchFields)))) {
           return 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms is not a list of terms';
         }
       }

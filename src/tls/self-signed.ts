@@ -47,8 +47,6 @@ export interface CertificateAuthority {
   keyPem: string;
 }
 
-const CA_NAME = [{ name: 'commonName', value: 'meshgate-ca' }];
-
 /** A CA living ten serving lifetimes: renewals re-sign with it, so the caBundle clients hold stays valid. */
 export function issueCA(validityMs: number, now: number): CertificateAuthority {
   const keys = newKeys();
@@ -57,11 +55,14 @@ export function issueCA(validityMs: number, now: number): CertificateAuthority {
   ca.serialNumber = serial();
   ca.validity.notBefore = new Date(now - BACKDATE_MS);
   ca.validity.notAfter = new Date(now + validityMs * 10);
-  ca.setSubject(CA_NAME);
-  ca.setIssuer(CA_NAME);
+  // A distinct name and key identifiers per CA, so a bundle holding an old and a new CA chains unambiguously.
+  const name = [{ name: 'commonName', value: `meshgate-ca-${ca.serialNumber.slice(0, 8)}` }];
+  ca.setSubject(name);
+  ca.setIssuer(name);
   ca.setExtensions([
     { name: 'basicConstraints', cA: true, critical: true },
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
+    { name: 'subjectKeyIdentifier' },
   ]);
   ca.sign(keys.priv as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
   return { cert: ca, key: keys.priv, pem: forge.pki.certificateToPem(ca), keyPem: keys.pem };
@@ -82,6 +83,8 @@ export function issueLeaf(ca: CertificateAuthority, sans: string[], validityMs: 
     { name: 'extKeyUsage', serverAuth: true },
     // Type 7 is an IP address, type 2 a DNS name (RFC 5280 GeneralName).
     { name: 'subjectAltName', altNames: sans.map((s) => (isIP(s) ? { type: 7, ip: s } : { type: 2, value: s })) },
+    { name: 'subjectKeyIdentifier' },
+    { name: 'authorityKeyIdentifier', keyIdentifier: ca.cert.generateSubjectKeyIdentifier().getBytes() },
   ]);
   leaf.sign(ca.key as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
   return { cert: forge.pki.certificateToPem(leaf), key: keys.pem, ca: ca.pem, caKey: ca.keyPem, notAfter: leaf.validity.notAfter };

@@ -116,7 +116,7 @@ describe('meshgate chart on a real apiserver', () => {
         const p = await api.readValidatingAdmissionPolicy({ name: 'meshgate-node-agent' });
         return p.status?.observedGeneration === p.metadata?.generation && p;
       }, { timeoutMs: 60_000 });
-      expect(policy.status?.typeChecking?.expressionWarnings ?? []).toEqual([]);
+      expect((policy.status?.typeChecking?.expressionWarnings ?? []).map((w) => `${w.fieldRef}: ${w.warning.split('\n')[0]}`)).toEqual([]);
     }, 90_000);
 
     it('the agent’s real publisher may write its own Node: label, annotation, condition and taint', async () => {
@@ -147,6 +147,7 @@ describe('meshgate chart on a real apiserver', () => {
       ['a NoExecute meshgate taint', 'node-a', 'node-a', { spec: { taints: [{ key: 'meshgate.io/cni-unverified', effect: 'NoExecute' }] } }, false, 'may change no taint but meshgate.io/cni-unverified:NoSchedule'],
       ['another condition', 'node-a', 'node-a', { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'Evil' }] } }, true, 'may change no condition but MeshCNIVerified'],
       ['node addresses', 'node-a', 'node-a', { status: { addresses: [{ type: 'InternalIP', address: '203.0.113.9' }] } }, true, 'may not change the Node\'s status'],
+      ['node capacity', 'node-a', 'node-a', { status: { capacity: { cpu: '999' } } }, true, 'may not change the Node\'s status'],
     ])('denies the agent %s', async (_name, tokenNode, node, body, status, message) => {
       const result = await denied(new AgentKubeConfig(cp.kc, tokenNode), node, body, status);
       expect(result).toContain('HTTP 403');
