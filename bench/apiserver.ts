@@ -6,9 +6,12 @@
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import { KubeNodePublisher } from '../src/agent/kube-publisher.ts';
+import { NODE_VERIFIED_LABEL } from '../src/inject/constants.ts';
 import { measureAgentLatency, type AgentLatency } from './agent-latency.ts';
 
-export type ApiserverLatency = { available: true; kubernetesVersion: string; startS: number; latency: AgentLatency } | { available: false; why: string };
+export type ApiserverLatency =
+  | { available: true; kubernetesVersion: string; startS: number; latency: AgentLatency; finalLabel?: string }
+  | { available: false; why: string };
 
 export async function measureWithApiserver(changes = 20): Promise<ApiserverLatency> {
   const harness = await import('../test/e2e/harness/index.ts');
@@ -22,9 +25,12 @@ export async function measureWithApiserver(changes = 20): Promise<ApiserverLaten
   try {
     const startS = (performance.now() - t0) / 1000;
     const name = 'bench-node';
-    await cp.kc.makeApiClient(CoreV1Api).createNode({ body: harness.kwokNodeManifest(name) });
+    const api = cp.kc.makeApiClient(CoreV1Api);
+    await api.createNode({ body: harness.kwokNodeManifest(name) });
     const latency = await measureAgentLatency(changes, new KubeNodePublisher(cp.kc), name);
-    return { available: true, kubernetesVersion: cp.versions.kubernetesVersion, startS, latency };
+    // Read back by an independent client: the Node must say what the last change implies.
+    const finalLabel = (await api.readNode({ name })).metadata?.labels?.[NODE_VERIFIED_LABEL];
+    return { available: true, kubernetesVersion: cp.versions.kubernetesVersion, startS, latency, finalLabel };
   } finally {
     await cp.stop();
   }

@@ -5,6 +5,7 @@
  *   B = POST /mutate    the corpus pods (A sends the very same bodies, so only the admission work differs)
  *   C = POST /validate  the same pods with meshgate's patch applied offline
  * Each route is warmed up once, then A B C A B C; the server's CPU is read over IPC around every phase.
+ * The CPU profile (part 5) runs in a second server started with --cpu-prof.
  */
 import { join } from 'node:path';
 import type { Review } from './corpus.ts';
@@ -75,10 +76,17 @@ async function withProcesses<T>(settings: ServerSettings, execArgv: string[], bo
 
 export interface MainRun {
   phases: Phase[];
+  /** A and B over one connection (one review in flight): the latency a pod create sees without queueing. */
+  serial: Phase[];
+  /** A and B at saturation with the logger at `info` (one line per review), same server. */
+  info: Phase[];
   preflight: Record<Route, PreflightResult>;
 }
 
-/** Warm-up of every route, then `rounds` × (A B C), logging at `warn`. */
+/**
+ * One server for everything comparable: warm-up of every route, `rounds` × (A B C) at saturation with the
+ * logger at `warn`, then A and B over a single connection, then A and B with the logger at `info`.
+ */
 export async function mainRun(bodies: Bodies, reviews: { mutate: Review[]; validate: Review[] }, o: HttpOptions, log: (s: string) => void): Promise<MainRun> {
   return withProcesses({ logLevel: 'warn', verifiedNodes: o.verifiedNodes }, [], async (server, load) => {
     const checks = {
@@ -92,44 +100,54 @@ export async function mainRun(bodies: Bodies, reviews: { mutate: Review[]; valid
       log(`warm-up ${route} ${PATHS[route]} ${o.warmupS} s`);
       await phase(server, load, o, route, bodies[route], o.warmupS, 0);
     }
+    const show = (what: string, p: Phase) =>
+      log(`${what} ${p.route} ${PATHS[p.route].padEnd(9)} ${p.rps.toFixed(0).padStart(5)} req/s  p50 ${p.p50Ms.toFixed(2)} ms  p99 ${p.p99Ms.toFixed(2)} ms  ${p.cpuSPer1k.toFixed(3)} CPU-s/1k`);
     const phases: Phase[] = [];
     for (let round = 1; round <= o.rounds; round++) {
       for (const route of ['A', 'B', 'C'] as const) {
-        const p = await phase(server, load, o, route, bodies[route], o.durationS, round);
-        log(`round ${round} ${route} ${PATHS[route].padEnd(9)} ${p.rps.toFixed(0)} req/s  p50 ${p.p50Ms.toFixed(2)} ms  p99 ${p.p99Ms.toFixed(2)} ms  ${(p.cpuSPer1k).toFixed(3)} CPU-s/1k`);
-        phases.push(p);
+        phases.push(await phase(server, load, o, route, bodies[route], o.durationS, round));
+        show(`round ${round}`, phases.at(-1)!);
       }
     }
-    return { phases, preflight: checks };
+    const serial: Phase[] = [];
+    for (const route of ['A', 'B'] as const) {
+      serial.push(await phase(server, load, { ...o, connections: 1 }, route, bodies[route], o.durationS / 2, 1));
+      show('1 connection', serial.at(-1)!);
+    }
+    await server.setLogLevel('info');
+    const info: Phase[] = [];
+    for (const route of ['A', 'B'] as const) {
+      info.push(await phase(server, load, o, route, bodies[route], o.durationS, 1));
+      show('log level info', info.at(-1)!);
+    }
+    await server.setLogLevel('warn');
+    return { phases, serial, info, preflight: checks };
   });
 }
 
-/** The logging cost: A and B once each with the logger at `info` (one line per review). */
-export async function infoRun(bodies: Bodies, o: HttpOptions, log: (s: string) => void): Promise<Phase[]> {
-  return withProcesses({ logLevel: 'info', verifiedNodes: o.verifiedNodes }, [], async (server, load) => {
-    await phase(server, load, o, 'B', bodies.B, o.warmupS, 0);
-    const phases: Phase[] = [];
-    for (const route of ['A', 'B'] as const) {
-      const p = await phase(server, load, o, route, bodies[route], o.durationS, 1);
-      log(`info-level ${route} ${PATHS[route].padEnd(9)} ${p.rps.toFixed(0)} req/s  p99 ${p.p99Ms.toFixed(2)} ms  ${p.cpuSPer1k.toFixed(3)} CPU-s/1k  ${p.logBytesPerReview.toFixed(0)} log bytes/review`);
-      phases.push(p);
-    }
-    return phases;
-  });
+export interface ProfiledPhase {
+  route: Route;
+  windowUs: [number, number];
+  reviews: number;
 }
 
 /**
- * Part 5: route B once under `--cpu-prof`. Returns the profile's path (written when the server exits) and the
- * measured phase's window on the profile's clock, so start-up (module compilation, key generation) is cut out.
+ * Part 5: one server under `--cpu-prof`, route B then route A. Returns the profile's path (written when the
+ * server exits) and each phase's window on the profile's clock, so start-up (module compilation, key
+ * generation) is cut out and B's per-review cost can be set against A's from the same process.
  */
-export async function profileRun(bodies: Bodies, o: HttpOptions, dir: string, log: (s: string) => void): Promise<{ file: string; windowUs: [number, number] }> {
+export async function profileRun(bodies: Bodies, o: HttpOptions, dir: string, log: (s: string) => void): Promise<{ file: string; phases: ProfiledPhase[] }> {
   const name = 'server-mutate.cpuprofile';
   const execArgv = ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', name];
-  const windowUs = await withProcesses({ logLevel: 'warn', verifiedNodes: o.verifiedNodes }, execArgv, async (server, load) => {
+  const phases = await withProcesses({ logLevel: 'warn', verifiedNodes: o.verifiedNodes }, execArgv, async (server, load) => {
     await phase(server, load, o, 'B', bodies.B, o.warmupS, 0);
-    const p = await phase(server, load, o, 'B', bodies.B, o.durationS, 1);
-    log(`profiled B: ${p.rps.toFixed(0)} req/s under --cpu-prof (not comparable with the runs above)`);
-    return p.serverWindowUs;
+    const out: ProfiledPhase[] = [];
+    for (const route of ['B', 'A'] as const) {
+      const p = await phase(server, load, o, route, bodies[route], o.durationS, 1);
+      log(`profiled ${route}: ${p.rps.toFixed(0)} req/s under --cpu-prof (not comparable with the runs above)`);
+      out.push({ route, windowUs: p.serverWindowUs, reviews: p.ok + p.non2xx });
+    }
+    return out;
   });
-  return { file: join(dir, name), windowUs };
+  return { file: join(dir, name), phases };
 }

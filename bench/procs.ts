@@ -59,6 +59,7 @@ export interface ServerChild {
   cpu(): Promise<CpuSample>;
   /** Bytes the server has written to stdout (its log) so far. */
   logBytes(): number;
+  setLogLevel(level: ServerSettings['logLevel']): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -81,6 +82,11 @@ export async function startServerChild(settings: ServerSettings, execArgv: strin
       return { cpuUs: m.userUs + m.systemUs, rssBytes: m.rssBytes, heapUsedBytes: m.heapUsedBytes, monoUs: m.monoUs };
     },
     logBytes: () => logBytes,
+    async setLogLevel(level) {
+      const reply = nextMessage(child, 'level', 10_000);
+      child.send({ type: 'level', level });
+      await reply;
+    },
     async stop() {
       if (child.connected) child.send({ type: 'exit' });
       await exited(child, 15_000);

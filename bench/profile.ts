@@ -38,6 +38,8 @@ export interface ProfileSummary {
   totalMs: number;
   busyMs: number;
   top: Hot[];
+  /** Every function with self time (for perReviewDiff). */
+  all: Hot[];
   owners: Array<{ owner: string; selfMs: number; pct: number }>;
   /** Share of busy time with a frame of meshgate's admission code (src/admission|inject|policy|facts) on the stack. */
   admissionInclusivePct: number;
@@ -105,17 +107,62 @@ export function summarise(file: string, windowUs?: [number, number], topN = 15):
   }
   const busyMs = (totalUs - idleUs) / 1000;
   const pct = (ms: number) => (busyMs > 0 ? (100 * ms) / busyMs : 0);
-  const top = [...fns.values()].filter((h) => h.name !== '(idle)').sort((a, b) => b.selfMs - a.selfMs).slice(0, topN);
-  for (const h of top) h.pct = pct(h.selfMs);
+  const all = [...fns.values()].filter((h) => h.name !== '(idle)').sort((a, b) => b.selfMs - a.selfMs);
+  for (const h of all) h.pct = pct(h.selfMs);
+  const top = all.slice(0, topN);
   return {
     file,
     windowed: windowUs !== undefined,
     totalMs: totalUs / 1000,
     busyMs,
     top,
+    all,
     admissionInclusivePct: busyMs > 0 ? (100 * admissionUs) / 1000 / busyMs : 0,
     owners: [...owners].filter(([o]) => o !== '(idle)').map(([owner, us]) => ({ owner, selfMs: us / 1000, pct: pct(us / 1000) })).sort((a, b) => b.selfMs - a.selfMs),
   };
+}
+
+export interface DiffRow {
+  what: string;
+  /** µs of server CPU per review in the baseline phase (A) and in the work phase (B), and B − A. */
+  aUs: number;
+  bUs: number;
+  deltaUs: number;
+}
+
+/**
+ * Where B's extra cost per review goes: self time per review by owner and by function, B − A, largest first.
+ * Both summaries must come from the same profile (same process, same profiler overhead).
+ */
+export function perReviewDiff(a: ProfileSummary, aReviews: number, b: ProfileSummary, bReviews: number, n = 10): { owners: DiffRow[]; functions: DiffRow[]; busy: DiffRow } {
+  const rows = (xs: Array<[string, number]>, ys: Array<[string, number]>): DiffRow[] => {
+    const m = new Map<string, DiffRow>();
+    const row = (k: string) => m.get(k) ?? m.set(k, { what: k, aUs: 0, bUs: 0, deltaUs: 0 }).get(k)!;
+    for (const [k, ms] of xs) row(k).aUs += (ms * 1000) / aReviews;
+    for (const [k, ms] of ys) row(k).bUs += (ms * 1000) / bReviews;
+    for (const r of m.values()) r.deltaUs = r.bUs - r.aUs;
+    return [...m.values()].filter((r) => r.what !== '(idle)').sort((p, q) => q.deltaUs - p.deltaUs).slice(0, n);
+  };
+  const fn = (s: ProfileSummary) => s.all.map((h): [string, number] => [`${h.name}  ${h.where}`, h.selfMs]);
+  const aBusy = (a.busyMs * 1000) / aReviews;
+  const bBusy = (b.busyMs * 1000) / bReviews;
+  return {
+    owners: rows(a.owners.map((o) => [o.owner, o.selfMs]), b.owners.map((o) => [o.owner, o.selfMs])),
+    functions: rows(fn(a), fn(b)),
+    busy: { what: 'all busy time', aUs: aBusy, bUs: bBusy, deltaUs: bBusy - aBusy },
+  };
+}
+
+export function formatDiff(d: ReturnType<typeof perReviewDiff>): string {
+  const line = (r: DiffRow) => `    ${r.aUs.toFixed(1).padStart(7)} ${r.bUs.toFixed(1).padStart(7)} ${(r.deltaUs >= 0 ? '+' : '') + r.deltaUs.toFixed(1).padStart(6)}  ${r.what}`;
+  return [
+    '  server CPU per review under the profiler, A (echo) vs B (mutate), same process: µs A, µs B, B − A',
+    line(d.busy),
+    '  by owner (largest increase first):',
+    ...d.owners.map(line),
+    '  by function (largest increase first):',
+    ...d.functions.map(line),
+  ].join('\n');
 }
 
 export function formatSummary(s: ProfileSummary, ownersN = 12): string {

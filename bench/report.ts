@@ -85,6 +85,13 @@ export function httpTable(phases: Phase[], s: HttpSummary): string {
   return rows.join('\n');
 }
 
+/** A and B over one connection: no queueing, so B − A is the latency meshgate's work adds to one review. */
+export function serialTable(serial: Phase[]): string {
+  const [a, b] = serial;
+  const d = (x: number) => `${x >= 0 ? '+' : ''}${f(x, 3)}`;
+  return `  one connection (no queueing): p50 A ${f(a.p50Ms, 3)} ms, B ${f(b.p50Ms, 3)} ms (${d(b.p50Ms - a.p50Ms)} ms); p99 A ${f(a.p99Ms, 3)} ms, B ${f(b.p99Ms, 3)} ms (${d(b.p99Ms - a.p99Ms)} ms); ${f(a.rps, 0)} vs ${f(b.rps, 0)} req/s`;
+}
+
 export function infoTable(info: Phase[], warnBest: Record<Route, Phase>): string {
   return info.map((p) => {
     const w = warnBest[p.route];

@@ -13,15 +13,16 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildConfig } from '../src/config/load.ts';
+import { NODE_VERIFIED_LABEL } from '../src/inject/constants.ts';
 import { nodeFactsFromState } from '../src/facts/node-state.ts';
 import { buildWorkload, loadSamples, pinnedNodes } from './corpus.ts';
-import { bodiesFor, infoRun, mainRun, profileRun, type HttpOptions } from './http-bench.ts';
+import { bodiesFor, mainRun, profileRun, type HttpOptions } from './http-bench.ts';
 import { RUNS, runPathological } from './pathological.ts';
 import type { FactsScale } from './facts-scale.ts';
 import { measureAgentLatency } from './agent-latency.ts';
 import { forkForResult } from './procs.ts';
-import { formatSummary, summarise } from './profile.ts';
-import { AGGREGATION, agentTable, factsTable, httpTable, infoTable, pathoTable, summariseHttp, type Target } from './report.ts';
+import { formatDiff, formatSummary, perReviewDiff, summarise } from './profile.ts';
+import { AGGREGATION, agentTable, serialTable, factsTable, httpTable, infoTable, pathoTable, summariseHttp, type Target } from './report.ts';
 import { round } from './stats.ts';
 
 const started = performance.now();
@@ -65,11 +66,11 @@ log(`/validate bodies: the ${bodies.C.length} patched pods with meshgate's patch
 const main = await mainRun(bodies, reviews, http, log);
 const httpSummary = summariseHttp(main.phases);
 log(httpTable(main.phases, httpSummary));
+log(serialTable(main.serial));
 for (const t of httpSummary.targets) log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.name} = ${t.value} (target ${t.target})`);
 
-log('logging cost (separate server with the logger at info, one line per review):');
-const info = await infoRun(bodies, http, () => {});
-log(infoTable(info, httpSummary.best));
+log('logging cost (same server, logger switched to info: one line per review):');
+log(infoTable(main.info, httpSummary.best));
 
 section(`2. pathological pods (in-process; median of ${RUNS.core} runs, ${RUNS.withJson} with the JSON work)`);
 const patho = runPathological({ config, nodes: facts });
@@ -87,15 +88,19 @@ if (flags['with-apiserver']) {
   const { measureWithApiserver } = await import('./apiserver.ts');
   const a = await measureWithApiserver(20);
   apiserver = a;
-  log(a.available ? agentTable(a.latency, `write → Node updated (kube-apiserver ${a.kubernetesVersion}, started in ${a.startS.toFixed(1)} s)`) : `  real apiserver not available: ${a.why}`);
+  log(a.available ? `${agentTable(a.latency, `write → Node updated (kube-apiserver ${a.kubernetesVersion}, started in ${a.startS.toFixed(1)} s)`)}\n    Node read back afterwards: ${NODE_VERIFIED_LABEL}=${a.finalLabel}` : `  real apiserver not available: ${a.why}`);
 } else {
   log('  (write → Node updated on a real apiserver: run with --with-apiserver)');
 }
 
 section('5. CPU profile of the server under route B');
-const { file: profileFile, windowUs } = await profileRun(bodies, http, resultsDir, log);
-const profile = summarise(profileFile, windowUs);
+const profiled = await profileRun(bodies, http, resultsDir, log);
+const profileFile = profiled.file;
+const [pB, pA] = profiled.phases;
+const profile = summarise(profileFile, pB.windowUs);
 log(formatSummary(profile));
+const diff = perReviewDiff(summarise(profileFile, pA.windowUs), pA.reviews, profile, pB.reviews);
+log(formatDiff(diff));
 
 const targets: Target[] = [
   ...httpSummary.targets,
@@ -108,11 +113,11 @@ const summary = {
   machine: { ...machine, loadavgAtEnd: loadavg().map((x) => round(x)) },
   settings: { ...http, pipelining: 1, tls: 'self-signed CA; autocannon does not verify it (rejectUnauthorized hard-coded false), the preflight does', aggregation: AGGREGATION },
   workload: { mutateBodies: bodies.B.length, validateBodies: bodies.C.length, bodyBytes: { min: sizes[0], median: sizes[sizes.length >> 1], max: sizes.at(-1) }, decisions: work.mix, preflight: main.preflight },
-  http: { phases: main.phases, ...httpSummary, infoLogging: info },
+  http: { phases: main.phases, ...httpSummary, oneConnection: main.serial, infoLogging: main.info },
   pathological: patho,
   factsScale: scale,
   agent: { fakePublisher: agent, apiserver },
-  profile: { file: profileFile, windowed: profile.windowed, busyMs: profile.busyMs, admissionInclusivePct: profile.admissionInclusivePct, owners: profile.owners.slice(0, 15), top: profile.top },
+  profile: { file: profileFile, phases: profiled.phases, busyMs: profile.busyMs, admissionInclusivePct: profile.admissionInclusivePct, owners: profile.owners.slice(0, 15), top: profile.top, perReviewBminusA: diff },
   targets,
   elapsedS: round((performance.now() - started) / 1000, 1),
 };

@@ -3,8 +3,9 @@
  * the real `startServer` with the bench-only `/allow` echo route, self-signed TLS on 127.0.0.1, port 0, static
  * node facts and a pino logger at the requested level writing to stdout (a pipe the parent drains, as a
  * container runtime would). Settings arrive as JSON in argv[2]. Over IPC it answers `cpu` with its own
- * process.cpuUsage() and memory, so the parent can charge CPU to each load phase; `exit` shuts down cleanly
- * (which is also when `--cpu-prof` writes its profile).
+ * process.cpuUsage() and memory, so the parent can charge CPU to each load phase; `level` switches the log
+ * level (fastify's per-request child loggers take the root's level when created, so the next request obeys);
+ * `exit` shuts down cleanly (which is also when `--cpu-prof` writes its profile).
  */
 import pino from 'pino';
 import { startServer } from '../src/server/start.ts';
@@ -19,14 +20,16 @@ export interface ServerSettings {
 
 export type ServerMessage =
   | { type: 'ready'; url: string; port: number; ca: string }
+  | { type: 'level'; level: string }
   | { type: 'cpu'; userUs: number; systemUs: number; rssBytes: number; heapUsedBytes: number; monoUs: number };
 
-export type ParentMessage = { type: 'cpu' } | { type: 'exit' };
+export type ParentMessage = { type: 'cpu' } | { type: 'level'; level: ServerSettings['logLevel'] } | { type: 'exit' };
 
 async function main(): Promise<void> {
   const settings = JSON.parse(process.argv[2] ?? '{}') as ServerSettings;
   const nodes = Object.fromEntries(settings.verifiedNodes.map((n) => [n, { verified: true, kubeletVersion: 'v1.34.1' }]));
   const nodeState = nodeFactsFromState({ nodes: { ...nodes, 'bench-unverified': { verified: false, reason: 'mesh_plugin_missing', kubeletVersion: 'v1.34.1' } } }, 'bench');
+  const logger = pino({ level: settings.logLevel });
   const server = await startServer({
     config: buildConfig({}, 'bench'),
     port: 0,
@@ -34,7 +37,7 @@ async function main(): Promise<void> {
     tlsSans: ['localhost', '127.0.0.1'],
     nodeState,
     drainSeconds: 0,
-    logger: pino({ level: settings.logLevel }),
+    logger,
     benchRoutes: true,
   });
   const send = (m: ServerMessage) => process.send!(m);
@@ -44,6 +47,9 @@ async function main(): Promise<void> {
       const mem = process.memoryUsage();
       // monoUs: CLOCK_MONOTONIC in µs, the clock of --cpu-prof's sample timestamps (to cut a phase out of it).
       send({ type: 'cpu', userUs: cpu.user, systemUs: cpu.system, rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, monoUs: Number(process.hrtime.bigint() / 1000n) });
+    } else if (m.type === 'level') {
+      logger.level = m.level;
+      send({ type: 'level', level: logger.level });
     } else if (m.type === 'exit') {
       void server.shutdown().then(() => process.exit(0));
     }

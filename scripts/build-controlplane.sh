@@ -67,12 +67,16 @@ export GOPROXY="${GOPROXY:-$(go env GOPROXY)}"
 k8s_version="$(cd "$mod" && go list -m -f '{{.Version}}' k8s.io/kubernetes)"
 etcd_version="$(cd "$mod" && go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)"
 minor="$(echo "$k8s_version" | cut -d. -f2)"
+# The release's git commit, from the proxy's .info file (Origin.Hash); empty if the proxy did not record it.
+k8s_info="$(cd "$mod" && go mod download -json k8s.io/kubernetes | sed -n 's/.*"Info": "\(.*\)",*$/\1/p')"
+git_commit="$(sed -n 's/.*"Hash":"\([0-9a-f]\{40\}\)".*/\1/p' "$k8s_info" 2>/dev/null || true)"
 build_date="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 # Same variables as kubernetes' hack/lib/version.sh, so /version and `kubectl version` report the pinned release.
 ldflags="-s -w"
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
   ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$build_date"
+  [ -z "$git_commit" ] || ldflags+=" -X $pkg.gitCommit=$git_commit"
 done
 
 log "building Kubernetes $k8s_version, etcd $etcd_version, kwok $KWOK_VERSION, helm $HELM_VERSION into $dir"
@@ -90,14 +94,14 @@ build() { # build <name> <go build args...>: build to a temp name, then rename i
   mv -f "$bin/.$name.tmp" "$bin/$name"
   log "built $name in $((SECONDS - t0))s"
 }
-install_tool() { # install_tool <name> <pkg@version>: go install outside the module (its own go.mod pins deps)
-  local name="$1" pkg="$2" tmp="$dir/.gobin-$1"
+install_tool() { # install_tool <name> <pkg@version> [ldflags]: go install outside the module (own go.mod pins deps)
+  local name="$1" pkg="$2" extra="${3:-}" tmp="$dir/.gobin-$1"
   step=$((step + 1))
   if [ -x "$bin/$name" ]; then log "$name ($step/$total) already built"; return; fi
   log "building $name ($step/$total)… (elapsed $((SECONDS - start))s)"
   local t0=$SECONDS
   rm -rf "$tmp"
-  (cd "$dir" && GOFLAGS=-buildvcs=false GOBIN="$tmp" nice go install -trimpath -ldflags "-s -w" "$pkg") ||
+  (cd "$dir" && GOFLAGS=-buildvcs=false GOBIN="$tmp" nice go install -trimpath -ldflags "-s -w $extra" "$pkg") ||
     die "go install $pkg failed (see above)"
   mv -f "$tmp/$name" "$bin/$name"
   rm -rf "$tmp"
@@ -109,7 +113,8 @@ for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
   build "$c" -ldflags "$ldflags" "k8s.io/kubernetes/cmd/$c"
 done
 install_tool kwok "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
-install_tool helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+# helm's default version string is only "v3.19"; stamp the full one like its release builds do.
+install_tool helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
 
 # kwok's stage configs: pods get Ready/Running, nodes get Ready and heartbeat. Copied next to the binaries so the
 # harness does not depend on the module cache later. Sources live in kwok's module under kustomize/stage/.
@@ -148,4 +153,10 @@ new_key="$(cat "$mod/go.mod" "$mod/go.sum" "$script" | sha256sum | cut -c1-12)"
 [ "$new_key" = "$key" ] || log "WARNING: go.mod/go.sum changed during the build (run 'go mod tidy' there and commit)"
 touch "$dir/.complete"
 write_current
+# Each go.mod/script change makes a new ~500 MB dir; keep the 3 newest finished ones (other worktrees may use
+# older keys), delete the rest.
+ls -1dt "$cache"/controlplane-*/.complete 2>/dev/null | tail -n +4 | while read -r stamp; do
+  log "removing old build $(dirname "$stamp")"
+  rm -rf "$(dirname "$stamp")"
+done
 log "done in $((SECONDS - start))s: $bin"

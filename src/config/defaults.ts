@@ -44,6 +44,7 @@ export const defaultConfig: MeshgateConfig = {
   validator: {
     name: 'meshgate-validate',
     image: 'ghcr.io/meshgate/meshgate:0.1.0',
+    command: ['/nodejs/bin/node', '/app/bin/meshgate.js', 'validate-redirect'],
     uid: 1338,
     probeAddress: '192.0.2.1:80',
     timeoutSeconds: 5,

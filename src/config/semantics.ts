@@ -43,6 +43,7 @@ export function checkSemantics(c: MeshgateConfig): string[] {
   for (const [k, v] of Object.entries({ 'proxy.image': c.proxy.image, 'init.image': c.init.image, 'validator.image': c.validator.image })) {
     if (v.trim() === '') p.push(`${k}: must not be empty`);
   }
+  if (c.validator.command.length === 0) p.push('validator.command: must name the program to run');
   const probe = parseHostPort(c.validator.probeAddress);
   if (!probe.ok) p.push(`validator.probeAddress: ${probe.error}`);
   if (!(c.validator.timeoutSeconds > 0 && c.validator.timeoutSeconds <= 300)) {

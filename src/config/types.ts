@@ -52,6 +52,8 @@ export interface InitTemplate {
 export interface ValidatorTemplate {
   name: string;
   image: string;
+  /** How the image runs `meshgate validate-redirect`: the distroless image has no shell and no meshgate on PATH. */
+  command: string[];
   /** Runs as this UID: non-root and different from the proxy UID, or its probe would be exempt from redirect. */
   uid: number;
   /** Address the probe connects to; never reached when redirection works (see docs/validate-redirect.md). */

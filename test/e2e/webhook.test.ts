@@ -143,13 +143,16 @@ describe('captured AdmissionReviews', () => {
 
 describe('failurePolicy (runs last: it stops meshgate)', () => {
   it('Fail refuses pods in opted-in namespaces while meshgate is down; Ignore admits them; other namespaces are never affected', async () => {
+    const t0 = Date.now();
     await mg.stop();
+    console.log(`[failurePolicy] meshgate stopped in ${Date.now() - t0} ms`);
     const refused = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('while-down') }).catch((e) => e);
+    console.log(`[failurePolicy] refused after ${Date.now() - t0} ms: ${apiError(refused)}`);
     expect(apiError(refused)).toMatch(/failed calling webhook "inject\.meshgate\.io"/);
     expect((await core.createNamespacedPod({ namespace: 'plain', body: restrictedPod('other-ns') })).metadata!.name).toBe('other-ns');
 
     await mg.register({ failurePolicy: 'Ignore' });
     const admitted = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('while-down-ignored') });
     expect(names(admitted)).toEqual({ init: [], containers: ['app'] });
-  });
+  }, 120_000);
 });
