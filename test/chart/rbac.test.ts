@@ -27,11 +27,22 @@ describe('RBAC', () => {
     expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'mesh-meshgate-webhook' });
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'mesh-meshgate', namespace: 'mesh-system' }]);
     expect(r.one('Deployment').spec.template.spec.serviceAccountName).toBe('mesh-meshgate');
+    // The shared certificate Secret: get/update only that Secret, create (unrestrictable by name) in its namespace.
+    const certs = r.one('Role', 'mesh-meshgate-webhook-certs');
+    expect(certs.metadata.namespace).toBe('mesh-system');
+    expect(rules(certs)).toEqual([
+      { apiGroups: [''], resources: ['secrets'], resourceNames: ['mesh-meshgate-tls'], verbs: ['get', 'update'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+    ]);
+    expect(r.one('RoleBinding', 'mesh-meshgate-webhook-certs').subjects).toEqual([{ kind: 'ServiceAccount', name: 'mesh-meshgate', namespace: 'mesh-system' }]);
+    const args = r.one('Deployment').spec.template.spec.containers[0].args;
+    expect(args).toEqual(expect.arrayContaining(['--cert-secret=mesh-meshgate-tls', '--webhook-config=mesh-meshgate']));
   });
 
   it('webhook with cert-manager: no write access at all (the CA injector fills caBundle)', async () => {
     const role = (await render({ certs: { mode: 'cert-manager' } })).one('ClusterRole', 'meshgate-webhook');
     for (const rule of role.rules) expect(rule.verbs).toEqual(['get', 'list', 'watch']);
+    expect((await render({ certs: { mode: 'cert-manager' } })).all('Role')).toEqual([]);
   });
 
   it('node agent: get/patch on nodes and nodes/status, bound to the agent’s service account only', async () => {
@@ -42,9 +53,9 @@ describe('RBAC', () => {
     const binding = r.one('ClusterRoleBinding', 'meshgate-node-agent');
     expect(binding.roleRef.name).toBe('meshgate-node-agent');
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'meshgate-node-agent', namespace: 'meshgate' }]);
-    // No Role or RoleBinding anywhere: nothing namespaced is granted.
-    expect(r.all('Role')).toEqual([]);
-    expect(r.all('RoleBinding')).toEqual([]);
+    // The only namespaced grant is the webhook's certificate Secret, never the agent.
+    expect(r.all('Role').map((x: { metadata: { name: string } }) => x.metadata.name)).toEqual(['meshgate-webhook-certs']);
+    expect(r.all('RoleBinding').flatMap((x: { subjects: Array<{ name: string }> }) => x.subjects.map((s) => s.name))).toEqual(['meshgate']);
   });
 
   it('the node-agent policy matches the agent’s own username and compares the token’s node claim', async () => {
