@@ -83,6 +83,25 @@ function keepCaBundle(kc: KubeConfig, name: string, certs: CertSource, logger: L
   sync();
 }
 
+/**
+ * Closes the listener and waits for in-flight reviews, closing each keep-alive socket as soon as it is idle:
+ * the apiserver's Go client keeps idle connections for 90 s, and node closes only the sockets idle at the
+ * moment close() is called. After MAX_DRAIN_MS (the apiserver's longest webhook timeout) the rest are cut.
+ */
+const MAX_DRAIN_MS = 30_000;
+const IDLE_SWEEP_MS = 50;
+
+async function closeDraining(server: HttpsServer, close: () => Promise<void>): Promise<void> {
+  const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+  const cut = setTimeout(() => server.closeAllConnections(), MAX_DRAIN_MS);
+  try {
+    await close();
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(cut);
+  }
+}
+
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const logger = o.logger ?? pino({ level: 'info' });
   const certs = certSource(o, logger);
@@ -150,7 +169,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
       closing = true;
       logger.info({ drainSeconds: o.drainSeconds }, 'shutting down: readiness off, draining');
       await new Promise((r) => setTimeout(r, o.drainSeconds * 1000));
-      await app.close();
+      await closeDraining(app.server as HttpsServer, () => app.close());
       for (const stop of stops) stop();
       logger.info('shut down');
     },

@@ -54,8 +54,8 @@ describe('RBAC', () => {
     expect(binding.roleRef.name).toBe('meshgate-node-agent');
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'meshgate-node-agent', namespace: 'meshgate' }]);
     // The only namespaced grant is the webhook's certificate Secret, never the agent.
-    expect(r.all('Role').map((x: { metadata: { name: string } }) => x.metadata.name)).toEqual(['meshgate-webhook-certs']);
-    expect(r.all('RoleBinding').flatMap((x: { subjects: Array<{ name: string }> }) => x.subjects.map((s) => s.name))).toEqual(['meshgate']);
+    expect(r.all('Role').map((x: Obj) => x.metadata.name)).toEqual(['meshgate-webhook-certs']);
+    expect(r.all('RoleBinding').flatMap((x: Obj) => x.subjects.map((s: Obj) => s.name))).toEqual(['meshgate']);
   });
 
   it('the node-agent policy matches the agent’s own username and compares the token’s node claim', async () => {
