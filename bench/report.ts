@@ -11,7 +11,7 @@ import type { AgentLatency } from './agent-latency.ts';
 import { median, round } from './stats.ts';
 
 export const AGGREGATION =
-  'ratios and targets: median over the rounds of the ratio within each round (A, B, C run back to back, so slow ' +
+  'ratios and targets: median (two rounds: mean) of the ratio within each round (A, B, C back to back, so slow ' +
   'drifts of the shared machine cancel); per-route rows marked * are the best round (higher req/s) of that route';
 
 export interface Target {

@@ -8,8 +8,12 @@ export function percentile(sorted: ArrayLike<number>, q: number): number {
   return sorted[i];
 }
 
+/** Median; the mean of the two middle values when the count is even (so the median of two rounds is their mean). */
 export function median(values: number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 0.5);
+  const s = [...values].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
 export function summary(values: number[]): { n: number; median: number; p95: number; max: number } {

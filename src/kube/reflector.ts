@@ -95,7 +95,11 @@ export class Reflector {
           if (phase === 'ADDED' || phase === 'MODIFIED') this.#o.upsert(obj);
           else if (phase === 'DELETED') this.#o.remove(obj);
         },
-        (err) => this.#retry(gone, err ?? undefined),
+        (err) => {
+          // client-node ends a watch after 30 s without events: a quiet cluster, not a failure. Resume at once.
+          if (!gone && (err as Error | null)?.name === 'TimeoutError') void this.#watch();
+          else this.#retry(gone, err ?? undefined);
+        },
       );
     } catch (err) {
       this.#retry(true, err);

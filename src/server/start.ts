@@ -20,6 +20,7 @@ import { startPodModeCache } from '../kube/pod-mode-cache.ts';
 import { SecretSource } from '../tls/secret-source.ts';
 import { kubeSecretStore } from '../kube/secret-store.ts';
 import { syncCaBundle } from '../kube/ca-bundle.ts';
+import { describeKubeError } from '../kube/errors.ts';
 
 export interface ServeOptions {
   config: MeshgateConfig;
@@ -61,7 +62,7 @@ function certSource(o: ServeOptions, logger: Logger): CertSource {
   }
   if (o.certSecret && o.kc) {
     const store = kubeSecretStore(o.kc, o.certSecret.namespace, o.certSecret.name);
-    return new SecretSource({ store, sans: o.tlsSans, onError: (err) => logger.error({ err: String(err) }, 'certificate secret sync failed') });
+    return new SecretSource({ store, sans: o.tlsSans, onError: (err) => logger.error({ err: describeKubeError(err) }, 'certificate secret sync failed') });
   }
   return new SelfSignedSource({ sans: o.tlsSans });
 }
@@ -74,7 +75,7 @@ function keepCaBundle(kc: KubeConfig, name: string, certs: CertSource, logger: L
     syncCaBundle(kc, name, certs.current().ca!)
       .then((n) => n > 0 && logger.info({ webhookConfig: name, patched: n }, 'caBundle updated'))
       .catch((err) => {
-        logger.warn({ err: String(err), webhookConfig: name }, 'caBundle update failed; retrying in 10 s');
+        logger.warn({ err: describeKubeError(err), webhookConfig: name }, 'caBundle update failed; retrying in 10 s');
         timer = setTimeout(sync, 10_000);
         timer.unref();
       });
@@ -117,11 +118,11 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   let podModes;
   let synced: Promise<void> = Promise.resolve();
   if (o.kc) {
-    const cache = startNodeCache(o.kc, (err) => logger.warn({ err: String(err) }, 'node watch interrupted; resuming'));
+    const cache = startNodeCache(o.kc, (err) => logger.warn({ err: describeKubeError(err) }, 'node watch interrupted; resuming'));
     stops.push(() => cache.reflector.stop());
     nodes = cache.store;
-    cache.ready.catch((err) => logger.error({ err: String(err) }, 'node list failed'));
-    const pods = startPodModeCache(o.kc, (err) => logger.warn({ err: String(err) }, 'pod watch interrupted; resuming'));
+    cache.ready.catch((err) => logger.error({ err: describeKubeError(err) }, 'node list failed'));
+    const pods = startPodModeCache(o.kc, (err) => logger.warn({ err: describeKubeError(err) }, 'pod watch interrupted; resuming'));
     stops.push(() => pods.stop());
     podModes = pods;
     synced = Promise.all([cache.ready, pods.ready]).then(() => undefined);
