@@ -61,8 +61,8 @@ function shortUrl(url: string): string {
   return m ? m[1] : url.replace(/^file:\/\//, '');
 }
 
-/** `windowUs`: count only samples taken inside [from, to] (µs on the profile's monotonic clock). */
-export function summarise(file: string, windowUs?: [number, number], topN = 15): ProfileSummary {
+/** `windowsUs`: count only samples taken inside one of these [from, to] (µs on the profile's monotonic clock). */
+export function summarise(file: string, windowsUs?: Array<[number, number]>, topN = 15): ProfileSummary {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -82,7 +82,7 @@ export function summarise(file: string, windowUs?: [number, number], topN = 15):
   for (let i = 0; i < profile.samples.length; i++) {
     const delta = profile.timeDeltas[i] ?? 0;
     at += delta;
-    if (windowUs && (at < windowUs[0] || at > windowUs[1])) continue;
+    if (windowsUs && !windowsUs.some(([from, to]) => at >= from && at <= to)) continue;
     const id = profile.samples[i];
     selfUs.set(id, (selfUs.get(id) ?? 0) + delta);
   }
@@ -112,7 +112,7 @@ export function summarise(file: string, windowUs?: [number, number], topN = 15):
   const top = all.slice(0, topN);
   return {
     file,
-    windowed: windowUs !== undefined,
+    windowed: windowsUs !== undefined,
     totalMs: totalUs / 1000,
     busyMs,
     top,
@@ -166,7 +166,7 @@ export function formatDiff(d: ReturnType<typeof perReviewDiff>): string {
 }
 
 export function formatSummary(s: ProfileSummary, ownersN = 12): string {
-  const what = s.windowed ? 'in the measured phase' : 'over the whole process';
+  const what = s.windowed ? 'in the measured phases' : 'over the whole process';
   const lines = [`profile ${s.file}: ${(s.busyMs / 1000).toFixed(2)} s busy of ${(s.totalMs / 1000).toFixed(2)} s sampled ${what}`];
   lines.push(`  meshgate admission code on the stack (inclusive): ${s.admissionInclusivePct.toFixed(1)} % of busy time`);
   lines.push('  self time by owner (share of busy time):');

@@ -93,13 +93,13 @@ if (flags['with-apiserver']) {
   log('  (write → Node updated on a real apiserver: run with --with-apiserver)');
 }
 
-section('5. CPU profile of the server under route B');
+section('5. CPU profile of the server under route B (and A, for the difference per review)');
 const profiled = await profileRun(bodies, http, resultsDir, log);
 const profileFile = profiled.file;
-const [pB, pA] = profiled.phases;
-const profile = summarise(profileFile, pB.windowUs);
+const { A: pA, B: pB } = profiled.routes;
+const profile = summarise(profileFile, pB.windowsUs);
 log(formatSummary(profile));
-const diff = perReviewDiff(summarise(profileFile, pA.windowUs), pA.reviews, profile, pB.reviews);
+const diff = perReviewDiff(summarise(profileFile, pA.windowsUs), pA.reviews, profile, pB.reviews);
 log(formatDiff(diff));
 
 const targets: Target[] = [
@@ -117,7 +117,7 @@ const summary = {
   pathological: patho,
   factsScale: scale,
   agent: { fakePublisher: agent, apiserver },
-  profile: { file: profileFile, phases: profiled.phases, busyMs: profile.busyMs, admissionInclusivePct: profile.admissionInclusivePct, owners: profile.owners.slice(0, 15), top: profile.top, perReviewBminusA: diff },
+  profile: { file: profileFile, routes: profiled.routes, busyMs: profile.busyMs, admissionInclusivePct: profile.admissionInclusivePct, owners: profile.owners.slice(0, 15), top: profile.top, perReviewBminusA: diff },
   targets,
   elapsedS: round((performance.now() - started) / 1000, 1),
 };
