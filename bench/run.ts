@@ -104,7 +104,7 @@ log(formatDiff(diff));
 
 const targets: Target[] = [
   ...httpSummary.targets,
-  ...patho.map((p) => ({ name: `${p.shape}: decide and mutate+encode at 1×`, value: Math.max(p.rows[0].decideMs, p.rows[0].handlerMs), target: '< 5 ms', pass: p.pass })),
+  ...patho.map((p) => ({ name: `${p.shape}: decide and mutate+encode at 1×`, value: round(Math.max(p.rows[0].decideMs, p.rows[0].handlerMs), 3), target: '< 5 ms', pass: p.pass })),
   { name: '5,000 nodes in NodeFactStore, heap', value: scale.nodes.heapMB, target: '< 50 MB', pass: scale.nodes.pass },
 ];
 const summary = {

@@ -13,6 +13,7 @@ export const defaultConfig: MeshgateConfig = {
     podOptInNamespaceLabels: null,
     recognisedInitContainers: ['istio-init', 'linkerd-init'],
     recognisedProxyContainers: ['istio-proxy', 'linkerd-proxy'],
+    recognisedValidatorContainers: ['istio-validation', 'linkerd-network-validator'],
   },
   redirect: {
     mode: 'auto',

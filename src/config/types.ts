@@ -79,6 +79,8 @@ export interface MeshgateConfig {
     recognisedInitContainers: string[];
     /** Proxy containers of other meshes: a pod carrying one is not injected again. */
     recognisedProxyContainers: string[];
+    /** Other meshes' CNI-mode validation init containers: proof of redirect as good as meshgate's validator. */
+    recognisedValidatorContainers: string[];
   };
   redirect: {
     mode: RedirectMode;

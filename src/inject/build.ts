@@ -27,6 +27,19 @@ function affinityOps(pod: Pod, r: Allowed): PatchOp[] {
   return r.kind === 'cni' && r.affinity ? patch.requireNodeLabel(pod, NODE_VERIFIED_LABEL, 'true') : [];
 }
 
+/**
+ * A recognised init container of another mesh without its proxy (a half-injected pod) would redirect traffic to
+ * a proxy that is not there, and make the pod look like init mode to the validating webhook: meshgate's own
+ * redirect replaces it, so it is removed (and recorded in the status).
+ */
+function foreignInitRemovals(pod: Pod, cfg: MeshgateConfig): { ops: PatchOp[]; names: string[] } {
+  const found = (pod.spec.initContainers ?? [])
+    .map((c, i) => ({ name: c.name, i }))
+    .filter((c) => cfg.injection.recognisedInitContainers.includes(c.name));
+  // Highest index first, so earlier removals do not shift later ones.
+  return { ops: [...found].reverse().map((c) => patch.removeInitContainer(c.i)), names: found.map((c) => c.name) };
+}
+
 export function buildInjection(pod: Pod, cfg: MeshgateConfig, r: Allowed, o: Overrides): { ops: PatchOp[]; status: InjectionStatus } {
   const absent = (c: Container) => !findContainer(pod, c.name);
   // Order matters: the redirect is in place (init) or proven (validator) before the proxy binds its ports.
@@ -38,16 +51,18 @@ export function buildInjection(pod: Pod, cfg: MeshgateConfig, r: Allowed, o: Ove
   const initAdds = front.filter(absent);
   const containerAdds = r.native ? [] : [proxy].filter(absent);
   const have = new Set((pod.spec.volumes ?? []).map((v) => v.name));
-  const volumeAdds = cfg.volumes.filter((v) => !have.has(v.name)).map((v) => structuredClone(v) as { name: string });
+  const volumeAdds = cfg.volumes.filter((v) => !have.has(v.name));
+  const removals = foreignInitRemovals(pod, cfg);
 
   const ops: PatchOp[] = [
+    ...removals.ops,
     ...patch.prependInitContainers(pod, initAdds),
     ...containerAdds.map(patch.appendContainer),
     ...patch.appendVolumes(pod, volumeAdds),
     ...affinityOps(pod, r),
   ];
-  if (ops.length === 0) return { ops, status: statusOf(r, front, r.native ? [] : [proxy], cfg) };
-  const status = statusOf(r, front, r.native ? [] : [proxy], cfg);
+  const status = statusOf(r, front, r.native ? [] : [proxy], cfg, removals.names);
+  if (ops.length === 0) return { ops, status };
   return { ops: [...ops, ...metadataOps(pod, status, r.kind)], status };
 }
 

@@ -24,7 +24,7 @@ function has(pod: Pod, names: string[]): string | undefined {
 /** The redirect mode a pod is in, judged from its spec: what really runs, not what annotations claim. */
 export function specMode(pod: Pod, cfg: MeshgateConfig): 'init' | 'cni' | undefined {
   if (has(pod, [cfg.init.name, ...cfg.injection.recognisedInitContainers])) return 'init';
-  if (findContainer(pod, cfg.validator.name)) return 'cni';
+  if (has(pod, [cfg.validator.name, ...cfg.injection.recognisedValidatorContainers])) return 'cni';
   return undefined;
 }
 
@@ -38,7 +38,7 @@ export function checkPosture(input: DecideInput, nodes: NodeFacts, cfg: Meshgate
   }
   const mode = specMode(pod, cfg);
   if (!mode) {
-    return { ok: false, reason: 'redirect_missing', message: `the pod has a proxy but no redirect: neither a privileged init container (${[cfg.init.name, ...cfg.injection.recognisedInitContainers].join(', ')}) nor the validation container ${cfg.validator.name}` };
+    return { ok: false, reason: 'redirect_missing', message: `the pod has a proxy but no redirect: neither a privileged init container (${[cfg.init.name, ...cfg.injection.recognisedInitContainers].join(', ')}) nor a validation container (${[cfg.validator.name, ...cfg.injection.recognisedValidatorContainers].join(', ')})` };
   }
   const status = readStatus(pod.metadata?.annotations);
   if (status && 'error' in status) return { ok: false, reason: 'status_mismatch', message: status.error };

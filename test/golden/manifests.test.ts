@@ -9,6 +9,31 @@ import { fileURLToPath } from 'node:url';
 import { run } from '../../src/cli/inject.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { expectGolden } from './golden.ts';
+import { parseAllDocuments } from 'yaml';
+import { podTemplates } from '../../src/manifests/workloads.ts';
+import { checkPosture } from '../../src/policy/posture.ts';
+import { loadNodeState } from '../../src/facts/node-state.ts';
+import { buildConfig } from '../../src/config/load.ts';
+import type { Pod } from '../../src/inject/pod.ts';
+
+/**
+ * The validating webhook must accept every pod template meshgate injected. Templates it skipped (another mesh's
+ * proxy already there) are judged on their own: some of those are rightly refused (a proxy with no redirect).
+ */
+function expectPostureOk(yaml: string, nodeState: string): void {
+  const facts = loadNodeState(nodeState);
+  const cfg = buildConfig({});
+  for (const doc of parseAllDocuments(yaml)) {
+    const value = doc.toJS();
+    if (!value?.kind) continue;
+    for (const ref of podTemplates(value)) {
+      if (!(ref.template.metadata as { annotations?: Record<string, string> } | undefined)?.annotations?.['meshgate.io/status']) continue;
+      const pod = { metadata: ref.template.metadata, spec: ref.template.spec } as unknown as Pod;
+      const r = checkPosture({ pod, namespace: { name: ref.namespace ?? 'default' } }, facts, cfg);
+      expect(r.ok ? r : `${r.reason}: ${r.message}`, `${ref.kind} ${ref.name}`).toMatchObject({ ok: true });
+    }
+  }
+}
 
 const corpus = new URL('../../../shared/corpus/manifests/', import.meta.url);
 const inputs = readdirSync(corpus).filter((f) => !f.endsWith('.tsv')).sort();
@@ -40,6 +65,7 @@ describe('golden: inject over shared/corpus/manifests', () => {
           return;
         }
         expectGolden(golden, first.out);
+        expectPostureOk(first.out, nodeState);
         const second = await inject('-', nodeState, first.out);
         expect(second.code).toBe(0);
         expect(second.out).toBe(first.out);

@@ -67,6 +67,14 @@ describe('injection', () => {
     expect(out.spec.containers[1].restartPolicy).toBeUndefined();
   });
 
+  it('removes a recognised init container left without its proxy (half-injected by another mesh)', () => {
+    const p = pod({ initContainers: [{ name: 'user-init' }, { name: 'linkerd-init' }] });
+    const d = decide({ pod: p, namespace: enabledNs }, verified, cfg());
+    const out = apply(p, d);
+    expect(out.spec.initContainers!.map((c) => c.name)).toEqual(['meshgate-validate', 'meshgate-proxy', 'user-init']);
+    expect(d.kind === 'patch' && d.status.removedInitContainers).toEqual(['linkerd-init']);
+  });
+
   it('is idempotent: injecting the output changes nothing', () => {
     const once = apply(pod(), decide({ pod: pod(), namespace: enabledNs }, verified, cfg()));
     expect(decide({ pod: once, namespace: enabledNs }, verified, cfg())).toEqual({ kind: 'skip', reason: 'already_injected' });

@@ -67,6 +67,11 @@ describe('final posture', () => {
     expect(r.ok && r.warnings[0]).toMatch(/node bad has no verified CNI chain/);
   });
 
+  it('accepts an Istio CNI-mode pod (recognised proxy and istio-validation)', () => {
+    const p = pod({ initContainers: [{ name: 'istio-validation' }], containers: [{ name: 'app' }, { name: 'istio-proxy' }] });
+    expect(checkPosture({ pod: p, namespace: enabledNs }, nodes, cfg())).toMatchObject({ ok: true });
+  });
+
   it('accepts an Istio-injected pod (recognised proxy and init)', () => {
     const p = pod({ initContainers: [{ name: 'istio-init' }], containers: [{ name: 'app' }, { name: 'istio-proxy' }] });
     expect(checkPosture({ pod: p, namespace: enabledNs }, nodes, cfg({ injection: { enabled: false } })).ok).toBe(true);
