@@ -34,7 +34,8 @@ if (!existsSync(stamp) || statSync(stamp).mtimeMs < statSync(lock).mtimeMs) {
   log('npm packages: up to date');
 }
 
-if (purpose === 'start') process.exit(0);
+// start and bench need only npm packages (`npm run bench -- --with-apiserver` reports missing binaries itself).
+if (purpose === 'start' || purpose === 'bench') process.exit(0);
 
 // 2. Debian packages for the network-namespace tests (iproute2, iptables) and the Dockerfile lint.
 const wanted = [

@@ -4,6 +4,7 @@
  * always echoes the request's uid and apiVersion, as the apiserver requires.
  */
 import type { PatchOp } from '../inject/patch.ts';
+import { stringifyCached } from '../util/json.ts';
 
 export const SUPPORTED_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'];
 
@@ -74,7 +75,7 @@ export function encodeResponse(apiVersion: string, uid: string, v: Verdict): Adm
   const response: AdmissionResponseBody['response'] = { uid, allowed: v.kind === 'allow' || v.kind === 'patch' };
   if (v.kind === 'patch' && v.ops.length > 0) {
     response.patchType = 'JSONPatch';
-    response.patch = Buffer.from(JSON.stringify(v.ops)).toString('base64');
+    response.patch = Buffer.from(stringifyCached(v.ops)).toString('base64');
   }
   if (v.kind === 'deny') response.status = { code: 403, reason: 'Forbidden', message: `meshgate: ${v.message} [${v.reason}]` };
   if (v.kind === 'error') response.status = { code: 500, reason: 'InternalError', message: `meshgate: ${v.message} [${v.reason}]` };

@@ -54,7 +54,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
         continue;
       }
       const patched = jsonpatch.applyPatch(structuredClone(doc.value), ops as jsonpatch.Operation[], true, false).newDocument;
-      out.push(stringify(patched, { lineWidth: 0 }));
+      // Shared objects (one injected container in several templates) are written out, never as YAML anchors.
+      out.push(stringify(patched, { lineWidth: 0, aliasDuplicateObjects: false }));
     }
     io.stdout(out.join('---\n'));
     return 0;

@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { defaultConfig } from './defaults.ts';
 import type { MeshgateConfig } from './types.ts';
 import { checkSemantics } from './semantics.ts';
+import { deepFreeze } from '../util/json.ts';
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -60,14 +61,6 @@ function merge(base: unknown, override: unknown, path: string, problems: string[
     out[key] = merge(out[key], value, sub, problems);
   }
   return out;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object') {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
 }
 
 /** Builds a validated, frozen config from an already-parsed object (a config file's contents). */

@@ -6,6 +6,25 @@
 import type { MeshgateConfig } from '../config/types.ts';
 import type { Container } from './pod.ts';
 import type { Overrides } from './overrides.ts';
+import { deepFreeze } from '../util/json.ts';
+
+/**
+ * Built containers per config and inputs. Every review with the same overrides gets the same frozen object:
+ * no copying per review, and the response encoder caches its JSON (see util/json.ts).
+ */
+const built = new WeakMap<MeshgateConfig, Map<string, Container>>();
+
+function memo(cfg: MeshgateConfig, key: string, build: () => Container): Container {
+  let m = built.get(cfg);
+  if (!m) built.set(cfg, (m = new Map()));
+  let c = m.get(key);
+  if (!c) {
+    // Bounded: the key space is the distinct annotation overrides seen; cap it so odd inputs cannot grow it.
+    if (m.size >= 1024) m.clear();
+    m.set(key, (c = deepFreeze(build())));
+  }
+  return c;
+}
 
 function restricted(uid: number) {
   return {
@@ -20,6 +39,10 @@ function restricted(uid: number) {
 }
 
 export function proxyContainer(cfg: MeshgateConfig, o: Overrides, native: boolean): Container {
+  return memo(cfg, `proxy|${native}|${JSON.stringify(o.resources)}`, () => buildProxy(cfg, o, native));
+}
+
+function buildProxy(cfg: MeshgateConfig, o: Overrides, native: boolean): Container {
   const c: Container = {
     name: cfg.proxy.name,
     image: cfg.proxy.image,
@@ -49,10 +72,15 @@ export function redirectArgs(cfg: MeshgateConfig, o: Overrides): string[] {
 }
 
 export function initContainer(cfg: MeshgateConfig, o: Overrides): Container {
+  const args = redirectArgs(cfg, o);
+  return memo(cfg, `init|${args.join(' ')}`, () => buildInit(cfg, args));
+}
+
+function buildInit(cfg: MeshgateConfig, redirect: string[]): Container {
   return {
     name: cfg.init.name,
     image: cfg.init.image,
-    args: [...cfg.init.args, ...redirectArgs(cfg, o)],
+    args: [...cfg.init.args, ...redirect],
     resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '100m', memory: '64Mi' } },
     securityContext: {
       // iptables needs root inside the pod's network namespace with NET_ADMIN and NET_RAW, nothing more.
@@ -68,6 +96,10 @@ export function initContainer(cfg: MeshgateConfig, o: Overrides): Container {
 }
 
 export function validatorContainer(cfg: MeshgateConfig): Container {
+  return memo(cfg, 'validator', () => buildValidator(cfg));
+}
+
+function buildValidator(cfg: MeshgateConfig): Container {
   return {
     name: cfg.validator.name,
     image: cfg.validator.image,
