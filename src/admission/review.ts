@@ -4,7 +4,7 @@
  * always echoes the request's uid and apiVersion, as the apiserver requires.
  */
 import type { PatchOp } from '../inject/patch.ts';
-import { stringifyCached } from '../util/json.ts';
+import { stringifyOps } from '../util/json.ts';
 
 export const SUPPORTED_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'];
 
@@ -75,11 +75,23 @@ export function encodeResponse(apiVersion: string, uid: string, v: Verdict): Adm
   const response: AdmissionResponseBody['response'] = { uid, allowed: v.kind === 'allow' || v.kind === 'patch' };
   if (v.kind === 'patch' && v.ops.length > 0) {
     response.patchType = 'JSONPatch';
-    response.patch = Buffer.from(stringifyCached(v.ops)).toString('base64');
+    response.patch = Buffer.from(stringifyOps(v.ops)).toString('base64');
   }
   if (v.kind === 'deny') response.status = { code: 403, reason: 'Forbidden', message: `meshgate: ${v.message} [${v.reason}]` };
   if (v.kind === 'error') response.status = { code: 500, reason: 'InternalError', message: `meshgate: ${v.message} [${v.reason}]` };
   if (v.kind !== 'error' && v.warnings?.length) response.warnings = v.warnings.map((w) => `meshgate: ${w}`);
   response.auditAnnotations = { 'meshgate.io/reason': v.reason };
   return { apiVersion, kind: 'AdmissionReview', response };
+}
+
+/**
+ * The response as JSON text. The base64 patch (most of the body) is spliced in rather than run through
+ * JSON.stringify again: base64 has no character JSON must escape.
+ */
+export function serializeResponse(body: AdmissionResponseBody): string {
+  const { patch, ...rest } = body.response;
+  const text = JSON.stringify({ ...body, response: rest });
+  if (patch === undefined) return text;
+  // JSON.stringify output ends with the response object's and the review's closing braces.
+  return `${text.slice(0, -2)},"patch":"${patch}"}}`;
 }

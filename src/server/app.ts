@@ -5,7 +5,7 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { SecureContextOptions } from 'node:tls';
-import { decodeReview, encodeResponse, type AdmissionRequest, type Verdict } from '../admission/review.ts';
+import { decodeReview, encodeResponse, serializeResponse, type AdmissionRequest, type Verdict } from '../admission/review.ts';
 import type { Metrics } from './metrics.ts';
 
 /** 7 MiB: the apiserver sends at most two objects (object and oldObject) of at most 3 MiB each, plus framing. */
@@ -70,7 +70,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       deps.onReview?.(route, req.body, verdict);
       deps.metrics.decisions.inc({ route, decision: verdict.kind, reason: verdict.reason });
       req.log.info({ uid: request.uid, route, namespace: request.namespace, name: request.name, operation: request.operation, decision: verdict.kind, reason: verdict.reason, dryRun: request.dryRun === true }, 'admission');
-      return reply.send(encodeResponse(apiVersion, request.uid, verdict));
+      return reply.type('application/json; charset=utf-8').send(serializeResponse(encodeResponse(apiVersion, request.uid, verdict)));
     });
   }
 

@@ -15,21 +15,27 @@ export function deepFreeze<T>(value: T): T {
 
 const cache = new WeakMap<object, string>();
 
-export function stringifyCached(value: unknown): string {
+/** JSON of a value; frozen objects are serialised once and remembered (they cannot change). */
+export function cachedJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
   const hit = cache.get(value);
   if (hit !== undefined) return hit;
-  let out: string;
-  if (Array.isArray(value)) {
-    out = `[${value.map((v) => (v === undefined || typeof v === 'function' ? 'null' : stringifyCached(v))).join(',')}]`;
-  } else {
-    const parts: string[] = [];
-    for (const [k, v] of Object.entries(value)) {
-      if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
-      parts.push(`${JSON.stringify(k)}:${stringifyCached(v)}`);
-    }
-    out = `{${parts.join(',')}}`;
+  if (Array.isArray(value) && !Object.isFrozen(value)) {
+    // An op's list of shared containers: the list is new, its items are the frozen templates.
+    return `[${value.map((v) => (v === undefined || typeof v === 'function' ? 'null' : cachedJson(v))).join(',')}]`;
   }
+  const out = JSON.stringify(value);
   if (Object.isFrozen(value)) cache.set(value, out);
   return out;
+}
+
+/**
+ * JSON of a JSON Patch. Each op is written as JSON.stringify would write `{op, path, value}` (the order every
+ * builder uses); values go through cachedJson, so the constant containers cost a lookup, not a serialisation.
+ */
+export function stringifyOps(ops: ReadonlyArray<{ op: string; path: string; value?: unknown }>): string {
+  const parts = ops.map((o) => ('value' in o && o.value !== undefined
+    ? `{"op":${JSON.stringify(o.op)},"path":${JSON.stringify(o.path)},"value":${cachedJson(o.value)}}`
+    : `{"op":${JSON.stringify(o.op)},"path":${JSON.stringify(o.path)}}`));
+  return `[${parts.join(',')}]`;
 }

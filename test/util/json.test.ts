@@ -1,27 +1,36 @@
 import { describe, expect, it } from 'vitest';
-import { deepFreeze, stringifyCached } from '../../src/util/json.ts';
+import { cachedJson, deepFreeze, stringifyOps } from '../../src/util/json.ts';
+import { encodeResponse, serializeResponse } from '../../src/admission/review.ts';
 
-describe('stringifyCached', () => {
-  const samples: unknown[] = [
-    null, 0, -1.5, 'a"b\\c\n\u2028', true, [], {}, [1, 'x', null, [2, { a: 3 }]],
-    { a: undefined, b: () => 1, c: [undefined, () => 1], 'k"ey': { nested: [true, false] } },
-    { unicode: 'é 😀', big: 1e21, small: 1e-7 },
+describe('stringifyOps', () => {
+  const shared = deepFreeze({ name: 'proxy', args: ['--a', 'q"uote'], env: [{ name: 'X', value: '1', valueFrom: undefined }] });
+  const ops = [
+    { op: 'remove', path: '/spec/initContainers/2' },
+    { op: 'add', path: '/spec/initContainers', value: [shared, shared] },
+    { op: 'add', path: '/spec/containers/-', value: shared },
+    { op: 'add', path: '/metadata/annotations/meshgate.io~1status', value: '{"mode":"cni"}\u2028' },
+    { op: 'add', path: '/spec/affinity', value: { nodeAffinity: { x: [1, null, true] } } },
   ];
-  it.each(samples.map((s) => [JSON.stringify(s), s]))('matches JSON.stringify for %s', (_n, s) => {
-    expect(stringifyCached(s)).toBe(JSON.stringify(s));
+  it('is byte-identical to JSON.stringify, also on repeated calls (cache hits)', () => {
+    expect(stringifyOps(ops)).toBe(JSON.stringify(ops));
+    expect(stringifyOps(ops)).toBe(JSON.stringify(ops));
   });
 
-  it('caches frozen objects and still matches JSON.stringify inside unfrozen ones', () => {
-    const shared = deepFreeze({ name: 'proxy', args: ['--a', '--b'], env: [{ name: 'X', value: '1' }] });
-    const ops = [{ op: 'add', path: '/spec/containers/-', value: shared }, { op: 'add', path: '/x', value: [shared, shared] }];
-    expect(stringifyCached(ops)).toBe(JSON.stringify(ops));
-    expect(stringifyCached(ops)).toBe(JSON.stringify(ops));
+  it('never caches mutable values', () => {
+    const v: Record<string, unknown> = { a: 1 };
+    expect(cachedJson(v)).toBe('{"a":1}');
+    v.a = 2;
+    expect(cachedJson(v)).toBe('{"a":2}');
   });
+});
 
-  it('never caches mutable objects (a changed object serialises as changed)', () => {
-    const o: Record<string, unknown> = { a: 1 };
-    expect(stringifyCached(o)).toBe('{"a":1}');
-    o.a = 2;
-    expect(stringifyCached(o)).toBe('{"a":2}');
+describe('serializeResponse', () => {
+  it.each([
+    ['patch', { kind: 'patch', reason: 'node_verified', ops: [{ op: 'add', path: '/x', value: 1 }], warnings: ['w'] }],
+    ['deny', { kind: 'deny', reason: 'node_unverified', message: 'no "quotes" here' }],
+    ['allow', { kind: 'allow', reason: 'host_network' }],
+  ] as const)('parses back to the encoded response (%s)', (_n, verdict) => {
+    const body = encodeResponse('admission.k8s.io/v1', 'uid-1', verdict as never);
+    expect(JSON.parse(serializeResponse(body))).toEqual(body);
   });
 });
