@@ -43,10 +43,10 @@ export function bodiesFor(mutate: Review[], validate: Review[]): Bodies {
   return { A: m, B: m, C: validate.map((r) => JSON.stringify(r)) };
 }
 
-async function phase(server: ServerChild, load: LoadChild, o: HttpOptions, route: Route, bodies: string[], durationS: number, round: number): Promise<Phase> {
+async function phase(server: ServerChild, load: LoadChild, o: HttpOptions, route: Route, bodies: string[], durationS: number, round: number, path = PATHS[route]): Promise<Phase> {
   const before = await server.cpu();
   const logBefore = server.logBytes();
-  const r = await load.run({ url: server.url, ca: server.ca, path: PATHS[route], bodies, connections: o.connections, durationS });
+  const r = await load.run({ url: server.url, ca: server.ca, path, bodies, connections: o.connections, durationS });
   const after = await server.cpu();
   const answered = r.ok + r.non2xx;
   const { type: _type, ...rest } = r;
@@ -81,6 +81,8 @@ export interface MainRun {
   /** A and B at saturation with the logger at `info` (one line per review), same server. */
   info: Phase[];
   preflight: Record<Route, PreflightResult>;
+  /** A with a canned patch as big as meshgate's (`/allow-sized`), next to B: B/A′ isolates meshgate's own work. */
+  sized: Array<{ aSized: Phase; b: Phase; throughputRatio: number; cpuRatio: number }>;
 }
 
 /**
@@ -109,6 +111,17 @@ export async function mainRun(bodies: Bodies, reviews: { mutate: Review[]; valid
         show(`round ${round}`, phases.at(-1)!);
       }
     }
+    // A′ then B back to back: the same answer size, so the ratio is meshgate's work alone.
+    const sized: MainRun['sized'] = [];
+    for (let round = 1; round <= o.rounds; round++) {
+      const aSized = await phase(server, load, o, 'A', bodies.A, o.durationS, round, '/allow-sized');
+      show(`round ${round} A′ (/allow-sized)`, aSized);
+      const b = await phase(server, load, o, 'B', bodies.B, o.durationS, round);
+      show(`round ${round}`, b);
+      sized.push({ aSized, b, throughputRatio: b.rps / aSized.rps, cpuRatio: b.cpuSPer1k / aSized.cpuSPer1k });
+    }
+    const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+    log(`  same-size answers: throughput B/A′ ${mean(sized.map((x) => x.throughputRatio)).toFixed(3)}, CPU/review B/A′ ${mean(sized.map((x) => x.cpuRatio)).toFixed(3)} (mean of ${sized.length} rounds; A′ answers a canned 2.2 KB patch)`);
     const serial: Phase[] = [];
     for (const route of ['A', 'B'] as const) {
       serial.push(await phase(server, load, { ...o, connections: 1 }, route, bodies[route], o.durationS / 2, 1));
@@ -121,7 +134,7 @@ export async function mainRun(bodies: Bodies, reviews: { mutate: Review[]; valid
       show('log level info', info.at(-1)!);
     }
     await server.setLogLevel('warn');
-    return { phases, serial, info, preflight: checks };
+    return { phases, serial, info, preflight: checks, sized };
   });
 }
 

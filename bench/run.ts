@@ -113,7 +113,7 @@ const summary = {
   machine: { ...machine, loadavgAtEnd: loadavg().map((x) => round(x)) },
   settings: { ...http, pipelining: 1, tls: 'self-signed CA; autocannon does not verify it (rejectUnauthorized hard-coded false), the preflight does', aggregation: AGGREGATION },
   workload: { mutateBodies: bodies.B.length, validateBodies: bodies.C.length, bodyBytes: { min: sizes[0], median: sizes[sizes.length >> 1], max: sizes.at(-1) }, decisions: work.mix, preflight: main.preflight },
-  http: { phases: main.phases, ...httpSummary, oneConnection: main.serial, infoLogging: main.info },
+  http: { phases: main.phases, ...httpSummary, oneConnection: main.serial, infoLogging: main.info, sameSizeAnswers: main.sized },
   pathological: patho,
   factsScale: scale,
   agent: { fakePublisher: agent, apiserver },

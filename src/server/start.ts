@@ -90,6 +90,8 @@ function keepCaBundle(kc: KubeConfig, name: string, certs: CertSource, logger: L
  * moment close() is called. After MAX_DRAIN_MS (the apiserver's longest webhook timeout) the rest are cut.
  */
 const MAX_DRAIN_MS = 30_000;
+/** ~2.2 KB of JSON Patch, like meshgate's CNI-mode patch (validator, proxy, volume, affinity, label, status). */
+const SIZED_ECHO_PATCH = [{ op: 'add' as const, path: '/metadata/annotations/bench.meshgate.io~1echo', value: 'x'.repeat(2200) }];
 const IDLE_SWEEP_MS = 50;
 
 async function closeDraining(server: HttpsServer, close: () => Promise<void>): Promise<void> {
@@ -141,7 +143,11 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     routes: {
       '/mutate': handlers.mutate,
       '/validate': handlers.validate,
-      ...(o.benchRoutes ? { '/allow': () => ({ kind: 'allow', reason: 'echo' }) as const } : {}),
+      ...(o.benchRoutes ? {
+        '/allow': () => ({ kind: 'allow', reason: 'echo' }) as const,
+        // Echo with a canned patch the size of a typical meshgate patch: the transport cost of the bigger answer.
+        '/allow-sized': () => ({ kind: 'patch', reason: 'echo', ops: SIZED_ECHO_PATCH }) as const,
+      } : {}),
     },
     ready: () => {
       if (closing) return { ready: false, why: 'shutting down' };
