@@ -8,7 +8,7 @@ import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { dirname } from 'node:path';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
-import type { CertPair, CertSource } from './source.ts';
+import { PairSource, type CertPair } from './source.ts';
 
 /** Debounce for the burst of events one Secret update causes. */
 const SETTLE_MS = 100;
@@ -24,18 +24,17 @@ export function readPair(certFile: string, keyFile: string, caFile?: string): Ce
   return { cert, key, ca: caFile ? readFileSync(caFile, 'utf8') : undefined, notAfter: new Date(x509.validTo) };
 }
 
-export class FileSource implements CertSource {
+export class FileSource extends PairSource {
   #certFile: string;
   #keyFile: string;
   #caFile?: string;
-  #pair?: CertPair;
-  #listeners: Array<(p: CertPair) => void> = [];
   #watchers: FSWatcher[] = [];
   #timer?: NodeJS.Timeout;
   #poll?: NodeJS.Timeout;
   #onError: (err: Error) => void;
 
   constructor(opts: { certFile: string; keyFile: string; caFile?: string; onError?: (err: Error) => void }) {
+    super();
     this.#certFile = opts.certFile;
     this.#keyFile = opts.keyFile;
     this.#caFile = opts.caFile;
@@ -43,7 +42,7 @@ export class FileSource implements CertSource {
   }
 
   async start(): Promise<void> {
-    this.#pair = readPair(this.#certFile, this.#keyFile, this.#caFile);
+    this.publish(readPair(this.#certFile, this.#keyFile, this.#caFile), false);
     for (const dir of new Set([dirname(this.#certFile), dirname(this.#keyFile)])) {
       this.#watchers.push(watch(dir, () => this.#schedule()));
     }
@@ -64,23 +63,12 @@ export class FileSource implements CertSource {
       this.#onError(err as Error);
       return;
     }
-    if (next.cert === this.#pair?.cert && next.key === this.#pair?.key) return;
-    this.#pair = next;
-    for (const l of this.#listeners) l(next);
+    if (next.cert === this.peek()?.cert && next.key === this.peek()?.key) return;
+    this.publish(next);
   }
 
-  current(): CertPair {
-    if (!this.#pair) throw new Error('certificate source not started');
-    return this.#pair;
-  }
 
-  healthy(): boolean {
-    return !!this.#pair && this.#pair.notAfter.getTime() > Date.now();
-  }
 
-  onChange(listener: (p: CertPair) => void): void {
-    this.#listeners.push(listener);
-  }
 
   stop(): void {
     for (const w of this.#watchers) w.close();

@@ -8,7 +8,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import forge from 'node-forge';
-import type { CertPair, CertSource } from './source.ts';
+import { PairSource, type CertPair } from './source.ts';
 import { issueCA, issueLeaf, type CertificateAuthority } from './self-signed.ts';
 
 export interface SecretData {
@@ -40,13 +40,12 @@ function pairOf(d: SecretData): CertPair {
   return { cert: d['tls.crt'], key: d['tls.key'], ca: d['ca.crt'], notAfter: new Date(new X509Certificate(d['tls.crt']).validTo) };
 }
 
-export class SecretSource implements CertSource {
+export class SecretSource extends PairSource {
   #o: Required<Omit<SecretSourceOptions, 'onError'>> & Pick<SecretSourceOptions, 'onError'>;
-  #pair?: CertPair;
-  #listeners: Array<(p: CertPair) => void> = [];
   #timer?: NodeJS.Timeout;
 
   constructor(opts: SecretSourceOptions) {
+    super(opts.now);
     this.#o = { validityMs: 365 * 24 * 3600 * 1000, pollMs: 60_000, now: Date.now, ...opts };
   }
 
@@ -83,9 +82,8 @@ export class SecretSource implements CertSource {
   }
 
   #adopt(d: SecretData): void {
-    if (this.#pair?.cert === d['tls.crt']) return;
-    this.#pair = pairOf(d);
-    for (const l of this.#listeners) l(this.#pair);
+    if (this.peek()?.cert === d['tls.crt']) return;
+    this.publish(pairOf(d));
   }
 
   async start(): Promise<void> {
@@ -94,18 +92,8 @@ export class SecretSource implements CertSource {
     this.#timer.unref();
   }
 
-  current(): CertPair {
-    if (!this.#pair) throw new Error('certificate source not started');
-    return this.#pair;
-  }
 
-  healthy(): boolean {
-    return !!this.#pair && this.#pair.notAfter.getTime() > this.#o.now();
-  }
 
-  onChange(listener: (p: CertPair) => void): void {
-    this.#listeners.push(listener);
-  }
 
   stop(): void {
     clearInterval(this.#timer);

@@ -7,7 +7,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import forge from 'node-forge';
-import type { CertPair, CertSource } from './source.ts';
+import { PairSource, type CertPair } from './source.ts';
 
 /** Clock skew tolerated between meshgate and the apiserver. */
 const BACKDATE_MS = 5 * 60 * 1000;
@@ -95,14 +95,13 @@ export function issueSelfSigned(sans: string[], validityMs: number, now: number)
   return issueLeaf(issueCA(validityMs, now), sans, validityMs, now);
 }
 
-export class SelfSignedSource implements CertSource {
+export class SelfSignedSource extends PairSource {
   #opts: Required<SelfSignedOptions>;
-  #pair?: CertPair;
   #ca?: CertificateAuthority;
-  #listeners: Array<(p: CertPair) => void> = [];
   #timer?: NodeJS.Timeout;
 
   constructor(opts: SelfSignedOptions) {
+    super(opts.now);
     this.#opts = { validityMs: 365 * 24 * 3600 * 1000, now: Date.now, ...opts };
   }
 
@@ -114,26 +113,15 @@ export class SelfSignedSource implements CertSource {
     const now = this.#opts.now();
     // The CA is made once per process and outlives many renewals (ten lifetimes).
     this.#ca ??= issueCA(this.#opts.validityMs, now);
-    this.#pair = issueLeaf(this.#ca, this.#opts.sans, this.#opts.validityMs, now);
-    for (const l of this.#listeners) l(this.#pair);
+    this.publish(issueLeaf(this.#ca, this.#opts.sans, this.#opts.validityMs, now));
     // Renew at two thirds of the serving certificate's life.
     const renewIn = Math.max(1000, Math.floor((this.#opts.validityMs * 2) / 3));
     this.#timer = setTimeout(() => this.#rotate(), Math.min(renewIn, 2 ** 31 - 1));
     this.#timer.unref();
   }
 
-  current(): CertPair {
-    if (!this.#pair) throw new Error('certificate source not started');
-    return this.#pair;
-  }
 
-  healthy(): boolean {
-    return !!this.#pair && this.#pair.notAfter.getTime() > this.#opts.now();
-  }
 
-  onChange(listener: (p: CertPair) => void): void {
-    this.#listeners.push(listener);
-  }
 
   stop(): void {
     clearTimeout(this.#timer);
