@@ -115,7 +115,3 @@ export function podShapeProblem(value: unknown): string | undefined {
   }
   return undefined;
 }
-
-export function isPodShaped(value: unknown): value is Pod {
-  return podShapeProblem(value) === undefined;
-}

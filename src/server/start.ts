@@ -16,7 +16,7 @@ import { SelfSignedSource } from '../tls/self-signed.ts';
 import { FileSource } from '../tls/file-source.ts';
 import type { CertSource } from '../tls/source.ts';
 import { startNodeCache } from '../kube/node-cache.ts';
-import { startPodModeCache } from '../kube/pod-mode-cache.ts';
+import { startPodModeCache, type PodModes } from '../kube/pod-mode-cache.ts';
 import { SecretSource } from '../tls/secret-source.ts';
 import { kubeSecretStore } from '../kube/secret-store.ts';
 import { syncCaBundle } from '../kube/ca-bundle.ts';
@@ -117,7 +117,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
 
   const stops: Array<() => void> = [() => certs.stop()];
   let nodes: NodeFacts;
-  let podModes;
+  let podModes: PodModes | undefined;
   let synced: Promise<void> = Promise.resolve();
   if (o.kc) {
     const cache = startNodeCache(o.kc, (err) => logger.warn({ err: describeKubeError(err) }, 'node watch interrupted; resuming'));
