@@ -11,6 +11,7 @@ import type { MeshgateConfig } from '../config/types.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { buildHandlers } from '../admission/handlers.ts';
 import { buildApp, type AppDeps } from './app.ts';
+import { trackConnections } from './drain.ts';
 import { createMetrics } from './metrics.ts';
 import { SelfSignedSource } from '../tls/self-signed.ts';
 import { FileSource } from '../tls/file-source.ts';
@@ -84,26 +85,8 @@ function keepCaBundle(kc: KubeConfig, name: string, certs: CertSource, logger: L
   sync();
 }
 
-/**
- * Closes the listener and waits for in-flight reviews, closing each keep-alive socket as soon as it is idle:
- * the apiserver's Go client keeps idle connections for 90 s, and node closes only the sockets idle at the
- * moment close() is called. After MAX_DRAIN_MS (the apiserver's longest webhook timeout) the rest are cut.
- */
-const MAX_DRAIN_MS = 30_000;
 /** ~2.2 KB of JSON Patch, like meshgate's CNI-mode patch (validator, proxy, volume, affinity, label, status). */
 const SIZED_ECHO_PATCH = [{ op: 'add' as const, path: '/metadata/annotations/bench.meshgate.io~1echo', value: 'x'.repeat(2200) }];
-const IDLE_SWEEP_MS = 50;
-
-async function closeDraining(server: HttpsServer, close: () => Promise<void>): Promise<void> {
-  const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
-  const cut = setTimeout(() => server.closeAllConnections(), MAX_DRAIN_MS);
-  try {
-    await close();
-  } finally {
-    clearInterval(sweep);
-    clearTimeout(cut);
-  }
-}
 
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const logger = o.logger ?? pino({ level: 'info' });
@@ -160,6 +143,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     (app.server as HttpsServer).setSecureContext({ cert: pair.cert, key: pair.key });
     logger.info({ notAfter: pair.notAfter.toISOString() }, 'serving certificate swapped');
   });
+  const drainer = trackConnections(app.server as HttpsServer);
   await app.listen({ port: o.port, host: o.host });
   const port = (app.server.address() as { port: number }).port;
   const url = `https://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}`;
@@ -176,7 +160,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
       closing = true;
       logger.info({ drainSeconds: o.drainSeconds }, 'shutting down: readiness off, draining');
       await new Promise((r) => setTimeout(r, o.drainSeconds * 1000));
-      await closeDraining(app.server as HttpsServer, () => app.close());
+      await drainer.close(() => app.close());
       for (const stop of stops) stop();
       logger.info('shut down');
     },

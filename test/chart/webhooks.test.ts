@@ -66,6 +66,25 @@ describe('webhook configurations (values)', () => {
     expect(only(r.one('ValidatingWebhookConfiguration'))).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 5 });
   });
 
+  it('pod opt-in: a second entry per configuration, selected by the pod label in the allowed namespaces only', async () => {
+    const r = await render({ config: { injection: { podOptInNamespaceLabels: { team: 'a' } } } });
+    for (const [kind, path] of [['MutatingWebhookConfiguration', '/mutate'], ['ValidatingWebhookConfiguration', '/validate']]) {
+      const hooks = r.one(kind).webhooks;
+      expect(hooks, kind).toHaveLength(2);
+      const optIn = hooks[1];
+      expect(optIn.clientConfig.service.path).toBe(path);
+      expect(optIn.objectSelector).toEqual({ matchLabels: { 'meshgate.io/inject': 'true' } });
+      expect(optIn.namespaceSelector.matchLabels).toEqual({ team: 'a' });
+      // Labelled namespaces stay with the first entry (no pod reviewed twice); meshgate's own never.
+      expect(optIn.namespaceSelector.matchExpressions).toEqual([
+        { key: 'meshgate.io/inject', operator: 'NotIn', values: ['enabled'] },
+        { key: NAME_EXCLUSION, operator: 'NotIn', values: ['meshgate', 'kube-system', 'kube-public', 'kube-node-lease'] },
+      ]);
+      // Bindings carry no labels: the opt-in entry reviews pods only.
+      expect(optIn.rules[0].resources).toEqual(['pods']);
+    }
+  });
+
   it('excludes the release namespace and configured system namespaces under another release name', async () => {
     const r = await render({ config: { systemNamespaces: ['kube-system', 'ops'] } }, { release: 'mesh', namespace: 'mesh-system' });
     const w = only(r.one('MutatingWebhookConfiguration', 'mesh-meshgate'));

@@ -54,6 +54,7 @@ describe('meshgate chart on a real apiserver', () => {
   const modes: Array<[string, Obj]> = [
     ['default values', {}],
     ['cert-manager (its CRDs aside)', { certs: { mode: 'cert-manager' } }],
+    ['pod opt-in by label in team namespaces', { config: { injection: { podOptInNamespaceLabels: { team: 'a' } } } }],
     ['enforce-only, redirect required, Ignore', { config: { injection: { enabled: false }, redirect: { mode: 'required' } }, webhook: { mutating: { failurePolicy: 'Ignore' } } }],
     ['crio, two bin dirs, taint, one replica', { webhook: { replicas: 1 }, nodeAgent: { runtime: 'crio', cniBinDirs: ['/opt/cni/bin', '/usr/libexec/cni'], taintUnverified: true } }],
   ];

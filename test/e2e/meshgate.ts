@@ -22,7 +22,8 @@ export interface Captured {
 export interface Meshgate {
   server: RunningServer;
   reviews: Captured[];
-  register(opts?: { failurePolicy?: 'Fail' | 'Ignore' }): Promise<void>;
+  /** optIn: also the chart's pod opt-in entries (objectSelector meshgate.io/inject=true in namespaces with these labels). */
+  register(opts?: { failurePolicy?: 'Fail' | 'Ignore'; optIn?: Record<string, string> }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -43,14 +44,14 @@ export async function startMeshgate(cp: ControlPlane, config: Record<string, unk
   return {
     server,
     reviews,
-    async register({ failurePolicy = 'Fail' } = {}) {
-      await registerWebhooks(api, server, failurePolicy);
+    async register({ failurePolicy = 'Fail', optIn }: { failurePolicy?: 'Fail' | 'Ignore'; optIn?: Record<string, string> } = {}) {
+      await registerWebhooks(api, server, failurePolicy, optIn);
     },
     stop: () => server.shutdown(),
   };
 }
 
-async function registerWebhooks(api: AdmissionregistrationV1Api, server: RunningServer, failurePolicy: 'Fail' | 'Ignore') {
+async function registerWebhooks(api: AdmissionregistrationV1Api, server: RunningServer, failurePolicy: 'Fail' | 'Ignore', optIn?: Record<string, string>) {
   const caBundle = Buffer.from(server.ca!).toString('base64');
   const namespaceSelector = { matchLabels: { 'meshgate.io/inject': 'enabled' } };
   const common = { failurePolicy, sideEffects: 'None', admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent', timeoutSeconds: 10, namespaceSelector };
@@ -64,6 +65,15 @@ async function registerWebhooks(api: AdmissionregistrationV1Api, server: Running
       rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],
     }],
   };
+  if (optIn) {
+    // As the chart renders it: labelled namespaces stay with the first entry, the pod label selects the rest.
+    mutating.webhooks.push({
+      ...mutating.webhooks[0],
+      name: 'optin.inject.meshgate.io',
+      namespaceSelector: { matchLabels: optIn, matchExpressions: [{ key: 'meshgate.io/inject', operator: 'NotIn', values: ['enabled'] }] },
+      objectSelector: { matchLabels: { 'meshgate.io/inject': 'true' } },
+    } as never);
+  }
   const validating = {
     metadata: { name: WEBHOOK_NAME },
     webhooks: [{

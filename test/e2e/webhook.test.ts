@@ -76,6 +76,28 @@ describe('injection through the real apiserver', () => {
   });
 });
 
+describe('pod opt-in by label where the namespace is not labelled', () => {
+  it('injects labelled pods in allowed namespaces only; unlabelled pods and other namespaces are untouched', async () => {
+    await createNamespace(cp, 'team-a', { team: 'a' });
+    await createNamespace(cp, 'team-b', { team: 'b' });
+    const optIn = await startMeshgate(cp, { injection: { podOptInNamespaceLabels: { team: 'a' } } });
+    try {
+      await optIn.register({ optIn: { team: 'a' } });
+      const labelled = (name: string) => {
+        const p = restrictedPod(name);
+        p.metadata!.labels!['meshgate.io/inject'] = 'true';
+        return p;
+      };
+      expect(names(await core.createNamespacedPod({ namespace: 'team-a', body: labelled('in') })).init).toEqual(['meshgate-validate', 'meshgate-proxy']);
+      expect(names(await core.createNamespacedPod({ namespace: 'team-a', body: restrictedPod('not-labelled') }))).toEqual({ init: [], containers: ['app'] });
+      expect(names(await core.createNamespacedPod({ namespace: 'team-b', body: labelled('other-team') }))).toEqual({ init: [], containers: ['app'] });
+    } finally {
+      await optIn.stop();
+      await mg.register();
+    }
+  });
+});
+
 describe('node verdicts', () => {
   it('rejects a pod created with spec.nodeName of an unverified node, naming the node', async () => {
     const err = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('pinned-bad', { nodeName: 'node-unverified' }) }).catch((e) => e);

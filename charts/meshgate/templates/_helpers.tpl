@@ -73,6 +73,26 @@ namespaceSelector:
       values: {{ include "meshgate.excludedNamespaces" . }}
 {{- end -}}
 
+{{/*
+Pods opting in with the label meshgate.io/inject=true in namespaces that are not labelled but carry
+config.injection.podOptInNamespaceLabels. The selectors do the filtering (meshgate trusts them, it does not
+watch Namespaces); labelled namespaces are left to the main entry so no pod is reviewed twice.
+*/}}
+{{- define "meshgate.optInSelectors" -}}
+namespaceSelector:
+  matchLabels: {{ toJson .labels }}
+  matchExpressions:
+    - key: meshgate.io/inject
+      operator: NotIn
+      values: ["enabled"]
+    - key: kubernetes.io/metadata.name
+      operator: NotIn
+      values: {{ include "meshgate.excludedNamespaces" .ctx }}
+objectSelector:
+  matchLabels:
+    meshgate.io/inject: "true"
+{{- end -}}
+
 {{/* Call with (dict "ctx" $ "path" "/mutate"). caBundle stays empty: meshgate (self-managed) or cert-manager fills it. */}}
 {{- define "meshgate.webhookClientConfig" -}}
 clientConfig:

@@ -1,0 +1,49 @@
+/**
+ * Graceful close for a webhook server: stop listening, let every in-flight review finish, and close every
+ * other connection at once. node's own close() only ends sockets idle at that instant; the apiserver's Go
+ * client keeps idle connections for 90 s and may hold freshly dialled ones that have not sent a request yet,
+ * either of which would keep close() pending. Sockets are therefore counted per in-flight request here, and a
+ * sweep destroys every socket with none. After MAX_DRAIN_MS (the apiserver's longest webhook timeout) the
+ * rest are cut too.
+ */
+import type { Server as HttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
+
+const MAX_DRAIN_MS = 30_000;
+const SWEEP_MS = 50;
+
+export interface Drainer {
+  close(closeServer: () => Promise<void>): Promise<void>;
+}
+
+export function trackConnections(server: HttpsServer): Drainer {
+  const inflight = new Map<Socket, number>();
+  server.on('secureConnection', (socket: Socket) => {
+    inflight.set(socket, inflight.get(socket) ?? 0);
+    socket.once('close', () => inflight.delete(socket));
+  });
+  server.on('request', (req, res) => {
+    const socket = req.socket;
+    inflight.set(socket, (inflight.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      if (inflight.has(socket)) inflight.set(socket, Math.max(0, inflight.get(socket)! - 1));
+    });
+  });
+  return {
+    async close(closeServer) {
+      const sweep = () => {
+        for (const [socket, n] of inflight) if (n === 0) socket.destroy();
+      };
+      const timer = setInterval(sweep, SWEEP_MS);
+      const cut = setTimeout(() => server.closeAllConnections(), MAX_DRAIN_MS);
+      try {
+        const closing = closeServer();
+        sweep();
+        await closing;
+      } finally {
+        clearInterval(timer);
+        clearTimeout(cut);
+      }
+    },
+  };
+}
