@@ -4,7 +4,7 @@
  * always echoes the request's uid and apiVersion, as the apiserver requires.
  */
 import type { PatchOp } from '../inject/patch.ts';
-import { stringifyOps } from '../util/json.ts';
+import { isObject, stringifyOps } from '../util/json.ts';
 
 export const SUPPORTED_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'];
 
@@ -30,22 +30,18 @@ export interface DecodedReview {
 
 export type DecodeResult = { ok: true; review: DecodedReview } | { ok: false; error: string };
 
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** Checks just what the handlers rely on; anything else in the body is passed along untouched. */
 export function decodeReview(body: unknown): DecodeResult {
-  if (!isObj(body)) return { ok: false, error: 'body is not a JSON object' };
+  if (!isObject(body)) return { ok: false, error: 'body is not a JSON object' };
   if (body.kind !== 'AdmissionReview') return { ok: false, error: `kind is ${JSON.stringify(body.kind)}, expected "AdmissionReview"` };
   if (typeof body.apiVersion !== 'string' || !SUPPORTED_VERSIONS.includes(body.apiVersion)) {
     return { ok: false, error: `apiVersion ${JSON.stringify(body.apiVersion)} is not one of ${SUPPORTED_VERSIONS.join(', ')}` };
   }
   const r = body.request;
-  if (!isObj(r)) return { ok: false, error: 'request is missing' };
+  if (!isObject(r)) return { ok: false, error: 'request is missing' };
   if (typeof r.uid !== 'string' || r.uid === '') return { ok: false, error: 'request.uid is missing' };
-  if (!isObj(r.kind) || typeof r.kind.kind !== 'string') return { ok: false, error: 'request.kind is missing' };
-  if (!isObj(r.resource) || typeof r.resource.resource !== 'string') return { ok: false, error: 'request.resource is missing' };
+  if (!isObject(r.kind) || typeof r.kind.kind !== 'string') return { ok: false, error: 'request.kind is missing' };
+  if (!isObject(r.resource) || typeof r.resource.resource !== 'string') return { ok: false, error: 'request.resource is missing' };
   if (typeof r.operation !== 'string') return { ok: false, error: 'request.operation is missing' };
   return { ok: true, review: { apiVersion: body.apiVersion, request: r as unknown as AdmissionRequest } };
 }

@@ -6,12 +6,11 @@
 import type { Logger } from 'pino';
 import type { MeshgateConfig } from '../config/types.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { podShapeProblem, type Pod } from '../inject/pod.ts';
 import { checkPosture } from '../policy/posture.ts';
 import { checkBinding } from '../policy/binding.ts';
 import type { PodModes } from '../kube/pod-mode-cache.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
-import { isPodCreate } from './mutate.ts';
+import { isPodCreate, podInput } from './mutate.ts';
 import type { NamespaceLabels } from './namespaces.ts';
 
 export interface ValidateDeps {
@@ -59,11 +58,9 @@ export async function validate(r: AdmissionRequest, deps: ValidateDeps): Promise
     return res.ok ? { kind: 'allow', reason: res.reason } : { kind: 'deny', reason: res.reason, message: res.message };
   }
   if (!isPodCreate(r)) return { kind: 'allow', reason: 'not_a_pod_create' };
-  const problem = podShapeProblem(r.object);
-  if (problem) return { kind: 'deny', reason: 'invalid_object', message: `request.object is not a valid pod: ${problem}` };
-  const pod = r.object as Pod;
-  const name = r.namespace ?? pod.metadata?.namespace ?? 'default';
-  const res = checkPosture({ pod, namespace: { name, labels: deps.namespaces?.labels(name) } }, deps.nodes, deps.config);
+  const input = podInput(r, deps.namespaces);
+  if ('kind' in input) return input;
+  const res = checkPosture(input, deps.nodes, deps.config);
   if (!res.ok) return { kind: 'deny', reason: res.reason, message: res.message };
   return { kind: 'allow', reason: res.reason, warnings: res.warnings };
 }

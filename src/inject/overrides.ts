@@ -22,11 +22,14 @@ const RESOURCE_ANNOTATIONS: Array<[string, 'requests' | 'limits', 'cpu' | 'memor
   [ANNOTATIONS.proxyMemoryLimit, 'limits', 'memory'],
 ];
 
+/** Every annotation meshgate reads here, checked once per review for being a string. */
+const OVERRIDE_KEYS = [...RESOURCE_ANNOTATIONS.map(([k]) => k), ANNOTATIONS.excludeInboundPorts, ANNOTATIONS.excludeOutboundPorts, ANNOTATIONS.excludeOutboundCidrs];
+
 export function parseOverrides(annotations: Record<string, unknown> | undefined, base: Resources): OverridesResult {
   const problems: string[] = [];
   // Only the apiserver guarantees string values; anything else reaching a meshgate key is named, not coerced.
   const a: Record<string, string> = {};
-  for (const key of [...RESOURCE_ANNOTATIONS.map(([k]) => k), ANNOTATIONS.excludeInboundPorts, ANNOTATIONS.excludeOutboundPorts, ANNOTATIONS.excludeOutboundCidrs]) {
+  for (const key of OVERRIDE_KEYS) {
     const v = annotations?.[key];
     if (v === undefined) continue;
     if (typeof v === 'string') a[key] = v;

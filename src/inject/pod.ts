@@ -2,6 +2,8 @@
  * The parts of a Pod meshgate reads, typed loosely: admission bodies are JSON from the apiserver, and every
  * field a pod may carry must survive untouched, so unknown fields are kept as `unknown`.
  */
+import { isObject } from '../util/json.ts';
+
 export interface Container {
   name: string;
   image?: string;
@@ -66,17 +68,14 @@ export function findContainer(pod: Pod, name: string): { list: 'containers' | 'i
   return undefined;
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-
 /** Node selector requirements: mappings with string key and operator and, optionally, a list of strings. */
 function requirements(v: unknown): boolean {
-  return v === undefined || (Array.isArray(v) && v.every((r) => isObj(r) && typeof r.key === 'string' && typeof r.operator === 'string'
+  return v === undefined || (Array.isArray(v) && v.every((r) => isObject(r) && typeof r.key === 'string' && typeof r.operator === 'string'
     && (r.values === undefined || (Array.isArray(r.values) && r.values.every((x) => typeof x === 'string')))));
 }
 
 function namedList(v: unknown): boolean {
-  return Array.isArray(v) && v.every((x) => isObj(x) && typeof x.name === 'string');
+  return Array.isArray(v) && v.every((x) => isObject(x) && typeof x.name === 'string');
 }
 
 /**
@@ -85,29 +84,29 @@ function namedList(v: unknown): boolean {
  * the op assumes, or the patch would not apply.
  */
 export function podShapeProblem(value: unknown): string | undefined {
-  if (!isObj(value)) return 'the object is not a mapping';
+  if (!isObject(value)) return 'the object is not a mapping';
   const { metadata, spec } = value;
   if (metadata !== undefined) {
-    if (!isObj(metadata)) return 'metadata is not a mapping';
-    if (metadata.labels !== undefined && !isObj(metadata.labels)) return 'metadata.labels is not a mapping';
-    if (metadata.annotations !== undefined && !isObj(metadata.annotations)) return 'metadata.annotations is not a mapping';
+    if (!isObject(metadata)) return 'metadata is not a mapping';
+    if (metadata.labels !== undefined && !isObject(metadata.labels)) return 'metadata.labels is not a mapping';
+    if (metadata.annotations !== undefined && !isObject(metadata.annotations)) return 'metadata.annotations is not a mapping';
   }
-  if (!isObj(spec)) return 'spec is missing';
+  if (!isObject(spec)) return 'spec is missing';
   if (!namedList(spec.containers)) return 'spec.containers is not a list of named containers';
   if (spec.initContainers !== undefined && !namedList(spec.initContainers)) return 'spec.initContainers is not a list of named containers';
   if (spec.volumes !== undefined && !namedList(spec.volumes)) return 'spec.volumes is not a list of named volumes';
   if (spec.nodeName !== undefined && typeof spec.nodeName !== 'string') return 'spec.nodeName is not a string';
   const affinity = spec.affinity;
   if (affinity !== undefined) {
-    if (!isObj(affinity)) return 'spec.affinity is not a mapping';
+    if (!isObject(affinity)) return 'spec.affinity is not a mapping';
     const na = affinity.nodeAffinity;
     if (na !== undefined) {
-      if (!isObj(na)) return 'spec.affinity.nodeAffinity is not a mapping';
+      if (!isObject(na)) return 'spec.affinity.nodeAffinity is not a mapping';
       const req = na.requiredDuringSchedulingIgnoredDuringExecution;
       if (req !== undefined) {
-        if (!isObj(req)) return 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution is not a mapping';
+        if (!isObject(req)) return 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution is not a mapping';
         const terms = req.nodeSelectorTerms;
-        if (terms !== undefined && (!Array.isArray(terms) || !terms.every((t) => isObj(t) && requirements(t.matchExpressions) && requirements(t.matchFields)))) {
+        if (terms !== undefined && (!Array.isArray(terms) || !terms.every((t) => isObject(t) && requirements(t.matchExpressions) && requirements(t.matchFields)))) {
           return 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms is not a list of terms';
         }
       }

@@ -38,7 +38,7 @@ export interface ServeOptions {
   /** Seconds between readiness going false and the listener closing, so endpoints stop routing here. */
   drainSeconds: number;
   logger?: Logger;
-  /** Adds POST /allow, an echo route that decodes and allows: the benchmark's transport baseline. */
+  /** Adds the benchmark's transport baselines: POST /allow (decode, allow) and /allow-sized (a canned patch). */
   benchRoutes?: boolean;
   /** Self-managed certificates shared by replicas through this Secret (needs kc); overrides self-signed. */
   certSecret?: { namespace: string; name: string };

@@ -1,9 +1,14 @@
 /**
  * JSON helpers for the admission hot path. Injected containers are built once per config and shared by every
- * review; they are deep-frozen so nothing can change them, and `stringifyCached` remembers the JSON of frozen
+ * review; they are deep-frozen so nothing can change them, and `cachedJson` remembers the JSON of frozen
  * objects, so a review's patch serialises the big, constant parts (containers, volumes) once per process.
  * The output is byte-identical to JSON.stringify for plain JSON data (no toJSON, no cycles).
  */
+
+/** A JSON object (mapping): not null, not an array. */
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
 
 export function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
