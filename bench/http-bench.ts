@@ -4,7 +4,8 @@
  *   A = POST /allow     decode the review, answer allowed (the transport: TLS, HTTP, JSON in and out)
  *   B = POST /mutate    the corpus pods (A sends the very same bodies, so only the admission work differs)
  *   C = POST /validate  the same pods with meshgate's patch applied offline
- * Each route is warmed up once, then A B C A B C; the server's CPU is read over IPC around every phase.
+ * Each route is warmed up once, then `rounds` rounds of A B C (C B A in even rounds); the server's CPU is read
+ * over IPC around every phase.
  * The CPU profile (part 5) runs in a second server started with --cpu-prof.
  */
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { preflight, type PreflightResult } from './preflight.ts';
 import { startLoadChild, startServerChild, type LoadChild, type ServerChild } from './procs.ts';
 import type { LoadResult } from './load.ts';
 import type { ServerSettings } from './server.ts';
+import { median } from './stats.ts';
 
 export type Route = 'A' | 'B' | 'C';
 export const PATHS: Record<Route, string> = { A: '/allow', B: '/mutate', C: '/validate' };
@@ -86,7 +88,7 @@ export interface MainRun {
 }
 
 /**
- * One server for everything comparable: warm-up of every route, `rounds` × (A B C) at saturation with the
+ * One server for everything comparable: warm-up of every route, `rounds` × (A B C / C B A) at saturation with the
  * logger at `warn`, then A and B over a single connection, then A and B with the logger at `info`.
  */
 export async function mainRun(bodies: Bodies, reviews: { mutate: Review[]; validate: Review[] }, o: HttpOptions, log: (s: string) => void): Promise<MainRun> {
@@ -106,22 +108,22 @@ export async function mainRun(bodies: Bodies, reviews: { mutate: Review[]; valid
       log(`${what} ${p.route} ${PATHS[p.route].padEnd(9)} ${p.rps.toFixed(0).padStart(5)} req/s  p50 ${p.p50Ms.toFixed(2)} ms  p99 ${p.p99Ms.toFixed(2)} ms  ${p.cpuSPer1k.toFixed(3)} CPU-s/1k`);
     const phases: Phase[] = [];
     for (let round = 1; round <= o.rounds; round++) {
-      for (const route of ['A', 'B', 'C'] as const) {
+      // Odd rounds run A B C, even rounds C B A: a drift of the shared machine within a round favours no route.
+      for (const route of round % 2 === 1 ? (['A', 'B', 'C'] as const) : (['C', 'B', 'A'] as const)) {
         phases.push(await phase(server, load, o, route, bodies[route], o.durationS, round));
         show(`round ${round}`, phases.at(-1)!);
       }
     }
     // A′ then B back to back: the same answer size, so the ratio is meshgate's work alone.
     const sized: MainRun['sized'] = [];
-    for (let round = 1; round <= o.rounds; round++) {
+    for (let round = 1; round <= Math.min(o.rounds, 3); round++) {
       const aSized = await phase(server, load, o, 'A', bodies.A, o.durationS, round, '/allow-sized');
       show(`round ${round} A′ (/allow-sized)`, aSized);
       const b = await phase(server, load, o, 'B', bodies.B, o.durationS, round);
       show(`round ${round}`, b);
       sized.push({ aSized, b, throughputRatio: b.rps / aSized.rps, cpuRatio: b.cpuSPer1k / aSized.cpuSPer1k });
     }
-    const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
-    log(`  same-size answers: throughput B/A′ ${mean(sized.map((x) => x.throughputRatio)).toFixed(3)}, CPU/review B/A′ ${mean(sized.map((x) => x.cpuRatio)).toFixed(3)} (mean of ${sized.length} rounds; A′ answers a canned 2.2 KB patch)`);
+    log(`  same-size answers: throughput B/A′ ${median(sized.map((x) => x.throughputRatio)).toFixed(3)}, CPU/review B/A′ ${median(sized.map((x) => x.cpuRatio)).toFixed(3)} (median of ${sized.length} rounds; A′ answers a canned, pre-encoded 2.2 KB patch)`);
     const serial: Phase[] = [];
     for (const route of ['A', 'B'] as const) {
       serial.push(await phase(server, load, { ...o, connections: 1 }, route, bodies[route], o.durationS / 2, 1));

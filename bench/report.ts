@@ -11,8 +11,8 @@ import type { AgentLatency } from './agent-latency.ts';
 import { median, round } from './stats.ts';
 
 export const AGGREGATION =
-  'ratios and targets: median (two rounds: mean) of the ratio within each round (A, B, C back to back, so slow ' +
-  'drifts of the shared machine cancel); per-route rows marked * are the best round (higher req/s) of that route';
+  'ratios and targets: median of the ratio within each round (A, B, C back to back, in reverse order every other ' +
+  'round, so slow drifts of the shared machine cancel); per-route rows marked * are the best round (higher req/s) of that route';
 
 export interface Target {
   name: string;

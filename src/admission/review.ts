@@ -4,7 +4,8 @@
  * always echoes the request's uid and apiVersion, as the apiserver requires.
  */
 import type { PatchOp } from '../inject/patch.ts';
-import { isObject, stringifyOps } from '../util/json.ts';
+import { isObject } from '../util/json.ts';
+import { base64JsonPatch } from '../util/base64-json.ts';
 
 export const SUPPORTED_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'];
 
@@ -71,7 +72,7 @@ export function encodeResponse(apiVersion: string, uid: string, v: Verdict): Adm
   const response: AdmissionResponseBody['response'] = { uid, allowed: v.kind === 'allow' || v.kind === 'patch' };
   if (v.kind === 'patch' && v.ops.length > 0) {
     response.patchType = 'JSONPatch';
-    response.patch = Buffer.from(stringifyOps(v.ops)).toString('base64');
+    response.patch = base64JsonPatch(v.ops);
   }
   if (v.kind === 'deny') response.status = { code: 403, reason: 'Forbidden', message: `meshgate: ${v.message} [${v.reason}]` };
   if (v.kind === 'error') response.status = { code: 500, reason: 'InternalError', message: `meshgate: ${v.message} [${v.reason}]` };
@@ -81,13 +82,16 @@ export function encodeResponse(apiVersion: string, uid: string, v: Verdict): Adm
 }
 
 /**
- * The response as JSON text. The base64 patch (most of the body) is spliced in rather than run through
- * JSON.stringify again: base64 has no character JSON must escape.
+ * The response as JSON text, written field by field: the response has a fixed, small shape, and the base64
+ * patch (most of the body) has no character JSON must escape, so it is copied in as it is.
  */
 export function serializeResponse(body: AdmissionResponseBody): string {
-  const { patch, ...rest } = body.response;
-  const text = JSON.stringify({ ...body, response: rest });
-  if (patch === undefined) return text;
-  // JSON.stringify output ends with the response object's and the review's closing braces.
-  return `${text.slice(0, -2)},"patch":"${patch}"}}`;
+  const r = body.response;
+  let s = `{"apiVersion":${JSON.stringify(body.apiVersion)},"kind":"AdmissionReview","response":{"uid":${JSON.stringify(r.uid)},"allowed":${r.allowed === true}`;
+  if (r.patchType !== undefined) s += `,"patchType":${JSON.stringify(r.patchType)}`;
+  if (r.status !== undefined) s += `,"status":${JSON.stringify(r.status)}`;
+  if (r.warnings !== undefined) s += `,"warnings":${JSON.stringify(r.warnings)}`;
+  if (r.auditAnnotations !== undefined) s += `,"auditAnnotations":${JSON.stringify(r.auditAnnotations)}`;
+  if (r.patch !== undefined) s += `,"patch":"${r.patch}"`;
+  return `${s}}}`;
 }

@@ -53,7 +53,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
         out.push(doc.text.replace(/\n*$/, '\n'));
         continue;
       }
-      const patched = jsonpatch.applyPatch(structuredClone(doc.value), ops as jsonpatch.Operation[], true, false).newDocument;
+      // Op values are meshgate's shared, frozen objects: the document gets copies, as the apiserver's would.
+      const patched = jsonpatch.applyPatch(structuredClone(doc.value), structuredClone(ops) as jsonpatch.Operation[], true, false).newDocument;
       // Shared objects (one injected container in several templates) are written out, never as YAML anchors.
       out.push(stringify(patched, { lineWidth: 0, aliasDuplicateObjects: false }));
     }

@@ -13,14 +13,19 @@ import type { PatchOp } from './patch.ts';
 import type { RedirectDecision } from './redirect.ts';
 import { encodeStatus, type InjectionStatus } from './status.ts';
 import { initContainer, proxyContainer, validatorContainer } from './templates.ts';
+import { deepFreeze, sharedList } from '../util/json.ts';
 
 type Allowed = Exclude<RedirectDecision, { kind: 'deny' }>;
 
-function metadataOps(pod: Pod, status: InjectionStatus, mode: 'cni' | 'init'): PatchOp[] {
-  return [
-    ...patch.setMetadataEntries(pod, 'labels', { [REDIRECT_LABEL]: mode }),
-    ...patch.setMetadataEntries(pod, 'annotations', { [STATUS_ANNOTATION]: encodeStatus(status) }),
-  ];
+/** The status, its annotation value and the label value, recorded together (see statusOf). */
+interface Recorded {
+  status: InjectionStatus;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+function metadataOps(pod: Pod, recorded: Recorded): PatchOp[] {
+  return patch.setMetadataEntries(pod, { labels: recorded.labels, annotations: recorded.annotations });
 }
 
 function affinityOps(pod: Pod, r: Allowed): PatchOp[] {
@@ -33,40 +38,77 @@ function affinityOps(pod: Pod, r: Allowed): PatchOp[] {
  * redirect replaces it, so it is removed (and recorded in the status).
  */
 function foreignInitRemovals(pod: Pod, cfg: MeshgateConfig): { ops: PatchOp[]; names: string[] } {
-  const found = (pod.spec.initContainers ?? [])
-    .map((c, i) => ({ name: c.name, i }))
-    .filter((c) => cfg.injection.recognisedInitContainers.includes(c.name));
+  const ops: PatchOp[] = [];
+  const names: string[] = [];
+  const inits = pod.spec.initContainers ?? [];
   // Highest index first, so earlier removals do not shift later ones.
-  return { ops: [...found].reverse().map((c) => patch.removeInitContainer(c.i)), names: found.map((c) => c.name) };
+  for (let i = inits.length - 1; i >= 0; i--) {
+    if (!cfg.injection.recognisedInitContainers.includes(inits[i].name)) continue;
+    ops.push(patch.removeInitContainer(i));
+    names.unshift(inits[i].name);
+  }
+  return { ops, names };
 }
 
-export function buildInjection(pod: Pod, cfg: MeshgateConfig, r: Allowed, o: Overrides): { ops: PatchOp[]; status: InjectionStatus } {
-  const absent = (c: Container) => !findContainer(pod, c.name);
+/** Names of every container and init container of the pod. */
+export function containerNames(pod: Pod): Set<string> {
+  const names = new Set<string>();
+  for (const c of pod.spec.containers) names.add(c.name);
+  for (const c of pod.spec.initContainers ?? []) names.add(c.name);
+  return names;
+}
+
+/** The configured volumes the pod does not have yet; the shared list itself when it has none of them. */
+function missingVolumes(pod: Pod, cfg: MeshgateConfig): MeshgateConfig['volumes'] {
+  if (!pod.spec.volumes) return cfg.volumes;
+  const have = new Set(pod.spec.volumes.map((v) => v.name));
+  return cfg.volumes.filter((v) => !have.has(v.name));
+}
+
+export function buildInjection(pod: Pod, cfg: MeshgateConfig, r: Allowed, o: Overrides, names = containerNames(pod)): { ops: PatchOp[]; status: InjectionStatus } {
+  const absent = (c: Container) => !names.has(c.name);
   // Order matters: the redirect is in place (init) or proven (validator) before the proxy binds its ports.
   const front: Container[] = [];
   if (r.kind === 'init') front.push(initContainer(cfg, o));
   if (r.kind === 'cni' || r.validate) front.push(validatorContainer(cfg));
   const proxy = proxyContainer(cfg, o, r.native);
   if (r.native) front.push(proxy);
-  const initAdds = front.filter(absent);
-  const containerAdds = r.native ? [] : [proxy].filter(absent);
-  const have = new Set((pod.spec.volumes ?? []).map((v) => v.name));
-  const volumeAdds = cfg.volumes.filter((v) => !have.has(v.name));
   const removals = foreignInitRemovals(pod, cfg);
 
-  const ops: PatchOp[] = [
-    ...removals.ops,
-    ...patch.prependInitContainers(pod, initAdds),
-    ...containerAdds.map(patch.appendContainer),
-    ...patch.appendVolumes(pod, volumeAdds),
-    ...affinityOps(pod, r),
-  ];
-  const status = statusOf(r, front, r.native ? [] : [proxy], cfg, removals.names);
-  if (ops.length === 0) return { ops, status };
-  return { ops: [...ops, ...metadataOps(pod, status, r.kind)], status };
+  // The added containers are shared, frozen values (and so is a list of them): their JSON is cached.
+  const ops: PatchOp[] = removals.ops;
+  ops.push(...patch.prependInitContainers(pod, sharedList(front.filter(absent))));
+  if (!r.native && absent(proxy)) ops.push(patch.appendContainer(proxy));
+  ops.push(...patch.appendVolumes(pod, missingVolumes(pod, cfg)));
+  ops.push(...affinityOps(pod, r));
+  const recorded = statusOf(r, front, r.native ? [] : [proxy], cfg, removals.names);
+  if (ops.length > 0) ops.push(...metadataOps(pod, recorded));
+  return { ops, status: recorded.status };
 }
 
-function statusOf(r: Allowed, inits: Container[], containers: Container[], cfg: MeshgateConfig, removed?: string[]): InjectionStatus {
+/**
+ * Statuses per config and decision. A status holds names and the decision, nothing else of the pod, so the
+ * handful that recur are built and encoded once, frozen, and their JSON is cached with them (util/json.ts).
+ * Bounded: node names are part of some decisions.
+ */
+const recordedStatuses = new WeakMap<MeshgateConfig, Map<string, Recorded>>();
+
+function statusOf(r: Allowed, inits: Container[], containers: Container[], cfg: MeshgateConfig, removed: string[]): Recorded {
+  const names = (cs: Container[]) => cs.map((c) => c.name).join(',');
+  const key = `${r.kind}|${r.reason}|${r.native}|${r.kind === 'cni' && r.affinity}|${r.node ?? ''}|${names(inits)}|${names(containers)}|${removed.join(',')}`;
+  let byKey = recordedStatuses.get(cfg);
+  if (!byKey) recordedStatuses.set(cfg, (byKey = new Map()));
+  let recorded = byKey.get(key);
+  if (!recorded) {
+    if (byKey.size >= 4096) byKey.clear();
+    const status = buildStatus(r, inits, containers, cfg, removed);
+    recorded = deepFreeze({ status, labels: { [REDIRECT_LABEL]: r.kind }, annotations: { [STATUS_ANNOTATION]: encodeStatus(status) } });
+    byKey.set(key, recorded);
+  }
+  return recorded;
+}
+
+function buildStatus(r: Allowed, inits: Container[], containers: Container[], cfg: MeshgateConfig, removed: string[]): InjectionStatus {
   const s: InjectionStatus = {
     version: 1,
     mode: r.kind,
@@ -78,7 +120,7 @@ function statusOf(r: Allowed, inits: Container[], containers: Container[], cfg: 
     affinity: r.kind === 'cni' && r.affinity,
   };
   if (r.node) s.node = r.node;
-  if (removed?.length) s.removedInitContainers = removed;
+  if (removed.length) s.removedInitContainers = removed;
   return s;
 }
 
@@ -90,16 +132,16 @@ export function buildEnforcement(pod: Pod, cfg: MeshgateConfig, r: Allowed, init
   const validator = validatorContainer(cfg);
   const present = !!findContainer(pod, validator.name);
   const ops: PatchOp[] = [];
-  let status: InjectionStatus;
+  let recorded: Recorded;
   if (r.kind === 'cni') {
     const removed = pod.spec.initContainers![initIndex].name;
     ops.push(patch.removeInitContainer(initIndex));
     if (!present) ops.push({ op: 'add', path: `/spec/initContainers/${initIndex}`, value: validator });
     ops.push(...affinityOps(pod, r));
-    status = statusOf(r, [validator], [], cfg, [removed]);
+    recorded = statusOf(r, [validator], [], cfg, [removed]);
   } else {
     if (r.validate && !present) ops.push({ op: 'add', path: `/spec/initContainers/${initIndex + 1}`, value: validator });
-    status = statusOf(r, r.validate ? [validator] : [], [], cfg);
+    recorded = statusOf(r, r.validate ? [validator] : [], [], cfg, []);
   }
-  return { ops: [...ops, ...metadataOps(pod, status, r.kind)], status };
+  return { ops: [...ops, ...metadataOps(pod, recorded)], status: recorded.status };
 }

@@ -8,12 +8,11 @@ import type { NodeFacts } from '../facts/node-facts.ts';
 import { INJECT_LABEL, INJECT_NAMESPACE_VALUE, MIRROR_ANNOTATION, STATUS_ANNOTATION } from './constants.ts';
 import type { ReasonCode } from './reasons.ts';
 import type { Pod } from './pod.ts';
-import { findContainer } from './pod.ts';
 import type { PatchOp } from './patch.ts';
 import type { InjectionStatus } from './status.ts';
 import { parseOverrides } from './overrides.ts';
 import { decideRedirect, type RedirectDecision } from './redirect.ts';
-import { buildInjection, buildEnforcement } from './build.ts';
+import { buildInjection, buildEnforcement, containerNames } from './build.ts';
 
 export interface DecideInput {
   pod: Pod;
@@ -63,14 +62,15 @@ export function decide(input: DecideInput, facts: NodeFacts, cfg: MeshgateConfig
     return { kind: 'patch', reason: redirect.reason, redirect, warnings: [], ...buildEnforcement(pod, cfg, redirect, initIndex) };
   }
 
-  if (cfg.injection.recognisedProxyContainers.some((name) => findContainer(pod, name))) return { kind: 'skip', reason: 'foreign_proxy' };
-  if (alreadyOurs && findContainer(pod, cfg.proxy.name)) return { kind: 'skip', reason: 'already_injected' };
+  const names = containerNames(pod);
+  if (cfg.injection.recognisedProxyContainers.some((name) => names.has(name))) return { kind: 'skip', reason: 'foreign_proxy' };
+  if (alreadyOurs && names.has(cfg.proxy.name)) return { kind: 'skip', reason: 'already_injected' };
 
   const overrides = parseOverrides(pod.metadata?.annotations, cfg.proxy.resources);
   if (!overrides.ok) return { kind: 'deny', reason: 'invalid_annotation', message: overrides.problems.join('; ') };
   const redirect = decideRedirect(pod, facts, cfg);
   if (redirect.kind === 'deny') return { kind: 'deny', reason: redirect.reason, message: redirect.message, redirect };
-  const built = buildInjection(pod, cfg, redirect, overrides.value);
+  const built = buildInjection(pod, cfg, redirect, overrides.value, names);
   if (built.ops.length === 0) return { kind: 'skip', reason: 'already_injected' };
   return { kind: 'patch', reason: redirect.reason, redirect, warnings: [], ...built };
 }

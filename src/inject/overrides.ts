@@ -5,6 +5,7 @@
 import { ANNOTATIONS } from './constants.ts';
 import type { Resources } from '../config/types.ts';
 import { parseCidrList, parsePortList, parseQuantity } from './values.ts';
+import { deepFreeze } from '../util/json.ts';
 
 export interface Overrides {
   resources: Resources;
@@ -25,7 +26,21 @@ const RESOURCE_ANNOTATIONS: Array<[string, 'requests' | 'limits', 'cpu' | 'memor
 /** Every annotation meshgate reads here, checked once per review for being a string. */
 const OVERRIDE_KEYS = [...RESOURCE_ANNOTATIONS.map(([k]) => k), ANNOTATIONS.excludeInboundPorts, ANNOTATIONS.excludeOutboundPorts, ANNOTATIONS.excludeOutboundCidrs];
 
+/** The result for a pod without override annotations (most pods): one frozen value per base, shared. */
+const noOverrides = new WeakMap<Resources, OverridesResult>();
+
+function defaults(base: Resources): OverridesResult {
+  let r = noOverrides.get(base);
+  if (!r) {
+    const resources: Resources = { requests: { ...(base.requests ?? {}) }, limits: { ...(base.limits ?? {}) } };
+    r = deepFreeze({ ok: true, value: { resources, excludeInboundPorts: [], excludeOutboundPorts: [], excludeOutboundCidrs: [] } });
+    noOverrides.set(base, r);
+  }
+  return r;
+}
+
 export function parseOverrides(annotations: Record<string, unknown> | undefined, base: Resources): OverridesResult {
+  if (!annotations || OVERRIDE_KEYS.every((k) => annotations[k] === undefined)) return defaults(base);
   const problems: string[] = [];
   // Only the apiserver guarantees string values; anything else reaching a meshgate key is named, not coerced.
   const a: Record<string, string> = {};

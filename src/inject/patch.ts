@@ -4,6 +4,7 @@
  * env vars). Each builder knows whether its parent exists, since `add` into a missing object fails.
  */
 import type { Pod, Container } from './pod.ts';
+import { deepFreeze } from '../util/json.ts';
 
 export type PatchOp =
   | { op: 'add'; path: string; value: unknown }
@@ -15,19 +16,43 @@ export function escapePointer(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-/** Sets string entries of metadata.labels or metadata.annotations, creating the map when absent. */
-export function setMetadataEntries(pod: Pod, field: 'labels' | 'annotations', entries: Record<string, string>): PatchOp[] {
-  const existing = pod.metadata?.[field];
-  const changed = Object.entries(entries).filter(([k, v]) => existing?.[k] !== v);
-  if (changed.length === 0) return [];
-  if (!pod.metadata) return [{ op: 'add', path: '/metadata', value: { [field]: Object.fromEntries(changed) } }];
-  if (!existing) return [{ op: 'add', path: `/metadata/${field}`, value: Object.fromEntries(changed) }];
-  // `add` on an existing member replaces it (RFC 6902 §4.1), so one op shape serves both cases.
-  return changed.map(([k, v]) => ({ op: 'add', path: `/metadata/${field}/${escapePointer(k)}`, value: v }));
+/** Escaped pointers to metadata entries, per field and key: the same few keys in every review. */
+const entryPaths = { labels: new Map<string, string>(), annotations: new Map<string, string>() };
+
+function entryPath(field: 'labels' | 'annotations', key: string): string {
+  const paths = entryPaths[field];
+  let path = paths.get(key);
+  if (path === undefined) {
+    if (paths.size >= 1024) paths.clear();
+    paths.set(key, (path = `/metadata/${field}/${escapePointer(key)}`));
+  }
+  return path;
+}
+
+/**
+ * Sets string entries of metadata.labels and metadata.annotations, creating metadata or either map when
+ * absent (one op per missing parent, so two maps never race to create the same parent).
+ */
+export function setMetadataEntries(pod: Pod, entries: Partial<Record<'labels' | 'annotations', Record<string, string>>>): PatchOp[] {
+  const meta = pod.metadata;
+  if (!meta) return [{ op: 'add', path: '/metadata', value: entries }];
+  const ops: PatchOp[] = [];
+  for (const field of ['labels', 'annotations'] as const) {
+    const want = entries[field];
+    if (!want) continue;
+    const existing = meta[field];
+    if (!existing) {
+      ops.push({ op: 'add', path: `/metadata/${field}`, value: want });
+      continue;
+    }
+    // `add` on an existing member replaces it (RFC 6902 §4.1), so one op shape serves both cases.
+    for (const key in want) if (existing[key] !== want[key]) ops.push({ op: 'add', path: entryPath(field, key), value: want[key] });
+  }
+  return ops;
 }
 
 /** Inserts containers at the front of spec.initContainers, in the given order. */
-export function prependInitContainers(pod: Pod, containers: Container[], at = 0): PatchOp[] {
+export function prependInitContainers(pod: Pod, containers: readonly Container[], at = 0): PatchOp[] {
   if (containers.length === 0) return [];
   if (!pod.spec.initContainers || (pod.spec.initContainers.length === 0 && at === 0)) {
     return [{ op: pod.spec.initContainers ? 'replace' : 'add', path: '/spec/initContainers', value: containers } as PatchOp];
@@ -43,10 +68,34 @@ export function removeInitContainer(index: number): PatchOp {
   return { op: 'remove', path: `/spec/initContainers/${index}` };
 }
 
-export function appendVolumes(pod: Pod, volumes: Array<{ name: string }>): PatchOp[] {
+export function appendVolumes(pod: Pod, volumes: ReadonlyArray<{ name: string }>): PatchOp[] {
   if (volumes.length === 0) return [];
   if (!pod.spec.volumes) return [{ op: 'add', path: '/spec/volumes', value: volumes }];
   return volumes.map((v) => ({ op: 'add', path: '/spec/volumes/-', value: v }));
+}
+
+/** The values requireNodeLabel adds, built once per label and frozen, so their JSON is cached (util/json.ts). */
+const requirements = new Map<string, Map<string, ReturnType<typeof buildRequirement>>>();
+
+function buildRequirement(key: string, value: string) {
+  const expr = { key, operator: 'In', values: [value] };
+  const fresh = { nodeSelectorTerms: [{ matchExpressions: [expr] }] };
+  const nodeAffinity = { requiredDuringSchedulingIgnoredDuringExecution: fresh };
+  return deepFreeze({ expr, fresh, nodeAffinity, affinity: { nodeAffinity } });
+}
+
+function requirement(key: string, value: string): ReturnType<typeof buildRequirement> {
+  let byValue = requirements.get(key);
+  if (!byValue) {
+    if (requirements.size >= 64) requirements.clear();
+    requirements.set(key, (byValue = new Map()));
+  }
+  let r = byValue.get(value);
+  if (!r) {
+    if (byValue.size >= 64) byValue.clear();
+    byValue.set(value, (r = buildRequirement(key, value)));
+  }
+  return r;
 }
 
 /**
@@ -54,12 +103,11 @@ export function appendVolumes(pod: Pod, volumes: Array<{ name: string }>): Patch
  * the requirement is added to every existing term; with no terms, one term holding only it is created.
  */
 export function requireNodeLabel(pod: Pod, key: string, value: string): PatchOp[] {
-  const expr = { key, operator: 'In', values: [value] };
+  const { expr, fresh, nodeAffinity, affinity: freshAffinity } = requirement(key, value);
   const affinity = pod.spec.affinity;
   const required = affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
-  const fresh = { nodeSelectorTerms: [{ matchExpressions: [expr] }] };
-  if (!affinity) return [{ op: 'add', path: '/spec/affinity', value: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: fresh } } }];
-  if (!affinity.nodeAffinity) return [{ op: 'add', path: '/spec/affinity/nodeAffinity', value: { requiredDuringSchedulingIgnoredDuringExecution: fresh } }];
+  if (!affinity) return [{ op: 'add', path: '/spec/affinity', value: freshAffinity }];
+  if (!affinity.nodeAffinity) return [{ op: 'add', path: '/spec/affinity/nodeAffinity', value: nodeAffinity }];
   const base = '/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution';
   if (!required) return [{ op: 'add', path: base, value: fresh }];
   const terms = required.nodeSelectorTerms;

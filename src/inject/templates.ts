@@ -38,8 +38,20 @@ function restricted(uid: number) {
   };
 }
 
+/**
+ * Per overrides object: pods without override annotations share one frozen Overrides (inject/overrides.ts),
+ * so for them the proxy and the init container's arguments are a lookup, not a key built per review.
+ */
+const redirectArgLists = new WeakMap<Overrides, WeakMap<MeshgateConfig, string[]>>();
+const proxies = new WeakMap<Overrides, WeakMap<MeshgateConfig, { regular?: Container; native?: Container }>>();
+
 export function proxyContainer(cfg: MeshgateConfig, o: Overrides, native: boolean): Container {
-  return memo(cfg, `proxy|${native}|${JSON.stringify(o.resources)}`, () => buildProxy(cfg, o, native));
+  let byConfig = proxies.get(o);
+  if (!byConfig) proxies.set(o, (byConfig = new WeakMap()));
+  let pair = byConfig.get(cfg);
+  if (!pair) byConfig.set(cfg, (pair = {}));
+  const kind = native ? 'native' : 'regular';
+  return (pair[kind] ??= memo(cfg, `proxy|${native}|${JSON.stringify(o.resources)}`, () => buildProxy(cfg, o, native)));
 }
 
 function buildProxy(cfg: MeshgateConfig, o: Overrides, native: boolean): Container {
@@ -72,7 +84,10 @@ export function redirectArgs(cfg: MeshgateConfig, o: Overrides): string[] {
 }
 
 export function initContainer(cfg: MeshgateConfig, o: Overrides): Container {
-  const args = redirectArgs(cfg, o);
+  let byConfig = redirectArgLists.get(o);
+  if (!byConfig) redirectArgLists.set(o, (byConfig = new WeakMap()));
+  let args = byConfig.get(cfg);
+  if (!args) byConfig.set(cfg, (args = redirectArgs(cfg, o)));
   return memo(cfg, `init|${args.join(' ')}`, () => buildInit(cfg, args));
 }
 

@@ -1,7 +1,8 @@
 /**
  * JSON helpers for the admission hot path. Injected containers are built once per config and shared by every
  * review; they are deep-frozen so nothing can change them, and `cachedJson` remembers the JSON of frozen
- * objects, so a review's patch serialises the big, constant parts (containers, volumes) once per process.
+ * objects, so a review's patch serialises the big, constant parts (containers, volumes) once per process
+ * (util/base64-json.ts goes one step further and keeps their base64).
  * The output is byte-identical to JSON.stringify for plain JSON data (no toJSON, no cycles).
  */
 
@@ -34,13 +35,22 @@ export function cachedJson(value: unknown): string {
   return out;
 }
 
+interface ListNode {
+  list?: readonly object[];
+  next: WeakMap<object, ListNode>;
+}
+const lists: ListNode = { next: new WeakMap() };
+
 /**
- * JSON of a JSON Patch. Each op is written as JSON.stringify would write `{op, path, value}` (the order every
- * builder uses); values go through cachedJson, so the constant containers cost a lookup, not a serialisation.
+ * One frozen list per sequence of shared (frozen) items, so a patch value made of shared containers is itself
+ * shared and its JSON is cached like theirs. Held weakly by its items: nothing outlives the config.
  */
-export function stringifyOps(ops: ReadonlyArray<{ op: string; path: string; value?: unknown }>): string {
-  const parts = ops.map((o) => ('value' in o && o.value !== undefined
-    ? `{"op":${JSON.stringify(o.op)},"path":${JSON.stringify(o.path)},"value":${cachedJson(o.value)}}`
-    : `{"op":${JSON.stringify(o.op)},"path":${JSON.stringify(o.path)}}`));
-  return `[${parts.join(',')}]`;
+export function sharedList<T extends object>(items: readonly T[]): readonly T[] {
+  let node = lists;
+  for (const item of items) {
+    let next = node.next.get(item);
+    if (!next) node.next.set(item, (next = { next: new WeakMap() }));
+    node = next;
+  }
+  return (node.list ??= Object.freeze([...items])) as readonly T[];
 }

@@ -10,7 +10,7 @@ const verified = facts({ good: { verified: true, kubeletVersion: 'v1.34.1' }, ba
 function apply(p: Pod, d: Decision): Pod {
   if (d.kind !== 'patch') throw new Error(`expected a patch, got ${d.kind}`);
   // validate=true: every op must apply to the document as given.
-  return jsonpatch.applyPatch(structuredClone(p), d.ops as jsonpatch.Operation[], true, false).newDocument;
+  return jsonpatch.applyPatch(structuredClone(p), structuredClone(d.ops) as jsonpatch.Operation[], true, false).newDocument;
 }
 
 describe('skips', () => {

@@ -5,7 +5,7 @@ import type { Pod } from '../../src/inject/pod.ts';
 import { pod } from './fixtures.ts';
 
 function apply(p: Pod, ops: patch.PatchOp[]): Pod {
-  return jsonpatch.applyPatch(structuredClone(p), ops as jsonpatch.Operation[], true, false).newDocument;
+  return jsonpatch.applyPatch(structuredClone(p), structuredClone(ops) as jsonpatch.Operation[], true, false).newDocument;
 }
 
 const expr = { key: 'meshgate.io/cni-verified', operator: 'In', values: ['true'] };
@@ -43,14 +43,25 @@ describe('requireNodeLabel', () => {
 describe('metadata and lists', () => {
   it('escapes keys with / and ~ (RFC 6901)', () => {
     const p = pod({}, { name: 'w', annotations: { other: 'x' } });
-    const ops = patch.setMetadataEntries(p, 'annotations', { 'a/b~c': 'v' });
+    const ops = patch.setMetadataEntries(p, { annotations: { 'a/b~c': 'v' } });
     expect(ops[0].path).toBe('/metadata/annotations/a~1b~0c');
     expect(apply(p, ops).metadata!.annotations).toEqual({ other: 'x', 'a/b~c': 'v' });
   });
 
   it('creates metadata, labels and annotations when absent', () => {
     const p = { spec: { containers: [{ name: 'a' }] } } as Pod;
-    expect(apply(p, patch.setMetadataEntries(p, 'labels', { k: 'v' })).metadata).toEqual({ labels: { k: 'v' } });
+    expect(apply(p, patch.setMetadataEntries(p, { labels: { k: 'v' } })).metadata).toEqual({ labels: { k: 'v' } });
+    const both = patch.setMetadataEntries(p, { labels: { k: 'v' }, annotations: { a: 'b' } });
+    expect(apply(p, both).metadata).toEqual({ labels: { k: 'v' }, annotations: { a: 'b' } });
+    const named = { metadata: { name: 'n' }, spec: { containers: [{ name: 'a' }] } } as Pod;
+    expect(apply(named, patch.setMetadataEntries(named, { labels: { k: 'v' }, annotations: { a: 'b' } })).metadata).toEqual({ name: 'n', labels: { k: 'v' }, annotations: { a: 'b' } });
+  });
+
+  it('leaves entries that already hold the value, replaces those that do not', () => {
+    const p = pod({}, { name: 'w', labels: { k: 'v', x: 'old' } });
+    const ops = patch.setMetadataEntries(p, { labels: { k: 'v', x: 'new' } });
+    expect(ops).toEqual([{ op: 'add', path: '/metadata/labels/x', value: 'new' }]);
+    expect(apply(p, ops).metadata!.labels).toEqual({ k: 'v', x: 'new' });
   });
 
   it('prepends init containers in order, to an empty or existing list', () => {

@@ -11,7 +11,7 @@ const nodes = facts({ good: { verified: true, kubeletVersion: 'v1.34.1' }, bad: 
 function injected(p: Pod, c = cfg()): Pod {
   const d = decide({ pod: p, namespace: enabledNs }, nodes, c);
   if (d.kind !== 'patch') throw new Error(d.kind);
-  return jsonpatch.applyPatch(structuredClone(p), d.ops as jsonpatch.Operation[], true, false).newDocument;
+  return jsonpatch.applyPatch(structuredClone(p), structuredClone(d.ops) as jsonpatch.Operation[], true, false).newDocument;
 }
 
 const without = (p: Pod, name: string): Pod => ({

@@ -1,19 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { cachedJson, deepFreeze, stringifyOps } from '../../src/util/json.ts';
+import { cachedJson, deepFreeze, sharedList } from '../../src/util/json.ts';
 import { encodeResponse, serializeResponse } from '../../src/admission/review.ts';
 
-describe('stringifyOps', () => {
-  const shared = deepFreeze({ name: 'proxy', args: ['--a', 'q"uote'], env: [{ name: 'X', value: '1', valueFrom: undefined }] });
-  const ops = [
-    { op: 'remove', path: '/spec/initContainers/2' },
-    { op: 'add', path: '/spec/initContainers', value: [shared, shared] },
-    { op: 'add', path: '/spec/containers/-', value: shared },
-    { op: 'add', path: '/metadata/annotations/meshgate.io~1status', value: '{"mode":"cni"}\u2028' },
-    { op: 'add', path: '/spec/affinity', value: { nodeAffinity: { x: [1, null, true] } } },
-  ];
+describe('cachedJson', () => {
   it('is byte-identical to JSON.stringify, also on repeated calls (cache hits)', () => {
-    expect(stringifyOps(ops)).toBe(JSON.stringify(ops));
-    expect(stringifyOps(ops)).toBe(JSON.stringify(ops));
+    const shared = deepFreeze({ name: 'proxy', args: ['--a', 'q"uote'], env: [{ name: 'X', value: '1', valueFrom: undefined }] });
+    const list = [shared, undefined, shared];
+    expect(cachedJson(shared)).toBe(JSON.stringify(shared));
+    expect(cachedJson(shared)).toBe(JSON.stringify(shared));
+    expect(cachedJson(list)).toBe(JSON.stringify(list));
   });
 
   it('never caches mutable values', () => {
@@ -21,6 +16,20 @@ describe('stringifyOps', () => {
     expect(cachedJson(v)).toBe('{"a":1}');
     v.a = 2;
     expect(cachedJson(v)).toBe('{"a":2}');
+  });
+});
+
+describe('sharedList', () => {
+  it('returns one frozen list per sequence of items', () => {
+    const a = deepFreeze({ name: 'a' });
+    const b = deepFreeze({ name: 'b' });
+    const ab = sharedList([a, b]);
+    expect(sharedList([a, b])).toBe(ab);
+    expect(Object.isFrozen(ab)).toBe(true);
+    expect(sharedList([b, a])).not.toBe(ab);
+    expect(sharedList([a])).not.toBe(ab);
+    expect(sharedList([a, b, a])).toEqual([a, b, a]);
+    expect(sharedList([])).toEqual([]);
   });
 });
 

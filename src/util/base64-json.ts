@@ -1,0 +1,106 @@
+/**
+ * A JSON Patch written straight to base64 from cached pieces. An AdmissionReview carries its patch as base64
+ * of JSON, and most of meshgate's patch is the same frozen containers in every review.
+ *
+ * Base64 turns every 3 bytes of input into 4 characters on their own, so the base64 of a text cut into pieces
+ * whose byte lengths are multiples of 3 is the concatenation of the pieces' base64. Each piece is therefore
+ * padded to such a length with spaces, which JSON allows between tokens (a piece always ends after a value,
+ * a `:`, a `,` or a `[`). The base64 of a frozen value's padded JSON is computed once per process and kept
+ * with the value; the short texts between values (op names, paths, small values) are kept in a bounded map,
+ * since the same few recur in every review. Decoded, the result parses to exactly the ops given
+ * (test/util/base64-json.test.ts checks that against JSON.stringify, over every corpus pod's patch).
+ */
+import { cachedJson } from './json.ts';
+
+/** Base64 of frozen values' padded JSON (values shared by every review: containers, volumes, affinity terms). */
+const frozenPieces = new WeakMap<object, string>();
+/** Base64 of padded short texts. Bounded: when full it starts again, so odd inputs cannot grow it. */
+const textPieces = new Map<string, string>();
+const MAX_TEXT_PIECES = 4096;
+
+function padded(text: string): Buffer {
+  const bytes = Buffer.from(text);
+  const pad = (3 - (bytes.length % 3)) % 3;
+  return pad === 0 ? bytes : Buffer.concat([bytes, Buffer.from('  '.slice(0, pad))]);
+}
+
+function textPiece(text: string): string {
+  let b64 = textPieces.get(text);
+  if (b64 === undefined) {
+    if (textPieces.size >= MAX_TEXT_PIECES) textPieces.clear();
+    textPieces.set(text, (b64 = padded(text).toString('base64')));
+  }
+  return b64;
+}
+
+function frozenPiece(value: object): string {
+  let b64 = frozenPieces.get(value);
+  if (b64 === undefined) frozenPieces.set(value, (b64 = padded(cachedJson(value)).toString('base64')));
+  return b64;
+}
+
+/**
+ * Base64 of a string value's padded JSON, keyed by the string itself: shared strings (a label value, a status
+ * annotation recorded once) keep their hash, so a hit costs no serialisation.
+ */
+const stringPieces = new Map<string, string>();
+
+function stringPiece(value: string): string {
+  let b64 = stringPieces.get(value);
+  if (b64 === undefined) {
+    if (stringPieces.size >= MAX_TEXT_PIECES) stringPieces.clear();
+    stringPieces.set(value, (b64 = padded(JSON.stringify(value)).toString('base64')));
+  }
+  return b64;
+}
+
+/** Base64 of `{"op":…,"path":…` per op and path: two levels, so no key is built per review. */
+const opPieces = new Map<string, Map<string, string>>();
+const SEP = { open: textPiece('['), comma: textPiece(','), close: textPiece(']'), end: textPiece('}'), value: textPiece(',"value":') };
+
+function opPiece(op: string, path: string): string {
+  let byPath = opPieces.get(op);
+  if (!byPath) opPieces.set(op, (byPath = new Map()));
+  let b64 = byPath.get(path);
+  if (b64 === undefined) {
+    if (byPath.size >= MAX_TEXT_PIECES) byPath.clear();
+    byPath.set(path, (b64 = textPiece(`{"op":${JSON.stringify(op)},"path":${JSON.stringify(path)}`)));
+  }
+  return b64;
+}
+
+/** Base64 pieces of one JSON value: frozen objects whole and cached; a fresh list item by item. */
+function valuePieces(v: unknown, out: string[]): void {
+  if (v !== null && typeof v === 'object' && Object.isFrozen(v)) {
+    out.push(frozenPiece(v));
+  } else if (Array.isArray(v)) {
+    // A fresh list of frozen items (e.g. a requirement added to a term): the items are still cached.
+    out.push(SEP.open);
+    for (let i = 0; i < v.length; i++) {
+      if (i > 0) out.push(SEP.comma);
+      valuePieces(v[i] === undefined || typeof v[i] === 'function' ? null : v[i], out);
+    }
+    out.push(SEP.close);
+  } else if (typeof v === 'string') {
+    out.push(stringPiece(v));
+  } else {
+    out.push(textPiece(cachedJson(v)));
+  }
+}
+
+/** Base64 of the JSON of a JSON Patch (RFC 6902), as an AdmissionReview response's `patch` carries it. */
+export function base64JsonPatch(ops: ReadonlyArray<{ op: string; path: string; value?: unknown }>): string {
+  const out: string[] = [SEP.open];
+  for (let i = 0; i < ops.length; i++) {
+    const o = ops[i];
+    if (i > 0) out.push(SEP.comma);
+    out.push(opPiece(o.op, o.path));
+    if ('value' in o && o.value !== undefined) {
+      out.push(SEP.value);
+      valuePieces(o.value, out);
+    }
+    out.push(SEP.end);
+  }
+  out.push(SEP.close);
+  return out.join('');
+}
