@@ -92,6 +92,9 @@ export function httpTable(phases: Phase[], s: HttpSummary): string {
     `  ${label.padEnd(15)} throughput B/A ${f(r.throughputBA, 3)}  C/A ${f(r.throughputCA, 3)} | p99 B/A ${f(r.p99BA, 3)}  C/A ${f(r.p99CA, 3)} | CPU/review B/A ${f(r.cpuBA, 3)}  C/A ${f(r.cpuCA, 3)} | added CPU: mutate ${f(r.addedCpuUsMutate, 0)} µs, validate ${f(r.addedCpuUsValidate, 0)} µs`;
   for (const x of s.perRound) rows.push(line(`round ${x.round}`, x));
   rows.push(line('median', s.ratios));
+  const tp = s.perRound.map((x) => x.throughputBA);
+  const passing = tp.filter((x) => x >= 0.85).length;
+  rows.push(`  spread of throughput B/A over the rounds: ${f(Math.min(...tp), 3)}–${f(Math.max(...tp), 3)}; ${passing} of ${tp.length} rounds at or above 0.85`);
   return rows.join('\n');
 }
 

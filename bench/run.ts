@@ -6,7 +6,7 @@
  *   4. node agent: CNI conf change → verdict published (and, with --with-apiserver, → Node updated)
  *   5. one CPU profile of the server under route B, summarised
  * Prints tables and writes bench/results/latest.json. Targets print PASS/FAIL but never set the exit code.
- * Flags: --with-apiserver, --duration S (per measured phase, default 5), --rounds N (default 5).
+ * Flags: --with-apiserver, --duration S (per measured phase, default 4), --rounds N (default 7).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -29,8 +29,8 @@ const started = performance.now();
 const { values: flags } = parseArgs({
   options: {
     'with-apiserver': { type: 'boolean', default: false },
-    duration: { type: 'string', default: '5' },
-    rounds: { type: 'string', default: '5' },
+    duration: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '7' },
   },
 });
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));

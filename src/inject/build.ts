@@ -81,7 +81,7 @@ export function buildInjection(pod: Pod, cfg: MeshgateConfig, r: Allowed, o: Ove
   if (!r.native && absent(proxy)) ops.push(patch.appendContainer(proxy));
   ops.push(...patch.appendVolumes(pod, missingVolumes(pod, cfg)));
   ops.push(...affinityOps(pod, r));
-  const recorded = statusOf(r, front, r.native ? [] : [proxy], cfg, removals.names);
+  const recorded = statusOf('inject', r, front, r.native ? [] : [proxy], cfg, removals.names);
   if (ops.length > 0) ops.push(...metadataOps(pod, recorded));
   return { ops, status: recorded.status };
 }
@@ -93,9 +93,11 @@ export function buildInjection(pod: Pod, cfg: MeshgateConfig, r: Allowed, o: Ove
  */
 const recordedStatuses = new WeakMap<MeshgateConfig, Map<string, Recorded>>();
 
-function statusOf(r: Allowed, inits: Container[], containers: Container[], cfg: MeshgateConfig, removed: string[]): Recorded {
-  const names = (cs: Container[]) => cs.map((c) => c.name).join(',');
-  const key = `${r.kind}|${r.reason}|${r.native}|${r.kind === 'cni' && r.affinity}|${r.node ?? ''}|${names(inits)}|${names(containers)}|${removed.join(',')}`;
+function statusOf(source: 'inject' | 'enforce', r: Allowed, inits: Container[], containers: Container[], cfg: MeshgateConfig, removed: string[]): Recorded {
+  // Which containers are added follows from the source, the decision and the config (names are config), so
+  // the key needs no names; `removed` comes from the pod and is part of it.
+  const choice = r.kind === 'cni' ? r.affinity : r.validate;
+  const key = `${source}|${r.kind}|${r.reason}|${r.native}|${choice}|${r.node ?? ''}|${removed.length ? removed.join(',') : ''}`;
   let byKey = recordedStatuses.get(cfg);
   if (!byKey) recordedStatuses.set(cfg, (byKey = new Map()));
   let recorded = byKey.get(key);
@@ -138,10 +140,10 @@ export function buildEnforcement(pod: Pod, cfg: MeshgateConfig, r: Allowed, init
     ops.push(patch.removeInitContainer(initIndex));
     if (!present) ops.push({ op: 'add', path: `/spec/initContainers/${initIndex}`, value: validator });
     ops.push(...affinityOps(pod, r));
-    recorded = statusOf(r, [validator], [], cfg, [removed]);
+    recorded = statusOf('enforce', r, [validator], [], cfg, [removed]);
   } else {
     if (r.validate && !present) ops.push({ op: 'add', path: `/spec/initContainers/${initIndex + 1}`, value: validator });
-    recorded = statusOf(r, r.validate ? [validator] : [], [], cfg, []);
+    recorded = statusOf('enforce', r, r.validate ? [validator] : [], [], cfg, []);
   }
   return { ops: [...ops, ...metadataOps(pod, recorded)], status: recorded.status };
 }
