@@ -9,6 +9,7 @@ import type { Container, Pod } from './pod.ts';
 import { findContainer } from './pod.ts';
 import type { Overrides } from './overrides.ts';
 import * as patch from './patch.ts';
+import { sharedOp } from './shared-op.ts';
 import type { PatchOp } from './patch.ts';
 import type { RedirectDecision } from './redirect.ts';
 import { encodeStatus, type InjectionStatus } from './status.ts';
@@ -138,11 +139,11 @@ export function buildEnforcement(pod: Pod, cfg: MeshgateConfig, r: Allowed, init
   if (r.kind === 'cni') {
     const removed = pod.spec.initContainers![initIndex].name;
     ops.push(patch.removeInitContainer(initIndex));
-    if (!present) ops.push({ op: 'add', path: `/spec/initContainers/${initIndex}`, value: validator });
+    if (!present) ops.push(sharedOp('add', `/spec/initContainers/${initIndex}`, validator));
     ops.push(...affinityOps(pod, r));
     recorded = statusOf('enforce', r, [validator], [], cfg, [removed]);
   } else {
-    if (r.validate && !present) ops.push({ op: 'add', path: `/spec/initContainers/${initIndex + 1}`, value: validator });
+    if (r.validate && !present) ops.push(sharedOp('add', `/spec/initContainers/${initIndex + 1}`, validator));
     recorded = statusOf('enforce', r, r.validate ? [validator] : [], [], cfg, []);
   }
   return { ops: [...ops, ...metadataOps(pod, recorded)], status: recorded.status };

@@ -5,6 +5,7 @@
  */
 import type { Pod, Container } from './pod.ts';
 import { deepFreeze } from '../util/json.ts';
+import { sharedOp } from './shared-op.ts';
 
 export type PatchOp =
   | { op: 'add'; path: string; value: unknown }
@@ -15,6 +16,8 @@ export type PatchOp =
 export function escapePointer(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
+
+const FIELD_PATHS = { labels: '/metadata/labels', annotations: '/metadata/annotations' } as const;
 
 /** Escaped pointers to metadata entries, per field and key: the same few keys in every review. */
 const entryPaths = { labels: new Map<string, string>(), annotations: new Map<string, string>() };
@@ -42,11 +45,11 @@ export function setMetadataEntries(pod: Pod, entries: Partial<Record<'labels' | 
     if (!want) continue;
     const existing = meta[field];
     if (!existing) {
-      ops.push({ op: 'add', path: `/metadata/${field}`, value: want });
+      ops.push(sharedOp('add', FIELD_PATHS[field], want));
       continue;
     }
     // `add` on an existing member replaces it (RFC 6902 §4.1), so one op shape serves both cases.
-    for (const key in want) if (existing[key] !== want[key]) ops.push({ op: 'add', path: entryPath(field, key), value: want[key] });
+    for (const key in want) if (existing[key] !== want[key]) ops.push(sharedOp('add', entryPath(field, key), want[key]));
   }
   return ops;
 }
@@ -55,23 +58,23 @@ export function setMetadataEntries(pod: Pod, entries: Partial<Record<'labels' | 
 export function prependInitContainers(pod: Pod, containers: readonly Container[], at = 0): PatchOp[] {
   if (containers.length === 0) return [];
   if (!pod.spec.initContainers || (pod.spec.initContainers.length === 0 && at === 0)) {
-    return [{ op: pod.spec.initContainers ? 'replace' : 'add', path: '/spec/initContainers', value: containers } as PatchOp];
+    return [sharedOp(pod.spec.initContainers ? 'replace' : 'add', '/spec/initContainers', containers)];
   }
-  return containers.map((c, i) => ({ op: 'add', path: `/spec/initContainers/${at + i}`, value: c }));
+  return containers.map((c, i) => sharedOp('add', `/spec/initContainers/${at + i}`, c));
 }
 
 export function appendContainer(c: Container): PatchOp {
-  return { op: 'add', path: '/spec/containers/-', value: c };
+  return sharedOp('add', '/spec/containers/-', c);
 }
 
 export function removeInitContainer(index: number): PatchOp {
-  return { op: 'remove', path: `/spec/initContainers/${index}` };
+  return sharedOp('remove', `/spec/initContainers/${index}`);
 }
 
 export function appendVolumes(pod: Pod, volumes: ReadonlyArray<{ name: string }>): PatchOp[] {
   if (volumes.length === 0) return [];
-  if (!pod.spec.volumes) return [{ op: 'add', path: '/spec/volumes', value: volumes }];
-  return volumes.map((v) => ({ op: 'add', path: '/spec/volumes/-', value: v }));
+  if (!pod.spec.volumes) return [sharedOp('add', '/spec/volumes', volumes)];
+  return volumes.map((v) => sharedOp('add', '/spec/volumes/-', v));
 }
 
 /** The values requireNodeLabel adds, built once per label and frozen, so their JSON is cached (util/json.ts). */
@@ -106,19 +109,19 @@ export function requireNodeLabel(pod: Pod, key: string, value: string): PatchOp[
   const { expr, fresh, nodeAffinity, affinity: freshAffinity } = requirement(key, value);
   const affinity = pod.spec.affinity;
   const required = affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
-  if (!affinity) return [{ op: 'add', path: '/spec/affinity', value: freshAffinity }];
-  if (!affinity.nodeAffinity) return [{ op: 'add', path: '/spec/affinity/nodeAffinity', value: nodeAffinity }];
+  if (!affinity) return [sharedOp('add', '/spec/affinity', freshAffinity)];
+  if (!affinity.nodeAffinity) return [sharedOp('add', '/spec/affinity/nodeAffinity', nodeAffinity)];
   const base = '/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution';
-  if (!required) return [{ op: 'add', path: base, value: fresh }];
+  if (!required) return [sharedOp('add', base, fresh)];
   const terms = required.nodeSelectorTerms;
-  if (!terms || terms.length === 0) return [{ op: terms ? 'replace' : 'add', path: `${base}/nodeSelectorTerms`, value: fresh.nodeSelectorTerms } as PatchOp];
+  if (!terms || terms.length === 0) return [sharedOp(terms ? 'replace' : 'add', `${base}/nodeSelectorTerms`, fresh.nodeSelectorTerms)];
   const ops: PatchOp[] = [];
   terms.forEach((term, i) => {
     const has = term.matchExpressions?.some((e) => e.key === key && e.operator === 'In' && e.values?.length === 1 && e.values[0] === value);
     if (has) return;
     ops.push(
       term.matchExpressions
-        ? { op: 'add', path: `${base}/nodeSelectorTerms/${i}/matchExpressions/-`, value: expr }
+        ? sharedOp('add', `${base}/nodeSelectorTerms/${i}/matchExpressions/-`, expr)
         : { op: 'add', path: `${base}/nodeSelectorTerms/${i}/matchExpressions`, value: [expr] },
     );
   });

@@ -7,10 +7,11 @@
  * padded to such a length with spaces, which JSON allows between tokens (a piece always ends after a value,
  * a `:`, a `,` or a `[`). The base64 of a frozen value's padded JSON is computed once per process and kept
  * with the value; the short texts between values (op names, paths, small values) are kept in a bounded map,
- * since the same few recur in every review. Decoded, the result parses to exactly the ops given
+ * since the same few recur in every review; and a whole patch made only of shared ops (inject/shared-op.ts) is
+ * encoded once and kept with their sequence. Decoded, the result parses to exactly the ops given
  * (test/util/base64-json.test.ts checks that against JSON.stringify, over every corpus pod's patch).
  */
-import { cachedJson } from './json.ts';
+import { cachedJson, sharedList } from './json.ts';
 
 /** Base64 of frozen values' padded JSON (values shared by every review: containers, volumes, affinity terms). */
 const frozenPieces = new WeakMap<object, string>();
@@ -88,8 +89,19 @@ function valuePieces(v: unknown, out: string[]): void {
   }
 }
 
+/** Whole patches made only of shared (frozen) ops, by their sequence (see sharedList): encoded once. */
+const wholePatches = new WeakMap<object, string>();
+
 /** Base64 of the JSON of a JSON Patch (RFC 6902), as an AdmissionReview response's `patch` carries it. */
 export function base64JsonPatch(ops: ReadonlyArray<{ op: string; path: string; value?: unknown }>): string {
+  if (ops.length === 0 || !ops.every((o) => Object.isFrozen(o))) return assemble(ops);
+  const key = sharedList(ops);
+  let b64 = wholePatches.get(key);
+  if (b64 === undefined) wholePatches.set(key, (b64 = assemble(ops)));
+  return b64;
+}
+
+function assemble(ops: ReadonlyArray<{ op: string; path: string; value?: unknown }>): string {
   const out: string[] = [SEP.open];
   for (let i = 0; i < ops.length; i++) {
     const o = ops[i];
