@@ -97,7 +97,8 @@ export function base64JsonPatch(ops: ReadonlyArray<{ op: string; path: string; v
   if (ops.length === 0 || !ops.every((o) => Object.isFrozen(o))) return assemble(ops);
   const key = sharedList(ops);
   let b64 = wholePatches.get(key);
-  if (b64 === undefined) wholePatches.set(key, (b64 = assemble(ops)));
+  // Encoded whole, so it needs no padding: the compact JSON, as JSON.stringify writes it.
+  if (b64 === undefined) wholePatches.set(key, (b64 = Buffer.from(JSON.stringify(ops)).toString('base64')));
   return b64;
 }
 
