@@ -127,8 +127,7 @@ function buildValidator(cfg: MeshgateConfig): Container {
     env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
     // Node.js peaks at ~80 MB here (measured): 128Mi leaves room, 64Mi would be OOM-killed (exit 137).
     resources: { requests: { cpu: '10m', memory: '96Mi' }, limits: { cpu: '500m', memory: '128Mi' } },
+    // The verdict goes to /dev/termination-log with policy File: the apiserver's defaults, so not sent again.
     securityContext: restricted(cfg.validator.uid),
-    terminationMessagePath: '/dev/termination-log',
-    terminationMessagePolicy: 'File',
   };
 }
