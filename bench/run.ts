@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: what meshgate's admission path costs on top of the transport, and the supporting figures.
  *   1. HTTP: echo baseline (A) vs /mutate (B) vs /validate (C), server and load generator in separate processes
- *   2. pathological pods through decide / mutate+encode, at 1×, 2×, 4× size
+ *   2. in-process cost of a corpus review; pathological pods through decide / mutate+encode, at 1×, 2×, 4× size
  *   3. node-fact and pod-mode caches at 5,000 nodes / 50,000 pods (child with --expose-gc)
  *   4. node agent: CNI conf change → verdict published (and, with --with-apiserver, → Node updated)
  *   5. one CPU profile of the server under route B, summarised
@@ -18,6 +18,7 @@ import { nodeFactsFromState } from '../src/facts/node-state.ts';
 import { buildWorkload, loadSamples, pinnedNodes } from './corpus.ts';
 import { bodiesFor, mainRun, profileRun, type HttpOptions } from './http-bench.ts';
 import { RUNS, runPathological } from './pathological.ts';
+import { measureInProcess } from './in-process.ts';
 import type { FactsScale } from './facts-scale.ts';
 import { measureAgentLatency } from './agent-latency.ts';
 import { forkForResult } from './procs.ts';
@@ -72,7 +73,9 @@ for (const t of httpSummary.targets) log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.nam
 log('logging cost (same server, logger switched to info: one line per review):');
 log(infoTable(main.info, httpSummary.best));
 
-section(`2. pathological pods (in-process; median of ${RUNS.core} runs, ${RUNS.withJson} with the JSON work)`);
+section(`2. in-process cost per review: the corpus, then pathological pods (median of ${RUNS.core} runs, ${RUNS.withJson} with the JSON work)`);
+const inProcess = measureInProcess(reviews.mutate, { config, nodes: facts });
+log(`  corpus (${inProcess.reviews} reviews, best of ${inProcess.loops} loops): mutate ${inProcess.mutateUs} µs, mutate + answer ${inProcess.mutateAndAnswerUs} µs, the echo's answer ${inProcess.echoAnswerUs} µs per review`);
 const patho = runPathological({ config, nodes: facts });
 log(pathoTable(patho));
 
@@ -114,6 +117,7 @@ const summary = {
   settings: { ...http, pipelining: 1, tls: 'self-signed CA; autocannon does not verify it (rejectUnauthorized hard-coded false), the preflight does', aggregation: AGGREGATION },
   workload: { mutateBodies: bodies.B.length, validateBodies: bodies.C.length, bodyBytes: { min: sizes[0], median: sizes[sizes.length >> 1], max: sizes.at(-1) }, decisions: work.mix, preflight: main.preflight },
   http: { phases: main.phases, ...httpSummary, oneConnection: main.serial, infoLogging: main.info, sameSizeAnswers: main.sized },
+  inProcess,
   pathological: patho,
   factsScale: scale,
   agent: { fakePublisher: agent, apiserver },
