@@ -93,10 +93,25 @@ export function buildInjection(pod: Pod, cfg: MeshgateConfig, r: Allowed, o: Ove
  * Bounded: node names are part of some decisions.
  */
 const recordedStatuses = new WeakMap<MeshgateConfig, Map<string, Recorded>>();
+/** The same, by identity, for the shared decisions that name no node (inject/redirect.ts): no key to build. */
+const recordedByDecision = { inject: new WeakMap<MeshgateConfig, WeakMap<Allowed, Recorded>>(), enforce: new WeakMap<MeshgateConfig, WeakMap<Allowed, Recorded>>() };
 
 function statusOf(source: 'inject' | 'enforce', r: Allowed, inits: Container[], containers: Container[], cfg: MeshgateConfig, removed: string[]): Recorded {
   // Which containers are added follows from the source, the decision and the config (names are config), so
   // the key needs no names; `removed` comes from the pod and is part of it.
+  if (Object.isFrozen(r) && removed.length === 0) {
+    let byDecision = recordedByDecision[source].get(cfg);
+    if (!byDecision) recordedByDecision[source].set(cfg, (byDecision = new WeakMap()));
+    const hit = byDecision.get(r);
+    if (hit) return hit;
+    const recorded = statusByKey(source, r, inits, containers, cfg, removed);
+    byDecision.set(r, recorded);
+    return recorded;
+  }
+  return statusByKey(source, r, inits, containers, cfg, removed);
+}
+
+function statusByKey(source: 'inject' | 'enforce', r: Allowed, inits: Container[], containers: Container[], cfg: MeshgateConfig, removed: string[]): Recorded {
   const choice = r.kind === 'cni' ? r.affinity : r.validate;
   const key = `${source}|${r.kind}|${r.reason}|${r.native}|${choice}|${r.node ?? ''}|${removed.length ? removed.join(',') : ''}`;
   let byKey = recordedStatuses.get(cfg);

@@ -19,6 +19,25 @@ export type RedirectDecision =
   | { kind: 'init'; reason: ReasonCode; node?: string; validate: boolean; native: boolean }
   | { kind: 'deny'; reason: 'node_unverified'; node: string; nodeReason: string; message: string };
 
+type Nodeless = 'mode_off' | 'mode_required' | 'affinity_verified' | 'no_verified_node';
+
+/**
+ * The decisions that name no node depend on nothing but their reason and the sidecar kind: one frozen value
+ * each, shared by every review, so what is derived from a decision (its status) is looked up by identity.
+ */
+const NODELESS = Object.fromEntries(
+  (['mode_off', 'mode_required', 'affinity_verified', 'no_verified_node'] as const).map((reason) => [
+    reason,
+    [false, true].map((n) => Object.freeze(reason === 'mode_required' || reason === 'affinity_verified'
+      ? { kind: 'cni' as const, reason, affinity: true, native: n }
+      : { kind: 'init' as const, reason, node: undefined, validate: false, native: n })),
+  ]),
+) as Record<Nodeless, RedirectDecision[]>;
+
+function nodeless(reason: Nodeless, isNative: boolean): RedirectDecision {
+  return NODELESS[reason][isNative ? 1 : 0];
+}
+
 function native(cfg: MeshgateConfig, auto: () => boolean | undefined): boolean {
   if (cfg.injection.nativeSidecar !== 'auto') return cfg.injection.nativeSidecar === 'on';
   // Unknown kubelets get the regular sidecar: it works everywhere, a native one only from 1.29.
@@ -31,7 +50,8 @@ export function decideRedirect(pod: Pod, facts: NodeFacts, cfg: MeshgateConfig):
   const nodeNative = () => (node === undefined ? undefined : supportsNativeSidecars(fact?.kubeletVersion));
 
   if (cfg.redirect.mode === 'off') {
-    return { kind: 'init', reason: 'mode_off', node, validate: false, native: native(cfg, node ? nodeNative : () => facts.nativeSidecars('all')) };
+    const isNative = native(cfg, node ? nodeNative : () => facts.nativeSidecars('all'));
+    return node ? { kind: 'init', reason: 'mode_off', node, validate: false, native: isNative } : nodeless('mode_off', isNative);
   }
   if (node !== undefined) {
     if (fact?.verified) return { kind: 'cni', reason: 'node_verified', node, affinity: false, native: native(cfg, nodeNative) };
@@ -49,10 +69,10 @@ export function decideRedirect(pod: Pod, facts: NodeFacts, cfg: MeshgateConfig):
     return { kind: 'init', reason: 'node_unverified_validate', node, validate: true, native: native(cfg, nodeNative) };
   }
   if (cfg.redirect.mode === 'required') {
-    return { kind: 'cni', reason: 'mode_required', affinity: true, native: native(cfg, () => facts.nativeSidecars('verified')) };
+    return nodeless('mode_required', native(cfg, () => facts.nativeSidecars('verified')));
   }
   if (facts.anyVerified()) {
-    return { kind: 'cni', reason: 'affinity_verified', affinity: true, native: native(cfg, () => facts.nativeSidecars('verified')) };
+    return nodeless('affinity_verified', native(cfg, () => facts.nativeSidecars('verified')));
   }
-  return { kind: 'init', reason: 'no_verified_node', validate: false, native: native(cfg, () => facts.nativeSidecars('all')) };
+  return nodeless('no_verified_node', native(cfg, () => facts.nativeSidecars('all')));
 }

@@ -142,3 +142,41 @@ describe('enforce-only behind another mesh', () => {
     expect(decide({ pod: once, namespace: enabledNs }, verified, c()).kind).toBe('skip');
   });
 });
+
+describe('recorded statuses (built once per decision, shared)', () => {
+  // Every combination of redirect mode, sidecar kind and node, each decided twice on different pods: the status
+  // must describe exactly what that pod got, however many pods shared the decision before it.
+  const old = facts({ good: { verified: true, kubeletVersion: 'v1.28.3' }, bad: { verified: false, kubeletVersion: 'v1.28.3' } });
+  const none = facts({ bad: { verified: false, kubeletVersion: 'v1.34.1' } });
+  // One config per mode, shared by every case, so cases that differ only in facts share its caches.
+  const configs = { auto: cfg({ redirect: { mode: 'auto', onUnverifiedNode: 'validate' } }), required: cfg({ redirect: { mode: 'required', onUnverifiedNode: 'validate' } }), off: cfg({ redirect: { mode: 'off', onUnverifiedNode: 'validate' } }) };
+  const combos: Array<[string, ReturnType<typeof cfg>, ReturnType<typeof facts>, Partial<Pod['spec']>]> = [];
+  for (const mode of ['auto', 'required', 'off'] as const) {
+    for (const [fname, f] of [['new kubelets', verified], ['old kubelets', old], ['no verified node', none]] as const) {
+      for (const [sname, spec] of [['unscheduled', {}], ['on good', { nodeName: 'good' }], ['on bad', { nodeName: 'bad' }]] as const) {
+        combos.push([`${mode}, ${fname}, ${sname}`, configs[mode], f, spec]);
+      }
+    }
+  }
+  it.each(combos)('%s', (_n, c, f, spec) => {
+    for (const p of [pod(spec), pod({ ...spec, volumes: [{ name: 'data', emptyDir: {} }] }, { name: 'other', namespace: 'demo', labels: { app: 'x' } })]) {
+      const d = decide({ pod: p, namespace: enabledNs }, f, c);
+      if (d.kind !== 'patch') {
+        expect(d.kind).toBe('deny');
+        continue;
+      }
+      const out = apply(p, d);
+      const status = readStatus(out.metadata?.annotations);
+      expect(status).toEqual(d.status);
+      const inits = (out.spec.initContainers ?? []).map((x) => x.name);
+      const containers = out.spec.containers.map((x) => x.name);
+      expect(inits).toEqual(d.status.initContainers);
+      expect(containers.filter((x) => x.startsWith('meshgate-'))).toEqual(d.status.containers);
+      expect(d.redirect.kind).not.toBe('deny');
+      expect(d.status).toMatchObject({ mode: d.redirect.kind, reason: d.redirect.reason, nativeSidecar: (d.redirect as { native: boolean }).native });
+      expect(out.metadata?.labels?.['meshgate.io/redirect']).toBe(d.redirect.kind);
+      if (d.redirect.node) expect(d.status.node).toBe(d.redirect.node);
+      else expect(d.status.node).toBeUndefined();
+    }
+  });
+});
