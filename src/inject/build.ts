@@ -4,26 +4,17 @@
  * duplicate container, volume or init container.
  */
 import type { MeshgateConfig } from '../config/types.ts';
-import { NODE_VERIFIED_LABEL, REDIRECT_LABEL, STATUS_ANNOTATION } from './constants.ts';
+import { NODE_VERIFIED_LABEL } from './constants.ts';
 import type { Container, Pod } from './pod.ts';
 import { findContainer } from './pod.ts';
 import type { Overrides } from './overrides.ts';
 import * as patch from './patch.ts';
 import { sharedOp } from './shared-op.ts';
 import type { PatchOp } from './patch.ts';
-import type { RedirectDecision } from './redirect.ts';
-import { encodeStatus, type InjectionStatus } from './status.ts';
+import type { InjectionStatus } from './status.ts';
+import { recordStatus, type Allowed, type Recorded } from './record.ts';
 import { initContainer, proxyContainer, validatorContainer } from './templates.ts';
-import { deepFreeze, sharedList } from '../util/json.ts';
-
-type Allowed = Exclude<RedirectDecision, { kind: 'deny' }>;
-
-/** The status, its annotation value and the label value, recorded together (see statusOf). */
-interface Recorded {
-  status: InjectionStatus;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-}
+import { sharedList } from '../util/json.ts';
 
 function metadataOps(pod: Pod, recorded: Recorded): PatchOp[] {
   return patch.setMetadataEntries(pod, { labels: recorded.labels, annotations: recorded.annotations });
@@ -82,64 +73,9 @@ export function buildInjection(pod: Pod, cfg: MeshgateConfig, r: Allowed, o: Ove
   if (!r.native && absent(proxy)) ops.push(patch.appendContainer(proxy));
   ops.push(...patch.appendVolumes(pod, missingVolumes(pod, cfg)));
   ops.push(...affinityOps(pod, r));
-  const recorded = statusOf('inject', r, front, r.native ? [] : [proxy], cfg, removals.names);
+  const recorded = recordStatus('inject', r, front, r.native ? [] : [proxy], cfg, removals.names);
   if (ops.length > 0) ops.push(...metadataOps(pod, recorded));
   return { ops, status: recorded.status };
-}
-
-/**
- * Statuses per config and decision. A status holds names and the decision, nothing else of the pod, so the
- * handful that recur are built and encoded once, frozen, and their JSON is cached with them (util/json.ts).
- * Bounded: node names are part of some decisions.
- */
-const recordedStatuses = new WeakMap<MeshgateConfig, Map<string, Recorded>>();
-/** The same, by identity, for the shared decisions that name no node (inject/redirect.ts): no key to build. */
-const recordedByDecision = { inject: new WeakMap<MeshgateConfig, WeakMap<Allowed, Recorded>>(), enforce: new WeakMap<MeshgateConfig, WeakMap<Allowed, Recorded>>() };
-
-function statusOf(source: 'inject' | 'enforce', r: Allowed, inits: Container[], containers: Container[], cfg: MeshgateConfig, removed: string[]): Recorded {
-  // Which containers are added follows from the source, the decision and the config (names are config), so
-  // the key needs no names; `removed` comes from the pod and is part of it.
-  if (Object.isFrozen(r) && removed.length === 0) {
-    let byDecision = recordedByDecision[source].get(cfg);
-    if (!byDecision) recordedByDecision[source].set(cfg, (byDecision = new WeakMap()));
-    const hit = byDecision.get(r);
-    if (hit) return hit;
-    const recorded = statusByKey(source, r, inits, containers, cfg, removed);
-    byDecision.set(r, recorded);
-    return recorded;
-  }
-  return statusByKey(source, r, inits, containers, cfg, removed);
-}
-
-function statusByKey(source: 'inject' | 'enforce', r: Allowed, inits: Container[], containers: Container[], cfg: MeshgateConfig, removed: string[]): Recorded {
-  const choice = r.kind === 'cni' ? r.affinity : r.validate;
-  const key = `${source}|${r.kind}|${r.reason}|${r.native}|${choice}|${r.node ?? ''}|${removed.length ? removed.join(',') : ''}`;
-  let byKey = recordedStatuses.get(cfg);
-  if (!byKey) recordedStatuses.set(cfg, (byKey = new Map()));
-  let recorded = byKey.get(key);
-  if (!recorded) {
-    if (byKey.size >= 4096) byKey.clear();
-    const status = buildStatus(r, inits, containers, cfg, removed);
-    recorded = deepFreeze({ status, labels: { [REDIRECT_LABEL]: r.kind }, annotations: { [STATUS_ANNOTATION]: encodeStatus(status) } });
-    byKey.set(key, recorded);
-  }
-  return recorded;
-}
-
-function buildStatus(r: Allowed, inits: Container[], containers: Container[], cfg: MeshgateConfig, removed: string[]): InjectionStatus {
-  const s: InjectionStatus = {
-    version: 1,
-    mode: r.kind,
-    reason: r.reason,
-    nativeSidecar: r.native,
-    initContainers: inits.map((c) => c.name),
-    containers: containers.map((c) => c.name),
-    volumes: cfg.injection.enabled ? cfg.volumes.map((v) => v.name) : [],
-    affinity: r.kind === 'cni' && r.affinity,
-  };
-  if (r.node) s.node = r.node;
-  if (removed.length) s.removedInitContainers = removed;
-  return s;
 }
 
 /**
@@ -156,10 +92,10 @@ export function buildEnforcement(pod: Pod, cfg: MeshgateConfig, r: Allowed, init
     ops.push(patch.removeInitContainer(initIndex));
     if (!present) ops.push(sharedOp('add', `/spec/initContainers/${initIndex}`, validator));
     ops.push(...affinityOps(pod, r));
-    recorded = statusOf('enforce', r, [validator], [], cfg, [removed]);
+    recorded = recordStatus('enforce', r, [validator], [], cfg, [removed]);
   } else {
     if (r.validate && !present) ops.push(sharedOp('add', `/spec/initContainers/${initIndex + 1}`, validator));
-    recorded = statusOf('enforce', r, r.validate ? [validator] : [], [], cfg, []);
+    recorded = recordStatus('enforce', r, r.validate ? [validator] : [], [], cfg, []);
   }
   return { ops: [...ops, ...metadataOps(pod, recorded)], status: recorded.status };
 }
