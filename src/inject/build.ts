@@ -6,7 +6,7 @@
 import type { MeshgateConfig } from '../config/types.ts';
 import { NODE_VERIFIED_LABEL } from './constants.ts';
 import type { Container, Pod } from './pod.ts';
-import { findContainer } from './pod.ts';
+import { containerNames, findContainer } from './pod.ts';
 import type { Overrides } from './overrides.ts';
 import * as patch from './patch.ts';
 import { sharedOp } from './shared-op.ts';
@@ -40,14 +40,6 @@ function foreignInitRemovals(pod: Pod, cfg: MeshgateConfig): { ops: PatchOp[]; n
     names.unshift(inits[i].name);
   }
   return { ops, names };
-}
-
-/** Names of every container and init container of the pod. */
-export function containerNames(pod: Pod): Set<string> {
-  const names = new Set<string>();
-  for (const c of pod.spec.containers) names.add(c.name);
-  for (const c of pod.spec.initContainers ?? []) names.add(c.name);
-  return names;
 }
 
 /** The configured volumes the pod does not have yet; the shared list itself when it has none of them. */

@@ -7,12 +7,12 @@ import type { MeshgateConfig } from '../config/types.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { INJECT_LABEL, INJECT_NAMESPACE_VALUE, MIRROR_ANNOTATION, STATUS_ANNOTATION } from './constants.ts';
 import type { ReasonCode } from './reasons.ts';
-import type { Pod } from './pod.ts';
+import { containerNames, type Pod } from './pod.ts';
 import type { PatchOp } from './patch.ts';
 import type { InjectionStatus } from './status.ts';
 import { parseOverrides } from './overrides.ts';
 import { decideRedirect, type RedirectDecision } from './redirect.ts';
-import { buildInjection, buildEnforcement, containerNames } from './build.ts';
+import { buildInjection, buildEnforcement } from './build.ts';
 
 export interface DecideInput {
   pod: Pod;

@@ -6,6 +6,7 @@ import { ANNOTATIONS } from './constants.ts';
 import type { Resources } from '../config/types.ts';
 import { parseCidrList, parsePortList, parseQuantity } from './values.ts';
 import { deepFreeze } from '../util/json.ts';
+import { cached } from '../util/cache.ts';
 
 export interface Overrides {
   resources: Resources;
@@ -30,13 +31,10 @@ const OVERRIDE_KEYS = [...RESOURCE_ANNOTATIONS.map(([k]) => k), ANNOTATIONS.excl
 const noOverrides = new WeakMap<Resources, OverridesResult>();
 
 function defaults(base: Resources): OverridesResult {
-  let r = noOverrides.get(base);
-  if (!r) {
-    const resources: Resources = { requests: { ...(base.requests ?? {}) }, limits: { ...(base.limits ?? {}) } };
-    r = deepFreeze({ ok: true, value: { resources, excludeInboundPorts: [], excludeOutboundPorts: [], excludeOutboundCidrs: [] } });
-    noOverrides.set(base, r);
-  }
-  return r;
+  return cached(noOverrides, base, (b) => {
+    const resources: Resources = { requests: { ...(b.requests ?? {}) }, limits: { ...(b.limits ?? {}) } };
+    return deepFreeze({ ok: true, value: { resources, excludeInboundPorts: [], excludeOutboundPorts: [], excludeOutboundCidrs: [] } });
+  });
 }
 
 export function parseOverrides(annotations: Record<string, unknown> | undefined, base: Resources): OverridesResult {

@@ -6,6 +6,7 @@
 import type { Pod, Container } from './pod.ts';
 import { deepFreeze } from '../util/json.ts';
 import { sharedOp } from './shared-op.ts';
+import { cached } from '../util/cache.ts';
 
 export type PatchOp =
   | { op: 'add'; path: string; value: unknown }
@@ -23,13 +24,7 @@ const FIELD_PATHS = { labels: '/metadata/labels', annotations: '/metadata/annota
 const entryPaths = { labels: new Map<string, string>(), annotations: new Map<string, string>() };
 
 function entryPath(field: 'labels' | 'annotations', key: string): string {
-  const paths = entryPaths[field];
-  let path = paths.get(key);
-  if (path === undefined) {
-    if (paths.size >= 1024) paths.clear();
-    paths.set(key, (path = `/metadata/${field}/${escapePointer(key)}`));
-  }
-  return path;
+  return cached(entryPaths[field], key, (k) => `/metadata/${field}/${escapePointer(k)}`, 1024);
 }
 
 /**
@@ -88,17 +83,8 @@ function buildRequirement(key: string, value: string) {
 }
 
 function requirement(key: string, value: string): ReturnType<typeof buildRequirement> {
-  let byValue = requirements.get(key);
-  if (!byValue) {
-    if (requirements.size >= 64) requirements.clear();
-    requirements.set(key, (byValue = new Map()));
-  }
-  let r = byValue.get(value);
-  if (!r) {
-    if (byValue.size >= 64) byValue.clear();
-    byValue.set(value, (r = buildRequirement(key, value)));
-  }
-  return r;
+  const byValue = cached(requirements, key, () => new Map<string, ReturnType<typeof buildRequirement>>(), 64);
+  return cached(byValue, value, (v) => buildRequirement(key, v), 64);
 }
 
 /**

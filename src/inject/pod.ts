@@ -68,6 +68,14 @@ export function findContainer(pod: Pod, name: string): { list: 'containers' | 'i
   return undefined;
 }
 
+/** Names of every container and init container of the pod, for many lookups (findContainer answers one). */
+export function containerNames(pod: Pod): Set<string> {
+  const names = new Set<string>();
+  for (const c of pod.spec.containers) names.add(c.name);
+  for (const c of pod.spec.initContainers ?? []) names.add(c.name);
+  return names;
+}
+
 /** Node selector requirements: mappings with string key and operator and, optionally, a list of strings. */
 function requirements(v: unknown): boolean {
   return v === undefined || (Array.isArray(v) && v.every((r) => isObject(r) && typeof r.key === 'string' && typeof r.operator === 'string'

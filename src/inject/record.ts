@@ -8,6 +8,7 @@ import type { Container } from './pod.ts';
 import type { RedirectDecision } from './redirect.ts';
 import { encodeStatus, type InjectionStatus } from './status.ts';
 import { deepFreeze } from '../util/json.ts';
+import { cached } from '../util/cache.ts';
 
 export type Allowed = Exclude<RedirectDecision, { kind: 'deny' }>;
 
@@ -30,31 +31,18 @@ const recordedByDecision = { inject: new WeakMap<MeshgateConfig, WeakMap<Allowed
 export function recordStatus(source: 'inject' | 'enforce', r: Allowed, inits: Container[], containers: Container[], cfg: MeshgateConfig, removed: string[]): Recorded {
   // Which containers are added follows from the source, the decision and the config (names are config), so
   // the key needs no names; `removed` comes from the pod and is part of it.
-  if (Object.isFrozen(r) && removed.length === 0) {
-    let byDecision = recordedByDecision[source].get(cfg);
-    if (!byDecision) recordedByDecision[source].set(cfg, (byDecision = new WeakMap()));
-    const hit = byDecision.get(r);
-    if (hit) return hit;
-    const recorded = statusByKey(source, r, inits, containers, cfg, removed);
-    byDecision.set(r, recorded);
-    return recorded;
-  }
-  return statusByKey(source, r, inits, containers, cfg, removed);
+  const byKey = () => statusByKey(source, r, inits, containers, cfg, removed);
+  if (!Object.isFrozen(r) || removed.length > 0) return byKey();
+  return cached(cached(recordedByDecision[source], cfg, () => new WeakMap<Allowed, Recorded>()), r, byKey);
 }
 
 function statusByKey(source: 'inject' | 'enforce', r: Allowed, inits: Container[], containers: Container[], cfg: MeshgateConfig, removed: string[]): Recorded {
   const choice = r.kind === 'cni' ? r.affinity : r.validate;
   const key = `${source}|${r.kind}|${r.reason}|${r.native}|${choice}|${r.node ?? ''}|${removed.length ? removed.join(',') : ''}`;
-  let byKey = recordedStatuses.get(cfg);
-  if (!byKey) recordedStatuses.set(cfg, (byKey = new Map()));
-  let recorded = byKey.get(key);
-  if (!recorded) {
-    if (byKey.size >= 4096) byKey.clear();
+  return cached(cached(recordedStatuses, cfg, () => new Map<string, Recorded>()), key, () => {
     const status = buildStatus(r, inits, containers, cfg, removed);
-    recorded = deepFreeze({ status, labels: { [REDIRECT_LABEL]: r.kind }, annotations: { [STATUS_ANNOTATION]: encodeStatus(status) } });
-    byKey.set(key, recorded);
-  }
-  return recorded;
+    return deepFreeze({ status, labels: { [REDIRECT_LABEL]: r.kind }, annotations: { [STATUS_ANNOTATION]: encodeStatus(status) } });
+  }, 4096);
 }
 
 function buildStatus(r: Allowed, inits: Container[], containers: Container[], cfg: MeshgateConfig, removed: string[]): InjectionStatus {

@@ -5,6 +5,7 @@
  * value gets a plain op of its own. Bounded per op kind, since some paths carry indices.
  */
 import type { PatchOp } from './patch.ts';
+import { cached } from '../util/cache.ts';
 
 interface Slot {
   objects: WeakMap<object, PatchOp>;
@@ -15,15 +16,11 @@ interface Slot {
 const slots = new Map<PatchOp['op'], Map<string, Slot>>();
 const MAX_PATHS = 4096;
 
+const newPathMap = () => new Map<string, Slot>();
+const newSlot = (): Slot => ({ objects: new WeakMap(), strings: new Map() });
+
 function slot(op: PatchOp['op'], path: string): Slot {
-  let byPath = slots.get(op);
-  if (!byPath) slots.set(op, (byPath = new Map()));
-  let s = byPath.get(path);
-  if (!s) {
-    if (byPath.size >= MAX_PATHS) byPath.clear();
-    byPath.set(path, (s = { objects: new WeakMap(), strings: new Map() }));
-  }
-  return s;
+  return cached(cached(slots, op, newPathMap), path, newSlot, MAX_PATHS);
 }
 
 export function sharedOp(op: 'remove', path: string): PatchOp;
@@ -33,22 +30,8 @@ export function sharedOp(op: PatchOp['op'], path: string, value?: unknown): Patc
     const s = slot(op, path);
     return (s.bare ??= Object.freeze({ op, path }));
   }
-  if (typeof value === 'string') {
-    const s = slot(op, path);
-    const hit = s.strings.get(value);
-    if (hit) return hit;
-    if (s.strings.size >= MAX_PATHS) s.strings.clear();
-    const o = Object.freeze({ op, path, value });
-    s.strings.set(value, o);
-    return o;
-  }
-  if (value !== null && typeof value === 'object' && Object.isFrozen(value)) {
-    const s = slot(op, path);
-    const hit = s.objects.get(value);
-    if (hit) return hit;
-    const o = Object.freeze({ op, path, value });
-    s.objects.set(value, o);
-    return o;
-  }
+  const make = () => Object.freeze({ op, path, value }) as PatchOp;
+  if (typeof value === 'string') return cached(slot(op, path).strings, value, make, MAX_PATHS);
+  if (value !== null && typeof value === 'object' && Object.isFrozen(value)) return cached(slot(op, path).objects, value, make);
   return { op, path, value } as PatchOp;
 }

@@ -7,6 +7,7 @@ import type { MeshgateConfig } from '../config/types.ts';
 import type { Container } from './pod.ts';
 import type { Overrides } from './overrides.ts';
 import { deepFreeze } from '../util/json.ts';
+import { cached } from '../util/cache.ts';
 
 /**
  * Built containers per config and inputs. Every review with the same overrides gets the same frozen object:
@@ -15,15 +16,8 @@ import { deepFreeze } from '../util/json.ts';
 const built = new WeakMap<MeshgateConfig, Map<string, Container>>();
 
 function memo(cfg: MeshgateConfig, key: string, build: () => Container): Container {
-  let m = built.get(cfg);
-  if (!m) built.set(cfg, (m = new Map()));
-  let c = m.get(key);
-  if (!c) {
-    // Bounded: the key space is the distinct annotation overrides seen; cap it so odd inputs cannot grow it.
-    if (m.size >= 1024) m.clear();
-    m.set(key, (c = deepFreeze(build())));
-  }
-  return c;
+  // Bounded: the key space is the distinct annotation overrides seen; cap it so odd inputs cannot grow it.
+  return cached(cached(built, cfg, () => new Map<string, Container>()), key, () => deepFreeze(build()), 1024);
 }
 
 function restricted(uid: number) {
@@ -46,10 +40,7 @@ const redirectArgLists = new WeakMap<Overrides, WeakMap<MeshgateConfig, string[]
 const proxies = new WeakMap<Overrides, WeakMap<MeshgateConfig, { regular?: Container; native?: Container }>>();
 
 export function proxyContainer(cfg: MeshgateConfig, o: Overrides, native: boolean): Container {
-  let byConfig = proxies.get(o);
-  if (!byConfig) proxies.set(o, (byConfig = new WeakMap()));
-  let pair = byConfig.get(cfg);
-  if (!pair) byConfig.set(cfg, (pair = {}));
+  const pair = cached(cached(proxies, o, () => new WeakMap()), cfg, (): { regular?: Container; native?: Container } => ({}));
   const kind = native ? 'native' : 'regular';
   return (pair[kind] ??= memo(cfg, `proxy|${native}|${JSON.stringify(o.resources)}`, () => buildProxy(cfg, o, native)));
 }
@@ -84,10 +75,7 @@ export function redirectArgs(cfg: MeshgateConfig, o: Overrides): string[] {
 }
 
 export function initContainer(cfg: MeshgateConfig, o: Overrides): Container {
-  let byConfig = redirectArgLists.get(o);
-  if (!byConfig) redirectArgLists.set(o, (byConfig = new WeakMap()));
-  let args = byConfig.get(cfg);
-  if (!args) byConfig.set(cfg, (args = redirectArgs(cfg, o)));
+  const args = cached(cached(redirectArgLists, o, () => new WeakMap()), cfg, (c) => redirectArgs(c, o));
   return memo(cfg, `init|${args.join(' ')}`, () => buildInit(cfg, args));
 }
 

@@ -12,6 +12,7 @@
  * (test/util/base64-json.test.ts checks that against JSON.stringify, over every corpus pod's patch).
  */
 import { cachedJson, sharedList } from './json.ts';
+import { cached } from './cache.ts';
 
 /** Base64 of frozen values' padded JSON (values shared by every review: containers, volumes, affinity terms). */
 const frozenPieces = new WeakMap<object, string>();
@@ -19,26 +20,15 @@ const frozenPieces = new WeakMap<object, string>();
 const textPieces = new Map<string, string>();
 const MAX_TEXT_PIECES = 4096;
 
-function padded(text: string): Buffer {
+/** Base64 of the text padded with spaces to a multiple of 3 bytes. */
+function paddedBase64(text: string): string {
   const bytes = Buffer.from(text);
   const pad = (3 - (bytes.length % 3)) % 3;
-  return pad === 0 ? bytes : Buffer.concat([bytes, Buffer.from('  '.slice(0, pad))]);
+  return (pad === 0 ? bytes : Buffer.concat([bytes, Buffer.from('  '.slice(0, pad))])).toString('base64');
 }
 
-function textPiece(text: string): string {
-  let b64 = textPieces.get(text);
-  if (b64 === undefined) {
-    if (textPieces.size >= MAX_TEXT_PIECES) textPieces.clear();
-    textPieces.set(text, (b64 = padded(text).toString('base64')));
-  }
-  return b64;
-}
-
-function frozenPiece(value: object): string {
-  let b64 = frozenPieces.get(value);
-  if (b64 === undefined) frozenPieces.set(value, (b64 = padded(cachedJson(value)).toString('base64')));
-  return b64;
-}
+const textPiece = (text: string) => cached(textPieces, text, paddedBase64, MAX_TEXT_PIECES);
+const frozenPiece = (value: object) => cached(frozenPieces, value, (v) => paddedBase64(cachedJson(v)));
 
 /**
  * Base64 of a string value's padded JSON, keyed by the string itself: shared strings (a label value, a status
@@ -46,28 +36,16 @@ function frozenPiece(value: object): string {
  */
 const stringPieces = new Map<string, string>();
 
-function stringPiece(value: string): string {
-  let b64 = stringPieces.get(value);
-  if (b64 === undefined) {
-    if (stringPieces.size >= MAX_TEXT_PIECES) stringPieces.clear();
-    stringPieces.set(value, (b64 = padded(JSON.stringify(value)).toString('base64')));
-  }
-  return b64;
-}
+const stringPiece = (value: string) => cached(stringPieces, value, (v) => paddedBase64(JSON.stringify(v)), MAX_TEXT_PIECES);
 
 /** Base64 of `{"op":…,"path":…` per op and path: two levels, so no key is built per review. */
 const opPieces = new Map<string, Map<string, string>>();
+const newPieceMap = () => new Map<string, string>();
 const SEP = { open: textPiece('['), comma: textPiece(','), close: textPiece(']'), end: textPiece('}'), value: textPiece(',"value":') };
 
 function opPiece(op: string, path: string): string {
-  let byPath = opPieces.get(op);
-  if (!byPath) opPieces.set(op, (byPath = new Map()));
-  let b64 = byPath.get(path);
-  if (b64 === undefined) {
-    if (byPath.size >= MAX_TEXT_PIECES) byPath.clear();
-    byPath.set(path, (b64 = textPiece(`{"op":${JSON.stringify(op)},"path":${JSON.stringify(path)}`)));
-  }
-  return b64;
+  const byPath = cached(opPieces, op, newPieceMap);
+  return cached(byPath, path, (p) => textPiece(`{"op":${JSON.stringify(op)},"path":${JSON.stringify(p)}`), MAX_TEXT_PIECES);
 }
 
 /** Base64 pieces of one JSON value: frozen objects whole and cached; a fresh list item by item. */
@@ -95,11 +73,8 @@ const wholePatches = new WeakMap<object, string>();
 /** Base64 of the JSON of a JSON Patch (RFC 6902), as an AdmissionReview response's `patch` carries it. */
 export function base64JsonPatch(ops: ReadonlyArray<{ op: string; path: string; value?: unknown }>): string {
   if (ops.length === 0 || !ops.every((o) => Object.isFrozen(o))) return assemble(ops);
-  const key = sharedList(ops);
-  let b64 = wholePatches.get(key);
   // Encoded whole, so it needs no padding: the compact JSON, as JSON.stringify writes it.
-  if (b64 === undefined) wholePatches.set(key, (b64 = Buffer.from(JSON.stringify(ops)).toString('base64')));
-  return b64;
+  return cached(wholePatches, sharedList(ops), (list) => Buffer.from(JSON.stringify(list)).toString('base64'));
 }
 
 function assemble(ops: ReadonlyArray<{ op: string; path: string; value?: unknown }>): string {
