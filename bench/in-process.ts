@@ -7,7 +7,7 @@
 import { mutate, type HandlerDeps } from '../src/admission/mutate.ts';
 import { encodeResponse, serializeResponse, type AdmissionRequest } from '../src/admission/review.ts';
 import type { Review } from './corpus.ts';
-import { round } from './stats.ts';
+import { nsPerCall, round } from './stats.ts';
 
 export interface InProcess {
   reviews: number;
@@ -18,14 +18,9 @@ export interface InProcess {
   loops: number;
 }
 
+/** µs per call of `fn` over the requests in turn, best of `loops` loops (stats.ts: nsPerCall). */
 function bestUs(requests: AdmissionRequest[], perLoop: number, loops: number, fn: (r: AdmissionRequest) => unknown): number {
-  let best = Infinity;
-  for (let l = 0; l < loops; l++) {
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < perLoop; i++) fn(requests[i % requests.length]);
-    best = Math.min(best, Number(process.hrtime.bigint() - t0) / perLoop / 1000);
-  }
-  return round(best, 2);
+  return round(nsPerCall((i) => fn(requests[i % requests.length]), perLoop, loops) / 1000, 2);
 }
 
 export function measureInProcess(reviews: Review[], deps: HandlerDeps, loops = 7, perLoop = 50_000): InProcess {
