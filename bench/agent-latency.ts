@@ -41,18 +41,30 @@ class RecordingPublisher implements NodePublisher {
     return this.#inner ? this.#inner.read(node) : (this.state ?? { tainted: false });
   }
 
-  async publish(node: string, verdict: Verdict, taint: boolean): Promise<void> {
-    await this.#inner?.publish(node, verdict, taint);
+  async heartbeat(node: string): Promise<void> {
+    await this.#inner?.heartbeat(node);
+  }
+
+  async publish(node: string, verdict: Verdict, taint: boolean): Promise<PublishedState> {
+    const published = await this.#inner?.publish(node, verdict, taint);
     const at = performance.now();
-    this.state = desiredState(verdict, taint);
-    if (!this.#waiter?.match(verdict)) return void this.unmatched++;
+    const state = published ?? desiredState(verdict, taint);
+    this.state = state;
+    if (!this.#waiter?.match(verdict)) {
+      this.unmatched++;
+      return state;
+    }
     this.#waiter.resolve({ at, verdict });
     this.#waiter = undefined;
+    return state;
   }
 
   next(match: (v: Verdict) => boolean): Promise<{ at: number; verdict: Verdict }> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no matching publish within ${PUBLISH_TIMEOUT_MS} ms`)), PUBLISH_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`no matching publish within ${PUBLISH_TIMEOUT_MS} ms`)),
+        PUBLISH_TIMEOUT_MS,
+      );
       this.#waiter = {
         match,
         resolve: (p) => {
@@ -79,7 +91,11 @@ export interface AgentLatency {
 }
 
 /** `inner`: a real publisher (the Kubernetes one, for --with-apiserver) whose completed writes are timed. */
-export async function measureAgentLatency(changes = 20, inner?: NodePublisher, nodeName = 'bench-node'): Promise<AgentLatency> {
+export async function measureAgentLatency(
+  changes = 20,
+  inner?: NodePublisher,
+  nodeName = 'bench-node',
+): Promise<AgentLatency> {
   const cni = (f: string) => readFileSync(join(CORPUS_DIR, 'cni', f), 'utf8');
   const meshed = cni('istio__10-calico.conflist-istioconfig');
   const primary = cni('istio__calico.conflist');
@@ -95,8 +111,15 @@ export async function measureAgentLatency(changes = 20, inner?: NodePublisher, n
   const file = join(confDir, '10-calico.conflist');
   writeFileSync(file, primary);
   const config: AgentConfig = {
-    nodeName, confDir, binDirs: [binDir], pluginType: 'istio-cni', runtime: 'containerd',
-    maxConfNum: 1, resyncMs: 300_000, debounceMs: DEBOUNCE_MS, taintUnverified: false,
+    nodeName,
+    confDir,
+    binDirs: [binDir],
+    pluginType: 'istio-cni',
+    runtime: 'containerd',
+    maxConfNum: 1,
+    resyncMs: 300_000,
+    debounceMs: DEBOUNCE_MS,
+    taintUnverified: false,
   };
   const pub = new RecordingPublisher(inner);
   const agent = new NodeAgent(config, { publisher: pub, log: quiet });
@@ -104,7 +127,8 @@ export async function measureAgentLatency(changes = 20, inner?: NodePublisher, n
   const byOp: Record<string, number[]> = { 'write in place': [], 'rename in': [] };
   try {
     await agent.start();
-    if (agent.lastVerdict?.reason !== 'mesh_plugin_missing') throw new Error(`unexpected start verdict ${agent.lastVerdict?.reason}`);
+    if (agent.lastVerdict?.reason !== 'mesh_plugin_missing')
+      throw new Error(`unexpected start verdict ${agent.lastVerdict?.reason}`);
     pub.unmatched = 0; // the start-up publish had no waiter
     for (let i = 0; i < changes; i++) {
       const wantVerified = i % 2 === 0;
@@ -142,10 +166,12 @@ export async function measureAgentLatency(changes = 20, inner?: NodePublisher, n
     debounceMs: DEBOUNCE_MS,
     intermediatePublishes: pub.unmatched,
     writeToPublishMs: { median: round(s.median, 1), p95: round(s.p95, 1), max: round(s.max, 1) },
-    byOperation: Object.fromEntries(Object.entries(byOp).map(([op, v]) => {
-      const x = summary(v);
-      return [op, { n: x.n, median: round(x.median, 1), max: round(x.max, 1) }];
-    })),
+    byOperation: Object.fromEntries(
+      Object.entries(byOp).map(([op, v]) => {
+        const x = summary(v);
+        return [op, { n: x.n, median: round(x.median, 1), max: round(x.max, 1) }];
+      }),
+    ),
     readAndVerifyMs: round(median(reads), 2),
     verifyOnlyMs: round(median(verifies), 3),
   };

@@ -30,7 +30,10 @@ declare module 'autocannon' {
   }
 
   export interface Instance extends EventEmitter, PromiseLike<AutocannonResult> {
-    on(event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): this;
+    on(
+      event: 'response',
+      listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void,
+    ): this;
   }
 
   export default function autocannon(opts: AutocannonOptions): Instance;

@@ -65,9 +65,15 @@ function isPodCreate(raw: Obj): boolean {
 function fromAdmission(): Sample[] {
   const dir = `${CORPUS_DIR}admission/`;
   const out: Sample[] = [];
-  for (const name of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const raw = JSON.parse(readFileSync(dir + name, 'utf8')) as Obj;
-    const review = (raw.kind === 'AdmissionReview' ? raw : { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: raw }) as Obj;
+    const review = (
+      raw.kind === 'AdmissionReview'
+        ? raw
+        : { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: raw }
+    ) as Obj;
     if (isPodCreate(review)) out.push({ source: `admission/${name}`, review: review as unknown as Review });
   }
   return out;
@@ -76,7 +82,9 @@ function fromAdmission(): Sample[] {
 function fromManifests(): Sample[] {
   const dir = `${CORPUS_DIR}manifests/`;
   const out: Sample[] = [];
-  for (const name of readdirSync(dir).filter((f) => /\.ya?ml/.test(f)).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((f) => /\.ya?ml/.test(f))
+    .sort()) {
     const docs = parseAllDocuments(readFileSync(dir + name, 'utf8'));
     for (const doc of Array.isArray(docs) ? docs : [docs]) {
       if (doc.errors.length > 0) continue; // the corpus holds one invalid YAML on purpose
@@ -86,8 +94,16 @@ function fromManifests(): Sample[] {
         const meta = { ...(t.template.metadata ?? {}) } as Obj;
         if (t.kind !== 'Pod') meta.name = `${t.name}-7d9c8b5f4-x2k9q`; // as a ReplicaSet names its pods
         const ns = t.namespace ?? (typeof meta.namespace === 'string' ? meta.namespace : 'default');
-        const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { ...meta, namespace: ns }, spec: structuredClone(t.template.spec) };
-        out.push({ source: `manifests/${name}#${t.pointer || '/'}`, review: podReview(`bench-${out.length}`, pod, ns) });
+        const pod = {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { ...meta, namespace: ns },
+          spec: structuredClone(t.template.spec),
+        };
+        out.push({
+          source: `manifests/${name}#${t.pointer || '/'}`,
+          review: podReview(`bench-${out.length}`, pod, ns),
+        });
       }
     }
   }
@@ -97,13 +113,16 @@ function fromManifests(): Sample[] {
 /** All pod CREATE reviews of the corpus, in a fixed order. */
 export function loadSamples(): Sample[] {
   const all = [...fromAdmission(), ...fromManifests()];
-  if (all.length < 10) throw new Error(`only ${all.length} pod reviews found under ${CORPUS_DIR}: is ../shared/corpus there?`);
+  if (all.length < 10)
+    throw new Error(`only ${all.length} pod reviews found under ${CORPUS_DIR}: is ../shared/corpus there?`);
   return all;
 }
 
 /** Node names the corpus pods are pinned to (spec.nodeName), so the bench can mark them verified. */
 export function pinnedNodes(samples: Sample[]): string[] {
-  const names = samples.map((s) => (s.review.request.object.spec as Obj | undefined)?.nodeName).filter((n): n is string => typeof n === 'string');
+  const names = samples
+    .map((s) => (s.review.request.object.spec as Obj | undefined)?.nodeName)
+    .filter((n): n is string => typeof n === 'string');
   return [...new Set(names)].sort();
 }
 
@@ -123,13 +142,18 @@ export function buildWorkload(samples: Sample[], deps: HandlerDeps): Workload {
   const validate: Sample[] = [];
   const sent: Sample[] = [];
   for (const s of samples) {
-    if (deps.config.systemNamespaces.includes(s.review.request.namespace ?? '')) continue;
+    if (deps.config.config.systemNamespaces.includes(s.review.request.namespace ?? '')) continue;
     sent.push(s);
     const v = mutate(s.review.request as never, deps);
     const key = `${v.kind}:${v.reason}`;
     mix[key] = (mix[key] ?? 0) + 1;
     if (v.kind !== 'patch') continue;
-    const injected = jsonpatch.applyPatch(structuredClone(s.review.request.object), v.ops as Operation[], true, false).newDocument;
+    const injected = jsonpatch.applyPatch(
+      structuredClone(s.review.request.object),
+      v.ops as Operation[],
+      true,
+      false,
+    ).newDocument;
     validate.push({ source: s.source, review: { ...s.review, request: { ...s.review.request, object: injected } } });
   }
   return { mutate: sent, validate, mix };

@@ -45,7 +45,16 @@ export function bodiesFor(mutate: Review[], validate: Review[]): Bodies {
   return { A: m, B: m, C: validate.map((r) => JSON.stringify(r)) };
 }
 
-async function phase(server: ServerChild, load: LoadChild, o: HttpOptions, route: Route, bodies: string[], durationS: number, round: number, path = PATHS[route]): Promise<Phase> {
+async function phase(
+  server: ServerChild,
+  load: LoadChild,
+  o: HttpOptions,
+  route: Route,
+  bodies: string[],
+  durationS: number,
+  round: number,
+  path = PATHS[route],
+): Promise<Phase> {
   const before = await server.cpu();
   const logBefore = server.logBytes();
   const r = await load.run({ url: server.url, ca: server.ca, path, bodies, connections: o.connections, durationS });
@@ -64,7 +73,11 @@ async function phase(server: ServerChild, load: LoadChild, o: HttpOptions, route
 }
 
 /** Starts a server and a load generator, runs `body`, and always stops both. */
-async function withProcesses<T>(settings: ServerSettings, execArgv: string[], body: (s: ServerChild, l: LoadChild) => Promise<T>): Promise<T> {
+async function withProcesses<T>(
+  settings: ServerSettings,
+  execArgv: string[],
+  body: (s: ServerChild, l: LoadChild) => Promise<T>,
+): Promise<T> {
   const server = await startServerChild(settings, execArgv);
   let load: LoadChild | undefined;
   try {
@@ -91,21 +104,31 @@ export interface MainRun {
  * One server for everything comparable: warm-up of every route, `rounds` × (A B C / C B A) at saturation with the
  * logger at `warn`, then A and B over a single connection, then A and B with the logger at `info`.
  */
-export async function mainRun(bodies: Bodies, reviews: { mutate: Review[]; validate: Review[] }, o: HttpOptions, log: (s: string) => void): Promise<MainRun> {
+export async function mainRun(
+  bodies: Bodies,
+  reviews: { mutate: Review[]; validate: Review[] },
+  o: HttpOptions,
+  log: (s: string) => void,
+): Promise<MainRun> {
   return withProcesses({ logLevel: 'warn', verifiedNodes: o.verifiedNodes }, [], async (server, load) => {
     const checks = {
       A: await preflight(server.url, server.ca, PATHS.A, reviews.mutate),
       B: await preflight(server.url, server.ca, PATHS.B, reviews.mutate),
       C: await preflight(server.url, server.ca, PATHS.C, reviews.validate),
     };
-    log(`preflight over HTTPS with the CA enforced: ${checks.B.checked} mutate bodies (${checks.B.patched} patched), ${checks.C.checked} validate bodies (${checks.C.denied.length} denied)`);
-    for (const d of checks.C.denied) log(`  FINDING: /validate denies meshgate's own injected pod ${d.uid}: ${d.message}`);
+    log(
+      `preflight over HTTPS with the CA enforced: ${checks.B.checked} mutate bodies (${checks.B.patched} patched), ${checks.C.checked} validate bodies (${checks.C.denied.length} denied)`,
+    );
+    for (const d of checks.C.denied)
+      log(`  FINDING: /validate denies meshgate's own injected pod ${d.uid}: ${d.message}`);
     for (const route of ['A', 'B', 'C'] as const) {
       log(`warm-up ${route} ${PATHS[route]} ${o.warmupS} s`);
       await phase(server, load, o, route, bodies[route], o.warmupS, 0);
     }
     const show = (what: string, p: Phase) =>
-      log(`${what} ${p.route} ${PATHS[p.route].padEnd(9)} ${p.rps.toFixed(0).padStart(5)} req/s  p50 ${p.p50Ms.toFixed(2)} ms  p99 ${p.p99Ms.toFixed(2)} ms  ${p.cpuSPer1k.toFixed(3)} CPU-s/1k`);
+      log(
+        `${what} ${p.route} ${PATHS[p.route].padEnd(9)} ${p.rps.toFixed(0).padStart(5)} req/s  p50 ${p.p50Ms.toFixed(2)} ms  p99 ${p.p99Ms.toFixed(2)} ms  ${p.cpuSPer1k.toFixed(3)} CPU-s/1k`,
+      );
     const phases: Phase[] = [];
     for (let round = 1; round <= o.rounds; round++) {
       // Odd rounds run A B C, even rounds C B A: a drift of the shared machine within a round favours no route.
@@ -123,7 +146,9 @@ export async function mainRun(bodies: Bodies, reviews: { mutate: Review[]; valid
       show(`round ${round}`, b);
       sized.push({ aSized, b, throughputRatio: b.rps / aSized.rps, cpuRatio: b.cpuSPer1k / aSized.cpuSPer1k });
     }
-    log(`  same-size answers: throughput B/A′ ${median(sized.map((x) => x.throughputRatio)).toFixed(3)}, CPU/review B/A′ ${median(sized.map((x) => x.cpuRatio)).toFixed(3)} (median of ${sized.length} rounds; A′ answers a canned, pre-encoded 2.2 KB patch)`);
+    log(
+      `  same-size answers: throughput B/A′ ${median(sized.map((x) => x.throughputRatio)).toFixed(3)}, CPU/review B/A′ ${median(sized.map((x) => x.cpuRatio)).toFixed(3)} (median of ${sized.length} rounds; A′ answers a canned, pre-encoded 2.2 KB patch)`,
+    );
     const serial: Phase[] = [];
     for (const route of ['A', 'B'] as const) {
       serial.push(await phase(server, load, { ...o, connections: 1 }, route, bodies[route], o.durationS / 2, 1));
@@ -155,19 +180,33 @@ export interface ProfiledRoute {
  * windows on the profile's clock, so start-up (module compilation, key generation) is cut out and B's
  * per-review cost can be set against A's from the same process.
  */
-export async function profileRun(bodies: Bodies, o: HttpOptions, dir: string, log: (s: string) => void): Promise<{ file: string; routes: Record<'A' | 'B', ProfiledRoute> }> {
+export async function profileRun(
+  bodies: Bodies,
+  o: HttpOptions,
+  dir: string,
+  log: (s: string) => void,
+): Promise<{ file: string; routes: Record<'A' | 'B', ProfiledRoute> }> {
   const name = 'server-mutate.cpuprofile';
   const execArgv = ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', name];
-  const routes = await withProcesses({ logLevel: 'warn', verifiedNodes: o.verifiedNodes }, execArgv, async (server, load) => {
-    await phase(server, load, o, 'B', bodies.B, o.warmupS, 0);
-    const out: Record<'A' | 'B', ProfiledRoute> = { A: { route: 'A', windowsUs: [], reviews: 0 }, B: { route: 'B', windowsUs: [], reviews: 0 } };
-    for (const route of ['B', 'A', 'B', 'A'] as const) {
-      const p = await phase(server, load, o, route, bodies[route], PROFILE_PHASE_S, 1);
-      out[route].windowsUs.push(p.serverWindowUs);
-      out[route].reviews += p.ok + p.non2xx;
-    }
-    log(`profiled (req/s under --cpu-prof, not comparable with the runs above): A ${(out.A.reviews / (2 * PROFILE_PHASE_S)).toFixed(0)}, B ${(out.B.reviews / (2 * PROFILE_PHASE_S)).toFixed(0)}`);
-    return out;
-  });
+  const routes = await withProcesses(
+    { logLevel: 'warn', verifiedNodes: o.verifiedNodes },
+    execArgv,
+    async (server, load) => {
+      await phase(server, load, o, 'B', bodies.B, o.warmupS, 0);
+      const out: Record<'A' | 'B', ProfiledRoute> = {
+        A: { route: 'A', windowsUs: [], reviews: 0 },
+        B: { route: 'B', windowsUs: [], reviews: 0 },
+      };
+      for (const route of ['B', 'A', 'B', 'A'] as const) {
+        const p = await phase(server, load, o, route, bodies[route], PROFILE_PHASE_S, 1);
+        out[route].windowsUs.push(p.serverWindowUs);
+        out[route].reviews += p.ok + p.non2xx;
+      }
+      log(
+        `profiled (req/s under --cpu-prof, not comparable with the runs above): A ${(out.A.reviews / (2 * PROFILE_PHASE_S)).toFixed(0)}, B ${(out.B.reviews / (2 * PROFILE_PHASE_S)).toFixed(0)}`,
+      );
+      return out;
+    },
+  );
   return { file: join(dir, name), routes };
 }

@@ -19,15 +19,22 @@ export interface InProcess {
 }
 
 /** µs per call of `fn` over the requests in turn, best of `loops` loops (stats.ts: nsPerCall). */
-function bestUs(requests: AdmissionRequest[], perLoop: number, loops: number, fn: (r: AdmissionRequest) => unknown): number {
+function bestUs(
+  requests: AdmissionRequest[],
+  perLoop: number,
+  loops: number,
+  fn: (r: AdmissionRequest) => unknown,
+): number {
   return round(nsPerCall((i) => fn(requests[i % requests.length]), perLoop, loops) / 1000, 2);
 }
 
 export function measureInProcess(reviews: Review[], deps: HandlerDeps, loops = 7, perLoop = 50_000): InProcess {
   // Fresh parses, as the server gets them.
   const requests = reviews.map((r) => (JSON.parse(JSON.stringify(r)) as Review).request as unknown as AdmissionRequest);
-  const answer = (r: AdmissionRequest) => serializeResponse(encodeResponse('admission.k8s.io/v1', r.uid, mutate(r, deps)));
-  const echo = (r: AdmissionRequest) => serializeResponse(encodeResponse('admission.k8s.io/v1', r.uid, { kind: 'allow', reason: 'echo' }));
+  const answer = (r: AdmissionRequest) =>
+    serializeResponse(encodeResponse('admission.k8s.io/v1', r.uid, mutate(r, deps)));
+  const echo = (r: AdmissionRequest) =>
+    serializeResponse(encodeResponse('admission.k8s.io/v1', r.uid, { kind: 'allow', reason: 'echo' }));
   bestUs(requests, perLoop, 2, answer); // warm-up: compile and fill the caches
   return {
     reviews: requests.length,

@@ -53,7 +53,12 @@ async function runJob(job: LoadJob): Promise<LoadResult> {
     timeout: 10, // seconds: the apiserver's default webhook timeout
     servername: 'localhost',
     tlsOptions: { ca: job.ca },
-    requests: job.bodies.map((body) => ({ method: 'POST', path: job.path, headers: { 'content-type': 'application/json' }, body })),
+    requests: job.bodies.map((body) => ({
+      method: 'POST',
+      path: job.path,
+      headers: { 'content-type': 'application/json' },
+      body,
+    })),
   });
   instance.on('response', (_client, status, _bytes, ms) => {
     if (status < 200 || status >= 300) return;
@@ -80,7 +85,10 @@ async function runJob(job: LoadJob): Promise<LoadResult> {
 }
 
 process.on('message', (job: LoadJob) => {
-  void runJob(job).then((r) => process.send!(r), (err: Error) => process.send!({ type: 'error', message: err.message }));
+  void runJob(job).then(
+    (r) => process.send!(r),
+    (err: Error) => process.send!({ type: 'error', message: err.message }),
+  );
 });
 process.on('disconnect', () => process.exit(0));
 process.send!({ type: 'ready' });

@@ -8,7 +8,7 @@ import jsonpatch, { type Operation } from 'fast-json-patch';
 import { decide } from '../src/inject/decide.ts';
 import { mutate, type HandlerDeps } from '../src/admission/mutate.ts';
 import { decodeReview, encodeResponse, type AdmissionRequest } from '../src/admission/review.ts';
-import type { Pod } from '../src/inject/pod.ts';
+import type { Pod } from '../src/pod/types.ts';
 import { podReview } from './corpus.ts';
 import { PATHOLOGICAL } from './pods.ts';
 import { round, timeMedianMs } from './stats.ts';
@@ -45,9 +45,10 @@ function measure(shape: string, scale: number, deps: HandlerDeps): PathoRow {
   const request = review.request as unknown as AdmissionRequest;
   const body = JSON.stringify(review);
   const verdict = mutate(request, deps);
-  if (verdict.kind !== 'patch') throw new Error(`${shape} ×${scale}: expected a patch, got ${verdict.kind} ${verdict.reason}`);
+  if (verdict.kind !== 'patch')
+    throw new Error(`${shape} ×${scale}: expected a patch, got ${verdict.kind} ${verdict.reason}`);
   jsonpatch.applyPatch(structuredClone(pod), verdict.ops as Operation[], true, false); // the patch must apply (untimed)
-  const input = { pod: pod as unknown as Pod, namespace: { name: 'shop' } };
+  const input = { pod: pod as unknown as Pod, namespace: 'shop' };
   return {
     shape,
     scale,
@@ -68,7 +69,10 @@ function measure(shape: string, scale: number, deps: HandlerDeps): PathoRow {
 export function runPathological(deps: HandlerDeps): PathoShape[] {
   return Object.keys(PATHOLOGICAL).map((shape) => {
     const rows = SCALES.map((scale) => measure(shape, scale, deps));
-    const ratio = (k: 'handlerMs' | 'inProcessMs') => ({ x2: round(rows[1][k] / rows[0][k]), x4: round(rows[2][k] / rows[0][k]) });
+    const ratio = (k: 'handlerMs' | 'inProcessMs') => ({
+      x2: round(rows[1][k] / rows[0][k]),
+      x4: round(rows[2][k] / rows[0][k]),
+    });
     return {
       shape,
       rows,

@@ -7,7 +7,11 @@ type Obj = Record<string, unknown>;
 
 function env(i: number, prefix: string): Obj {
   // Every tenth var comes from the downward API, as in generated Helm charts; the rest are literals.
-  if (i % 10 === 0) return { name: `${prefix}_FIELD_${i}`, valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.labels' } } };
+  if (i % 10 === 0)
+    return {
+      name: `${prefix}_FIELD_${i}`,
+      valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.labels' } },
+    };
   return { name: `${prefix}_SETTING_${i}`, value: `value-${i}-${'x'.repeat(16)}` };
 }
 
@@ -34,7 +38,15 @@ function pod(name: string, containers: Obj[], annotations: Record<string, string
       namespace: 'shop',
       labels: { app: name, 'app.kubernetes.io/part-of': 'shop', 'pod-template-hash': '7d9c8b5f4' },
       annotations: { 'kubectl.kubernetes.io/default-container': 'app', ...annotations },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${name}-7d9c8b5f4`, uid: '2f0c6c1e-4a59-4a8e-9d7b-1f1e2c3d4e5f', controller: true }],
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          name: `${name}-7d9c8b5f4`,
+          uid: '2f0c6c1e-4a59-4a8e-9d7b-1f1e2c3d4e5f',
+          controller: true,
+        },
+      ],
     },
     spec: {
       serviceAccountName: name,
@@ -51,7 +63,10 @@ export function manyEnvPod(scale = 1): Obj {
 
 /** 100 × scale containers, each with ten env vars. */
 export function manyContainersPod(scale = 1): Obj {
-  return pod('many-containers', Array.from({ length: 100 * scale }, (_, i) => container(`c${i}`, 10)));
+  return pod(
+    'many-containers',
+    Array.from({ length: 100 * scale }, (_, i) => container(`c${i}`, 10)),
+  );
 }
 
 /**
@@ -60,10 +75,17 @@ export function manyContainersPod(scale = 1): Obj {
  */
 export function oneMiBPod(scale = 1): Obj {
   const half = 512 * 1024 * scale;
-  const annotations: Record<string, string> = { 'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ blob: 'a'.repeat(half / 2) }) };
-  for (let i = 0; annotationsBytes(annotations) < half; i++) annotations[`tools.example.com/note-${i}`] = `n${i}-${'b'.repeat(1000)}`;
+  const annotations: Record<string, string> = {
+    'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify({ blob: 'a'.repeat(half / 2) }),
+  };
+  for (let i = 0; annotationsBytes(annotations) < half; i++)
+    annotations[`tools.example.com/note-${i}`] = `n${i}-${'b'.repeat(1000)}`;
   const perContainer = Math.round(half / 4 / 60); // ~60 bytes of JSON per literal env var
-  return pod('one-mib', [0, 1, 2, 3].map((i) => container(i === 0 ? 'app' : `helper-${i}`, perContainer)), annotations);
+  return pod(
+    'one-mib',
+    [0, 1, 2, 3].map((i) => container(i === 0 ? 'app' : `helper-${i}`, perContainer)),
+    annotations,
+  );
 }
 
 function annotationsBytes(a: Record<string, string>): number {

@@ -13,21 +13,31 @@ interface ReviewAnswer {
   response?: { uid?: string; allowed?: boolean; patch?: string; status?: { message?: string } };
 }
 
-function post(url: string, ca: string, path: string, body: string): Promise<{ status: number; text: string }> {
+export function post(
+  url: string,
+  ca: string,
+  path: string,
+  body: string,
+  servername = 'localhost',
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(new URL(path, url), {
-      method: 'POST',
-      ca,
-      servername: 'localhost',
-      rejectUnauthorized: true,
-      headers: { 'content-type': 'application/json' },
-      timeout: 10_000,
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = request(
+      new URL(path, url),
+      {
+        method: 'POST',
+        ca,
+        servername,
+        rejectUnauthorized: true,
+        headers: { 'content-type': 'application/json' },
+        timeout: 10_000,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`POST ${path}: no answer within 10 s`)));
     req.on('error', reject);
     req.end(body);
@@ -42,16 +52,23 @@ export interface PreflightResult {
 }
 
 /** Counts patched and denied answers; throws on the first transport-level failure. */
-export async function preflight(url: string, ca: string, path: string, reviews: Review[]): Promise<PreflightResult> {
+export async function preflight(
+  url: string,
+  ca: string,
+  path: string,
+  reviews: Review[],
+  servername = 'localhost',
+): Promise<PreflightResult> {
   let patched = 0;
   const denied: PreflightResult['denied'] = [];
   for (const review of reviews) {
-    const res = await post(url, ca, path, JSON.stringify(review));
+    const res = await post(url, ca, path, JSON.stringify(review), servername);
     const body = JSON.parse(res.text) as ReviewAnswer;
     const what = `${path} uid ${review.request.uid}`;
     if (res.status !== 200) throw new Error(`${what}: HTTP ${res.status}: ${res.text.slice(0, 200)}`);
     if (body.response?.uid !== review.request.uid) throw new Error(`${what}: uid not echoed`);
-    if (body.response.allowed !== true) denied.push({ uid: review.request.uid, message: body.response.status?.message ?? '' });
+    if (body.response.allowed !== true)
+      denied.push({ uid: review.request.uid, message: body.response.status?.message ?? '' });
     if (body.response.patch) {
       const ops = JSON.parse(Buffer.from(body.response.patch, 'base64').toString('utf8')) as Operation[];
       jsonpatch.applyPatch(structuredClone(review.request.object), ops, true, false);

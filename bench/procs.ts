@@ -17,8 +17,12 @@ function nextMessage<T extends { type: string }>(child: ChildProcess, type: stri
       if (m.type === type) done(() => resolve(m as T));
       else if (m.type === 'error') done(() => reject(new Error(m.message)));
     };
-    const onExit = (code: number | null) => done(() => reject(new Error(`child ${child.pid} exited (${code}) before sending "${type}"`)));
-    const timer = setTimeout(() => done(() => reject(new Error(`child ${child.pid} sent no "${type}" within ${ms} ms`))), ms);
+    const onExit = (code: number | null) =>
+      done(() => reject(new Error(`child ${child.pid} exited (${code}) before sending "${type}"`)));
+    const timer = setTimeout(
+      () => done(() => reject(new Error(`child ${child.pid} sent no "${type}" within ${ms} ms`))),
+      ms,
+    );
     const done = (f: () => void) => {
       clearTimeout(timer);
       child.off('message', onMessage);
@@ -63,8 +67,32 @@ export interface ServerChild {
   stop(): Promise<void>;
 }
 
-export async function startServerChild(settings: ServerSettings, execArgv: string[] = []): Promise<ServerChild> {
-  const child = fork(here('./server.ts'), [JSON.stringify(settings)], { execArgv, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+/**
+ * Where a child runs: `cpu` pins it (and every thread it starts) to that CPU from its first instruction, with
+ * taskset as its launcher, so peers compared side by side get the same core; `script` runs another tree's
+ * bench/server.ts (bench/trees.ts) for before/after figures.
+ */
+export interface ChildPlacement {
+  cpu?: number;
+  script?: string;
+}
+
+/** fork() options that start node under `taskset -c CPU` when a CPU is given. */
+export function pinnedFork(execArgv: string[], cpu: number | undefined): { execPath?: string; execArgv: string[] } {
+  return cpu === undefined
+    ? { execArgv }
+    : { execPath: 'taskset', execArgv: ['-c', String(cpu), process.execPath, ...execArgv] };
+}
+
+export async function startServerChild(
+  settings: ServerSettings,
+  execArgv: string[] = [],
+  place: ChildPlacement = {},
+): Promise<ServerChild> {
+  const child = fork(place.script ?? here('./server.ts'), [JSON.stringify(settings)], {
+    ...pinnedFork(execArgv, place.cpu),
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
   let logBytes = 0;
   child.stdout!.on('data', (chunk: Buffer) => (logBytes += chunk.length));
   const ready = await nextMessage<Extract<ServerMessage, { type: 'ready' }>>(child, 'ready', 30_000).catch((err) => {
@@ -99,8 +127,8 @@ export interface LoadChild {
   stop(): Promise<void>;
 }
 
-export async function startLoadChild(): Promise<LoadChild> {
-  const child = fork(here('./load.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export async function startLoadChild(cpu?: number): Promise<LoadChild> {
+  const child = fork(here('./load.ts'), [], { ...pinnedFork([], cpu), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   await nextMessage(child, 'ready', 30_000);
   return {
     async run(job) {
@@ -123,8 +151,14 @@ export async function forkForResult<T>(file: string, execArgv: string[], timeout
       child.kill('SIGKILL');
       reject(new Error(`${file} sent no result within ${timeoutMs} ms`));
     }, timeoutMs);
-    child.once('message', (m: T) => (clearTimeout(timer), resolve(m)));
-    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`${file} exited (${code}) without a result`))));
+    child.once('message', (m: T) => {
+      clearTimeout(timer);
+      resolve(m);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${file} exited (${code}) without a result`));
+    });
   });
   child.disconnect();
   await exited(child, 5_000);

@@ -118,7 +118,10 @@ export function summarise(file: string, windowsUs?: Array<[number, number]>, top
     top,
     all,
     admissionInclusivePct: busyMs > 0 ? (100 * admissionUs) / 1000 / busyMs : 0,
-    owners: [...owners].filter(([o]) => o !== '(idle)').map(([owner, us]) => ({ owner, selfMs: us / 1000, pct: pct(us / 1000) })).sort((a, b) => b.selfMs - a.selfMs),
+    owners: [...owners]
+      .filter(([o]) => o !== '(idle)')
+      .map(([owner, us]) => ({ owner, selfMs: us / 1000, pct: pct(us / 1000) }))
+      .sort((a, b) => b.selfMs - a.selfMs),
   };
 }
 
@@ -134,27 +137,40 @@ export interface DiffRow {
  * Where B's extra cost per review goes: self time per review by owner and by function, B − A, largest first.
  * Both summaries must come from the same profile (same process, same profiler overhead).
  */
-export function perReviewDiff(a: ProfileSummary, aReviews: number, b: ProfileSummary, bReviews: number, n = 10): { owners: DiffRow[]; functions: DiffRow[]; busy: DiffRow } {
+export function perReviewDiff(
+  a: ProfileSummary,
+  aReviews: number,
+  b: ProfileSummary,
+  bReviews: number,
+  n = 10,
+): { owners: DiffRow[]; functions: DiffRow[]; busy: DiffRow } {
   const rows = (xs: Array<[string, number]>, ys: Array<[string, number]>): DiffRow[] => {
     const m = new Map<string, DiffRow>();
     const row = (k: string) => m.get(k) ?? m.set(k, { what: k, aUs: 0, bUs: 0, deltaUs: 0 }).get(k)!;
     for (const [k, ms] of xs) row(k).aUs += (ms * 1000) / aReviews;
     for (const [k, ms] of ys) row(k).bUs += (ms * 1000) / bReviews;
     for (const r of m.values()) r.deltaUs = r.bUs - r.aUs;
-    return [...m.values()].filter((r) => r.what !== '(idle)').sort((p, q) => q.deltaUs - p.deltaUs).slice(0, n);
+    return [...m.values()]
+      .filter((r) => r.what !== '(idle)')
+      .sort((p, q) => q.deltaUs - p.deltaUs)
+      .slice(0, n);
   };
   const fn = (s: ProfileSummary) => s.all.map((h): [string, number] => [`${h.name}  ${h.where}`, h.selfMs]);
   const aBusy = (a.busyMs * 1000) / aReviews;
   const bBusy = (b.busyMs * 1000) / bReviews;
   return {
-    owners: rows(a.owners.map((o) => [o.owner, o.selfMs]), b.owners.map((o) => [o.owner, o.selfMs])),
+    owners: rows(
+      a.owners.map((o) => [o.owner, o.selfMs]),
+      b.owners.map((o) => [o.owner, o.selfMs]),
+    ),
     functions: rows(fn(a), fn(b)),
     busy: { what: 'all busy time', aUs: aBusy, bUs: bBusy, deltaUs: bBusy - aBusy },
   };
 }
 
 export function formatDiff(d: ReturnType<typeof perReviewDiff>): string {
-  const line = (r: DiffRow) => `    ${r.aUs.toFixed(1).padStart(7)} ${r.bUs.toFixed(1).padStart(7)} ${(r.deltaUs >= 0 ? '+' : '') + r.deltaUs.toFixed(1).padStart(6)}  ${r.what}`;
+  const line = (r: DiffRow) =>
+    `    ${r.aUs.toFixed(1).padStart(7)} ${r.bUs.toFixed(1).padStart(7)} ${(r.deltaUs >= 0 ? '+' : '') + r.deltaUs.toFixed(1).padStart(6)}  ${r.what}`;
   return [
     '  server CPU per review under the profiler, A (echo) vs B (mutate), same process: µs A, µs B, B − A',
     line(d.busy),
@@ -167,8 +183,12 @@ export function formatDiff(d: ReturnType<typeof perReviewDiff>): string {
 
 export function formatSummary(s: ProfileSummary, ownersN = 12): string {
   const what = s.windowed ? 'in the measured phases' : 'over the whole process';
-  const lines = [`profile ${s.file}: ${(s.busyMs / 1000).toFixed(2)} s busy of ${(s.totalMs / 1000).toFixed(2)} s sampled ${what}`];
-  lines.push(`  meshgate admission code on the stack (inclusive): ${s.admissionInclusivePct.toFixed(1)} % of busy time`);
+  const lines = [
+    `profile ${s.file}: ${(s.busyMs / 1000).toFixed(2)} s busy of ${(s.totalMs / 1000).toFixed(2)} s sampled ${what}`,
+  ];
+  lines.push(
+    `  meshgate admission code on the stack (inclusive): ${s.admissionInclusivePct.toFixed(1)} % of busy time`,
+  );
   lines.push('  self time by owner (share of busy time):');
   for (const o of s.owners.slice(0, ownersN)) lines.push(`    ${o.pct.toFixed(1).padStart(5)} %  ${o.owner}`);
   lines.push('  top functions by self time:');

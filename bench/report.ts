@@ -64,15 +64,25 @@ function ratiosOf(get: (r: Route) => Phase): Ratios {
 
 export function summariseHttp(phases: Phase[]): HttpSummary {
   const rounds = [...new Set(phases.map((p) => p.round))];
-  const perRound = rounds.map((r) => ({ round: r, ...ratiosOf((route) => phases.find((p) => p.round === r && p.route === route)!) }));
+  const perRound = rounds.map((r) => ({
+    round: r,
+    ...ratiosOf((route) => phases.find((p) => p.round === r && p.route === route)!),
+  }));
   const keys = Object.keys(perRound[0]).filter((k) => k !== 'round') as Array<keyof Ratios>;
-  const ratios = Object.fromEntries(keys.map((k) => [k, round(median(perRound.map((x) => x[k])), 3)])) as unknown as Ratios;
+  const ratios = Object.fromEntries(
+    keys.map((k) => [k, round(median(perRound.map((x) => x[k])), 3)]),
+  ) as unknown as Ratios;
   return {
     best: { A: best(phases, 'A'), B: best(phases, 'B'), C: best(phases, 'C') },
     ratios,
     perRound,
     targets: [
-      { name: 'throughput B/A (mutate vs echo)', value: ratios.throughputBA, target: '>= 0.85', pass: ratios.throughputBA >= 0.85 },
+      {
+        name: 'throughput B/A (mutate vs echo)',
+        value: ratios.throughputBA,
+        target: '>= 0.85',
+        pass: ratios.throughputBA >= 0.85,
+      },
       { name: 'p99 B/A (mutate vs echo)', value: ratios.p99BA, target: '<= 1.5', pass: ratios.p99BA <= 1.5 },
     ],
   };
@@ -82,10 +92,14 @@ const pad = (s: string | number, n: number) => String(s).padStart(n);
 const f = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
 
 export function httpTable(phases: Phase[], s: HttpSummary): string {
-  const rows = [`  ${'route'.padEnd(15)} ${pad('round', 5)} ${pad('req/s', 7)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('max ms', 7)} ${pad('CPU-s/1k', 9)} ${pad('loader', 7)} ${pad('non2xx', 6)} ${pad('errors', 6)}`];
+  const rows = [
+    `  ${'route'.padEnd(15)} ${pad('round', 5)} ${pad('req/s', 7)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('max ms', 7)} ${pad('CPU-s/1k', 9)} ${pad('loader', 7)} ${pad('non2xx', 6)} ${pad('errors', 6)}`,
+  ];
   for (const p of phases) {
     const star = s.best[p.route] === p ? '*' : ' ';
-    rows.push(`  ${`${p.route} ${PATHS[p.route]}`.padEnd(15)} ${pad(p.round + star, 5)} ${pad(f(p.rps, 0), 7)} ${pad(f(p.p50Ms), 7)} ${pad(f(p.p99Ms), 7)} ${pad(f(p.maxMs, 1), 7)} ${pad(f(p.cpuSPer1k, 3), 9)} ${pad(f(p.loaderCpuSPer1k, 3), 7)} ${pad(p.non2xx, 6)} ${pad(p.errors + p.timeouts, 6)}`);
+    rows.push(
+      `  ${`${p.route} ${PATHS[p.route]}`.padEnd(15)} ${pad(p.round + star, 5)} ${pad(f(p.rps, 0), 7)} ${pad(f(p.p50Ms), 7)} ${pad(f(p.p99Ms), 7)} ${pad(f(p.maxMs, 1), 7)} ${pad(f(p.cpuSPer1k, 3), 9)} ${pad(f(p.loaderCpuSPer1k, 3), 7)} ${pad(p.non2xx, 6)} ${pad(p.errors + p.timeouts, 6)}`,
+    );
   }
   rows.push(`  (CPU-s/1k = server CPU-seconds per 1,000 reviews; loader = the load generator's; ${AGGREGATION})`);
   const line = (label: string, r: Ratios) =>
@@ -94,7 +108,9 @@ export function httpTable(phases: Phase[], s: HttpSummary): string {
   rows.push(line('median', s.ratios));
   const tp = s.perRound.map((x) => x.throughputBA);
   const passing = tp.filter((x) => x >= 0.85).length;
-  rows.push(`  spread of throughput B/A over the rounds: ${f(Math.min(...tp), 3)}–${f(Math.max(...tp), 3)}; ${passing} of ${tp.length} rounds at or above 0.85`);
+  rows.push(
+    `  spread of throughput B/A over the rounds: ${f(Math.min(...tp), 3)}–${f(Math.max(...tp), 3)}; ${passing} of ${tp.length} rounds at or above 0.85`,
+  );
   return rows.join('\n');
 }
 
@@ -106,19 +122,30 @@ export function serialTable(serial: Phase[]): string {
 }
 
 export function infoTable(info: Phase[], warnBest: Record<Route, Phase>): string {
-  return info.map((p) => {
-    const w = warnBest[p.route];
-    return `  ${`${p.route} ${PATHS[p.route]}`.padEnd(15)} info: ${f(p.rps, 0)} req/s, p99 ${f(p.p99Ms)} ms, ${f(p.cpuSPer1k, 3)} CPU-s/1k, ${f(p.logBytesPerReview, 0)} log bytes/review | vs warn: CPU ×${f(p.cpuSPer1k / w.cpuSPer1k, 2)}, req/s ×${f(p.rps / w.rps, 2)}`;
-  }).join('\n');
+  return info
+    .map((p) => {
+      const w = warnBest[p.route];
+      return `  ${`${p.route} ${PATHS[p.route]}`.padEnd(15)} info: ${f(p.rps, 0)} req/s, p99 ${f(p.p99Ms)} ms, ${f(p.cpuSPer1k, 3)} CPU-s/1k, ${f(p.logBytesPerReview, 0)} log bytes/review | vs warn: CPU ×${f(p.cpuSPer1k / w.cpuSPer1k, 2)}, req/s ×${f(p.rps / w.rps, 2)}`;
+    })
+    .join('\n');
 }
 
 export function pathoTable(shapes: PathoShape[]): string {
-  const rows = [`  ${'pod'.padEnd(15)} ${pad('scale', 5)} ${pad('KiB', 7)} ${pad('patch B', 7)} ${pad('decide ms', 9)} ${pad('handler ms', 10)} ${pad('+JSON ms', 9)}`];
+  const rows = [
+    `  ${'pod'.padEnd(15)} ${pad('scale', 5)} ${pad('KiB', 7)} ${pad('patch B', 7)} ${pad('decide ms', 9)} ${pad('handler ms', 10)} ${pad('+JSON ms', 9)}`,
+  ];
   for (const s of shapes) {
-    for (const r of s.rows) rows.push(`  ${s.shape.padEnd(15)} ${pad(`${r.scale}×`, 5)} ${pad(f(r.requestKiB, 0), 7)} ${pad(r.patchBytes, 7)} ${pad(f(r.decideMs, 3), 9)} ${pad(f(r.handlerMs, 3), 10)} ${pad(f(r.inProcessMs, 2), 9)}`);
-    rows.push(`  ${''.padEnd(15)} growth 2×/1×, 4×/1×: handler ${f(s.handlerRatio.x2)}, ${f(s.handlerRatio.x4)}; with JSON ${f(s.inProcessRatio.x2)}, ${f(s.inProcessRatio.x4)}  ${s.pass ? 'PASS' : 'FAIL'} (< 5 ms at 1×)`);
+    for (const r of s.rows)
+      rows.push(
+        `  ${s.shape.padEnd(15)} ${pad(`${r.scale}×`, 5)} ${pad(f(r.requestKiB, 0), 7)} ${pad(r.patchBytes, 7)} ${pad(f(r.decideMs, 3), 9)} ${pad(f(r.handlerMs, 3), 10)} ${pad(f(r.inProcessMs, 2), 9)}`,
+      );
+    rows.push(
+      `  ${''.padEnd(15)} growth 2×/1×, 4×/1×: handler ${f(s.handlerRatio.x2)}, ${f(s.handlerRatio.x4)}; with JSON ${f(s.inProcessRatio.x2)}, ${f(s.inProcessRatio.x4)}  ${s.pass ? 'PASS' : 'FAIL'} (< 5 ms at 1×)`,
+    );
   }
-  rows.push('  handler = mutate + encodeResponse; +JSON = JSON.parse(request) + decode + handler + JSON.stringify(response), in-process');
+  rows.push(
+    '  handler = mutate + encodeResponse; +JSON = JSON.parse(request) + decode + handler + JSON.stringify(response), in-process',
+  );
   return rows.join('\n');
 }
 
@@ -128,14 +155,16 @@ export function factsTable(x: FactsScale): string {
   return [
     `  ${x.nodes.count} nodes (${x.nodes.nodeJsonKiB.min}–${x.nodes.nodeJsonKiB.max} KiB JSON each): +${x.nodes.heapMB} MB heap  ${x.nodes.pass ? 'PASS' : 'FAIL'} (< 50 MB); relist ${x.nodes.relistMs} ms`,
     `    ns/call: get hit ${n.getHit}, get miss ${n.getMiss}, anyVerified ${n.anyVerified}, nativeSidecars ${n.nativeSidecars} (loop + call overhead ${x.callOverheadNs} ns included)`,
-    `  ${x.pods.count} CNI-mode pods in PodModeStore: +${x.pods.heapMB} MB heap; relist ${x.pods.relistMs} ms`,
+    `  ${x.pods.count} pods in PodNeedStore: +${x.pods.heapMB} MB heap; relist ${x.pods.relistMs} ms`,
     `    ns/call: get hit ${p.getHit}, get miss ${p.getMiss}`,
   ].join('\n');
 }
 
 export function agentTable(a: AgentLatency, label: string): string {
   const w = a.writeToPublishMs;
-  const ops = Object.entries(a.byOperation).map(([op, v]) => `${op} median ${v.median} / max ${v.max}`).join('; ');
+  const ops = Object.entries(a.byOperation)
+    .map(([op, v]) => `${op} median ${v.median} / max ${v.max}`)
+    .join('; ');
   return [
     `  ${label}: ${a.changes} changes, debounce ${a.debounceMs} ms: median ${w.median} ms, p95 ${w.p95} ms, max ${w.max} ms (${ops})`,
     `    agent work after the debounce: read dirs + verify ${a.readAndVerifyMs} ms (verifyChain alone ${a.verifyOnlyMs} ms); intermediate publishes ${a.intermediatePublishes}`,

@@ -1,21 +1,27 @@
 /**
  * The server under test, run as a child process of bench/run.ts (never in the load generator's process):
  * the real `startServer` with the bench-only `/allow` echo route, self-signed TLS on 127.0.0.1, port 0, static
- * node facts and a pino logger at the requested level writing to stdout (a pipe the parent drains, as a
+ * node facts (or, given a kubeconfig, the node and pod caches of that cluster) and a pino logger at the requested level writing to stdout (a pipe the parent drains, as a
  * container runtime would). Settings arrive as JSON in argv[2]. Over IPC it answers `cpu` with its own
  * process.cpuUsage() and memory, so the parent can charge CPU to each load phase; `level` switches the log
  * level (fastify's per-request child loggers take the root's level when created, so the next request obeys);
  * `exit` shuts down cleanly (which is also when `--cpu-prof` writes its profile).
  */
 import pino from 'pino';
+import { KubeConfig } from '@kubernetes/client-node';
 import { startServer } from '../src/server/start.ts';
-import { buildConfig } from '../src/config/load.ts';
+import { testConfig } from '../test/support/config.ts';
 import { nodeFactsFromState } from '../src/facts/node-state.ts';
+import type { MeshName } from '../src/mesh/types.ts';
 
 export interface ServerSettings {
   logLevel: 'silent' | 'warn' | 'info';
   /** Names of nodes the facts mark verified (kubelet v1.34.1); one extra node is present and unverified. */
   verifiedNodes: string[];
+  /** The mesh profile of the test config (default custom: meshgate injects its own templates). */
+  mesh?: MeshName;
+  /** Node facts from this cluster's Nodes (watch-backed caches, as in production) instead of static ones. */
+  kubeconfig?: string;
 }
 
 export type ServerMessage =
@@ -27,26 +33,46 @@ export type ParentMessage = { type: 'cpu' } | { type: 'level'; level: ServerSett
 
 async function main(): Promise<void> {
   const settings = JSON.parse(process.argv[2] ?? '{}') as ServerSettings;
-  const nodes = Object.fromEntries(settings.verifiedNodes.map((n) => [n, { verified: true, kubeletVersion: 'v1.34.1' }]));
-  const nodeState = nodeFactsFromState({ nodes: { ...nodes, 'bench-unverified': { verified: false, reason: 'mesh_plugin_missing', kubeletVersion: 'v1.34.1' } } }, 'bench');
+  const nodes = Object.fromEntries(
+    settings.verifiedNodes.map((n) => [n, { verified: true, kubeletVersion: 'v1.34.1' }]),
+  );
+  const nodeState = nodeFactsFromState(
+    {
+      nodes: {
+        ...nodes,
+        'bench-unverified': { verified: false, reason: 'mesh_plugin_missing', kubeletVersion: 'v1.34.1' },
+      },
+    },
+    'bench',
+  );
   const logger = pino({ level: settings.logLevel });
+  const kc = settings.kubeconfig ? new KubeConfig() : undefined;
+  kc?.loadFromFile(settings.kubeconfig!);
   const server = await startServer({
-    config: buildConfig({}, 'bench'),
+    config: testConfig(settings.mesh ?? 'custom'),
     port: 0,
     host: '127.0.0.1',
     tlsSans: ['localhost', '127.0.0.1'],
-    nodeState,
+    ...(kc ? { kc } : { nodeState }),
     drainSeconds: 0,
     logger,
     benchRoutes: true,
   });
+  await server.synced;
   const send = (m: ServerMessage) => process.send!(m);
   process.on('message', (m: ParentMessage) => {
     if (m.type === 'cpu') {
       const cpu = process.cpuUsage();
       const mem = process.memoryUsage();
       // monoUs: CLOCK_MONOTONIC in µs, the clock of --cpu-prof's sample timestamps (to cut a phase out of it).
-      send({ type: 'cpu', userUs: cpu.user, systemUs: cpu.system, rssBytes: mem.rss, heapUsedBytes: mem.heapUsed, monoUs: Number(process.hrtime.bigint() / 1000n) });
+      send({
+        type: 'cpu',
+        userUs: cpu.user,
+        systemUs: cpu.system,
+        rssBytes: mem.rss,
+        heapUsedBytes: mem.heapUsed,
+        monoUs: Number(process.hrtime.bigint() / 1000n),
+      });
     } else if (m.type === 'level') {
       logger.level = m.level;
       send({ type: 'level', level: logger.level });

@@ -41,6 +41,15 @@ if (purpose === 'start' || purpose === 'bench') process.exit(0);
 const wanted = [
   ['ip', 'iproute2'],
   ['iptables', 'iptables'],
+  // openssl: the ECDSA/RSA certificates and the s_client probes of the TLS policy test (test/tls/cipher-policy.test.ts).
+  ['openssl', 'openssl'],
+  // The real-node tier (npm run scenarios): containerd 1.6 + runc and the standard CNI plugins (in /usr/lib/cni).
+  ['containerd', 'containerd'],
+  ['runc', 'runc'],
+  ['/usr/lib/cni/bridge', 'containernetworking-plugins'],
+  // `meshgate completion zsh|fish` is tested by the real shells (test/cli/completion.test.ts).
+  ['zsh', 'zsh'],
+  ['fish', 'fish'],
 ];
 const missing = wanted.filter(([cmd]) => !have(cmd)).map(([, pkg]) => pkg);
 if (missing.length > 0) {
@@ -64,7 +73,7 @@ if (!have('hadolint')) {
   // Under pyenv a new console script appears on PATH only after a rehash of its shims.
   if (!have('hadolint') && have('pyenv')) run('pyenv', ['rehash']);
   if (!have('hadolint')) {
-    log('hadolint was installed but is not on PATH: add pip\'s script directory to PATH');
+    log("hadolint was installed but is not on PATH: add pip's script directory to PATH");
     process.exit(1);
   }
 } else {
@@ -77,8 +86,36 @@ if (existsSync(build)) {
   run('bash', [build]);
 }
 
+// 5. The CNI oracle (real libcni + go-cni) that test/cni/oracle.test.ts compares meshgate's CNI reading with.
+const oracle = join(root, 'scripts', 'build-cni-oracle.sh');
+if (existsSync(oracle)) {
+  run('bash', [oracle]);
+}
+
+// 6. Istio's own injector, istio-cni and istio-iptables (istio.io/istio 1.27.0), the reference the e2e tests and the
+// real-node tier compare meshgate with.
+const istio = join(root, 'scripts', 'build-istio.sh');
+if (existsSync(istio)) {
+  run('bash', [istio]);
+}
+
+// 7. kubelet (from the control-plane module), pause and the proxy stand-in for the real-node tier (test/realnode).
+const realnode = join(root, 'scripts', 'build-realnode.sh');
+if (existsSync(realnode)) {
+  run('bash', [realnode]);
+}
+
+// 8. Prometheus' promtool and the monitoring checker (test/monitoring/tools), for the chart's alerts, dashboard and
+// metrics tests (test/monitoring): built from Go modules, about 4 minutes cold.
+const promtool = join(root, 'scripts', 'build-promtool.sh');
+if (existsSync(promtool)) {
+  run('bash', [promtool]);
+}
+
 try {
-  const v = execFileSync(join(root, 'node_modules', '.bin', 'node'), ['--version']).toString().trim();
+  const v = execFileSync(join(root, 'node_modules', '.bin', 'node'), ['--version'])
+    .toString()
+    .trim();
   log(`ready: tests run on node ${v}`);
 } catch {
   log('node_modules/.bin/node is missing: npm ci did not install the node@24 package');

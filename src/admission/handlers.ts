@@ -1,8 +1,7 @@
 /** Wires the handlers' dependencies (caches, lookup counters) for the server. */
-import type { Logger } from 'pino';
-import type { MeshgateConfig } from '../config/types.ts';
+import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import type { PodModes } from '../kube/pod-mode-cache.ts';
+import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 import { mutate } from './mutate.ts';
 import { validate, type ValidateDeps } from './validate.ts';
@@ -13,10 +12,9 @@ export interface HandlerSet {
 }
 
 export function buildHandlers(deps: {
-  config: MeshgateConfig;
+  config: Compiled;
   nodes: NodeFacts;
-  podModes?: PodModes;
-  logger?: Logger;
+  podNeeds?: PodNeeds;
   onLookup?: ValidateDeps['onLookup'];
 }): HandlerSet {
   return {

@@ -34,15 +34,20 @@ export type DecodeResult = { ok: true; review: DecodedReview } | { ok: false; er
 /** Checks just what the handlers rely on; anything else in the body is passed along untouched. */
 export function decodeReview(body: unknown): DecodeResult {
   if (!isObject(body)) return { ok: false, error: 'body is not a JSON object' };
-  if (body.kind !== 'AdmissionReview') return { ok: false, error: `kind is ${JSON.stringify(body.kind)}, expected "AdmissionReview"` };
+  if (body.kind !== 'AdmissionReview')
+    return { ok: false, error: `kind is ${JSON.stringify(body.kind)}, expected "AdmissionReview"` };
   if (typeof body.apiVersion !== 'string' || !SUPPORTED_VERSIONS.includes(body.apiVersion)) {
-    return { ok: false, error: `apiVersion ${JSON.stringify(body.apiVersion)} is not one of ${SUPPORTED_VERSIONS.join(', ')}` };
+    return {
+      ok: false,
+      error: `apiVersion ${JSON.stringify(body.apiVersion)} is not one of ${SUPPORTED_VERSIONS.join(', ')}`,
+    };
   }
   const r = body.request;
   if (!isObject(r)) return { ok: false, error: 'request is missing' };
   if (typeof r.uid !== 'string' || r.uid === '') return { ok: false, error: 'request.uid is missing' };
   if (!isObject(r.kind) || typeof r.kind.kind !== 'string') return { ok: false, error: 'request.kind is missing' };
-  if (!isObject(r.resource) || typeof r.resource.resource !== 'string') return { ok: false, error: 'request.resource is missing' };
+  if (!isObject(r.resource) || typeof r.resource.resource !== 'string')
+    return { ok: false, error: 'request.resource is missing' };
   if (typeof r.operation !== 'string') return { ok: false, error: 'request.operation is missing' };
   return { ok: true, review: { apiVersion: body.apiVersion, request: r as unknown as AdmissionRequest } };
 }
@@ -68,14 +73,40 @@ export interface AdmissionResponseBody {
   };
 }
 
+/**
+ * The most an answer may weigh, encoded: 1 MiB. meshgate's largest real answer is a few KB (the CNI-mode patch
+ * is ~2.2 KB); a patch adding more than etcd stores in a whole object (1.5 MiB) could not describe a pod the
+ * apiserver can keep anyway. The cap bounds what an answer costs to hold for a slow reader, to send and for
+ * the apiserver to decode; an answer beyond it is replaced by an errored review saying so (the apiserver then
+ * applies the webhook's failurePolicy).
+ */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
+function tooLarge(bytes: number, what: string): Verdict {
+  const mib = (bytes / 1024 / 1024).toFixed(1);
+  return {
+    kind: 'error',
+    reason: 'answer_too_large',
+    message:
+      `the answer to this review would be ${mib} MiB (${what}), ` +
+      `over meshgate's ${MAX_ANSWER_BYTES / 1024 / 1024} MiB cap on an answer; it was not sent`,
+  };
+}
+
 export function encodeResponse(apiVersion: string, uid: string, v: Verdict): AdmissionResponseBody {
   const response: AdmissionResponseBody['response'] = { uid, allowed: v.kind === 'allow' || v.kind === 'patch' };
   if (v.kind === 'patch' && v.ops.length > 0) {
+    const patch = base64JsonPatch(v.ops);
+    // Checked here too, before the patch is copied into the answer: it is nearly all of the answer.
+    if (patch.length > MAX_ANSWER_BYTES)
+      return encodeResponse(apiVersion, uid, tooLarge(patch.length, `a JSON Patch of ${v.ops.length} operations`));
     response.patchType = 'JSONPatch';
-    response.patch = base64JsonPatch(v.ops);
+    response.patch = patch;
   }
-  if (v.kind === 'deny') response.status = { code: 403, reason: 'Forbidden', message: `meshgate: ${v.message} [${v.reason}]` };
-  if (v.kind === 'error') response.status = { code: 500, reason: 'InternalError', message: `meshgate: ${v.message} [${v.reason}]` };
+  if (v.kind === 'deny')
+    response.status = { code: 403, reason: 'Forbidden', message: `meshgate: ${v.message} [${v.reason}]` };
+  if (v.kind === 'error')
+    response.status = { code: 500, reason: 'InternalError', message: `meshgate: ${v.message} [${v.reason}]` };
   if (v.kind !== 'error' && v.warnings?.length) response.warnings = v.warnings.map((w) => `meshgate: ${w}`);
   response.auditAnnotations = { 'meshgate.io/reason': v.reason };
   return { apiVersion, kind: 'AdmissionReview', response };
@@ -83,11 +114,24 @@ export function encodeResponse(apiVersion: string, uid: string, v: Verdict): Adm
 
 /**
  * The response as JSON text, written field by field: the response has a fixed, small shape, and the base64
- * patch (most of the body) has no character JSON must escape, so it is copied in as it is.
+ * patch (most of the body) has no character JSON must escape, so it is copied in as it is. Text over
+ * MAX_ANSWER_BYTES (long warnings or messages) is replaced by an errored review saying so.
  */
 export function serializeResponse(body: AdmissionResponseBody): string {
+  const s = writeResponse(body);
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: most answers are cleared without counting.
+  if (s.length <= MAX_ANSWER_BYTES / 3) return s;
+  const bytes = Buffer.byteLength(s);
+  if (bytes <= MAX_ANSWER_BYTES) return s;
+  return writeResponse(
+    encodeResponse(body.apiVersion, body.response.uid, tooLarge(bytes, 'its messages and warnings')),
+  );
+}
+
+function writeResponse(body: AdmissionResponseBody): string {
   const r = body.response;
-  let s = `{"apiVersion":${JSON.stringify(body.apiVersion)},"kind":"AdmissionReview","response":{"uid":${JSON.stringify(r.uid)},"allowed":${r.allowed === true}`;
+  let s = `{"apiVersion":${JSON.stringify(body.apiVersion)},"kind":"AdmissionReview",`;
+  s += `"response":{"uid":${JSON.stringify(r.uid)},"allowed":${r.allowed === true}`;
   if (r.patchType !== undefined) s += `,"patchType":${JSON.stringify(r.patchType)}`;
   if (r.status !== undefined) s += `,"status":${JSON.stringify(r.status)}`;
   if (r.warnings !== undefined) s += `,"warnings":${JSON.stringify(r.warnings)}`;

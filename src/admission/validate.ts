@@ -1,66 +1,75 @@
 /**
- * Validating handler: final posture for pods CREATE, the node guard for pods/binding CREATE. Bindings of pods
- * the cache does not know cost one GET (the scheduler binds within milliseconds of creation, so the watch may
- * not have delivered the pod yet); hits and misses are counted so the miss rate can be measured.
+ * Validating handler: final posture for pods CREATE, the update guard for pods UPDATE and
+ * pods/ephemeralcontainers, the node guard for pods/binding and the legacy bindings resource. Bindings of pods
+ * the cache does not know cost one GET (the scheduler binds within milliseconds of creation, so the watch may not
+ * have delivered the pod yet); hits and misses are counted so the miss rate can be measured.
  */
-import type { Logger } from 'pino';
-import type { MeshgateConfig } from '../config/types.ts';
+import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { checkPosture } from '../policy/posture.ts';
-import { checkBinding } from '../policy/binding.ts';
-import type { PodModes } from '../kube/pod-mode-cache.ts';
+import { checkBinding, type RedirectNeed } from '../policy/binding.ts';
+import { checkUpdate } from '../policy/update.ts';
+import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
-import { isPodCreate, podInput } from './mutate.ts';
-import type { NamespaceLabels } from './namespaces.ts';
+import { isBinding, isPodCreate, isPodUpdate, podInput, podUpdateInput } from './pod-request.ts';
 
 export interface ValidateDeps {
-  config: MeshgateConfig;
+  config: Compiled;
   nodes: NodeFacts;
-  podModes?: PodModes;
-  namespaces?: NamespaceLabels;
-  logger?: Logger;
+  podNeeds?: PodNeeds;
   /** Counts binding lookups by source: cache hit, GET after a miss, or failure. */
   onLookup?: (source: 'cache' | 'get' | 'get_failed' | 'no_cache') => void;
 }
 
-export function isBinding(r: AdmissionRequest): boolean {
-  return r.operation === 'CREATE' && r.resource.resource === 'pods' && r.resource.group === '' && r.subResource === 'binding';
-}
-
-async function podMode(ns: string, name: string, deps: ValidateDeps): Promise<string | undefined> {
-  if (!deps.podModes) {
+async function podNeed(ns: string, name: string, deps: ValidateDeps): Promise<RedirectNeed | undefined> {
+  if (!deps.podNeeds) {
     deps.onLookup?.('no_cache');
     return undefined;
   }
-  const cached = deps.podModes.get(ns, name);
+  const cached = deps.podNeeds.get(ns, name);
   if (cached !== undefined) {
     deps.onLookup?.('cache');
     return cached;
   }
   try {
-    const mode = await deps.podModes.fetch(ns, name);
+    const need = await deps.podNeeds.fetch(ns, name);
     deps.onLookup?.('get');
-    return mode;
+    return need;
   } catch (err) {
     deps.onLookup?.('get_failed');
     throw err;
   }
 }
 
+async function binding(r: AdmissionRequest, deps: ValidateDeps): Promise<Verdict> {
+  const b = r.object as
+    | { metadata?: { name?: string; namespace?: string }; target?: { kind?: string; name?: string } }
+    | undefined;
+  const node = b?.target?.name;
+  const name = b?.metadata?.name ?? r.name;
+  const ns = b?.metadata?.namespace ?? r.namespace;
+  if (typeof node !== 'string' || !node || typeof name !== 'string' || !name || typeof ns !== 'string' || !ns) {
+    return { kind: 'deny', reason: 'invalid_object', message: 'the Binding names no pod or no target node' };
+  }
+  // No cache (offline tests, no cluster): nothing is known about the pod, so it is judged as needing a verified node.
+  const need = (await podNeed(ns, name, deps)) ?? 'cni';
+  const res = checkBinding(`${ns}/${name}`, node, need, deps.nodes);
+  return res.ok ? { kind: 'allow', reason: res.reason } : { kind: 'deny', reason: res.reason, message: res.message };
+}
+
 export async function validate(r: AdmissionRequest, deps: ValidateDeps): Promise<Verdict> {
-  if (isBinding(r)) {
-    const b = r.object as { metadata?: { name?: string; namespace?: string }; target?: { kind?: string; name?: string } } | undefined;
-    const node = b?.target?.name;
-    const name = b?.metadata?.name ?? r.name;
-    const ns = b?.metadata?.namespace ?? r.namespace;
-    if (!node || !name || !ns) return { kind: 'deny', reason: 'invalid_object', message: 'the Binding names no pod or no target node' };
-    const res = checkBinding(`${ns}/${name}`, node, await podMode(ns, name, deps), deps.nodes);
+  if (isBinding(r)) return binding(r, deps);
+  if (isPodUpdate(r)) {
+    const input = podUpdateInput(r);
+    if (!input.ok) return input.verdict;
+    const { old, pod, namespace, requester } = input.value;
+    const res = checkUpdate(old, pod, namespace, requester, deps.nodes, deps.config);
     return res.ok ? { kind: 'allow', reason: res.reason } : { kind: 'deny', reason: res.reason, message: res.message };
   }
   if (!isPodCreate(r)) return { kind: 'allow', reason: 'not_a_pod_create' };
-  const input = podInput(r, deps.namespaces);
-  if ('kind' in input) return input;
-  const res = checkPosture(input, deps.nodes, deps.config);
+  const input = podInput(r);
+  if (!input.ok) return input.verdict;
+  const res = checkPosture(input.value, deps.nodes, deps.config);
   if (!res.ok) return { kind: 'deny', reason: res.reason, message: res.message };
   return { kind: 'allow', reason: res.reason, warnings: res.warnings };
 }

@@ -7,15 +7,21 @@
  * files (never "unknown" while starting, nothing on shutdown), and it first reads what the Node already says,
  * so a restart on an unchanged node writes nothing and never flips verified → unverified by itself.
  *
+ * Quarantine (src/node/quarantine.ts): while the repair controller's mark is on the Node, the agent publishes its
+ * verified verdict as withdrawn (condition False `node_quarantined`, label "false", the withdrawal's taint kept), and
+ * re-reads the Node every `quarantineRecheckMs` instead of once per resync, so it publishes its own verdict again
+ * soon after the mark is removed.
+ *
  * Latency: an event starts the debounce window (default 100 ms); events inside it are coalesced, not extending
  * it, so a stream of writes cannot postpone the verdict. Events during a verification mark it dirty and cause
  * one more run. See test/agent/latency.test.ts for the measured figures.
  */
 import { readSnapshot as readSnapshotFromDisk } from '../cni/snapshot.ts';
 import type { Runtime, Snapshot, Verdict } from '../cni/types.ts';
-import { verifyChain } from '../cni/verify.ts';
+import { verifyWithPluginConfig, type RedirectExpectations } from '../cni/plugin-config.ts';
 import { DirWatcher, type WatchFactory, type Watcher } from './dir-watcher.ts';
 import { desiredState, isUpToDate, type PublishedState } from './node-state.ts';
+import { readMark, underQuarantine, wantsTaint } from '../node/quarantine.ts';
 import type { NodePublisher } from './publisher.ts';
 
 export interface AgentConfig {
@@ -36,6 +42,10 @@ export interface AgentConfig {
    */
   debounceMs: number;
   taintUnverified: boolean;
+  /** The mesh profile's ports and proxy UID (from --config/--mesh): the plugin's own config must match them. */
+  expect?: RedirectExpectations;
+  /** While the Node carries a quarantine mark, re-read it this often (default QUARANTINE_RECHECK_MS). */
+  quarantineRecheckMs?: number;
 }
 
 /** pino's call shape, so a pino logger fits and tests can pass a silent one. */
@@ -45,9 +55,40 @@ export interface AgentLog {
   error(obj: object, msg: string): void;
 }
 
+/** The steps of one reconcile that can fail: reading the CNI dirs, then the Node, then writing to it. */
+export type AgentStep = 'read_files' | 'read_node' | 'publish' | 'heartbeat';
+
+/**
+ * What the agent did, as it happens: src/agent/metrics.ts turns it into Prometheus metrics. Called synchronously
+ * inside the loop; implementations must be cheap and must not throw.
+ */
+export interface AgentObserver {
+  /** The files were read and judged (whether or not the Node needed a write). */
+  checked(verdict: Verdict): void;
+  /** The Node was changed to say `verdict`. */
+  published(verdict: Verdict): void;
+  /** An unchanged verdict was re-stamped (lastHeartbeatTime). */
+  heartbeat(): void;
+  failed(step: AgentStep, err: Error): void;
+}
+
+/** Where the loop stands, for the probes (src/agent/health.ts). Times are ms since the epoch, 0 = not yet. */
+export interface AgentStatus {
+  /** When the last reconcile ended, successfully or not. */
+  lastAttemptAt: number;
+  /** When the Node was last known to say the current verdict (published, re-stamped or found up to date). */
+  lastSyncedAt: number;
+  /** When a reconcile still running started; undefined when none runs. */
+  runningSince: number | undefined;
+  /** Why the last reconcile failed; undefined when it succeeded. */
+  lastError: { step: AgentStep; message: string } | undefined;
+  resyncMs: number;
+}
+
 export interface AgentDeps {
   publisher: NodePublisher;
   log: AgentLog;
+  observer?: AgentObserver;
   now?: () => Date;
   /** Defaults to fs.watch-based DirWatcher; tests pass a no-op one to prove the resync alone suffices. */
   watch?: WatchFactory;
@@ -57,6 +98,18 @@ export interface AgentDeps {
 /** Retry delays after a failed read/publish: doubling from 1 s up to 30 s (the apiserver may be restarting). */
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
+/**
+ * An unchanged verdict is re-stamped once per resync period: a resync that fires a little early (timers drift) must
+ * still heartbeat, so anything past 90 % of the period counts.
+ */
+const HEARTBEAT_SHARE = 0.9;
+/**
+ * Re-read a quarantined Node every 30 s: giving a node back waits for this at most, and only the few quarantined
+ * nodes pay one GET and one directory read each time.
+ */
+export const QUARANTINE_RECHECK_MS = 30_000;
+
+const NO_OBSERVER: AgentObserver = { checked() {}, published() {}, heartbeat() {}, failed() {} };
 
 export class NodeAgent {
   readonly #config: AgentConfig;
@@ -67,14 +120,37 @@ export class NodeAgent {
   #debounce: NodeJS.Timeout | undefined;
   #retry: NodeJS.Timeout | undefined;
   #resync: NodeJS.Timeout | undefined;
+  #recheck: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #dirty = false;
   #retryMs = RETRY_MIN_MS;
   #stopped = false;
+  /** When the Node last heard from this agent (publish or heartbeat); 0 = not since start. */
+  #lastWriteAt = 0;
+  #lastAttemptAt = 0;
+  #lastSyncedAt = 0;
+  #runningSince: number | undefined;
+  #lastError: AgentStatus['lastError'];
 
   constructor(config: AgentConfig, deps: AgentDeps) {
     this.#config = config;
-    this.#deps = { now: () => new Date(), watch: DirWatcher.create, readSnapshot: readSnapshotFromDisk, ...deps };
+    this.#deps = {
+      now: () => new Date(),
+      watch: DirWatcher.create,
+      readSnapshot: readSnapshotFromDisk,
+      observer: NO_OBSERVER,
+      ...deps,
+    };
+  }
+
+  status(): AgentStatus {
+    return {
+      lastAttemptAt: this.#lastAttemptAt,
+      lastSyncedAt: this.#lastSyncedAt,
+      runningSince: this.#runningSince,
+      lastError: this.#lastError,
+      resyncMs: this.#config.resyncMs,
+    };
   }
 
   /** The verdict of the last verification (published or already on the Node). */
@@ -86,7 +162,8 @@ export class NodeAgent {
   async start(): Promise<void> {
     const { confDir, binDirs, resyncMs } = this.#config;
     const onError = (err: Error) => this.#deps.log.warn({ err: err.message }, 'watch failed; relying on resync');
-    for (const dir of [confDir, ...binDirs]) this.#watchers.push(this.#deps.watch(dir, (why) => this.trigger(why), onError));
+    for (const dir of [confDir, ...binDirs])
+      this.#watchers.push(this.#deps.watch(dir, (why) => this.trigger(why), onError));
     this.#resync = setInterval(() => {
       this.#published = undefined; // re-read the Node too: someone may have edited or removed our marks
       this.trigger('resync');
@@ -108,39 +185,93 @@ export class NodeAgent {
   async stop(): Promise<void> {
     this.#stopped = true;
     for (const w of this.#watchers) w.close();
-    for (const t of [this.#debounce, this.#retry]) clearTimeout(t);
+    for (const t of [this.#debounce, this.#retry, this.#recheck]) clearTimeout(t);
     clearInterval(this.#resync);
     await this.#running;
+  }
+
+  /** While quarantined, read the Node again soon: the mark's removal sends the agent no event. */
+  #armRecheck(): void {
+    clearTimeout(this.#recheck);
+    this.#recheck = undefined;
+    if (this.#stopped || this.#published?.quarantine === undefined) return;
+    this.#recheck = setTimeout(() => {
+      this.#published = undefined;
+      this.trigger('quarantine recheck');
+    }, this.#config.quarantineRecheckMs ?? QUARANTINE_RECHECK_MS);
   }
 
   async #run(why: string): Promise<void> {
     this.#debounce = undefined;
     this.#dirty = false;
+    this.#runningSince = this.#deps.now().getTime();
     const run = this.#reconcile(why);
     this.#running = run;
     await run;
     this.#running = undefined;
+    this.#runningSince = undefined;
+    this.#lastAttemptAt = this.#deps.now().getTime();
     if (this.#dirty) this.trigger('changed during verification');
   }
 
   async #reconcile(why: string): Promise<void> {
     const { nodeName, confDir, binDirs, taintUnverified } = this.#config;
-    const { publisher, log } = this.#deps;
+    const { publisher, log, observer } = this.#deps;
+    let step: AgentStep = 'read_files';
     try {
       for (const w of this.#watchers) w.ensure();
       const snapshot = await this.#deps.readSnapshot(confDir, binDirs);
-      const verdict = verifyChain(snapshot, { ...this.#config, now: this.#deps.now });
+      const verdict = verifyWithPluginConfig(snapshot, { ...this.#config, now: this.#deps.now }, this.#config.expect);
       this.#lastVerdict = verdict;
+      observer.checked(verdict);
+      step = 'read_node';
+      const heartbeatDue = this.#deps.now().getTime() - this.#lastWriteAt >= this.#config.resyncMs * HEARTBEAT_SHARE;
+      // A heartbeat vouches for what the Node says: read it fresh first, so the agent never refreshes a condition it
+      // has not seen (the repair controller's node_quarantined one, written since the last read).
+      if (heartbeatDue) this.#published = undefined;
       this.#published ??= await publisher.read(nodeName);
-      if (!isUpToDate(this.#published, verdict, taintUnverified)) {
-        await publisher.publish(nodeName, verdict, taintUnverified);
-        this.#published = desiredState(verdict, taintUnverified);
-        log.info({ why, verified: verdict.verified, reason: verdict.reason, file: verdict.evidence.file }, verdict.message);
+      const mark = readMark(this.#published.quarantine);
+      const wanted = underQuarantine(verdict, mark);
+      const taint = wantsTaint(taintUnverified, mark);
+      if (!isUpToDate(this.#published, wanted, taint)) {
+        step = 'publish';
+        // The publisher re-reads the Node and applies the mark it finds there, which may be newer than ours.
+        this.#published = (await publisher.publish(nodeName, verdict, taintUnverified)) ?? {
+          ...desiredState(wanted, taint),
+          quarantine: this.#published.quarantine,
+        };
+        const shown = underQuarantine(verdict, readMark(this.#published.quarantine));
+        log.info(
+          {
+            why,
+            verified: shown.verified,
+            reason: shown.reason,
+            agentReason: verdict.reason,
+            file: verdict.evidence.file,
+          },
+          shown.message,
+        );
+        this.#lastWriteAt = this.#deps.now().getTime();
+        observer.published(verdict);
+      } else if (heartbeatDue) {
+        // Unchanged, but alive: readers bound a verdict's age by its heartbeat (cni.maxVerdictAgeSeconds).
+        step = 'heartbeat';
+        await publisher.heartbeat(nodeName);
+        this.#lastWriteAt = this.#deps.now().getTime();
+        observer.heartbeat();
       }
       this.#retryMs = RETRY_MIN_MS;
+      this.#armRecheck();
+      this.#lastSyncedAt = this.#deps.now().getTime();
+      this.#lastError = undefined;
     } catch (err) {
+      this.#lastError = { step, message: (err as Error).message };
+      observer.failed(step, err as Error);
       this.#published = undefined; // we do not know what the Node says any more: re-read before the next write
-      log.error({ why, err: (err as Error).message, retryInMs: this.#retryMs }, 'verification not published; will retry');
+      log.error(
+        { why, err: (err as Error).message, retryInMs: this.#retryMs },
+        'verification not published; will retry',
+      );
       if (!this.#stopped) {
         clearTimeout(this.#retry);
         this.#retry = setTimeout(() => this.trigger('retry'), this.#retryMs);

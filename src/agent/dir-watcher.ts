@@ -74,7 +74,9 @@ export class DirWatcher implements Watcher {
 
   #watch(path: string, listener: (event: string, name: string | null) => void): FSWatcher | undefined {
     try {
-      const w = watch(path, { persistent: true }, (event, name) => listener(event, name === null ? null : String(name)));
+      const w = watch(path, { persistent: true }, (event, name) =>
+        listener(event, name === null ? null : String(name)),
+      );
       w.on('error', (err) => {
         // The watched inode is gone or unwatchable: forget it so the next ensure() re-arms, and ask for one.
         this.#identity = undefined;

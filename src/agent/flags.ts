@@ -11,7 +11,10 @@ export const DEFAULT_BIN_DIR = '/opt/cni/bin';
 
 /** `--cni-bin-dir a --cni-bin-dir b,c` → [a, b, c]; default /opt/cni/bin. Order matters: the first match wins. */
 export function splitDirs(values: string[] | undefined): string[] {
-  const dirs = (values ?? []).flatMap((v) => v.split(',')).map((d) => d.trim()).filter(Boolean);
+  const dirs = (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((d) => d.trim())
+    .filter(Boolean);
   return dirs.length > 0 ? dirs : [DEFAULT_BIN_DIR];
 }
 
@@ -31,4 +34,32 @@ export function durationFlag(flag: string, value: string): number {
   const ms = parseDuration(value);
   if (ms === undefined) throw new UsageError(`${flag} must be a duration like 100ms, 30s or 5m, got "${value}"`);
   return ms;
+}
+
+/**
+ * The mesh CNI plugin type the agent checks: the config's `cni.pluginType` (its mesh profile's, e.g. istio-cni).
+ * A --plugin-type given as well must name the same plugin: a node agent checking for linkerd-cni while meshgate
+ * guards Istio would verify nodes whose plugin redirects to the wrong proxy, so the mismatch stops it at startup.
+ * Without a config, --plugin-type alone is required.
+ */
+export function resolvePluginType(
+  explicit: string | undefined,
+  config: { mesh: string; cni: { pluginType: string } } | undefined,
+  source: string,
+): string {
+  if (!config) {
+    if (!explicit)
+      throw new UsageError(
+        '--config FILE or --mesh NAME is required (or --plugin-type TYPE alone, e.g. istio-cni, linkerd-cni)',
+      );
+    return explicit;
+  }
+  const fromConfig = config.cni.pluginType;
+  if (explicit !== undefined && explicit !== fromConfig) {
+    throw new UsageError(
+      `--plugin-type ${explicit} differs from ${fromConfig}, the CNI plugin of mesh ${config.mesh} in ${source} ` +
+        '(cni.pluginType): the agent must check the plugin the mesh really uses; drop --plugin-type or fix the config',
+    );
+  }
+  return fromConfig;
 }

@@ -8,15 +8,22 @@
  * - `status`: a strategic merge patch (application/strategic-merge-patch+json) of the nodes/status subresource.
  *   `status.conditions` merges by `type` under strategic merge, so the kubelet's conditions are left alone; a
  *   merge patch would replace the whole list.
+ * The repair controller's quarantine mark on the Node as read overrules a verified verdict (src/node/quarantine.ts).
+ * A patch that makes the label "true" also carries the resourceVersion it was computed from: if the repair controller
+ * withdrew the node between the agent's read and its write, the write fails (409) instead of undoing the withdrawal,
+ * and the publisher re-reads — and then finds the mark.
  */
 import type { V1Node, V1Taint } from '@kubernetes/client-node';
 import type { Verdict } from '../cni/types.ts';
+import { QUARANTINE_ANNOTATION, readMark, underQuarantine, wantsTaint } from '../node/quarantine.ts';
 import {
   CONDITION_TYPE,
+  desiredState,
   EVIDENCE_ANNOTATION,
   evidenceJson,
   hasUnverifiedTaint,
   kubeTime,
+  type PublishedState,
   UNVERIFIED_TAINT,
   VERIFIED_LABEL,
 } from './node-state.ts';
@@ -24,14 +31,24 @@ import {
 export interface NodePatches {
   node: Record<string, unknown>;
   status: Record<string, unknown>;
+  /**
+   * It makes the node verified: the status goes first with the read resourceVersion, then the node patch with the
+   * resourceVersion the status write produced (src/agent/kube-publisher.ts).
+   */
+  guarded: boolean;
+  /** What the Node says once both patches applied. */
+  state: PublishedState;
 }
 
 /**
  * @param node  the Node as last read (for the taints list, the resourceVersion and the previous condition)
- * @param taint whether the unverified taint is wanted while unverified (--taint-unverified)
+ * @param taintUnverified whether the unverified taint is wanted while unverified (--taint-unverified)
  * @param now   the publish time: lastHeartbeatTime, and lastTransitionTime when the status flips
  */
-export function planPatches(node: V1Node, verdict: Verdict, taint: boolean, now: Date): NodePatches {
+export function planPatches(node: V1Node, agentVerdict: Verdict, taintUnverified: boolean, now: Date): NodePatches {
+  const mark = readMark(node.metadata?.annotations?.[QUARANTINE_ANNOTATION]);
+  const verdict = underQuarantine(agentVerdict, mark);
+  const taint = wantsTaint(taintUnverified, mark);
   const metadata: Record<string, unknown> = {
     labels: { [VERIFIED_LABEL]: String(verdict.verified) },
     annotations: { [EVIDENCE_ANNOTATION]: evidenceJson(verdict.evidence) },
@@ -42,14 +59,16 @@ export function planPatches(node: V1Node, verdict: Verdict, taint: boolean, now:
     const others = (node.spec?.taints ?? []).filter((t) => t.key !== UNVERIFIED_TAINT.key);
     const taints: V1Taint[] = wantTaint ? [...others, { ...UNVERIFIED_TAINT }] : others;
     patch.spec = { taints: taints.map(plainTaint) };
-    metadata.resourceVersion = node.metadata?.resourceVersion;
   }
+  if (patch.spec || verdict.verified) metadata.resourceVersion = node.metadata?.resourceVersion;
 
   const status = verdict.verified ? 'True' : 'False';
   const previous = node.status?.conditions?.find((c) => c.type === CONDITION_TYPE);
   const stamp = kubeTime(now);
   const lastTransitionTime =
-    previous?.status === status && previous.lastTransitionTime ? kubeTime(new Date(previous.lastTransitionTime)) : stamp;
+    previous?.status === status && previous.lastTransitionTime
+      ? kubeTime(new Date(previous.lastTransitionTime))
+      : stamp;
   const condition = {
     type: CONDITION_TYPE,
     status,
@@ -58,7 +77,8 @@ export function planPatches(node: V1Node, verdict: Verdict, taint: boolean, now:
     lastHeartbeatTime: stamp,
     lastTransitionTime,
   };
-  return { node: patch, status: { status: { conditions: [condition] } } };
+  const state = { ...desiredState(verdict, taint), quarantine: node.metadata?.annotations?.[QUARANTINE_ANNOTATION] };
+  return { node: patch, status: { status: { conditions: [condition] } }, guarded: verdict.verified, state };
 }
 
 /** Taints as they go over the wire (client-node parses timeAdded into a Date). */
@@ -67,4 +87,9 @@ function plainTaint(t: V1Taint): Record<string, unknown> {
   if (t.value !== undefined) out.value = t.value;
   if (t.timeAdded !== undefined) out.timeAdded = kubeTime(new Date(t.timeAdded));
   return out;
+}
+
+/** The strategic merge patch of nodes/status that moves only the condition's heartbeat (conditions merge by type). */
+export function heartbeatPatch(now: Date): Record<string, unknown> {
+  return { status: { conditions: [{ type: CONDITION_TYPE, lastHeartbeatTime: kubeTime(now) }] } };
 }

@@ -11,14 +11,16 @@
  * - annotation `meshgate.io/cni-evidence`: the verdict's evidence as compact JSON
  * - taint      `meshgate.io/cni-unverified:NoSchedule` while unverified, only with --taint-unverified.
  * A node without the label has never been judged: readers must treat that as "unknown", not as "false".
+ * While the repair controller's quarantine mark is on the Node (src/node/quarantine.ts), the verdict published is
+ * the agent's own overruled by it (`underQuarantine`): what is "up to date" is judged against that.
  */
 import type { V1Node } from '@kubernetes/client-node';
-import type { Evidence, Verdict } from '../cni/types.ts';
+import type { Evidence } from '../cni/types.ts';
+import { QUARANTINE_ANNOTATION, type PublishedVerdict } from '../node/quarantine.ts';
 
-export const VERIFIED_LABEL = 'meshgate.io/cni-verified';
-export const EVIDENCE_ANNOTATION = 'meshgate.io/cni-evidence';
-export const CONDITION_TYPE = 'MeshCNIVerified';
-export const UNVERIFIED_TAINT = { key: 'meshgate.io/cni-unverified', effect: 'NoSchedule' } as const;
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../node/contract.ts';
+
+export { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL };
 
 export interface PublishedCondition {
   status: string;
@@ -35,6 +37,8 @@ export interface PublishedState {
   /** The raw annotation value. */
   evidence?: string;
   tainted: boolean;
+  /** The repair controller's quarantine mark (raw annotation value), which the agent never writes. */
+  quarantine?: string;
 }
 
 export function observeNode(node: V1Node): PublishedState {
@@ -51,6 +55,7 @@ export function observeNode(node: V1Node): PublishedState {
     condition,
     evidence: node.metadata?.annotations?.[EVIDENCE_ANNOTATION],
     tainted: hasUnverifiedTaint(node),
+    quarantine: node.metadata?.annotations?.[QUARANTINE_ANNOTATION],
   };
 }
 
@@ -59,7 +64,7 @@ export function hasUnverifiedTaint(node: V1Node): boolean {
 }
 
 /** What the Node should say for a verdict. `taint` is whether the unverified taint is wanted at all. */
-export function desiredState(verdict: Verdict, taint: boolean): PublishedState {
+export function desiredState(verdict: PublishedVerdict, taint: boolean): PublishedState {
   return {
     label: String(verdict.verified),
     condition: { status: verdict.verified ? 'True' : 'False', reason: verdict.reason, message: verdict.message },
@@ -76,7 +81,7 @@ export function evidenceJson(evidence: Evidence): string {
  * Whether the Node already says what the verdict would make it say. Times are not compared (`checkedAt`,
  * heartbeat, transition): a restart that re-derives the same verdict from the same files writes nothing.
  */
-export function isUpToDate(published: PublishedState | undefined, verdict: Verdict, taint: boolean): boolean {
+export function isUpToDate(published: PublishedState | undefined, verdict: PublishedVerdict, taint: boolean): boolean {
   if (!published) return false;
   const want = desiredState(verdict, taint);
   return (

@@ -1,7 +1,9 @@
 /**
  * `meshgate check-node`: one verification of this machine's CNI chain, the same one the node agent publishes,
  * for a person (which file the runtime will load and why, the chain in order, the verdict, what to do) or as
- * JSON (the Verdict). Exit 0 when verified, 1 when not, 2 on usage errors or when the conf dir cannot be read.
+ * JSON (the Verdict). Exit 0 when verified, 1 when not, 2 on usage errors, when the conf dir cannot be read, or
+ * on any unexpected error: 1 is a verdict ("not verified"), so a failure of meshgate itself must never look like
+ * one; it is reported in one line, without a stack trace.
  */
 import { parseCount, parseRuntime, splitDirs } from '../agent/flags.ts';
 import { ADVICE } from '../cni/reasons.ts';
@@ -23,6 +25,10 @@ flags:
   --runtime NAME         containerd | crio (default containerd)
   --max-conf-num N       containerd's max_conf_num (default 1; 0 = all files)
   --output FORMAT        text | json (default text)
+
+examples:
+  meshgate check-node --plugin-type istio-cni
+  meshgate check-node --plugin-type linkerd-cni --runtime crio --cni-conf-dir /host/etc/cni/net.d --output json
 `;
 
 const FLAGS = {
@@ -36,6 +42,16 @@ const FLAGS = {
 } as const;
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
+  try {
+    return await check(argv, io);
+  } catch (err) {
+    const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    io.stderr(`meshgate check-node: internal error: ${message.split('\n')[0]}\n`);
+    return 2;
+  }
+}
+
+async function check(argv: string[], io: CliIO): Promise<number> {
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs(argv);
@@ -86,10 +102,14 @@ const OUTCOME_WORDS: Record<Candidate['outcome'], string> = {
 export function render(snapshot: Snapshot, verdict: Verdict, options: VerifyOptions): string {
   const { evidence } = verdict;
   const runtime = options.runtime === 'containerd' ? `containerd (max_conf_num ${options.maxConfNum})` : 'CRI-O';
+  const binDirs = (snapshot.binDirs ?? []).map((d) =>
+    snapshot.binDirErrors?.[d] ? `${d} (${snapshot.binDirErrors[d]})` : d,
+  );
   const lines = [
     `Runtime:    ${runtime}`,
-    `Conf dir:   ${snapshot.confDir}${snapshot.dirMissing ? '  (does not exist)' : ''}${snapshot.dirError ? `  (${snapshot.dirError})` : ''}`,
-    `Bin dirs:   ${(snapshot.binDirs ?? []).map((d) => (snapshot.binDirErrors?.[d] ? `${d} (${snapshot.binDirErrors[d]})` : d)).join(', ')}`,
+    `Conf dir:   ${snapshot.confDir}${snapshot.dirMissing ? '  (does not exist)' : ''}` +
+      `${snapshot.dirError ? `  (${snapshot.dirError})` : ''}`,
+    `Bin dirs:   ${binDirs.join(', ')}`,
     `Mesh plugin: ${options.pluginType}`,
     '',
   ];

@@ -29,8 +29,12 @@ export function memoryIO(stdin = '', env: Record<string, string> = {}): CliIO & 
   const io = {
     out: '',
     err: '',
-    stdout: (t: string) => void (io.out += t),
-    stderr: (t: string) => void (io.err += t),
+    stdout: (t: string) => {
+      io.out += t;
+    },
+    stderr: (t: string) => {
+      io.err += t;
+    },
     readInput: async (path: string) => {
       if (path === '-') return stdin;
       const { readFile } = await import('node:fs/promises');

@@ -1,36 +1,49 @@
 /**
- * meshgate's command dispatcher. Each subcommand lives in its own file and exports
- * `run(argv: string[], io: CliIO): Promise<number>` returning the process exit code.
+ * meshgate's command dispatcher. The commands and their flags are one table (commands.ts); each subcommand lives
+ * in its own file and exports `run(argv: string[], io: CliIO): Promise<number>` returning the process exit code.
  * Only entry points (this file's callers and the subcommands' `run`) read argv/env.
  */
 import type { CliIO } from './io.ts';
 import { processIO } from './io.ts';
-
-type Command = { summary: string; load: () => Promise<{ run: (argv: string[], io: CliIO) => Promise<number> }> };
-
-const commands: Record<string, Command> = {
-  serve: { summary: 'run the admission webhook server (HTTPS)', load: () => import('./serve.ts') },
-  inject: { summary: 'inject pod templates in YAML manifests (like istioctl kube-inject)', load: () => import('./inject.ts') },
-  explain: { summary: 'explain, in words, what meshgate would do with each pod', load: () => import('./explain.ts') },
-  'check-node': { summary: 'show which CNI chain the runtime loads here and whether the mesh plugin is in it', load: () => import('./check-node.ts') },
-  'node-agent': { summary: 'verify this node’s CNI chain continuously and publish the verdict on the Node', load: () => import('./node-agent.ts') },
-  'validate-redirect': { summary: 'init container: prove outbound TCP is redirected to the proxy (exit 42 if not)', load: () => import('./validate-redirect.ts') },
-  'repair-controller': { summary: 'delete pods whose redirect validation failed so they are recreated', load: () => import('./repair-controller.ts') },
-};
+import { COMMANDS } from './commands.ts';
+import { versionLine } from './version.ts';
 
 function usage(): string {
-  const width = Math.max(...Object.keys(commands).map((c) => c.length));
-  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
-  return `usage: meshgate <command> [flags]\n\ncommands:\n${lines.join('\n')}\n\nRun 'meshgate <command> --help' for a command's flags.\n`;
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return `usage: meshgate <command> [flags]
+
+commands:
+${lines.join('\n')}
+
+Run 'meshgate <command> --help' (or 'meshgate help <command>') for a command's flags and examples;
+'meshgate --version' for the version.
+
+examples:
+  meshgate check                                   # is meshgate healthy in the current kubectl context?
+  meshgate explain --mesh istio -f deploy.yaml     # what would meshgate do with these pods, and why
+  source <(meshgate completion bash)               # complete commands and flags in bash
+`;
 }
 
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
-    io.stdout(usage());
+  if (!name || name === '--help' || name === '-h') {
+    (name ? io.stdout : io.stderr)(usage());
     return name ? 0 : 2;
   }
-  const command = commands[name];
+  if (name === '--version') {
+    io.stdout(versionLine());
+    return 0;
+  }
+  if (name === 'help') {
+    if (rest.length === 0) {
+      io.stdout(usage());
+      return 0;
+    }
+    return main([rest[0], '--help'], io);
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
     io.stderr(`meshgate: unknown command "${name}"\n\n${usage()}`);
     return 2;

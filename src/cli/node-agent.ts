@@ -5,18 +5,27 @@
  */
 import pino from 'pino';
 import { NodeAgent, type AgentConfig } from '../agent/agent.ts';
-import { durationFlag, parseCount, parseRuntime, splitDirs } from '../agent/flags.ts';
+import { durationFlag, parseCount, parseRuntime, resolvePluginType, splitDirs } from '../agent/flags.ts';
+import { configFromFlags } from '../config/load.ts';
 import { KubeNodePublisher } from '../agent/kube-publisher.ts';
+import { createAgentMetrics } from '../agent/metrics.ts';
+import { buildAgentApp } from '../agent/http.ts';
+import { liveness, readiness } from '../agent/health.ts';
+import { parsePort } from '../util/values.ts';
 import { parseFlags, UsageError } from './args.ts';
 import type { CliIO } from './io.ts';
 
-export const USAGE = `usage: meshgate node-agent --plugin-type TYPE [flags]
+export const USAGE = `usage: meshgate node-agent (--config FILE | --mesh NAME | --plugin-type TYPE) [flags]
 
 Verifies the CNI chain the container runtime will load on this node and publishes the verdict on the Node
 (label meshgate.io/cni-verified, condition MeshCNIVerified, annotation meshgate.io/cni-evidence).
 
 flags:
-  --plugin-type TYPE        mesh CNI plugin type that must be chained, e.g. istio-cni, linkerd-cni (required)
+  --config FILE             meshgate configuration: the plugin type is its cni.pluginType, and for linkerd-cni the
+                            plugin's own ports and proxy UID must match the config's proxy (else plugin_config_mismatch)
+  --mesh NAME               instead of --config: a mesh profile's defaults (istio | linkerd | custom)
+  --plugin-type TYPE        mesh CNI plugin type that must be chained, e.g. istio-cni, linkerd-cni; with --config or
+                            --mesh it must equal the config's cni.pluginType (a mismatch is a startup error)
   --node-name NAME          this node (default: $NODE_NAME, set it with the downward API; never guessed)
   --cni-conf-dir DIR        CNI configuration dir (default /etc/cni/net.d)
   --cni-bin-dir DIR         CNI plugin dir, repeatable or comma-separated (default /opt/cni/bin)
@@ -26,11 +35,21 @@ flags:
   --debounce DURATION       coalescing window after a file event (default 100ms)
   --taint-unverified        keep the taint meshgate.io/cni-unverified:NoSchedule on the Node while unverified
   --kubeconfig FILE         kubeconfig to use (default: in-cluster service account)
+  --port N                  serve /healthz, /readyz and /metrics over plain HTTP on N (default: not served)
+  --host ADDR               listen address for --port (default 0.0.0.0; the chart passes the node's own IP, the
+                            agent runs in the host's network)
+
+examples:
+  meshgate node-agent --config /etc/meshgate/config/config.yaml     # in the DaemonSet, NODE_NAME from spec.nodeName
+  meshgate node-agent --mesh istio --node-name worker-1 --kubeconfig ~/.kube/config --resync 1m
+  meshgate node-agent --config /etc/meshgate/config/config.yaml --port 9102 --host "$POD_IP"   # probes, metrics
 `;
 
-export type NodeAgentOptions = AgentConfig & { kubeconfig?: string };
+export type NodeAgentOptions = AgentConfig & { kubeconfig?: string; listen?: { host: string; port: number } };
 
 const FLAGS = {
+  config: { type: 'string' },
+  mesh: { type: 'string' },
   'plugin-type': { type: 'string' },
   'node-name': { type: 'string' },
   'cni-conf-dir': { type: 'string', default: '/etc/cni/net.d' },
@@ -41,18 +60,28 @@ const FLAGS = {
   debounce: { type: 'string', default: '100ms' },
   'taint-unverified': { type: 'boolean', default: false },
   kubeconfig: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string', default: '0.0.0.0' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
 /** Validated, frozen options from argv and the environment (only NODE_NAME is read from it). */
-export function parseNodeAgentArgs(argv: string[], env: Readonly<Record<string, string | undefined>>): NodeAgentOptions {
+export function parseNodeAgentArgs(
+  argv: string[],
+  env: Readonly<Record<string, string | undefined>>,
+): NodeAgentOptions {
   const { values } = parseFlags(argv, FLAGS);
-  const pluginType = values['plugin-type'];
-  if (!pluginType) throw new UsageError('--plugin-type is required (e.g. istio-cni, linkerd-cni)');
+  const withConfig = values.config !== undefined || values.mesh !== undefined;
+  const config = withConfig ? configFromFlags({ config: values.config, mesh: values.mesh }) : undefined;
+  const pluginType = resolvePluginType(values['plugin-type'], config, values.config ?? `--mesh ${values.mesh}`);
   const nodeName = values['node-name'] ?? env.NODE_NAME;
   if (!nodeName) throw new UsageError('--node-name or $NODE_NAME is required (set NODE_NAME from spec.nodeName)');
   if (!values.kubeconfig && !env.KUBERNETES_SERVICE_HOST) {
     throw new UsageError('not running in a cluster ($KUBERNETES_SERVICE_HOST is unset): pass --kubeconfig');
+  }
+  // 0: any free port (tests).
+  if (values.port !== undefined && values.port !== '0' && !parsePort(values.port).ok) {
+    throw new UsageError(`--port: "${values.port}" is not a port (1-65535)`);
   }
   return Object.freeze({
     nodeName,
@@ -65,6 +94,14 @@ export function parseNodeAgentArgs(argv: string[], env: Readonly<Record<string, 
     debounceMs: durationFlag('--debounce', values.debounce),
     taintUnverified: values['taint-unverified'],
     kubeconfig: values.kubeconfig,
+    expect:
+      config &&
+      Object.freeze({
+        inboundPort: config.proxy.inboundPort,
+        outboundPort: config.proxy.outboundPort,
+        proxyUid: config.proxy.uid,
+      }),
+    listen: values.port === undefined ? undefined : Object.freeze({ host: values.host, port: Number(values.port) }),
   });
 }
 
@@ -83,13 +120,32 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     return 2;
   }
   const log = pino({ base: { node: options.nodeName } }, { write: (line: string) => io.stdout(line) });
-  const agent = new NodeAgent(options, { publisher, log });
+  const metrics = createAgentMetrics({ processMetrics: true });
+  const agent = new NodeAgent(options, { publisher, log, observer: metrics.observer });
+  const startedAt = Date.now();
+  const app = buildAgentApp({
+    registry: metrics.registry,
+    alive: () => liveness(agent.status(), Date.now(), startedAt),
+    ready: () => readiness(agent.status(), Date.now()),
+  });
   log.info({ ...options }, 'node agent starting');
-  await agent.start();
-  const signal = await new Promise<string>((resolve) => {
+  // Listening first: the probes must answer while the first check runs.
+  if (options.listen) {
+    try {
+      // A copy: fastify writes into the options it is given, and ours are frozen.
+      await app.listen({ ...options.listen });
+    } catch (err) {
+      const where = `${options.listen.host}:${options.listen.port}`;
+      io.stderr(`meshgate node-agent: cannot listen on ${where}: ${(err as Error).message}\n`);
+      return 1;
+    }
+  }
+  const signal = new Promise<string>((resolve) => {
     for (const s of ['SIGTERM', 'SIGINT'] as const) process.once(s, () => resolve(s));
   });
-  log.info({ signal }, 'node agent stopping; the Node keeps its last verdict');
+  await agent.start();
+  log.info({ signal: await signal }, 'node agent stopping; the Node keeps its last verdict');
   await agent.stop();
+  await app.close();
   return 0;
 }

@@ -1,14 +1,17 @@
 /**
- * What `inject` and `explain` share: reading manifests into documents with clear errors (file, document
- * index, reason), and deciding each pod template through the same core as the webhook.
+ * What `inject` and `explain` share: one command scaffold (flags, usage errors → exit 2, input errors → exit 1
+ * naming file and document), reading manifests into documents, and deciding each pod template through the same
+ * core — and the same pod parser — as the webhook.
  */
 import { parseAllDocuments } from 'yaml';
-import type { MeshgateConfig } from '../config/types.ts';
-import { loadConfig } from '../config/load.ts';
+import type { CliIO } from './io.ts';
+import { parseFlags, UsageError } from './args.ts';
+import { ConfigError, configFromFlags } from '../config/load.ts';
+import { compileConfig, type Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { loadNodeState } from '../facts/node-state.ts';
+import { NodeStateError, loadNodeState } from '../facts/node-state.ts';
 import { decide, type Decision } from '../inject/decide.ts';
-import type { Pod } from '../inject/pod.ts';
+import { parsePod } from '../pod/parse.ts';
 import { notAnObject, podTemplates, type PodTemplateRef } from '../manifests/workloads.ts';
 
 export class InputError extends Error {}
@@ -36,19 +39,106 @@ export function readDocuments(source: string, text: string): ParsedDoc[] {
   });
 }
 
-export interface TemplateDecision {
-  ref: PodTemplateRef;
-  decision: Decision;
-}
-
-/** Offline there is no namespace to consult: labels are unknown, so the webhook selector is trusted. */
-export function decideTemplate(ref: PodTemplateRef, facts: NodeFacts, cfg: MeshgateConfig, nodeName?: string): Decision {
+/**
+ * The decision for one pod template. Offline there is no requester (no kubelet mirror pods) and no namespace
+ * labels: the webhook's namespace selector is assumed to have matched.
+ */
+export function decideTemplate(
+  ref: PodTemplateRef,
+  where: string,
+  facts: NodeFacts,
+  cfg: Compiled,
+  nodeName?: string,
+): Decision {
   // The template's own metadata, absent or not: ops must apply to the document exactly as it is.
-  const pod = { metadata: ref.template.metadata, spec: { ...ref.template.spec } } as unknown as Pod;
-  if (nodeName) pod.spec.nodeName = nodeName;
-  return decide({ pod, namespace: { name: ref.namespace ?? 'default' } }, facts, cfg);
+  const parsed = parsePod(
+    { metadata: ref.template.metadata, spec: { ...ref.template.spec } },
+    `${ref.kind} ${ref.name}`,
+  );
+  if (!parsed.ok) throw new InputError(`${where}: not a valid pod template: ${parsed.error}`);
+  if (nodeName) parsed.pod.spec.nodeName = nodeName;
+  return decide({ pod: parsed.pod, namespace: ref.namespace ?? 'default' }, facts, cfg);
 }
 
-export function loadOffline(configFile?: string, nodeStateFile?: string): { cfg: MeshgateConfig; facts: NodeFacts } {
-  return { cfg: loadConfig(configFile), facts: loadNodeState(nodeStateFile) };
+export interface OfflineFlags {
+  filename: string;
+  node?: string;
+}
+
+/** Flags every offline command takes, with their usage lines. */
+export const OFFLINE_FLAGS = {
+  filename: { type: 'string', short: 'f' },
+  config: { type: 'string' },
+  mesh: { type: 'string' },
+  'node-state': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export const OFFLINE_USAGE = `  -f FILE|-            manifests to read (- for standard input)
+  --config FILE        meshgate configuration (its mesh: istio | linkerd | custom)
+  --mesh NAME          or just a mesh profile with its defaults: istio | linkerd | custom
+  --node-state FILE    node facts (YAML: nodes: {name: {verified: true, kubeletVersion: v1.34.1}})
+`;
+
+/**
+ * Runs an offline command: parses flags (usage errors exit 2), loads config and node facts, reads the documents,
+ * and hands each document with its pod templates to `each`; input, config and node-state errors exit 1 with one
+ * line naming what was wrong and where. `finish` writes the output only once everything succeeded.
+ */
+export async function runOffline<T>(
+  name: string,
+  usage: string,
+  argv: string[],
+  io: CliIO,
+  extraFlags: Record<string, { type: 'string' | 'boolean' }>,
+  each: (
+    doc: ParsedDoc,
+    refs: PodTemplateRef[],
+    where: (ref?: PodTemplateRef) => string,
+    ctx: { cfg: Compiled; facts: NodeFacts; flags: Record<string, unknown> },
+  ) => T,
+  finish: (results: T[]) => string,
+): Promise<number> {
+  let flags: Record<string, unknown>;
+  try {
+    flags = parseFlags(argv, { ...OFFLINE_FLAGS, ...extraFlags }).values as Record<string, unknown>;
+    if (flags.help) {
+      io.stdout(usage);
+      return 0;
+    }
+    if (typeof flags.filename !== 'string') throw new UsageError('missing -f FILE (or -f - for standard input)');
+    if (flags.config === undefined && flags.mesh === undefined)
+      throw new UsageError('missing --config FILE or --mesh NAME: which mesh meshgate guards');
+  } catch (err) {
+    io.stderr(`meshgate ${name}: ${(err as Error).message}\n${usage}`);
+    return 2;
+  }
+  try {
+    const cfg = compileConfig(
+      configFromFlags({ config: flags.config as string | undefined, mesh: flags.mesh as string | undefined }),
+    );
+    const facts = loadNodeState(flags['node-state'] as string | undefined);
+    const source = flags.filename === '-' ? '<stdin>' : (flags.filename as string);
+    const docs = readDocuments(source, await io.readInput(flags.filename as string));
+    const results: T[] = [];
+    for (const doc of docs) {
+      const refs = doc.value ? podTemplates(doc.value) : [];
+      const where = (ref?: PodTemplateRef) =>
+        `${source}: document ${doc.index + 1}${ref ? ` (${ref.kind} ${ref.name})` : ''}`;
+      results.push(each(doc, refs, where, { cfg, facts, flags }));
+    }
+    io.stdout(finish(results));
+    return 0;
+  } catch (err) {
+    if (
+      err instanceof InputError ||
+      err instanceof ConfigError ||
+      err instanceof NodeStateError ||
+      (err as NodeJS.ErrnoException).code
+    ) {
+      io.stderr(`meshgate ${name}: ${(err as Error).message}\n`);
+      return 1;
+    }
+    throw err;
+  }
 }

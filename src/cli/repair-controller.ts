@@ -1,56 +1,147 @@
 /**
- * `meshgate repair-controller [--kubeconfig FILE] [--config FILE] [--max-deletes-per-minute N] [--dry-run]`:
- * deletes meshgate pods whose redirect validation failed, so their controllers recreate them.
+ * `meshgate repair-controller`: deletes guarded pods whose redirect validation failed, so their controllers
+ * recreate them; optionally withdraws nodes where such failures cluster (node quarantine) and evicts pods of
+ * opted-in namespaces that run without meshgate's redirect. Several replicas elect one leader through a Lease; only
+ * it acts. Flags are read here only (the quarantine's and the sweep's are declared in src/repair/flags.ts).
  */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import type { CliIO } from './io.ts';
 import { parseFlags, UsageError } from './args.ts';
-import { ConfigError, loadConfig } from '../config/load.ts';
+import { ConfigError, configFromFlags } from '../config/load.ts';
 import { loadKubeConfig } from '../kube/client.ts';
-import { RepairController } from '../repair/controller.ts';
-import { kubeRepairApi } from '../repair/kube-api.ts';
-import { watchRepairPods } from '../repair/watch.ts';
+import { durationFlag } from '../agent/flags.ts';
+import { startRepair } from '../repair/run.ts';
+import { QUARANTINE_FLAGS, QUARANTINE_USAGE, quarantineSettings, unmeshedSettings } from '../repair/flags.ts';
+import { parsePort } from '../util/values.ts';
 
-const USAGE = 'usage: meshgate repair-controller [--kubeconfig FILE] [--config FILE] [--max-deletes-per-minute N (10)] [--dry-run]\n';
+const USAGE =
+  `usage: meshgate repair-controller (--config FILE | --mesh NAME) [flags]
+
+Deletes pods whose validation container failed (meshgate's validator: exit 42; with mesh istio also Istio's
+istio-validation: 126; with linkerd Linkerd's network validator: 95) so their controller recreates them.
+
+flags:
+  --config FILE               meshgate configuration (its mesh key is required)
+  --mesh NAME                 instead of --config: a mesh profile's defaults (istio | linkerd | custom)
+  --kubeconfig FILE           cluster credentials (default: in-cluster service account)
+  --max-deletes-per-minute N  rate limit (default 10)
+  --dry-run                   record Events, delete nothing
+  --leader-elect BOOL         elect one acting replica through a Lease (default true)
+  --lease-name NAME           the Lease (default meshgate-repair-controller), in the config's meshNamespace
+  --lease-duration DURATION   default 15s
+  --renew-deadline DURATION   default 10s
+  --retry-period DURATION     default 2s
+  --port N                    serve /healthz, /readyz and /metrics over HTTP on N (default: not served)
+  --host ADDR                 listen address for --port (default 0.0.0.0)
+  --log-level LEVEL           pino level (default info)
+
+${QUARANTINE_USAGE}
+examples:
+  meshgate repair-controller --config /etc/meshgate/config/config.yaml --port 9090
+  meshgate repair-controller --mesh istio --kubeconfig ~/.kube/config --dry-run --leader-elect false
+  meshgate repair-controller --config config.yaml --withdraw-verdicts=true --evict-unmeshed=true ` +
+  `--webhook-config meshgate
+`;
+
+const FLAGS = {
+  kubeconfig: { type: 'string' },
+  config: { type: 'string' },
+  mesh: { type: 'string' },
+  'max-deletes-per-minute': { type: 'string', default: '10' },
+  'dry-run': { type: 'boolean', default: false },
+  'leader-elect': { type: 'string', default: 'true' },
+  'lease-name': { type: 'string', default: 'meshgate-repair-controller' },
+  'lease-duration': { type: 'string', default: '15s' },
+  'renew-deadline': { type: 'string', default: '10s' },
+  'retry-period': { type: 'string', default: '2s' },
+  port: { type: 'string' },
+  host: { type: 'string', default: '0.0.0.0' },
+  'log-level': { type: 'string', default: 'info' },
+  help: { type: 'boolean', short: 'h' },
+  ...QUARANTINE_FLAGS,
+} as const;
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  let f;
+  let f: ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
+  let timing: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   try {
-    f = parseFlags(argv, {
-      kubeconfig: { type: 'string' },
-      config: { type: 'string' },
-      'max-deletes-per-minute': { type: 'string', default: '10' },
-      'dry-run': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h' },
-    }).values;
-    if (f.help) return io.stdout(USAGE), 0;
+    f = parseFlags(argv, FLAGS).values;
+    if (f.help) {
+      io.stdout(USAGE);
+      return 0;
+    }
     if (!/^\d+$/.test(f['max-deletes-per-minute']!) || Number(f['max-deletes-per-minute']) < 1) {
       throw new UsageError(`--max-deletes-per-minute: "${f['max-deletes-per-minute']}" is not a positive integer`);
+    }
+    if (!['true', 'false'].includes(f['leader-elect']!))
+      throw new UsageError(`--leader-elect: "${f['leader-elect']}" is not true or false`);
+    if (f.port !== undefined && f.port !== '0' && !parsePort(f.port).ok)
+      throw new UsageError(`--port: "${f.port}" is not a port`);
+    timing = {
+      leaseDurationMs: durationFlag('--lease-duration', f['lease-duration']!),
+      renewDeadlineMs: durationFlag('--renew-deadline', f['renew-deadline']!),
+      retryPeriodMs: durationFlag('--retry-period', f['retry-period']!),
+    };
+    if (!(timing.retryPeriodMs < timing.renewDeadlineMs && timing.renewDeadlineMs < timing.leaseDurationMs)) {
+      throw new UsageError(
+        '--retry-period < --renew-deadline < --lease-duration must hold: ' +
+          'a leader must stop acting before another may take over',
+      );
     }
   } catch (err) {
     io.stderr(`meshgate repair-controller: ${(err as Error).message}\n${USAGE}`);
     return 2;
   }
+  let running: Awaited<ReturnType<typeof startRepair>>;
   try {
-    const config = loadConfig(f.config);
+    const config = configFromFlags({ config: f.config, mesh: f.mesh });
+    const quarantine = quarantineSettings(f, config.meshNamespace);
+    const unmeshed = unmeshedSettings(f);
     const kc = loadKubeConfig({ kubeconfig: f.kubeconfig, inCluster: io.env.KUBERNETES_SERVICE_HOST !== undefined });
     if (!kc) throw new UsageError('no cluster credentials: pass --kubeconfig or run in a cluster');
-    const logger = pino();
-    const ctl = new RepairController(kubeRepairApi(kc), {
-      validatorName: config.validator.name,
+    const logger = pino({ level: f['log-level'] });
+    // POD_NAME (downward API) names the replica; the suffix tells a restarted process from its predecessor.
+    const identity = `${io.env.POD_NAME ?? hostname()}_${randomUUID().slice(0, 8)}`;
+    running = await startRepair({
+      kc,
+      config,
+      lease:
+        f['leader-elect'] === 'true'
+          ? { namespace: config.meshNamespace, name: f['lease-name']!, identity, ...timing }
+          : undefined,
       maxDeletesPerMinute: Number(f['max-deletes-per-minute']),
       dryRun: f['dry-run']!,
+      quarantine,
+      unmeshed,
+      listen: f.port === undefined ? undefined : { host: f.host!, port: Number(f.port) },
       logger,
     });
-    const stop = await watchRepairPods(kc, ctl, logger);
-    await new Promise<void>((resolve) => {
-      const done = () => (stop(), resolve());
-      process.once('SIGTERM', done);
-      process.once('SIGINT', done);
-    });
-    return 0;
+    logger.info(
+      {
+        identity,
+        mesh: config.mesh,
+        validator: config.validator.name,
+        port: running.port,
+        quarantine: quarantine !== undefined,
+        unmeshed: unmeshed ? (unmeshed.evict ? 'evict' : 'report') : 'off',
+      },
+      'repair controller started',
+    );
   } catch (err) {
     io.stderr(`meshgate repair-controller: ${(err as Error).message}\n`);
     return err instanceof ConfigError || err instanceof UsageError ? 2 : 1;
   }
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      process.off('SIGTERM', done);
+      process.off('SIGINT', done);
+      resolve();
+    };
+    process.on('SIGTERM', done);
+    process.on('SIGINT', done);
+  });
+  await running.stop();
+  return 0;
 }

@@ -5,16 +5,28 @@
 import pino from 'pino';
 import type { CliIO } from './io.ts';
 import { parseFlags, UsageError } from './args.ts';
-import { ConfigError, loadConfig } from '../config/load.ts';
+import { ConfigError, configFromFlags } from '../config/load.ts';
+import { compileConfig } from '../config/compile.ts';
 import { NodeStateError, loadNodeState } from '../facts/node-state.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { startServer } from '../server/start.ts';
-import { parsePort } from '../inject/values.ts';
+import { parsePort } from '../util/values.ts';
+import {
+  BODY_LIMIT,
+  DEFAULT_LIMITS,
+  LimitsError,
+  MAX_WEBHOOK_TIMEOUT_SECONDS,
+  STALL_GRACE_MS,
+  resolveLimits,
+  type TransportLimits,
+} from '../server/limits.ts';
 
-const USAGE = `usage: meshgate serve [flags]
+const USAGE =
+  `usage: meshgate serve [flags]
   --port N              HTTPS port (default 8443)
   --host ADDR           listen address (default 0.0.0.0)
-  --config FILE         meshgate configuration (YAML/JSON); default: embedded defaults
+  --config FILE         meshgate configuration (YAML/JSON); its mesh key is required
+  --mesh NAME           instead of --config: a mesh profile's embedded defaults (istio | linkerd | custom)
   --cert-file FILE      serving certificate (PEM); with --key-file, watched and hot-reloaded
   --key-file FILE       serving key (PEM)
   --tls-san NAME        SAN for the self-signed certificate (repeatable; default localhost, 127.0.0.1,
@@ -25,42 +37,110 @@ const USAGE = `usage: meshgate serve [flags]
   --webhook-config NAME keep the caBundle of the Mutating/ValidatingWebhookConfiguration NAME equal to our CA
   --kubeconfig FILE     cluster credentials (default: in-cluster service account when present)
   --drain-seconds N     seconds between readiness off and closing on SIGTERM (default 5)
+  --webhook-timeout-seconds N
+                        the webhooks' timeoutSeconds (1-30): a request slower to arrive is answered 408, a
+                        connection silent 5 s longer mid-request is cut (default ${MAX_WEBHOOK_TIMEOUT_SECONDS}, ` +
+  `the apiserver's maximum)
+  --max-connections N   open connections; more are closed at accept (default ${DEFAULT_LIMITS.maxConnections})
+  --max-inflight-reviews N
+                        reviews decided or answered at once; more get 429 + Retry-After ` +
+  `(default ${DEFAULT_LIMITS.maxInflightReviews})
+  --max-inflight-body-mib N
+                        MiB of request bodies held at once, at least 7 (default ` +
+  `${DEFAULT_LIMITS.maxInflightBodyBytes / 1024 / 1024}: two 7 MiB bodies; each
+                        parses to up to ~47 MiB of heap; raise it only with the memory limit)
   --log-level LEVEL     pino level (default info)
+
+examples:
+  meshgate serve --mesh istio --host 127.0.0.1 --node-state examples/node-state.yaml --write-certs certs
+  meshgate serve --config /etc/meshgate/config/config.yaml --cert-secret meshgate-tls --webhook-config meshgate
 `;
 
-export async function run(argv: string[], io: CliIO): Promise<number> {
-  let f;
+/** A whole number from flag `name` within [min, max], or undefined when it is not given. */
+function count(f: Record<string, unknown>, name: string, min = 1, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const v = f[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+    throw new UsageError(
+      `--${name}: "${String(v)}" is not a whole number ` +
+        `${max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`}`,
+    );
+  }
+  return Number(v);
+}
+
+/** The transport limits the flags set (server/limits.ts), checked here so a bad combination is a usage error. */
+function transportLimits(f: Record<string, unknown>): Partial<TransportLimits> {
+  const timeout = count(f, 'webhook-timeout-seconds', 1, MAX_WEBHOOK_TIMEOUT_SECONDS);
+  // At least one largest body (7 MiB), or such a review could never be served.
+  const bodyMib = count(f, 'max-inflight-body-mib', Math.ceil(BODY_LIMIT / 1024 / 1024));
+  const limits: Partial<TransportLimits> = {
+    // Headers come before the rest of the request, so their timeout is never longer than the request's.
+    ...(timeout && {
+      requestTimeoutMs: timeout * 1000,
+      connectionTimeoutMs: timeout * 1000 + STALL_GRACE_MS,
+      headersTimeoutMs: Math.min(DEFAULT_LIMITS.headersTimeoutMs, timeout * 1000),
+    }),
+    maxConnections: count(f, 'max-connections'),
+    maxInflightReviews: count(f, 'max-inflight-reviews'),
+    maxInflightBodyBytes: bodyMib && bodyMib * 1024 * 1024,
+  };
   try {
-    f = parseFlags(argv, {
-      port: { type: 'string', default: '8443' },
-      host: { type: 'string', default: '0.0.0.0' },
-      config: { type: 'string' },
-      'cert-file': { type: 'string' },
-      'key-file': { type: 'string' },
-      'tls-san': { type: 'string', multiple: true },
-      'write-certs': { type: 'string' },
-      'node-state': { type: 'string' },
-      kubeconfig: { type: 'string' },
-      'cert-secret': { type: 'string' },
-      'webhook-config': { type: 'string' },
-      'drain-seconds': { type: 'string', default: '5' },
-      'log-level': { type: 'string', default: 'info' },
-      help: { type: 'boolean', short: 'h' },
-    }).values;
-    if (f.help) return io.stdout(USAGE), 0;
+    resolveLimits(limits);
+  } catch (err) {
+    if (err instanceof LimitsError) throw new UsageError(err.message);
+    throw err;
+  }
+  return limits;
+}
+
+const FLAGS = {
+  port: { type: 'string', default: '8443' },
+  host: { type: 'string', default: '0.0.0.0' },
+  config: { type: 'string' },
+  mesh: { type: 'string' },
+  'cert-file': { type: 'string' },
+  'key-file': { type: 'string' },
+  'tls-san': { type: 'string', multiple: true },
+  'write-certs': { type: 'string' },
+  'node-state': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  'cert-secret': { type: 'string' },
+  'webhook-config': { type: 'string' },
+  'drain-seconds': { type: 'string', default: '5' },
+  'webhook-timeout-seconds': { type: 'string' },
+  'max-connections': { type: 'string' },
+  'max-inflight-reviews': { type: 'string' },
+  'max-inflight-body-mib': { type: 'string' },
+  'log-level': { type: 'string', default: 'info' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export async function run(argv: string[], io: CliIO): Promise<number> {
+  let f: ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
+  let limits: Partial<TransportLimits> = {};
+  try {
+    f = parseFlags(argv, FLAGS).values;
+    if (f.help) {
+      io.stdout(USAGE);
+      return 0;
+    }
     if (!!f['cert-file'] !== !!f['key-file']) throw new UsageError('--cert-file and --key-file go together');
     const port = parsePort(f.port!);
     if (!port.ok && f.port !== '0') throw new UsageError(`--port: ${port.error}`);
-    if (!/^\d+(\.\d+)?$/.test(f['drain-seconds']!)) throw new UsageError(`--drain-seconds: "${f['drain-seconds']}" is not a number of seconds`);
+    if (!/^\d+(\.\d+)?$/.test(f['drain-seconds']!))
+      throw new UsageError(`--drain-seconds: "${f['drain-seconds']}" is not a number of seconds`);
+    limits = transportLimits(f);
   } catch (err) {
     io.stderr(`meshgate serve: ${(err as Error).message}\n${USAGE}`);
     return 2;
   }
-  let server;
+  let server: Awaited<ReturnType<typeof startServer>>;
   try {
-    const config = loadConfig(f.config);
+    const config = compileConfig(configFromFlags({ config: f.config, mesh: f.mesh }));
     const kc = loadKubeConfig({ kubeconfig: f.kubeconfig, inCluster: io.env.KUBERNETES_SERVICE_HOST !== undefined });
-    if (!kc && (f['cert-secret'] || f['webhook-config'])) throw new UsageError('--cert-secret and --webhook-config need cluster credentials');
+    if (!kc && (f['cert-secret'] || f['webhook-config']))
+      throw new UsageError('--cert-secret and --webhook-config need cluster credentials');
     if (kc && f['node-state']) io.stderr('meshgate serve: --node-state is ignored: node facts come from the cluster\n');
     server = await startServer({
       config,
@@ -68,14 +148,15 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       host: f.host!,
       certFile: f['cert-file'],
       keyFile: f['key-file'],
-      tlsSans: f['tls-san'] ?? ['localhost', '127.0.0.1', `meshgate.${config.meshNamespace}.svc`],
+      tlsSans: f['tls-san'] ?? ['localhost', '127.0.0.1', `meshgate.${config.config.meshNamespace}.svc`],
       writeCaTo: f['write-certs'],
       nodeState: kc ? undefined : loadNodeState(f['node-state']),
       kc,
       drainSeconds: Number(f['drain-seconds']),
-      certSecret: f['cert-secret'] ? { namespace: config.meshNamespace, name: f['cert-secret'] } : undefined,
+      certSecret: f['cert-secret'] ? { namespace: config.config.meshNamespace, name: f['cert-secret'] } : undefined,
       webhookConfigName: f['webhook-config'],
       logger: pino({ level: f['log-level'] }),
+      limits,
     });
   } catch (err) {
     if (err instanceof UsageError) {

@@ -4,8 +4,25 @@
  */
 export { readSnapshot } from './snapshot.ts';
 export { verifyChain, verdictMessage, findPlaceholder } from './verify.ts';
-export { selectNetwork, sortedConfFiles, isConfFileName, binaryProblems, CONF_EXTENSIONS, MAX_CONF_FILE_BYTES } from './runtime.ts';
+export {
+  selectNetwork,
+  sortedConfFiles,
+  isConfFileName,
+  binaryProblems,
+  CONF_EXTENSIONS,
+  MAX_CONF_FILE_BYTES,
+} from './runtime.ts';
 export { parseNetworkFile, parseConf, parseConfList } from './parse.ts';
 export { REASONS, ADVICE, isReasonCode, type ReasonCode } from './reasons.ts';
 export { RUNTIMES } from './types.ts';
-export type { Runtime, Snapshot, ConfFileEntry, BinaryInfo, VerifyOptions, Verdict, Evidence, Candidate, CandidateOutcome } from './types.ts';
+export type {
+  Runtime,
+  Snapshot,
+  ConfFileEntry,
+  BinaryInfo,
+  VerifyOptions,
+  Verdict,
+  Evidence,
+  Candidate,
+  CandidateOutcome,
+} from './types.ts';

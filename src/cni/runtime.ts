@@ -4,14 +4,18 @@
  * the last dot, so `x.conflist.bak` is ignored; directories are skipped; a missing dir is "no files", any other
  * listing error is an error) and sort the names with `sort.Strings` (byte order). Then:
  *
- * - containerd (CRI plugin → go-cni `loadFromConfDir`, `WithDefaultConf`): loads the files in order until it has
- *   `max_conf_num` networks (default 1; 0 = all). ANY error on the way (unreadable, larger than go-cni's 2 MiB
- *   `MaxFileSize`, does not parse, no plugins) aborts the whole load: containerd then has no network and pods
- *   fail to start ("cni plugin not initialized"). The first loaded network is the pod's default (eth0).
+ * - containerd (CRI plugin → go-cni v1.1.6 `loadFromConfDir`, `WithDefaultConf`): loads the files in order until
+ *   it has `max_conf_num` networks (default 1; 0 = all). ANY error on the way (unreadable, does not parse)
+ *   aborts the whole load: containerd then has no network and pods fail to start ("cni plugin not initialized").
+ *   The first loaded network is the pod's default (eth0).
  * - CRI-O (ocicni `loadNetworks`): skips every file that cannot be read or parsed, or whose plugin binaries fail
  *   `ValidateNetworkList` (looked up with `FindInPath`: the first bin dir holding a regular file of that name),
- *   and takes the first remaining file as the default network (when `cni_default_network` is unset). We cannot
- *   run the binaries' VERSION command, so "valid" here means present and executable.
+ *   and takes the first remaining file as the default network (when `cni_default_network` is unset).
+ * Both agree with the real go-cni and libcni over the oracle's cases (test/cni/oracle.test.ts). Fail-closed
+ * choices where meshgate cannot know what the runtime does: a file over meshgate's 2 MiB read limit (the runtimes
+ * have none) stops the selection as `unreadable` for both runtimes instead of being judged or skipped; and
+ * ValidateNetworkList also runs each binary's VERSION command and skips the file when the plugin does not support
+ * its cniVersion, which meshgate cannot run, so "valid" here means present and executable.
  */
 import type { ParsedNetwork } from './parse.ts';
 import { parseNetworkFile } from './parse.ts';
@@ -20,7 +24,11 @@ import type { Candidate, ConfFileEntry, Runtime, Snapshot } from './types.ts';
 
 export const CONF_EXTENSIONS: readonly string[] = ['.conf', '.conflist', '.json'];
 
-/** go-cni's `MaxFileSize`: containerd refuses larger configuration files. */
+/**
+ * The largest configuration file meshgate reads (2 MiB: real CNI files are a few KiB, the node agent re-reads on
+ * every change, and memory per read must stay bounded). The runtimes read any size; a larger file is judged
+ * fail-closed (see above).
+ */
 export const MAX_CONF_FILE_BYTES = 2 * 1024 * 1024;
 
 export interface LoadedNetwork {
@@ -46,7 +54,8 @@ export function sortedConfFiles(files: readonly ConfFileEntry[]): ConfFileEntry[
 }
 
 export function selectNetwork(snapshot: Snapshot, runtime: Runtime, maxConfNum: number): Selection {
-  if (snapshot.dirError) return { ok: false, reason: 'unreadable', detail: `conf dir: ${snapshot.dirError}`, candidates: [] };
+  if (snapshot.dirError)
+    return { ok: false, reason: 'unreadable', detail: `conf dir: ${snapshot.dirError}`, candidates: [] };
   const files = sortedConfFiles(snapshot.files);
   if (files.length === 0) {
     const detail = snapshot.dirMissing ? 'the conf dir does not exist' : undefined;
@@ -84,17 +93,25 @@ function selectContainerd(files: ConfFileEntry[], maxConfNum: number): Selection
 function selectCrio(snapshot: Snapshot, files: ConfFileEntry[]): Selection {
   const candidates: Candidate[] = [];
   let selected: LoadedNetwork | undefined;
+  let stop: Extract<Selection, { ok: false }> | undefined;
   for (const file of files) {
-    if (selected) {
-      candidates.push({ file: file.name, outcome: 'not_considered', detail: 'an earlier file is the default network' });
+    if (selected || stop) {
+      const detail = selected ? 'an earlier file is the default network' : 'meshgate stopped at the file above';
+      candidates.push({ file: file.name, outcome: 'not_considered', detail });
       continue;
     }
-    const result = load(file, Infinity);
+    const result = load(file);
     if (!result.ok) {
       candidates.push({ file: file.name, outcome: result.outcome, detail: result.error });
+      // CRI-O would read and judge an oversize file; not knowing what it would make of it, stop here (fail closed).
+      if (result.oversize)
+        stop = { ok: false, reason: 'unreadable', file: file.name, detail: result.error, candidates };
       continue;
     }
-    const problem = binaryProblems(snapshot, result.loaded.network.plugins.map((p) => p.type))[0];
+    const problem = binaryProblems(
+      snapshot,
+      result.loaded.network.plugins.map((p) => p.type),
+    )[0];
     if (problem) {
       candidates.push({ file: file.name, outcome: problem.outcome, detail: problem.detail });
       continue;
@@ -102,6 +119,7 @@ function selectCrio(snapshot: Snapshot, files: ConfFileEntry[]): Selection {
     candidates.push({ file: file.name, outcome: 'selected' });
     selected = result.loaded;
   }
+  if (stop) return stop;
   if (!selected) {
     const detail = candidates.map((c) => `${c.file} ${c.outcome.replaceAll('_', ' ')}`).join(', ');
     return { ok: false, reason: 'no_valid_config', detail: `skipped ${detail}`, candidates };
@@ -111,13 +129,19 @@ function selectCrio(snapshot: Snapshot, files: ConfFileEntry[]): Selection {
 
 type LoadResult =
   | { ok: true; loaded: LoadedNetwork }
-  | { ok: false; outcome: 'unreadable' | 'unparsable'; error: string };
+  | { ok: false; outcome: 'unreadable' | 'unparsable'; error: string; oversize?: boolean };
 
-function load(file: ConfFileEntry, maxBytes = MAX_CONF_FILE_BYTES): LoadResult {
-  if (file.content === undefined) return { ok: false, outcome: 'unreadable', error: file.readError ?? 'not read' };
-  if (Buffer.byteLength(file.content, 'utf8') > maxBytes) {
-    return { ok: false, outcome: 'unparsable', error: `larger than go-cni's ${maxBytes}-byte limit` };
+function load(file: ConfFileEntry): LoadResult {
+  const size = typeof file.content === 'string' ? Buffer.byteLength(file.content, 'utf8') : file.content?.byteLength;
+  if (file.oversize || (size ?? 0) > MAX_CONF_FILE_BYTES) {
+    return {
+      ok: false,
+      outcome: 'unreadable',
+      error: `larger than meshgate's ${MAX_CONF_FILE_BYTES}-byte limit, not judged`,
+      oversize: true,
+    };
   }
+  if (file.content === undefined) return { ok: false, outcome: 'unreadable', error: file.readError ?? 'not read' };
   const parsed = parseNetworkFile(file.name, file.content);
   if (!parsed.ok) return { ok: false, outcome: 'unparsable', error: parsed.error };
   return { ok: true, loaded: { file, network: parsed.network } };

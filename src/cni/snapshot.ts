@@ -3,9 +3,11 @@
  * judges. Mirrors what the runtime's readers see (libcni `ConfFiles`, `os.ReadFile`, invoke `FindInPath`):
  *
  * - conf dir: entries that are not directories (as `os.ReadDir` reports them: a symlink counts as a file) and whose
- *   extension is `.conf`/`.conflist`/`.json`. Each is stat'ed through symlinks and read only when it is a regular
- *   file of at most 2 MiB (go-cni's limit); a FIFO is never opened, because reading one would block (as it would
- *   block containerd). A missing dir is `dirMissing`, any other listing error `dirError`; neither throws.
+ *   extension is `.conf`/`.conflist`/`.json`. Each is stat'ed through symlinks and read (as bytes: Go decodes
+ *   bytes, src/cni/gojson.ts does too) only when it is a regular file of at most 2 MiB, meshgate's own memory
+ *   bound (the runtimes read any size: such a file is `oversize` and judged fail-closed by src/cni/runtime.ts); a
+ *   FIFO is never opened, because reading one would block (as it would block containerd). A missing dir is
+ *   `dirMissing`, any other listing error `dirError`; neither throws.
  * - bin dirs: every regular file (through symlinks), the first dir holding a name winning, with whether any
  *   execute bit is set. Unlistable bin dirs are recorded in `binDirErrors`.
  */
@@ -36,9 +38,11 @@ async function readConfDir(dir: string): Promise<Pick<Snapshot, 'files' | 'dirMi
 async function readConfFile(path: string, name: string): Promise<ConfFileEntry> {
   try {
     const info = await stat(path);
-    if (!info.isFile()) return { name, readError: info.isDirectory() ? 'EISDIR: is a directory' : 'not a regular file' };
-    if (info.size > MAX_CONF_FILE_BYTES) return { name, readError: `larger than ${MAX_CONF_FILE_BYTES} bytes` };
-    return { name, content: await readFile(path, 'utf8') };
+    if (!info.isFile())
+      return { name, readError: info.isDirectory() ? 'EISDIR: is a directory' : 'not a regular file' };
+    if (info.size > MAX_CONF_FILE_BYTES)
+      return { name, readError: `larger than ${MAX_CONF_FILE_BYTES} bytes`, oversize: true };
+    return { name, content: await readFile(path) };
   } catch (err) {
     return { name, readError: shortError(err) };
   }

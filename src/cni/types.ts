@@ -9,12 +9,18 @@ import type { ReasonCode } from './reasons.ts';
 export type Runtime = 'containerd' | 'crio';
 export const RUNTIMES: readonly Runtime[] = ['containerd', 'crio'];
 
-/** One file of the conf dir whose name ends in `.conf`, `.conflist` or `.json`: its text or why it could not be read. */
+/**
+ * One file of the conf dir whose name ends in `.conf`, `.conflist` or `.json`: its bytes or why it could not be
+ * read.
+ */
 export interface ConfFileEntry {
   name: string;
-  content?: string;
+  /** The file's bytes as read (a string is taken as its UTF-8 encoding, for tests). */
+  content?: string | Uint8Array;
   /** Short error (`ENOENT: no such file or directory`, `not a regular file`, …) when the file could not be read. */
   readError?: string;
+  /** Not read because it is larger than meshgate's limit (MAX_CONF_FILE_BYTES); the runtime WOULD read it. */
+  oversize?: boolean;
 }
 
 /** What the runtime would find when it looks a plugin up by name in the bin dir(s). */

@@ -3,6 +3,7 @@
  * `Snapshot` (what the disk held) and options, never the disk, so the agent, `check-node` and tests agree.
  *
  * Verified only when, for the network the runtime takes as the pod's default (src/cni/runtime.ts):
+ * 0. its name is one libcni accepts at ADD (`ValidateNetworkName`), else `invalid_network_name`
  * 1. the mesh plugin type is in its plugin list,                          else `mesh_plugin_missing`
  * 2. at a position after the first plugin (the one creating the interface: calico, flannel, bridge, ptp,
  *    aws-cni, cilium-cni, …); as the first plugin it has no interface and no prevResult to work with,
@@ -16,6 +17,7 @@
  * the pod extra interfaces, their redirection is not what the mesh relies on.
  */
 import { createHash } from 'node:crypto';
+import { JsonObject } from './gojson.ts';
 import { REASONS, type ReasonCode } from './reasons.ts';
 import { binaryProblems, selectNetwork } from './runtime.ts';
 import type { Evidence, Verdict, VerifyOptions } from './types.ts';
@@ -32,23 +34,51 @@ export function verifyChain(snapshot: Snapshot, options: VerifyOptions): Verdict
   }
   const { file, network } = selection.selected;
   const plugins = network.plugins.map((p) => p.type);
-  const evidence: Evidence = { runtime, pluginType, file: file.name, sha256: sha256(file.content ?? ''), plugins, candidates, checkedAt };
+  const evidence: Evidence = {
+    runtime,
+    pluginType,
+    file: file.name,
+    sha256: sha256(file.content ?? ''),
+    plugins,
+    candidates,
+    checkedAt,
+  };
+  const badName = networkNameProblem(network.name);
+  if (badName) return verdict('invalid_network_name', evidence, badName);
   if (!plugins.includes(pluginType)) {
     return verdict('mesh_plugin_missing', evidence, `chain is ${plugins.join(' → ')}`);
   }
   if (plugins.indexOf(pluginType, 1) < 0) {
-    const detail = plugins.length === 1 ? `${pluginType} is the only plugin` : `${pluginType} runs first, before ${plugins[1]}`;
+    const detail =
+      plugins.length === 1 ? `${pluginType} is the only plugin` : `${pluginType} runs first, before ${plugins[1]}`;
     return verdict('mesh_plugin_not_chained', evidence, detail);
   }
   const problem = binaryProblems(snapshot, plugins)[0];
   if (problem) return verdict(problem.outcome, evidence, problem.detail);
-  const placeholder = findPlaceholder(network.raw);
+  const placeholder = mayHoldPlaceholder(file.content ?? '') ? findPlaceholder(network.raw) : undefined;
   if (placeholder) return verdict('unrendered_placeholder', evidence, `${placeholder.path} is "${placeholder.value}"`);
   return verdict('verified', evidence, `chain is ${plugins.join(' → ')}`);
 }
 
+/**
+ * libcni's `utils.ValidateNetworkName`, which AddNetworkList runs before any plugin (v1.1.1, the version the real
+ * nodes proved): the runtime loads such a network, but every pod's ADD fails with this message.
+ */
+function networkNameProblem(name: string): string | undefined {
+  if (name === '') return 'missing network name';
+  if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(name))
+    return `invalid characters found in network name ${JSON.stringify(name)}`;
+  return undefined;
+}
+
 function verdict(reason: ReasonCode, evidence: Evidence, detail?: string): Verdict {
-  return { verified: reason === 'verified', reason, message: verdictMessage(reason, evidence.file, detail), detail, evidence };
+  return {
+    verified: reason === 'verified',
+    reason,
+    message: verdictMessage(reason, evidence.file, detail),
+    detail,
+    evidence,
+  };
 }
 
 /** One line for people and for the Node condition: the reason's sentence, the file, the specific detail. */
@@ -57,26 +87,57 @@ export function verdictMessage(reason: ReasonCode, file?: string, detail?: strin
   return where ? `${REASONS[reason]} (${where})` : REASONS[reason];
 }
 
-function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+function sha256(content: string | Uint8Array): string {
+  return createHash('sha256').update(content).digest('hex');
 }
 
 /** `__UPPER_CASE__` (Calico, Istio, Linkerd installer templates) or a Go template action `{{ … }}`. */
 const PLACEHOLDER = /__[A-Z][A-Z0-9_]*__|\{\{.*?\}\}/;
 
-/** The first string value (depth first, document order) that still holds a template placeholder. */
-export function findPlaceholder(value: unknown, path = '$'): { path: string; value: string } | undefined {
-  if (typeof value === 'string') return PLACEHOLDER.test(value) ? { path, value } : undefined;
-  if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) {
-      const hit = findPlaceholder(v, `${path}[${i}]`);
-      if (hit) return hit;
+/** A string of the document could hold a placeholder only if the text has "__" or "{{", or escapes (\u005f…). */
+function mayHoldPlaceholder(content: string | Uint8Array): boolean {
+  const text =
+    typeof content === 'string'
+      ? Buffer.from(content, 'utf8')
+      : Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+  return text.includes('__') || text.includes('{{') || text.includes('\\u');
+}
+
+interface Visit {
+  value: unknown;
+  key: string | number | undefined;
+  parent: Visit | undefined;
+}
+
+/**
+ * The first string value (depth first, document order, duplicate keys included) that still holds a template
+ * placeholder. Iterative, so a document nested 10000 deep (Go's limit) costs no stack, and the path is built only
+ * for the hit (a 2 MiB file has ~10^5 values); takes decoded documents (src/cni/gojson.ts) and plain JSON alike.
+ */
+export function findPlaceholder(root: unknown, rootPath = '$'): { path: string; value: string } | undefined {
+  const pending: Visit[] = [{ value: root, key: undefined, parent: undefined }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const { value } = next;
+    if (typeof value === 'string') {
+      if (PLACEHOLDER.test(value)) return { path: pathOf(next, rootPath), value };
+      continue;
     }
-  } else if (typeof value === 'object' && value !== null) {
-    for (const [k, v] of Object.entries(value)) {
-      const hit = findPlaceholder(v, `${path}.${k}`);
-      if (hit) return hit;
-    }
+    if (typeof value !== 'object' || value === null) continue;
+    const entries: ReadonlyArray<readonly [string | number, unknown]> = Array.isArray(value)
+      ? value.map((v, i) => [i, v] as const)
+      : value instanceof JsonObject
+        ? value.entries
+        : Object.entries(value);
+    // Pushed in reverse so the first child is examined first.
+    for (let i = entries.length - 1; i >= 0; i--)
+      pending.push({ value: entries[i][1], key: entries[i][0], parent: next });
   }
   return undefined;
+}
+
+function pathOf(visit: Visit, rootPath: string): string {
+  const parts: string[] = [];
+  for (let v: Visit | undefined = visit; v?.key !== undefined; v = v.parent)
+    parts.push(typeof v.key === 'number' ? `[${v.key}]` : `.${v.key}`);
+  return rootPath + parts.reverse().join('');
 }

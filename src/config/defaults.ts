@@ -1,54 +1,132 @@
+/**
+ * The defaults of each mesh profile. Nothing here names an image that does not exist: the companion profiles name
+ * the meshes' real image repositories (to recognise what their injectors inject) and meshgate's own image for the
+ * validator; `custom` leaves the proxy and init images empty, and meshgate refuses to start until they are set.
+ * Pinned by test/config/defaults.json.
+ */
+import type { MeshName } from '../mesh/types.ts';
 import type { MeshgateConfig } from './types.ts';
 
+/** meshgate's own image (this repository's Dockerfile): the validator runs `meshgate validate-redirect` in it. */
+export const MESHGATE_IMAGE = 'ghcr.io/meshgate/meshgate:0.1.0';
+
 /**
- * The embedded default configuration. Images are placeholders an operator overrides (the Helm chart does);
- * ports and UIDs follow Istio's well-known values so existing redirect rules and CNI plugins line up.
+ * Four of the node agent's default 5-minute resync periods: one missed heartbeat (a slow apiserver, an agent
+ * restart) is not enough to unverify a node, a dead agent is noticed within 20 minutes.
  */
-export const defaultConfig: MeshgateConfig = {
-  meshNamespace: 'meshgate',
-  systemNamespaces: ['kube-system', 'kube-public', 'kube-node-lease'],
-  injection: {
-    enabled: true,
-    nativeSidecar: 'auto',
-    podOptInNamespaceLabels: null,
-    recognisedInitContainers: ['istio-init', 'linkerd-init'],
-    recognisedProxyContainers: ['istio-proxy', 'linkerd-proxy'],
-    recognisedValidatorContainers: ['istio-validation', 'linkerd-network-validator'],
+const MAX_VERDICT_AGE = 20 * 60;
+
+/** What every profile shares. */
+function base(
+  mesh: MeshName,
+): Pick<MeshgateConfig, 'mesh' | 'meshNamespace' | 'systemNamespaces' | 'redirect' | 'exclusions'> {
+  return {
+    mesh,
+    meshNamespace: 'meshgate',
+    systemNamespaces: ['kube-system', 'kube-public', 'kube-node-lease'],
+    redirect: { mode: 'auto', onUnverifiedNode: 'reject' },
+    // One /8 of outbound destinations and 64 ports each way: room for real exemptions (a database subnet, SMTP),
+    // never "everything" however the entries are split up.
+    exclusions: { outboundCidrCoverage: 8, maxOutboundPorts: 64, maxInboundPorts: 64 },
+  };
+}
+
+const validator = {
+  image: MESHGATE_IMAGE,
+  command: ['/nodejs/bin/node', '/app/bin/meshgate.js', 'validate-redirect'],
+  timeoutSeconds: 5,
+};
+
+/**
+ * Istio's loopback probe: 127.0.0.6 is redirected only for the proxy's UID/GID (istio-iptables' ISTIO_IN_REDIRECT
+ * rule), and without the rules a connection to it is refused inside the pod — nothing leaves.
+ */
+const ISTIO_PROBE = '127.0.0.6:15002';
+
+const istioImages = ['docker.io/istio/proxyv2', 'gcr.io/istio-release/proxyv2'];
+const linkerdProxyImages = ['cr.l5d.io/linkerd/proxy'];
+/** Linkerd ships proxy-init inside the proxy image since 2.14; the separate proxy-init image is the older home. */
+const linkerdInitImages = ['cr.l5d.io/linkerd/proxy', 'cr.l5d.io/linkerd/proxy-init'];
+
+export const PROFILE_DEFAULTS: Readonly<Record<MeshName, MeshgateConfig>> = {
+  istio: {
+    ...base('istio'),
+    injection: { allowPodOptOut: false, podOptInNamespaceLabels: null },
+    cni: { pluginType: 'istio-cni', redirectsNativeSidecars: true, maxVerdictAgeSeconds: MAX_VERDICT_AGE },
+    proxy: { name: 'istio-proxy', uid: 1337, gid: 1337, outboundPort: 15001, inboundPort: 15006 },
+    init: { name: 'istio-init' },
+    validator: { name: 'istio-validation', ...validator, uid: 1337, gid: 1337, probeAddress: ISTIO_PROBE },
+    recognisedImages: { proxy: istioImages, init: istioImages, validator: istioImages },
   },
-  redirect: {
-    mode: 'auto',
-    onUnverifiedNode: 'reject',
-  },
-  proxy: {
-    name: 'meshgate-proxy',
-    image: 'ghcr.io/meshgate/proxy:0.1.0',
-    args: ['proxy', '--inbound-port=15006', '--outbound-port=15001', '--admin-port=15000'],
-    env: [
-      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-    ],
-    ports: [{ name: 'mesh-admin', containerPort: 15000, protocol: 'TCP' }],
-    resources: {
-      requests: { cpu: '100m', memory: '128Mi' },
-      limits: { cpu: '2', memory: '1Gi' },
+  linkerd: {
+    ...base('linkerd'),
+    injection: { allowPodOptOut: false, podOptInNamespaceLabels: null },
+    // linkerd-cni finds a native-sidecar proxy from cni-plugin v1.5.0 (Linkerd edge-24.4.x) on.
+    cni: { pluginType: 'linkerd-cni', redirectsNativeSidecars: true, maxVerdictAgeSeconds: MAX_VERDICT_AGE },
+    proxy: { name: 'linkerd-proxy', uid: 2102, outboundPort: 4140, inboundPort: 4143 },
+    init: { name: 'linkerd-init' },
+    // Linkerd's rules exempt loopback for everyone: the probe must leave the pod's loopback
+    // (docs/validate-redirect.md).
+    validator: {
+      name: 'linkerd-network-validator',
+      ...validator,
+      uid: 65534,
+      gid: 65534,
+      probeAddress: '192.0.2.1:80',
     },
-    uid: 1337,
-    outboundPort: 15001,
-    inboundPort: 15006,
-    volumeMounts: [{ name: 'meshgate-proxy-data', mountPath: '/var/lib/meshgate' }],
+    recognisedImages: { proxy: linkerdProxyImages, init: linkerdInitImages, validator: linkerdInitImages },
   },
-  init: {
-    name: 'meshgate-init',
-    image: 'ghcr.io/meshgate/proxy-init:0.1.0',
-    args: ['redirect'],
+  custom: {
+    ...base('custom'),
+    injection: { allowPodOptOut: false, podOptInNamespaceLabels: null, nativeSidecar: 'auto' },
+    cni: { pluginType: '', redirectsNativeSidecars: true, maxVerdictAgeSeconds: MAX_VERDICT_AGE },
+    proxy: {
+      name: 'meshgate-proxy',
+      uid: 1337,
+      gid: 1337,
+      outboundPort: 15001,
+      inboundPort: 15006,
+      image: '',
+      args: [],
+      env: [
+        { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+        { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      ],
+      ports: [],
+      resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '2', memory: '1Gi' } },
+      volumeMounts: [],
+    },
+    // istio-iptables' flags (the most common init image); any redirect tool works if its args say the same.
+    init: {
+      name: 'meshgate-init',
+      image: '',
+      // Empty: the image's own entrypoint (pilot-agent in Istio's proxyv2).
+      command: [],
+      args: [
+        'istio-iptables',
+        '-p',
+        '15001',
+        '-z',
+        '15006',
+        '-u',
+        '1337',
+        '-g',
+        '1337',
+        '-m',
+        'REDIRECT',
+        '-i',
+        '*',
+        '-x',
+        '$(MESHGATE_EXCLUDE_OUTBOUND_CIDRS)',
+        '-b',
+        '*',
+        '-d',
+        '$(MESHGATE_EXCLUDE_INBOUND_PORTS)',
+        '-o',
+        '$(MESHGATE_EXCLUDE_OUTBOUND_PORTS)',
+      ],
+    },
+    validator: { name: 'meshgate-validate', ...validator, uid: 1337, gid: 1337, probeAddress: ISTIO_PROBE },
+    volumes: [],
   },
-  validator: {
-    name: 'meshgate-validate',
-    image: 'ghcr.io/meshgate/meshgate:0.1.0',
-    command: ['/nodejs/bin/node', '/app/bin/meshgate.js', 'validate-redirect'],
-    uid: 1338,
-    probeAddress: '192.0.2.1:80',
-    timeoutSeconds: 5,
-  },
-  volumes: [{ name: 'meshgate-proxy-data', emptyDir: {} }],
 };

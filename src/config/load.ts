@@ -1,14 +1,17 @@
 /**
- * Reads and validates meshgate's configuration once, at startup. A config file holds any subset of the
- * defaults' keys; objects merge with the defaults key by key, arrays and scalars replace them. Unknown keys,
- * wrong types and out-of-range values are errors naming the key path, so a typo never becomes a silent default.
+ * Reads and validates meshgate's configuration once, at startup. `mesh` is required and picks the profile whose
+ * defaults (config/defaults.ts) the file is merged onto: objects merge key by key, arrays and scalars replace.
+ * Unknown keys, keys the profile does not use, wrong types and out-of-range values are errors naming the key path,
+ * so a typo never becomes a silent default.
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { defaultConfig } from './defaults.ts';
+import { PROFILE_DEFAULTS } from './defaults.ts';
 import type { MeshgateConfig } from './types.ts';
 import { checkSemantics } from './semantics.ts';
 import { deepFreeze } from '../util/json.ts';
+import type { DeepReadonly } from '../util/readonly.ts';
+import { MESH_NAMES, type MeshName } from '../mesh/types.ts';
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -29,13 +32,43 @@ const FREE_FORM = new Set([
 ]);
 const NULLABLE = new Set(['injection.podOptInNamespaceLabels']);
 
+/** Why a key is absent from a profile, for a better message than "unknown key". */
+const COMPANION_ONLY =
+  "the mesh's own injector injects the proxy and its init container; meshgate recognises them by recognisedImages";
+const NOT_USED: Record<string, Partial<Record<MeshName, string>>> = {
+  'proxy.image': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
+  'proxy.args': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
+  'proxy.env': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
+  'proxy.ports': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
+  'proxy.resources': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
+  'proxy.volumeMounts': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
+  'init.image': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
+  'init.command': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
+  'init.args': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
+  volumes: { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
+  'injection.nativeSidecar': {
+    istio: "the mesh's injector decides whether its proxy is a native sidecar",
+    linkerd: "the mesh's injector decides whether its proxy is a native sidecar",
+  },
+  'proxy.gid': { linkerd: "Linkerd's rules exempt the proxy UID only" },
+  recognisedImages: { custom: 'meshgate injects from its own templates and recognises its containers by them' },
+};
+/** Keys of earlier versions, with what replaced them. */
+const REMOVED: Record<string, string> = {
+  'injection.enabled':
+    'removed: derived from mesh (istio and linkerd: the mesh injects and meshgate adjusts; custom: meshgate injects)',
+  'injection.recognisedInitContainers': 'removed: the profile names the init container (init.name)',
+  'injection.recognisedProxyContainers': 'removed: the profile names the proxy (proxy.name)',
+  'injection.recognisedValidatorContainers': 'removed: the profile names the validator (validator.name)',
+};
+
 function kind(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
   return typeof v;
 }
 
-function merge(base: unknown, override: unknown, path: string, problems: string[]): unknown {
+function merge(base: unknown, override: unknown, path: string, problems: string[], mesh: MeshName): unknown {
   if (override === undefined) return base;
   if (override === null && NULLABLE.has(path)) return null;
   const want = kind(base) === 'null' && NULLABLE.has(path) ? 'object' : kind(base);
@@ -55,29 +88,46 @@ function merge(base: unknown, override: unknown, path: string, problems: string[
   for (const [key, value] of Object.entries(override as Record<string, unknown>)) {
     const sub = path ? `${path}.${key}` : key;
     if (!(key in out)) {
-      problems.push(`${sub}: unknown key (known: ${Object.keys(out).join(', ')})`);
+      const why = REMOVED[sub] ?? (NOT_USED[sub]?.[mesh] && `not used with mesh ${mesh}: ${NOT_USED[sub][mesh]}`);
+      problems.push(why ? `${sub}: ${why}` : `${sub}: unknown key (known: ${Object.keys(out).join(', ')})`);
       continue;
     }
-    out[key] = merge(out[key], value, sub, problems);
+    out[key] = merge(out[key], value, sub, problems, mesh);
   }
   return out;
 }
 
 /** Builds a validated, frozen config from an already-parsed object (a config file's contents). */
-export function buildConfig(raw: unknown, source = 'config'): MeshgateConfig {
-  const problems: string[] = [];
-  if (raw !== undefined && raw !== null && kind(raw) !== 'object') {
-    throw new ConfigError(source, [`top level: expected a mapping, got ${kind(raw)}`]);
+export function buildConfig(raw: unknown, source = 'config'): DeepReadonly<MeshgateConfig> {
+  if (raw === undefined || raw === null || kind(raw) !== 'object') {
+    throw new ConfigError(source, [
+      raw === undefined || raw === null
+        ? `mesh: required: one of ${MESH_NAMES.join(', ')} (which mesh meshgate guards)`
+        : `top level: expected a mapping, got ${kind(raw)}`,
+    ]);
   }
-  const merged = merge(structuredClone(defaultConfig), raw ?? {}, '', problems) as MeshgateConfig;
-  problems.push(...checkSemantics(merged));
+  const { mesh, ...rest } = raw as Record<string, unknown>;
+  if (typeof mesh !== 'string' || !(MESH_NAMES as readonly string[]).includes(mesh)) {
+    const got = mesh === undefined ? 'it is missing' : `got ${JSON.stringify(mesh)}`;
+    throw new ConfigError(source, [
+      `mesh: required: one of ${MESH_NAMES.join(', ')} (which mesh meshgate guards); ${got}`,
+    ]);
+  }
+  const problems: string[] = [];
+  const merged = merge(
+    structuredClone(PROFILE_DEFAULTS[mesh as MeshName]),
+    rest,
+    '',
+    problems,
+    mesh as MeshName,
+  ) as MeshgateConfig;
+  if (problems.length === 0) problems.push(...checkSemantics(merged));
   if (problems.length > 0) throw new ConfigError(source, problems);
   return deepFreeze(merged);
 }
 
-/** Reads a YAML or JSON config file; no file means the embedded defaults. */
-export function loadConfig(file?: string): MeshgateConfig {
-  if (!file) return buildConfig({}, 'embedded defaults');
+/** Reads a YAML or JSON config file. */
+export function loadConfig(file: string): DeepReadonly<MeshgateConfig> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -91,4 +141,15 @@ export function loadConfig(file?: string): MeshgateConfig {
     throw new ConfigError(file, [`not valid YAML: ${(err as Error).message.split('\n')[0]}`]);
   }
   return buildConfig(raw, file);
+}
+
+/** The CLI's `--config FILE` or `--mesh NAME` (a config of just that profile's defaults); one of them is required. */
+export function configFromFlags(flags: { config?: string; mesh?: string }): DeepReadonly<MeshgateConfig> {
+  if (flags.config && flags.mesh)
+    throw new ConfigError('flags', ['--config and --mesh go alone: set mesh in the file']);
+  if (flags.config) return loadConfig(flags.config);
+  return buildConfig(
+    flags.mesh === undefined ? undefined : { mesh: flags.mesh },
+    flags.mesh === undefined ? 'flags (no --config or --mesh)' : '--mesh',
+  );
 }

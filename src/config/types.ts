@@ -1,7 +1,11 @@
 /**
- * meshgate's one typed configuration. Parsed and validated once at the edge (config/load.ts); everything else
- * receives a frozen `MeshgateConfig`. Defaults live in config/defaults.ts and are pinned by a test.
+ * meshgate's one typed configuration, as an operator writes it. Parsed and validated once at the edge
+ * (config/load.ts) and compiled (config/compile.ts) into the read-only form the admission path uses. `mesh`
+ * chooses a profile (src/mesh/) whose defaults fill everything else; which keys exist depends on it: with
+ * `istio` and `linkerd` the mesh's own injector injects the proxy (meshgate is its companion), so only the
+ * proxy's identity is configured here; with `custom` meshgate injects from the templates below.
  */
+import type { MeshName } from '../mesh/types.ts';
 
 export type RedirectMode = 'auto' | 'required' | 'off';
 export type OnUnverifiedNode = 'reject' | 'validate';
@@ -24,70 +28,103 @@ export interface Resources {
   limits?: Record<string, string>;
 }
 
-export interface ProxyTemplate {
-  /** Container name; also how meshgate recognises its own proxy in a pod. */
+export interface ProxyConfig {
+  /** Container name; a container under it must be the real proxy (src/policy/identify.ts). */
   name: string;
-  image: string;
-  args: string[];
-  env: EnvVar[];
-  ports: ContainerPort[];
-  resources: Resources;
-  /** The proxy's fixed UID: redirect rules exempt it, so its own traffic is not looped back to itself. */
+  /** The proxy's UID: redirect rules exempt it, so only the proxy may run as it (issue: proxy identity). */
   uid: number;
-  /** Where redirected outbound TCP lands (istio: 15001). */
+  /** The proxy's GID when the mesh's rules exempt one (Istio); absent for Linkerd, whose rules match the UID only. */
+  gid?: number;
+  /** Where redirected outbound TCP lands (Istio 15001, Linkerd 4140). */
   outboundPort: number;
-  /** Where redirected inbound TCP lands (istio: 15006). */
+  /** Where redirected inbound TCP lands (Istio 15006, Linkerd 4143). */
   inboundPort: number;
-  volumeMounts: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
+  // mesh custom only: the template meshgate injects.
+  image?: string;
+  args?: string[];
+  env?: EnvVar[];
+  ports?: ContainerPort[];
+  resources?: Resources;
+  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
 }
 
-export interface InitTemplate {
-  /** The privileged iptables init container's name. */
+export interface InitConfig {
+  /** The privileged init container's name (istio-init, linkerd-init, meshgate-init). */
   name: string;
-  image: string;
-  /** Arguments before the per-pod ones (ports, exclusions) that meshgate appends. */
-  args: string[];
+  // mesh custom only: the template meshgate injects. `args` may use $(MESHGATE_EXCLUDE_OUTBOUND_CIDRS),
+  // $(MESHGATE_EXCLUDE_OUTBOUND_PORTS) and $(MESHGATE_EXCLUDE_INBOUND_PORTS), which meshgate sets per pod.
+  image?: string;
+  command?: string[];
+  args?: string[];
 }
 
-export interface ValidatorTemplate {
+export interface ValidatorConfig {
   name: string;
   image: string;
   /** How the image runs `meshgate validate-redirect`: the distroless image has no shell and no meshgate on PATH. */
   command: string[];
-  /** Runs as this UID: non-root and different from the proxy UID, or its probe would be exempt from redirect. */
+  /**
+   * The validator's UID and GID. A loopback probe (Istio's 127.0.0.6) is redirected only for the proxy's identity,
+   * so then they must be the proxy's; an off-pod probe (Linkerd) must come from any other UID, which is redirected.
+   */
   uid: number;
-  /** Address the probe connects to; never reached when redirection works (see docs/validate-redirect.md). */
+  gid: number;
+  /** Where the probe connects; see docs/validate-redirect.md for why each profile's default cannot leak. */
   probeAddress: string;
   timeoutSeconds: number;
 }
 
 export interface MeshgateConfig {
+  /** Which mesh meshgate guards: istio | linkerd | custom. Required. */
+  mesh: MeshName;
   /** meshgate's own namespace: never injected, so meshgate can never block its own pods. */
   meshNamespace: string;
-  /** Namespaces never injected besides meshNamespace. */
+  /** Namespaces never injected or checked besides meshNamespace. */
   systemNamespaces: string[];
   injection: {
-    /** false = enforce-only: leave injection to Istio/Linkerd and only apply the redirect decision. */
-    enabled: boolean;
-    nativeSidecar: NativeSidecarMode;
     /**
-     * Namespaces whose pods may opt in with the pod label `meshgate.io/inject: "true"` although the namespace is
-     * not labelled. Keys/values that must all match the namespace's labels; null disables pod opt-in.
+     * Whether a pod in an opted-in namespace may opt itself out (the mesh's own opt-out switch,
+     * meshgate.io/inject=false, or hostNetwork). Default false: pod authors are not trusted, such pods are refused.
      */
+    allowPodOptOut: boolean;
+    /** Namespaces (by labels) where a pod may opt in with the label `meshgate.io/inject: "true"`; null = nowhere. */
     podOptInNamespaceLabels: Record<string, string> | null;
-    /** Init containers of other meshes that meshgate recognises (and replaces in CNI mode). */
-    recognisedInitContainers: string[];
-    /** Proxy containers of other meshes: a pod carrying one is not injected again. */
-    recognisedProxyContainers: string[];
-    /** Other meshes' CNI-mode validation init containers: proof of redirect as good as meshgate's validator. */
-    recognisedValidatorContainers: string[];
+    /**
+     * mesh custom: the proxy as a native sidecar (restartPolicy Always init container) — auto from kubelet
+     * versions.
+     */
+    nativeSidecar?: NativeSidecarMode;
   };
   redirect: {
     mode: RedirectMode;
     onUnverifiedNode: OnUnverifiedNode;
   };
-  proxy: ProxyTemplate;
-  init: InitTemplate;
-  validator: ValidatorTemplate;
-  volumes: Array<Record<string, unknown> & { name: string }>;
+  cni: {
+    /**
+     * The mesh CNI plugin `type` the node agent must find chained; a node verified for another plugin is not
+     * verified.
+     */
+    pluginType: string;
+    /** Whether that plugin redirects pods whose proxy is a native sidecar (linkerd-cni only from v1.5.0). */
+    redirectsNativeSidecars: boolean;
+    /**
+     * A verdict whose heartbeat (the condition's lastHeartbeatTime, refreshed by the agent every resync) is older
+     * than this counts as unverified (`stale_verdict`): an agent that died must not leave its last word standing.
+     */
+    maxVerdictAgeSeconds: number;
+  };
+  proxy: ProxyConfig;
+  init: InitConfig;
+  validator: ValidatorConfig;
+  /** Companion profiles: repositories of the mesh's own images; its containers must come from one of them. */
+  recognisedImages?: { proxy: string[]; init: string[]; validator: string[] };
+  /** What a pod may exempt from the redirect (annotations or init arguments); the rest is refused. */
+  exclusions: {
+    /** The excluded outbound CIDRs together may cover at most 2^-N of their address family (8: one /8). */
+    outboundCidrCoverage: number;
+    maxOutboundPorts: number;
+    maxInboundPorts: number;
+  };
+  /** mesh custom: volumes the injected proxy needs. */
+  volumes?: Array<Record<string, unknown> & { name: string }>;
 }

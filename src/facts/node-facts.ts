@@ -4,7 +4,9 @@
  * questions the decision core asks ("is any node verified?", "do all kubelets support native sidecars?") are
  * answered from counters kept up to date on every change, never by scanning 5,000 nodes per review.
  */
-import { NATIVE_SIDECAR_MIN_MINOR, NODE_CONDITION, NODE_VERIFIED_LABEL } from '../inject/constants.ts';
+import { NATIVE_SIDECAR_MIN_MINOR } from '../inject/constants.ts';
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, VERIFIED_LABEL } from '../node/contract.ts';
+import { describeMark, QUARANTINE_ANNOTATION, QUARANTINE_REASON, readMark } from '../node/quarantine.ts';
 
 export interface NodeFact {
   name: string;
@@ -13,6 +15,8 @@ export interface NodeFact {
   reason: string;
   message: string;
   kubeletVersion?: string;
+  /** When the agent last stood by a verified verdict (the condition's lastHeartbeatTime), ms since the epoch. */
+  heartbeatAt?: number;
 }
 
 export interface NodeFacts {
@@ -22,6 +26,11 @@ export interface NodeFacts {
   nativeSidecars(scope: 'all' | 'verified'): boolean | undefined;
   synced(): boolean;
   size(): number;
+  /**
+   * Every node's fact, for the metrics' counts by reason at scrape time (server/metrics.ts); never on the admission
+   * path.
+   */
+  facts(): Iterable<NodeFact>;
 }
 
 /** kubelet minor version, e.g. "v1.34.1" → 34; undefined when unparsable (treated as not supporting). */
@@ -36,32 +45,116 @@ export function supportsNativeSidecars(version: string | undefined): boolean {
 }
 
 interface NodeLike {
-  metadata?: { name?: string; labels?: Record<string, string> };
+  metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   status?: {
-    conditions?: Array<{ type?: string; status?: string; reason?: string; message?: string }>;
+    conditions?: Array<{
+      type?: string;
+      status?: string;
+      reason?: string;
+      message?: string;
+      lastHeartbeatTime?: string | Date;
+    }>;
     nodeInfo?: { kubeletVersion?: string };
   };
 }
 
+/** Why a node is not verified, besides the agent's own reason codes (src/cni/reasons.ts). */
+export const NODE_REASONS = {
+  not_published: 'the node agent has not published a verdict for this node',
+  condition_missing:
+    `the node carries label ${VERIFIED_LABEL} but no ${CONDITION_TYPE} condition: ` +
+    'a label alone (which others can set) never verifies a node',
+  label_mismatch: `label ${VERIFIED_LABEL} contradicts the ${CONDITION_TYPE} condition`,
+  evidence_missing: `the verdict has no readable evidence (annotation ${EVIDENCE_ANNOTATION})`,
+  plugin_mismatch: 'the node was verified for another mesh CNI plugin than the one meshgate is configured for',
+  stale_verdict:
+    'the node agent has not re-confirmed its verdict for longer than cni.maxVerdictAgeSeconds (is it running?)',
+  node_not_found: 'the node is not known to meshgate (no Node object in its cache)',
+  [QUARANTINE_REASON]:
+    "the meshgate repair controller withdrew the node's verification after redirect validation failed for pods on it " +
+    `(annotation ${QUARANTINE_ANNOTATION})`,
+} as const;
+
+/** What a verdict must say to count: the mesh plugin meshgate is configured for. */
+export interface NodeExpectations {
+  pluginType: string;
+  /** A verified verdict older than this (by its heartbeat) is stale. */
+  maxVerdictAgeMs: number;
+}
+
+/** The fact as time passes: a verified one whose heartbeat is too old becomes `stale_verdict`. */
+export function aged(f: NodeFact, maxAgeMs: number, now: number): NodeFact {
+  if (!f.verified || (f.heartbeatAt !== undefined && now - f.heartbeatAt <= maxAgeMs)) return f;
+  const seen =
+    f.heartbeatAt === undefined ? 'no heartbeat' : `last heartbeat ${Math.round((now - f.heartbeatAt) / 1000)} s ago`;
+  return {
+    name: f.name,
+    verified: false,
+    reason: 'stale_verdict',
+    message: `${NODE_REASONS.stale_verdict} (${seen})`,
+    kubeletVersion: f.kubeletVersion,
+    heartbeatAt: f.heartbeatAt,
+  };
+}
+
 /**
- * A node is verified only when the agent's label says `true` and its condition, if present, does not say
- * otherwise: a label alone can be set by anyone with node patch rights, the condition needs nodes/status.
+ * A node is verified only by the node agent's published verdict: the MeshCNIVerified condition True (nodes/status,
+ * restricted by the chart's admission policy to the agent of that node), its evidence naming the configured mesh
+ * plugin, and the scheduling label agreeing. A label alone — which a kubelet sets at registration and anyone with
+ * node patch can set — never counts. A quarantine mark (src/node/quarantine.ts) unverifies a node whatever else it
+ * says.
  */
-export function factFromNode(node: NodeLike): NodeFact {
+export function factFromNode(node: NodeLike, expect: NodeExpectations, now = Date.now()): NodeFact {
   const name = node.metadata?.name ?? '';
-  const label = node.metadata?.labels?.[NODE_VERIFIED_LABEL];
-  const cond = node.status?.conditions?.find((c) => c.type === NODE_CONDITION);
+  const label = node.metadata?.labels?.[VERIFIED_LABEL];
+  const cond = node.status?.conditions?.find((c) => c.type === CONDITION_TYPE) as
+    | { type?: string; status?: string; reason?: string; message?: string; lastHeartbeatTime?: string | Date }
+    | undefined;
   const kubeletVersion = node.status?.nodeInfo?.kubeletVersion;
-  if (label === undefined) {
-    return { name, verified: false, reason: 'not_published', message: 'the node agent has not published a verdict for this node', kubeletVersion };
+  const no = (reason: keyof typeof NODE_REASONS, detail?: string): NodeFact => ({
+    name,
+    verified: false,
+    reason,
+    message: detail ? `${NODE_REASONS[reason]} (${detail})` : NODE_REASONS[reason],
+    kubeletVersion,
+  });
+  if (!cond)
+    return label === undefined ? no('not_published') : no('condition_missing', `label ${VERIFIED_LABEL}=${label}`);
+  if (cond.status !== 'True') {
+    return {
+      name,
+      verified: false,
+      reason: cond.reason || 'condition_false',
+      message: cond.message || `condition ${CONDITION_TYPE} is ${cond.status}`,
+      kubeletVersion,
+    };
   }
-  if (label !== 'true') {
-    return { name, verified: false, reason: cond?.reason ?? 'label_false', message: cond?.message ?? `label ${NODE_VERIFIED_LABEL}=${label}`, kubeletVersion };
+  // The repair controller's withdrawal (src/node/quarantine.ts) overrules a True condition until it gives the node
+  // back.
+  const mark = readMark(node.metadata?.annotations?.[QUARANTINE_ANNOTATION]);
+  if (mark) return { name, verified: false, reason: QUARANTINE_REASON, message: describeMark(mark), kubeletVersion };
+  if (label !== 'true')
+    return no('label_mismatch', `label is ${label === undefined ? 'absent' : `"${label}"`}, the condition True`);
+  let pluginType: unknown;
+  try {
+    pluginType = (JSON.parse(node.metadata?.annotations?.[EVIDENCE_ANNOTATION] ?? '') as { pluginType?: unknown })
+      ?.pluginType;
+  } catch {
+    return no('evidence_missing');
   }
-  if (cond && cond.status !== 'True') {
-    return { name, verified: false, reason: cond.reason ?? 'condition_false', message: cond.message ?? `condition ${NODE_CONDITION} is ${cond.status}`, kubeletVersion };
-  }
-  return { name, verified: true, reason: cond?.reason ?? 'verified', message: cond?.message ?? 'verified', kubeletVersion };
+  if (typeof pluginType !== 'string') return no('evidence_missing');
+  if (pluginType !== expect.pluginType)
+    return no('plugin_mismatch', `verified for ${pluginType}, configured for ${expect.pluginType}`);
+  const beat = cond.lastHeartbeatTime === undefined ? undefined : new Date(cond.lastHeartbeatTime).getTime();
+  const fact = {
+    name,
+    verified: true,
+    reason: cond.reason || 'verified',
+    message: cond.message || 'verified',
+    kubeletVersion,
+    heartbeatAt: Number.isNaN(beat) ? undefined : beat,
+  };
+  return aged(fact, expect.maxVerdictAgeMs, now);
 }
 
 /** The in-memory store behind every NodeFacts source. */
@@ -99,6 +192,23 @@ export class NodeFactStore implements NodeFacts {
     for (const f of facts) this.upsert(f);
   }
 
+  /**
+   * Re-judges the verified facts by age: a node whose agent stopped heartbeating gets no watch event, so the
+   * cache ages its facts itself (O(verified nodes), every few seconds).
+   */
+  expireStale(maxAgeMs: number, now: number): number {
+    let expired = 0;
+    for (const f of this.#facts.values()) {
+      if (!f.verified) continue;
+      const a = aged(f, maxAgeMs, now);
+      if (a !== f) {
+        this.upsert(a);
+        expired++;
+      }
+    }
+    return expired;
+  }
+
   markSynced(): void {
     this.#synced = true;
   }
@@ -122,5 +232,9 @@ export class NodeFactStore implements NodeFacts {
 
   size(): number {
     return this.#facts.size;
+  }
+
+  facts(): Iterable<NodeFact> {
+    return this.#facts.values();
   }
 }

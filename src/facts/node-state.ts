@@ -29,15 +29,23 @@ export function nodeFactsFromState(raw: unknown, source: string): NodeFactStore 
   for (const [name, value] of Object.entries(nodes as Record<string, unknown>)) {
     if (typeof value !== 'object' || value === null) fail(`nodes.${name}: expected a mapping`);
     const v = value as Record<string, unknown>;
-    for (const key of Object.keys(v)) if (!KNOWN.has(key)) fail(`nodes.${name}.${key}: unknown key (known: ${[...KNOWN].join(', ')})`);
-    if (typeof v.verified !== 'boolean') fail(`nodes.${name}.verified: expected true or false, got ${JSON.stringify(v.verified)}`);
-    if (v.kubeletVersion !== undefined && typeof v.kubeletVersion !== 'string') fail(`nodes.${name}.kubeletVersion: expected a string`);
+    for (const key of Object.keys(v))
+      if (!KNOWN.has(key)) fail(`nodes.${name}.${key}: unknown key (known: ${[...KNOWN].join(', ')})`);
+    if (typeof v.verified !== 'boolean')
+      fail(`nodes.${name}.verified: expected true or false, got ${JSON.stringify(v.verified)}`);
+    if (v.kubeletVersion !== undefined && typeof v.kubeletVersion !== 'string')
+      fail(`nodes.${name}.kubeletVersion: expected a string`);
     const verified = v.verified as boolean;
     store.upsert({
       name,
       verified,
       reason: typeof v.reason === 'string' ? v.reason : verified ? 'verified' : 'not_verified',
-      message: typeof v.message === 'string' ? v.message : verified ? 'verified (node state file)' : 'not verified (node state file)',
+      message:
+        typeof v.message === 'string'
+          ? v.message
+          : verified
+            ? 'verified (node state file)'
+            : 'not verified (node state file)',
       kubeletVersion: v.kubeletVersion as string | undefined,
     });
   }

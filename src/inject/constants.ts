@@ -9,10 +9,8 @@ export const STATUS_ANNOTATION = 'meshgate.io/status';
 /** Pod label carrying the redirect mode; lets the binding guard watch only CNI-mode pods. */
 export const REDIRECT_LABEL = 'meshgate.io/redirect';
 
-/** Node label and condition published by the node agent. */
-export const NODE_VERIFIED_LABEL = 'meshgate.io/cni-verified';
-export const NODE_CONDITION = 'MeshCNIVerified';
-export const NODE_EVIDENCE_ANNOTATION = 'meshgate.io/cni-evidence';
+/** The node label CNI-mode pods are pinned to (see src/node/contract.ts for the whole Node contract). */
+export { VERIFIED_LABEL as NODE_VERIFIED_LABEL } from '../node/contract.ts';
 
 /** Per-pod override annotations. */
 export const ANNOTATIONS = {

@@ -3,10 +3,9 @@
  * diffing is quadratic in pod size (Istio's and controller-runtime's multi-second injections of pods with many
  * env vars). Each builder knows whether its parent exists, since `add` into a missing object fails.
  */
-import type { Pod, Container } from './pod.ts';
-import { deepFreeze } from '../util/json.ts';
-import { sharedOp } from './shared-op.ts';
-import { cached } from '../util/cache.ts';
+import type { Pod, Container } from '../pod/types.ts';
+import { preEncode } from '../util/base64-json.ts';
+import { NODE_VERIFIED_LABEL } from './constants.ts';
 
 export type PatchOp =
   | { op: 'add'; path: string; value: unknown }
@@ -15,23 +14,20 @@ export type PatchOp =
 
 /** RFC 6901 escaping: `~` → `~0`, `/` → `~1` (label keys like meshgate.io/status contain slashes). */
 export function escapePointer(segment: string): string {
-  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+  const tildes = segment.includes('~') ? segment.replaceAll('~', '~0') : segment;
+  return tildes.includes('/') ? tildes.replaceAll('/', '~1') : tildes;
 }
 
 const FIELD_PATHS = { labels: '/metadata/labels', annotations: '/metadata/annotations' } as const;
-
-/** Escaped pointers to metadata entries, per field and key: the same few keys in every review. */
-const entryPaths = { labels: new Map<string, string>(), annotations: new Map<string, string>() };
-
-function entryPath(field: 'labels' | 'annotations', key: string): string {
-  return cached(entryPaths[field], key, (k) => `/metadata/${field}/${escapePointer(k)}`, 1024);
-}
 
 /**
  * Sets string entries of metadata.labels and metadata.annotations, creating metadata or either map when
  * absent (one op per missing parent, so two maps never race to create the same parent).
  */
-export function setMetadataEntries(pod: Pod, entries: Partial<Record<'labels' | 'annotations', Record<string, string>>>): PatchOp[] {
+export function setMetadataEntries(
+  pod: Pod,
+  entries: Partial<Record<'labels' | 'annotations', Record<string, string>>>,
+): PatchOp[] {
   const meta = pod.metadata;
   if (!meta) return [{ op: 'add', path: '/metadata', value: entries }];
   const ops: PatchOp[] = [];
@@ -40,11 +36,13 @@ export function setMetadataEntries(pod: Pod, entries: Partial<Record<'labels' | 
     if (!want) continue;
     const existing = meta[field];
     if (!existing) {
-      ops.push(sharedOp('add', FIELD_PATHS[field], want));
+      ops.push({ op: 'add', path: FIELD_PATHS[field], value: want });
       continue;
     }
     // `add` on an existing member replaces it (RFC 6902 §4.1), so one op shape serves both cases.
-    for (const key in want) if (existing[key] !== want[key]) ops.push(sharedOp('add', entryPath(field, key), want[key]));
+    for (const key in want)
+      if (existing[key] !== want[key])
+        ops.push({ op: 'add', path: `${FIELD_PATHS[field]}/${escapePointer(key)}`, value: want[key] });
   }
   return ops;
 }
@@ -53,61 +51,78 @@ export function setMetadataEntries(pod: Pod, entries: Partial<Record<'labels' | 
 export function prependInitContainers(pod: Pod, containers: readonly Container[], at = 0): PatchOp[] {
   if (containers.length === 0) return [];
   if (!pod.spec.initContainers || (pod.spec.initContainers.length === 0 && at === 0)) {
-    return [sharedOp(pod.spec.initContainers ? 'replace' : 'add', '/spec/initContainers', containers)];
+    return [{ op: pod.spec.initContainers ? 'replace' : 'add', path: '/spec/initContainers', value: containers }];
   }
-  return containers.map((c, i) => sharedOp('add', `/spec/initContainers/${at + i}`, c));
+  return containers.map((c, i) => ({ op: 'add', path: `/spec/initContainers/${at + i}`, value: c }));
 }
 
 export function appendContainer(c: Container): PatchOp {
-  return sharedOp('add', '/spec/containers/-', c);
+  return { op: 'add', path: '/spec/containers/-', value: c };
 }
 
 export function removeInitContainer(index: number): PatchOp {
-  return sharedOp('remove', `/spec/initContainers/${index}`);
+  return { op: 'remove', path: `/spec/initContainers/${index}` };
 }
 
 export function appendVolumes(pod: Pod, volumes: ReadonlyArray<{ name: string }>): PatchOp[] {
   if (volumes.length === 0) return [];
-  if (!pod.spec.volumes) return [sharedOp('add', '/spec/volumes', volumes)];
-  return volumes.map((v) => sharedOp('add', '/spec/volumes/-', v));
+  if (!pod.spec.volumes) return [{ op: 'add', path: '/spec/volumes', value: volumes }];
+  return volumes.map((v) => ({ op: 'add', path: '/spec/volumes/-', value: v }));
 }
 
-/** The values requireNodeLabel adds, built once per label and frozen, so their JSON is cached (util/json.ts). */
-const requirements = new Map<string, Map<string, ReturnType<typeof buildRequirement>>>();
-
-function buildRequirement(key: string, value: string) {
+/** What requireNodeLabel adds, at each depth the pod may lack (a few small objects). */
+function requirement(key: string, value: string) {
   const expr = { key, operator: 'In', values: [value] };
   const fresh = { nodeSelectorTerms: [{ matchExpressions: [expr] }] };
   const nodeAffinity = { requiredDuringSchedulingIgnoredDuringExecution: fresh };
-  return deepFreeze({ expr, fresh, nodeAffinity, affinity: { nodeAffinity } });
+  return { expr, fresh, terms: fresh.nodeSelectorTerms, nodeAffinity, affinity: { nodeAffinity } };
 }
 
-function requirement(key: string, value: string): ReturnType<typeof buildRequirement> {
-  const byValue = cached(requirements, key, () => new Map<string, ReturnType<typeof buildRequirement>>(), 64);
-  return cached(byValue, value, (v) => buildRequirement(key, v), 64);
-}
+/**
+ * The requirement meshgate adds to nearly every CNI-mode pod (meshgate.io/cni-verified=true), built once and
+ * pre-encoded, so a patch copies its JSON instead of serialising it (half of the per-review encoding otherwise).
+ */
+const VERIFIED_NODE = (() => {
+  const r = requirement(NODE_VERIFIED_LABEL, 'true');
+  return {
+    expr: preEncode(r.expr),
+    fresh: preEncode(r.fresh),
+    terms: preEncode(r.terms),
+    nodeAffinity: preEncode(r.nodeAffinity),
+    affinity: preEncode(r.affinity),
+  };
+})();
 
 /**
  * Requires a node label for scheduling. Node selector terms are ORed and expressions within a term ANDed, so
  * the requirement is added to every existing term; with no terms, one term holding only it is created.
  */
 export function requireNodeLabel(pod: Pod, key: string, value: string): PatchOp[] {
-  const { expr, fresh, nodeAffinity, affinity: freshAffinity } = requirement(key, value);
+  const {
+    expr,
+    fresh,
+    terms: freshTerms,
+    nodeAffinity,
+    affinity: freshAffinity,
+  } = key === NODE_VERIFIED_LABEL && value === 'true' ? VERIFIED_NODE : requirement(key, value);
   const affinity = pod.spec.affinity;
   const required = affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
-  if (!affinity) return [sharedOp('add', '/spec/affinity', freshAffinity)];
-  if (!affinity.nodeAffinity) return [sharedOp('add', '/spec/affinity/nodeAffinity', nodeAffinity)];
+  if (!affinity) return [{ op: 'add', path: '/spec/affinity', value: freshAffinity }];
+  if (!affinity.nodeAffinity) return [{ op: 'add', path: '/spec/affinity/nodeAffinity', value: nodeAffinity }];
   const base = '/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution';
-  if (!required) return [sharedOp('add', base, fresh)];
+  if (!required) return [{ op: 'add', path: base, value: fresh }];
   const terms = required.nodeSelectorTerms;
-  if (!terms || terms.length === 0) return [sharedOp(terms ? 'replace' : 'add', `${base}/nodeSelectorTerms`, fresh.nodeSelectorTerms)];
+  if (!terms || terms.length === 0)
+    return [{ op: terms ? 'replace' : 'add', path: `${base}/nodeSelectorTerms`, value: freshTerms }];
   const ops: PatchOp[] = [];
   terms.forEach((term, i) => {
-    const has = term.matchExpressions?.some((e) => e.key === key && e.operator === 'In' && e.values?.length === 1 && e.values[0] === value);
+    const has = term.matchExpressions?.some(
+      (e) => e.key === key && e.operator === 'In' && e.values?.length === 1 && e.values[0] === value,
+    );
     if (has) return;
     ops.push(
       term.matchExpressions
-        ? sharedOp('add', `${base}/nodeSelectorTerms/${i}/matchExpressions/-`, expr)
+        ? { op: 'add', path: `${base}/nodeSelectorTerms/${i}/matchExpressions/-`, value: expr }
         : { op: 'add', path: `${base}/nodeSelectorTerms/${i}/matchExpressions`, value: [expr] },
     );
   });

@@ -5,30 +5,60 @@
 export const REASONS = {
   // skips: the pod is admitted untouched
   not_a_pod_create: 'only pod CREATE requests are mutated',
-  namespace_not_enabled: 'the namespace is not labelled meshgate.io/inject=enabled',
-  pod_opted_out: 'the pod is labelled meshgate.io/inject=false',
   system_namespace: 'pods in Kubernetes system namespaces are never injected',
   mesh_namespace: "pods in meshgate's own namespace are never injected, so meshgate cannot block itself",
-  host_network: 'hostNetwork pods share the node network: a sidecar cannot redirect their traffic',
-  mirror_pod: 'mirror pods of static pods are run by the kubelet; a patch would not reach them',
-  foreign_proxy: "the pod already carries another mesh's proxy",
-  already_injected: 'the pod already went through meshgate; nothing to add',
-  no_recognised_init: "enforce-only: the pod carries no recognised mesh init container, so there is no redirect to decide",
+  mirror_pod: "mirror pods of static pods are created by their node's kubelet, which runs them without the API",
+  pod_opted_out: 'the pod opts out of the mesh, which this configuration allows (injection.allowPodOptOut)',
+  host_network_allowed:
+    'hostNetwork pods share the node network and cannot be meshed; ' +
+    'this configuration allows them (injection.allowPodOptOut)',
+  no_proxy_yet:
+    "the mesh's own injector has not injected this pod (yet): meshgate adjusts after it, " +
+    'and the validating webhook refuses the pod if it never does',
+  already_injected: 'the pod already holds what meshgate would add; nothing to change',
   // redirect modes
   node_verified: "the pod's node has a verified CNI chain: the mesh CNI plugin redirects, no privileged container",
-  affinity_verified: 'the pod has no node yet: it is pinned to verified nodes by a required node affinity and uses the CNI plugin',
+  affinity_verified:
+    'the pod has no node yet: it is pinned to verified nodes by a required node affinity and uses the CNI plugin',
   no_verified_node: 'no node has a verified CNI chain yet: the privileged init container sets up the redirect',
-  mode_required: 'redirect mode "required": CNI mode with a required affinity to verified nodes (Pending until one exists)',
+  mode_required:
+    'redirect mode "required": CNI mode with a required affinity to verified nodes (Pending until one exists)',
   mode_off: 'redirect mode "off": always the privileged init container',
-  node_unverified_validate: "the pod's node is not verified: privileged init container, checked by the validation container",
+  node_unverified_validate:
+    "the pod's node is not verified: privileged init container, checked by the validation container",
+  cni_only: 'the pod carries no privileged init container to fall back to: CNI mode, pinned to verified nodes',
+  cni_skips_pod:
+    "the node's CNI plugin would not redirect this pod (a native-sidecar proxy it does not support, " +
+    "or what the mesh's plugin keys on is missing): the privileged init container stays",
   // denials
   node_unverified: "the pod's node has no verified CNI chain",
-  invalid_annotation: 'a meshgate annotation has an invalid value',
+  no_fallback: "the pod's node is not verified and the pod has no privileged init container to fall back to",
+  invalid_annotation: 'a redirect setting has an invalid value',
+  invalid_object: 'the request does not carry a valid object',
+  opt_out_refused:
+    'the pod opts out of the mesh in a namespace that requires it; ' +
+    'pods may not opt themselves out (injection.allowPodOptOut is false)',
+  host_network:
+    'a hostNetwork pod shares the node network and cannot be meshed; ' +
+    'it may not run in a namespace that requires the mesh',
+  impostor_container: "a container uses a name reserved for the mesh's containers but is not the real one",
+  proxy_identity: "a container other than the proxy runs as the proxy's UID or GID, which the redirect exempts",
+  redirect_tamper: "a container other than the mesh init container could rewrite the pod's network rules",
+  redirect_narrowed: 'a setting narrows or switches off the redirect itself',
+  exclusion_refused: 'the pod exempts more from redirection than a pod may',
+  mesh_cni_skips: "the mesh's CNI plugin would not redirect this pod",
+  too_large: 'the pod is too large for meshgate to patch within its bounds',
   // validating webhook
-  proxy_missing: 'the pod is opted in but carries no mesh proxy',
-  redirect_missing: 'the pod carries the proxy but neither the privileged init container nor the validation container',
-  status_mismatch: "the meshgate.io/status annotation does not match the pod's containers",
-  binding_node_unverified: 'a CNI-mode pod cannot be bound to a node whose CNI chain is not verified',
+  proxy_missing: 'the pod is opted in but carries no real mesh proxy',
+  redirect_missing: 'the pod carries the proxy but neither the privileged init container nor a validation container',
+  status_mismatch: "meshgate's status annotation or label does not match the pod's containers",
+  mesh_container_changed: "an update changes the mesh's containers",
+  mesh_metadata_changed: 'an update changes what meshgate or the mesh recorded on the pod',
+  binding_node_unverified:
+    'a pod whose redirect needs the CNI plugin cannot be bound to a node whose CNI chain is not verified',
+  binding_unmeshed:
+    'a pod without a real proxy and redirect cannot be bound to a node in a namespace that requires the mesh',
+  init_mode: 'the pod redirects with its own privileged init container and may run on any node',
   ok: 'the pod is protected as meshgate decided',
 } as const;
 

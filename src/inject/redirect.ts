@@ -7,72 +7,103 @@
  *   mode off                   → always init mode
  * A node named by the pod but absent from the cache is treated as not verified: missing facts never verify.
  */
-import type { MeshgateConfig } from '../config/types.ts';
+import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { supportsNativeSidecars } from '../facts/node-facts.ts';
 import type { ReasonCode } from './reasons.ts';
-import type { Pod } from './pod.ts';
+import type { Pod } from '../pod/types.ts';
 import { targetNode } from './target-node.ts';
 
 export type RedirectDecision =
-  | { kind: 'cni'; reason: ReasonCode; node?: string; affinity: boolean; native: boolean }
-  | { kind: 'init'; reason: ReasonCode; node?: string; validate: boolean; native: boolean }
-  | { kind: 'deny'; reason: 'node_unverified'; node: string; nodeReason: string; message: string };
+  | {
+      readonly kind: 'cni';
+      readonly reason: ReasonCode;
+      readonly node?: string;
+      readonly affinity: boolean;
+      readonly native: boolean;
+    }
+  | {
+      readonly kind: 'init';
+      readonly reason: ReasonCode;
+      readonly node?: string;
+      readonly validate: boolean;
+      readonly native: boolean;
+    }
+  | {
+      readonly kind: 'deny';
+      readonly reason: 'node_unverified';
+      readonly node: string;
+      readonly nodeReason: string;
+      readonly message: string;
+    };
 
-type Nodeless = 'mode_off' | 'mode_required' | 'affinity_verified' | 'no_verified_node';
+export type Allowed = Exclude<RedirectDecision, { kind: 'deny' }>;
 
-/**
- * The decisions that name no node depend on nothing but their reason and the sidecar kind: one frozen value
- * each, shared by every review, so what is derived from a decision (its status) is looked up by identity.
- */
-const NODELESS = Object.fromEntries(
-  (['mode_off', 'mode_required', 'affinity_verified', 'no_verified_node'] as const).map((reason) => [
-    reason,
-    [false, true].map((n) => Object.freeze(reason === 'mode_required' || reason === 'affinity_verified'
-      ? { kind: 'cni' as const, reason, affinity: true, native: n }
-      : { kind: 'init' as const, reason, node: undefined, validate: false, native: n })),
-  ]),
-) as Record<Nodeless, RedirectDecision[]>;
-
-function nodeless(reason: Nodeless, isNative: boolean): RedirectDecision {
-  return NODELESS[reason][isNative ? 1 : 0];
-}
-
-function native(cfg: MeshgateConfig, auto: () => boolean | undefined): boolean {
-  if (cfg.injection.nativeSidecar !== 'auto') return cfg.injection.nativeSidecar === 'on';
+function native(cfg: Compiled, auto: () => boolean | undefined): boolean {
+  const mode = cfg.config.injection.nativeSidecar ?? 'auto';
+  if (mode !== 'auto') return mode === 'on';
   // Unknown kubelets get the regular sidecar: it works everywhere, a native one only from 1.29.
   return auto() ?? false;
 }
 
-export function decideRedirect(pod: Pod, facts: NodeFacts, cfg: MeshgateConfig): RedirectDecision {
+/** Why a named node cannot be trusted, as one sentence. */
+export function unverifiedWhy(node: string, facts: NodeFacts): { code: string; text: string } {
+  const fact = facts.get(node);
+  return fact
+    ? { code: fact.reason, text: fact.message }
+    : { code: 'node_not_found', text: 'the node is not known to meshgate (no Node object in its cache)' };
+}
+
+export function decideRedirect(pod: Pod, facts: NodeFacts, cfg: Compiled): RedirectDecision {
   const node = targetNode(pod);
   const fact = node === undefined ? undefined : facts.get(node);
   const nodeNative = () => (node === undefined ? undefined : supportsNativeSidecars(fact?.kubeletVersion));
+  const { mode, onUnverifiedNode } = cfg.config.redirect;
 
-  if (cfg.redirect.mode === 'off') {
-    const isNative = native(cfg, node ? nodeNative : () => facts.nativeSidecars('all'));
-    return node ? { kind: 'init', reason: 'mode_off', node, validate: false, native: isNative } : nodeless('mode_off', isNative);
+  if (mode === 'off') {
+    return {
+      kind: 'init',
+      reason: 'mode_off',
+      node,
+      validate: false,
+      native: native(cfg, node ? nodeNative : () => facts.nativeSidecars('all')),
+    };
   }
   if (node !== undefined) {
-    if (fact?.verified) return { kind: 'cni', reason: 'node_verified', node, affinity: false, native: native(cfg, nodeNative) };
-    const nodeReason = fact?.reason ?? 'node_not_found';
-    const why = fact ? fact.message : 'the node is not known to meshgate (no Node object in its cache)';
-    if (cfg.redirect.onUnverifiedNode === 'reject') {
+    if (fact?.verified)
+      return { kind: 'cni', reason: 'node_verified', node, affinity: false, native: native(cfg, nodeNative) };
+    if (onUnverifiedNode === 'reject') {
+      const why = unverifiedWhy(node, facts);
       return {
         kind: 'deny',
         reason: 'node_unverified',
         node,
-        nodeReason,
-        message: `node ${node} has no verified CNI chain (${nodeReason}: ${why}); the pod would start without verified redirection`,
+        nodeReason: why.code,
+        message:
+          `node ${node} has no verified CNI chain (${why.code}: ${why.text}); ` +
+          'the pod would start without verified redirection',
       };
     }
     return { kind: 'init', reason: 'node_unverified_validate', node, validate: true, native: native(cfg, nodeNative) };
   }
-  if (cfg.redirect.mode === 'required') {
-    return nodeless('mode_required', native(cfg, () => facts.nativeSidecars('verified')));
-  }
-  if (facts.anyVerified()) {
-    return nodeless('affinity_verified', native(cfg, () => facts.nativeSidecars('verified')));
-  }
-  return nodeless('no_verified_node', native(cfg, () => facts.nativeSidecars('all')));
+  if (mode === 'required')
+    return {
+      kind: 'cni',
+      reason: 'mode_required',
+      affinity: true,
+      native: native(cfg, () => facts.nativeSidecars('verified')),
+    };
+  if (facts.anyVerified())
+    return {
+      kind: 'cni',
+      reason: 'affinity_verified',
+      affinity: true,
+      native: native(cfg, () => facts.nativeSidecars('verified')),
+    };
+  return {
+    kind: 'init',
+    reason: 'no_verified_node',
+    validate: false,
+    native: native(cfg, () => facts.nativeSidecars('all')),
+  };
 }

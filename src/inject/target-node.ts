@@ -1,4 +1,4 @@
-import type { Pod } from './pod.ts';
+import type { Pod } from '../pod/types.ts';
 
 /**
  * The node a pod will run on, when admission can know it: `spec.nodeName`, or the single node that every

@@ -1,20 +1,37 @@
 /** Node facts fed by a watch on Nodes: the admission path reads the store, never the API. */
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { NodeFactStore, factFromNode } from '../facts/node-facts.ts';
+import { NodeFactStore, factFromNode, type NodeExpectations } from '../facts/node-facts.ts';
 import { Reflector, type ListPage } from './reflector.ts';
 
-export function startNodeCache(kc: KubeConfig, onError?: (err: unknown) => void): { store: NodeFactStore; reflector: Reflector; ready: Promise<void> } {
+export function startNodeCache(
+  kc: KubeConfig,
+  expect: NodeExpectations,
+  onError?: (err: unknown) => void,
+): { store: NodeFactStore; reflector: Reflector; ready: Promise<void> } {
   const store = new NodeFactStore();
   const api = kc.makeApiClient(CoreV1Api);
   const reflector = new Reflector({
     kc,
     path: '/api/v1/nodes',
     list: (p) => api.listNode({ limit: p.limit, _continue: p._continue }) as unknown as Promise<ListPage>,
-    replace: (items) => store.replaceAll(items.map((n) => factFromNode(n as Parameters<typeof factFromNode>[0]))),
-    upsert: (n) => store.upsert(factFromNode(n as Parameters<typeof factFromNode>[0])),
+    replace: (items) =>
+      store.replaceAll(items.map((n) => factFromNode(n as Parameters<typeof factFromNode>[0], expect))),
+    upsert: (n) => store.upsert(factFromNode(n as Parameters<typeof factFromNode>[0], expect)),
     remove: (n) => store.delete((n as { metadata?: { name?: string } }).metadata?.name ?? ''),
     onSynced: () => store.markSynced(),
     onError,
   });
+  // Facts age without events when an agent dies: re-judge them often enough that a stale one is caught within
+  // a few percent of the bound (and at least every 30 s).
+  const sweep = setInterval(
+    () => store.expireStale(expect.maxVerdictAgeMs, Date.now()),
+    Math.min(30_000, expect.maxVerdictAgeMs / 20),
+  );
+  sweep.unref();
+  const stop = reflector.stop.bind(reflector);
+  reflector.stop = () => {
+    clearInterval(sweep);
+    stop();
+  };
   return { store, reflector, ready: reflector.start() };
 }

@@ -1,56 +1,79 @@
 /**
- * Redirect mode of every pod meshgate labelled (`meshgate.io/redirect`), for the pods/binding guard. Keeps one
- * short string per pod (a Map of "namespace/name" → mode), so 50,000 pods cost about 13 MB (measured by `npm run bench`), not whole Pod objects.
+ * What each meshgate-labelled pod needs from its node (src/policy/binding.ts RedirectNeed), for the binding guard:
+ * judged from the pod's spec when the watch delivers it, kept as one short string per pod (a Map of
+ * "namespace/name" → need), so 50,000 pods cost about 13 MB (measured by `npm run bench`), not whole Pod objects.
+ * The label only selects which pods to watch: a pod whose label was removed drops out and is read with one GET.
  */
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { Compiled } from '../config/compile.ts';
 import { REDIRECT_LABEL } from '../inject/constants.ts';
+import { parsePod } from '../pod/parse.ts';
+import { redirectNeed, type RedirectNeed } from '../policy/binding.ts';
 import { Reflector, type ListPage } from './reflector.ts';
 
-type PodLike = { metadata?: { name?: string; namespace?: string; labels?: Record<string, string> } };
+type PodLike = { metadata?: { name?: string; namespace?: string } };
 
-export interface PodModes {
-  /** The pod's mode when cached, else undefined (the caller falls back to one GET). */
-  get(namespace: string, name: string): string | undefined;
-  /** One GET of the pod: its mode label, or undefined when it has none. Throws when the pod cannot be read. */
-  fetch(namespace: string, name: string): Promise<string | undefined>;
+export interface PodNeeds {
+  /** The pod's need when cached, else undefined (the caller falls back to one GET). */
+  get(namespace: string, name: string): RedirectNeed | undefined;
+  /** One GET of the pod, judged from its spec. Throws when the pod cannot be read. */
+  fetch(namespace: string, name: string): Promise<RedirectNeed>;
 }
 
-export class PodModeStore {
-  #modes = new Map<string, string>();
+/** A pod that does not parse cannot be bound safely: it needs what an unmeshed pod needs (nothing is allowed). */
+export function needOf(p: unknown, cfg: Compiled): RedirectNeed {
+  const parsed = parsePod(p);
+  if (!parsed.ok) return 'unmeshed';
+  return redirectNeed(parsed.pod, parsed.pod.metadata?.namespace ?? '', cfg);
+}
+
+export class PodNeedStore {
+  #needs = new Map<string, RedirectNeed>();
+  readonly #cfg: Compiled;
+
+  constructor(cfg: Compiled) {
+    this.#cfg = cfg;
+  }
 
   set(p: PodLike): void {
-    const mode = p.metadata?.labels?.[REDIRECT_LABEL];
-    const key = `${p.metadata?.namespace}/${p.metadata?.name}`;
-    if (mode) this.#modes.set(key, mode);
-    else this.#modes.delete(key);
+    this.#needs.set(`${p.metadata?.namespace}/${p.metadata?.name}`, needOf(p, this.#cfg));
   }
 
   delete(p: PodLike): void {
-    this.#modes.delete(`${p.metadata?.namespace}/${p.metadata?.name}`);
+    this.#needs.delete(`${p.metadata?.namespace}/${p.metadata?.name}`);
   }
 
   replace(items: PodLike[]): void {
-    this.#modes.clear();
+    this.#needs.clear();
     for (const p of items) this.set(p);
   }
 
-  get(namespace: string, name: string): string | undefined {
-    return this.#modes.get(`${namespace}/${name}`);
+  get(namespace: string, name: string): RedirectNeed | undefined {
+    return this.#needs.get(`${namespace}/${name}`);
   }
 
   size(): number {
-    return this.#modes.size;
+    return this.#needs.size;
   }
 }
 
-export function startPodModeCache(kc: KubeConfig, onError?: (err: unknown) => void): PodModes & { stop(): void; store: PodModeStore; ready: Promise<void> } {
-  const store = new PodModeStore();
+export function startPodNeedCache(
+  kc: KubeConfig,
+  cfg: Compiled,
+  onError?: (err: unknown) => void,
+): PodNeeds & { stop(): void; store: PodNeedStore; ready: Promise<void> } {
+  const store = new PodNeedStore(cfg);
   const api = kc.makeApiClient(CoreV1Api);
   const reflector = new Reflector({
     kc,
     path: '/api/v1/pods',
     labelSelector: REDIRECT_LABEL,
-    list: (p) => api.listPodForAllNamespaces({ limit: p.limit, _continue: p._continue, labelSelector: p.labelSelector }) as unknown as Promise<ListPage>,
+    list: (p) =>
+      api.listPodForAllNamespaces({
+        limit: p.limit,
+        _continue: p._continue,
+        labelSelector: p.labelSelector,
+      }) as unknown as Promise<ListPage>,
     replace: (items) => store.replace(items as PodLike[]),
     upsert: (p) => store.set(p as PodLike),
     remove: (p) => store.delete(p as PodLike),
@@ -62,10 +85,7 @@ export function startPodModeCache(kc: KubeConfig, onError?: (err: unknown) => vo
     store,
     ready,
     get: (ns, name) => store.get(ns, name),
-    fetch: async (ns, name) => {
-      const pod = (await api.readNamespacedPod({ name, namespace: ns })) as PodLike;
-      return pod.metadata?.labels?.[REDIRECT_LABEL];
-    },
+    fetch: async (ns, name) => needOf(await api.readNamespacedPod({ name, namespace: ns }), cfg),
     stop: () => reflector.stop(),
   };
 }

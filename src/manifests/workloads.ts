@@ -38,7 +38,9 @@ export function notAnObject(doc: unknown): string | undefined {
 export function podTemplates(doc: Obj, base = ''): PodTemplateRef[] {
   const kind = doc.kind as string;
   if (kind === 'List' && Array.isArray(doc.items)) {
-    return doc.items.flatMap((item, i) => (isObject(item) && !notAnObject(item) ? podTemplates(item, `${base}/items/${i}`) : []));
+    return doc.items.flatMap((item, i) =>
+      isObject(item) && !notAnObject(item) ? podTemplates(item, `${base}/items/${i}`) : [],
+    );
   }
   const path = TEMPLATE_AT[kind];
   if (!path) return [];
@@ -47,11 +49,13 @@ export function podTemplates(doc: Obj, base = ''): PodTemplateRef[] {
   // A template without a containers list is not a pod template meshgate can patch; it passes through.
   if (!isObject(node) || !isObject(node.spec) || !Array.isArray(node.spec.containers)) return [];
   const meta = isObject(doc.metadata) ? doc.metadata : {};
-  return [{
-    pointer: base + path.map((p) => `/${p}`).join(''),
-    kind,
-    name: typeof meta.name === 'string' ? meta.name : '<unnamed>',
-    namespace: typeof meta.namespace === 'string' ? meta.namespace : undefined,
-    template: node as PodTemplateRef['template'],
-  }];
+  return [
+    {
+      pointer: base + path.map((p) => `/${p}`).join(''),
+      kind,
+      name: typeof meta.name === 'string' ? meta.name : '<unnamed>',
+      namespace: typeof meta.namespace === 'string' ? meta.namespace : undefined,
+      template: node as PodTemplateRef['template'],
+    },
+  ];
 }

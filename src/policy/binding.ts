@@ -1,22 +1,54 @@
 /**
- * The pods/binding guard. The scheduler binds a pod by creating a Binding (object.target.name is the node);
- * a CNI-mode pod must never be bound to a node whose CNI chain is not verified, even if a later webhook
- * removed the affinity meshgate added. The Binding does not carry the pod, so the pod's mode comes from a
- * cache (or one GET on a miss), passed in here as `mode`.
+ * Every way a pod gets a node after CREATE goes through a Binding: the scheduler's pods/binding subresource and
+ * the legacy `POST /api/v1/namespaces/NS/bindings`. A pod that relies on the CNI plugin must never be bound to a
+ * node whose chain is not verified, and a pod with no real proxy and redirect must not be bound at all — even if
+ * a later webhook removed meshgate's affinity, or its author removed meshgate's label. The Binding does not carry
+ * the pod, so what the pod needs is judged from its spec (which its author cannot change but for images, and the
+ * update guard holds the mesh's images), cached per pod or read with one GET.
  */
+import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import type { ReasonCode } from '../inject/reasons.ts';
+import type { Pod } from '../pod/types.ts';
+import { unverifiedWhy } from '../inject/redirect.ts';
+import { redirectOf } from './posture.ts';
+import { screen } from './screen.ts';
 
-export type BindingResult = { ok: true; reason: ReasonCode | 'not_cni_mode' } | { ok: false; reason: ReasonCode; message: string };
+/**
+ * What a pod needs from its node: `exempt` (meshgate does not guard it), `init` (its own privileged init container
+ * redirects), `cni` (the node's chained plugin must), `unmeshed` (it has no real proxy and redirect).
+ */
+export type RedirectNeed = 'exempt' | 'init' | 'cni' | 'unmeshed';
 
-export function checkBinding(pod: string, node: string, mode: string | undefined, nodes: NodeFacts): BindingResult {
-  if (mode !== 'cni') return { ok: true, reason: 'not_cni_mode' };
-  const fact = nodes.get(node);
-  if (fact?.verified) return { ok: true, reason: 'ok' };
-  const why = fact ? `${fact.reason}: ${fact.message}` : 'node_not_found: the node is not known to meshgate';
+export function redirectNeed(pod: Pod, namespace: string, cfg: Compiled): RedirectNeed {
+  const s = screen({ pod, namespace }, cfg);
+  if (s.kind === 'skip') return 'exempt';
+  if (s.kind === 'deny') return 'unmeshed';
+  return redirectOf(s.mesh) ?? 'unmeshed';
+}
+
+export type BindingResult = { ok: true; reason: ReasonCode } | { ok: false; reason: ReasonCode; message: string };
+
+export function checkBinding(pod: string, node: string, need: RedirectNeed, nodes: NodeFacts): BindingResult {
+  if (need === 'exempt') return { ok: true, reason: 'pod_opted_out' };
+  if (need === 'unmeshed') {
+    return {
+      ok: false,
+      reason: 'binding_unmeshed',
+      message:
+        `pod ${pod} has no real mesh proxy and redirect ` +
+        '(it was created while meshgate could not check it, or is refused by it) ' +
+        `and cannot be bound to node ${node}; recreate it so it is injected`,
+    };
+  }
+  if (need === 'init') return { ok: true, reason: 'init_mode' };
+  if (nodes.get(node)?.verified) return { ok: true, reason: 'ok' };
+  const why = unverifiedWhy(node, nodes);
   return {
     ok: false,
     reason: 'binding_node_unverified',
-    message: `pod ${pod} runs in CNI mode and cannot be bound to node ${node}, whose CNI chain is not verified (${why}); the scheduler will retry on another node`,
+    message:
+      `pod ${pod} relies on the CNI plugin and cannot be bound to node ${node}, ` +
+      `whose CNI chain is not verified (${why.code}: ${why.text}); the scheduler will retry on another node`,
   };
 }

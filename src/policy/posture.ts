@@ -1,64 +1,116 @@
 /**
  * Final posture of an opted-in pod, checked by the validating webhook after every mutating webhook ran: the
  * safety net for a mutating webhook that was skipped (failurePolicy Ignore), reordered, or undone by another
- * webhook. Pure: (pod, namespace, node facts, config) → problem or ok.
+ * webhook — and for a pod author who wrote the mesh's containers by hand. Pure:
+ * (pod, namespace, requester, node facts, compiled config) → problem or ok.
  */
-import type { MeshgateConfig } from '../config/types.ts';
+import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { REDIRECT_LABEL } from '../inject/constants.ts';
-import { skipReason, type DecideInput } from '../inject/decide.ts';
-import type { Pod } from '../inject/pod.ts';
-import { findContainer } from '../inject/pod.ts';
 import type { ReasonCode } from '../inject/reasons.ts';
 import { readStatus } from '../inject/status.ts';
 import { targetNode } from '../inject/target-node.ts';
+import { unverifiedWhy } from '../inject/redirect.ts';
+import { findContainer } from '../pod/types.ts';
+import type { PodMesh } from './identify.ts';
+import { screen, type PodInput } from './screen.ts';
 
 export type PostureResult =
   | { ok: true; reason: ReasonCode; warnings: string[] }
   | { ok: false; reason: ReasonCode; message: string };
 
-function has(pod: Pod, names: string[]): string | undefined {
-  return names.find((n) => findContainer(pod, n));
-}
-
-/** The redirect mode a pod is in, judged from its spec: what really runs, not what annotations claim. */
-export function specMode(pod: Pod, cfg: MeshgateConfig): 'init' | 'cni' | undefined {
-  if (has(pod, [cfg.init.name, ...cfg.injection.recognisedInitContainers])) return 'init';
-  if (has(pod, [cfg.validator.name, ...cfg.injection.recognisedValidatorContainers])) return 'cni';
+/** The redirect a pod's containers give it: its own privileged init container, or the CNI plugin (a validator). */
+export function redirectOf(mesh: PodMesh): 'init' | 'cni' | undefined {
+  if (!mesh.proxy) return undefined;
+  if (mesh.init) return 'init';
+  if (mesh.validator) return 'cni';
   return undefined;
 }
 
-export function checkPosture(input: DecideInput, nodes: NodeFacts, cfg: MeshgateConfig): PostureResult {
-  const skip = skipReason(input, cfg);
-  if (skip) return { ok: true, reason: skip, warnings: [] };
+export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): PostureResult {
+  const s = screen(input, cfg);
+  if (s.kind === 'skip') return { ok: true, reason: s.reason, warnings: [] };
+  if (s.kind === 'deny') return { ok: false, reason: s.reason, message: s.message };
   const { pod } = input;
-  const proxies = [cfg.proxy.name, ...cfg.injection.recognisedProxyContainers];
-  if (!has(pod, proxies)) {
-    return { ok: false, reason: 'proxy_missing', message: `the pod is opted in but has no proxy container (${proxies.join(' or ')}); was the mutating webhook skipped?` };
+  const { mesh } = s;
+  const names = cfg.names;
+  if (!mesh.proxy) {
+    return {
+      ok: false,
+      reason: 'proxy_missing',
+      message:
+        `the pod is opted in but has no ${cfg.profile.title} proxy (${names.proxy}); ` +
+        "was the mesh's injector or meshgate skipped?",
+    };
   }
-  const mode = specMode(pod, cfg);
+  const mode = redirectOf(mesh);
   if (!mode) {
-    return { ok: false, reason: 'redirect_missing', message: `the pod has a proxy but no redirect: neither a privileged init container (${[cfg.init.name, ...cfg.injection.recognisedInitContainers].join(', ')}) nor a validation container (${[cfg.validator.name, ...cfg.injection.recognisedValidatorContainers].join(', ')})` };
+    return {
+      ok: false,
+      reason: 'redirect_missing',
+      message:
+        'the pod has a proxy but no redirect: ' +
+        `neither ${names.init} nor a validation container (${names.validator})`,
+    };
+  }
+  if (mode === 'cni') {
+    if (mesh.proxy.native && !cfg.config.cni.redirectsNativeSidecars) {
+      return {
+        ok: false,
+        reason: 'mesh_cni_skips',
+        message:
+          `${cfg.config.cni.pluginType} does not redirect pods whose proxy is a native sidecar ` +
+          `(cni.redirectsNativeSidecars is false), and the pod has no ${names.init}`,
+      };
+    }
+    const skips = cfg.profile.cniSkips(pod);
+    if (skips)
+      return { ok: false, reason: 'mesh_cni_skips', message: `the pod relies on the CNI plugin, but ${skips}` };
   }
   const status = readStatus(pod.metadata?.annotations);
   if (status && 'error' in status) return { ok: false, reason: 'status_mismatch', message: status.error };
   if (status) {
     const missing = [...status.initContainers, ...status.containers].filter((n) => !findContainer(pod, n));
-    if (missing.length) return { ok: false, reason: 'status_mismatch', message: `meshgate.io/status lists ${missing.join(', ')}, which the pod does not contain` };
-    if (status.mode !== mode) return { ok: false, reason: 'status_mismatch', message: `meshgate.io/status claims ${status.mode} mode but the pod's containers are those of ${mode} mode` };
+    if (missing.length)
+      return {
+        ok: false,
+        reason: 'status_mismatch',
+        message: `meshgate.io/status lists ${missing.join(', ')}, which the pod does not contain`,
+      };
+    if (status.mode !== mode)
+      return {
+        ok: false,
+        reason: 'status_mismatch',
+        message: `meshgate.io/status claims ${status.mode} mode but the pod's containers are those of ${mode} mode`,
+      };
   }
   const label = pod.metadata?.labels?.[REDIRECT_LABEL];
   if (label !== undefined && label !== mode) {
-    return { ok: false, reason: 'status_mismatch', message: `label ${REDIRECT_LABEL}=${label} but the pod's containers are those of ${mode} mode` };
+    return {
+      ok: false,
+      reason: 'status_mismatch',
+      message: `label ${REDIRECT_LABEL}=${label} but the pod's containers are those of ${mode} mode`,
+    };
   }
   const node = targetNode(pod);
   if (mode === 'cni' && node !== undefined && !nodes.get(node)?.verified) {
-    const fact = nodes.get(node);
-    const why = `${fact?.reason ?? 'node_not_found'}: ${fact?.message ?? 'the node is not known to meshgate'}`;
-    if (cfg.redirect.onUnverifiedNode === 'reject') {
-      return { ok: false, reason: 'node_unverified', message: `the pod runs in CNI mode but its node ${node} has no verified CNI chain (${why})` };
+    const why = unverifiedWhy(node, nodes);
+    const text = `${why.code}: ${why.text}`;
+    if (cfg.config.redirect.onUnverifiedNode === 'reject') {
+      return {
+        ok: false,
+        reason: 'node_unverified',
+        message: `the pod relies on the CNI plugin but its node ${node} has no verified CNI chain (${text})`,
+      };
     }
-    return { ok: true, reason: 'ok', warnings: [`node ${node} has no verified CNI chain (${why}); the validation container will stop the pod if redirection is missing`] };
+    return {
+      ok: true,
+      reason: 'ok',
+      warnings: [
+        `node ${node} has no verified CNI chain (${text}); ` +
+          'the validation container will stop the pod if redirection is missing',
+      ],
+    };
   }
   return { ok: true, reason: 'ok', warnings: [] };
 }

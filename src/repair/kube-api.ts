@@ -14,8 +14,14 @@ export function kubeRepairApi(kc: KubeConfig, component = 'meshgate-repair'): Re
       await api.createNamespacedEvent({
         namespace: ns,
         body: {
-          metadata: { generateName: `${pod.metadata!.name}.` , namespace: ns },
-          involvedObject: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata!.name, namespace: ns, uid: pod.metadata!.uid },
+          metadata: { generateName: `${pod.metadata!.name}.`, namespace: ns },
+          involvedObject: {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            name: pod.metadata!.name,
+            namespace: ns,
+            uid: pod.metadata!.uid,
+          },
           reason,
           message,
           type,

@@ -8,8 +8,9 @@
  */
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import { MAX_WEBHOOK_TIMEOUT_SECONDS } from './limits.ts';
 
-const MAX_DRAIN_MS = 30_000;
+const MAX_DRAIN_MS = MAX_WEBHOOK_TIMEOUT_SECONDS * 1000;
 const SWEEP_MS = 50;
 
 export interface Drainer {

@@ -1,38 +1,139 @@
 /**
- * Prometheus metrics, on a registry per app (tests build many apps; a global registry would collide).
- * Buckets reach down to 0.25 ms: admission work is sub-millisecond, and the apiserver's own timeout (10 s)
- * caps the top.
+ * The webhook's Prometheus metrics, on a registry per app (tests build many apps; a global registry would collide).
+ * Names and labels are documented in docs/metrics.md and never renamed: alerts and dashboards depend on them.
+ *
+ * Conventions, as Kubernetes components follow them: process and runtime metrics keep prom-client's standard,
+ * unprefixed names (process_cpu_seconds_total, nodejs_heap_size_used_bytes: like Go's process_* and go_*), so the
+ * usual dashboards find them; meshgate's own carry the meshgate_ prefix. Requests are counted by route and HTTP code
+ * and in flight by route, like controller-runtime's controller_runtime_webhook_requests_total{code,webhook} and
+ * controller_runtime_webhook_requests_in_flight{webhook}; the route label is the path without its slash
+ * ("mutate", "validate"), as in meshgate_admission_decisions_total.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CertPair } from '../tls/source.ts';
+import { certificateExpiry } from '../tls/expiry.ts';
+import type { NodeFact } from '../facts/node-facts.ts';
 
 export interface Metrics {
   registry: Registry;
+  /** From the decoded body to the encoded, serialized answer handed to the socket. */
   latency: Histogram<'route'>;
   decisions: Counter<'route' | 'decision' | 'reason'>;
   podLookups: Counter<'source'>;
+  /** Every answered request on an admission route, including refusals (413, 415, 429) and bad reviews (400). */
+  requests: Counter<'route' | 'code'>;
+  inFlight: Gauge<'route'>;
 }
+
+/**
+ * Buckets from 0.25 ms: admission work is sub-millisecond (a typical review costs ~0.1 ms of CPU); the apiserver's
+ * default webhook timeout (10 s) caps the top, and 30 s (its maximum) catches the rest.
+ */
+const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 30];
 
 export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
-  if (opts.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'meshgate_' });
-  const latency = new Histogram({
-    name: 'meshgate_admission_duration_seconds',
-    help: 'Time to decide an AdmissionReview, from decoded body to encoded response',
-    labelNames: ['route'],
-    buckets: [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 10],
+  if (opts.defaultMetrics) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  return {
+    registry,
+    latency: new Histogram({
+      name: 'meshgate_admission_duration_seconds',
+      help: 'Time to decode an AdmissionReview, decide, and encode and serialize the answer, by route',
+      labelNames: ['route'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    decisions: new Counter({
+      name: 'meshgate_admission_decisions_total',
+      help: 'Admission decisions by route, outcome and stable reason code',
+      labelNames: ['route', 'decision', 'reason'],
+      registers,
+    }),
+    podLookups: new Counter({
+      name: 'meshgate_binding_pod_lookups_total',
+      help: "How the binding guard learnt a pod's redirect mode: cache hit, GET after a cache miss, or failed GET",
+      labelNames: ['source'],
+      registers,
+    }),
+    requests: new Counter({
+      name: 'meshgate_webhook_requests_total',
+      help: 'Requests answered on an admission route, by route and HTTP status code (refusals included)',
+      labelNames: ['route', 'code'],
+      registers,
+    }),
+    inFlight: new Gauge({
+      name: 'meshgate_webhook_requests_in_flight',
+      help: 'Admission requests whose body is in and whose answer is not yet written, by route',
+      labelNames: ['route'],
+      registers,
+    }),
+  };
+}
+
+/**
+ * Certificate expiry as cert-manager exports it (`…_expiration_timestamp_seconds`, so alerts compare it with
+ * `time()`): the serving certificate and the CA that issued it, read from the source at every scrape. Also the
+ * number of CAs in the published bundle: 2 during a CA rotation's overlap, so a rotation stuck there shows.
+ */
+export function registerCertificateMetrics(registry: Registry, certs: { current(): CertPair }): void {
+  new Gauge({
+    name: 'meshgate_certificate_expiration_timestamp_seconds',
+    help:
+      'When the serving certificate (certificate="serving") and the CA that issued it (certificate="ca") expire, ' +
+      'seconds since the epoch',
+    labelNames: ['certificate'],
     registers: [registry],
+    collect() {
+      const e = certificateExpiry(certs.current());
+      this.set({ certificate: 'serving' }, e.serving.getTime() / 1000);
+      if (e.ca) this.set({ certificate: 'ca' }, e.ca.getTime() / 1000);
+    },
   });
-  const decisions = new Counter({
-    name: 'meshgate_admission_decisions_total',
-    help: 'Admission decisions by route, outcome and stable reason code',
-    labelNames: ['route', 'decision', 'reason'],
+  new Gauge({
+    name: 'meshgate_ca_bundle_certificates',
+    help:
+      'CA certificates in the bundle clients must trust (caBundle): ' +
+      '2 while a CA rotation overlaps the old and the new CA',
     registers: [registry],
+    collect() {
+      this.set(certificateExpiry(certs.current()).bundleSize);
+    },
   });
-  const podLookups = new Counter({
-    name: 'meshgate_binding_pod_lookups_total',
-    help: 'How the binding guard learnt a pod\'s redirect mode: cache hit, GET after a cache miss, or failed GET',
-    labelNames: ['source'],
+}
+
+/**
+ * The nodes as the webhook judges them right now (what admission decides by), counted by verdict and reason code at
+ * each scrape: `verified="false"` with reason `stale_verdict` is a node whose agent stopped re-confirming, and
+ * `not_published` one whose agent never ran. Every replica reports the same cluster-wide counts, so queries take
+ * `max` over replicas, not `sum`. A scrape walks the cache once (5,000 nodes: well under a millisecond).
+ */
+export function registerNodeMetrics(
+  registry: Registry,
+  nodes: { facts(): Iterable<NodeFact>; synced(): boolean },
+): void {
+  new Gauge({
+    name: 'meshgate_nodes',
+    help: 'Nodes by the webhook\'s verdict (verified "true"/"false") and reason code, as admission sees them now',
+    labelNames: ['verified', 'reason'],
     registers: [registry],
+    collect() {
+      this.reset();
+      // Before the first full list the counts would claim an empty cluster: export nothing rather than zeros.
+      if (!nodes.synced()) return;
+      // The agent's own reason for a verified node may be any code; "verified" keeps the series count bounded.
+      this.set({ verified: 'true', reason: 'verified' }, 0);
+      for (const f of nodes.facts()) {
+        this.inc({ verified: String(f.verified), reason: f.verified ? 'verified' : f.reason });
+      }
+    },
   });
-  return { registry, latency, decisions, podLookups };
+  new Gauge({
+    name: 'meshgate_node_cache_synced',
+    help: "1 once the webhook's node cache holds a full list of the cluster's Nodes (readiness waits for it)",
+    registers: [registry],
+    collect() {
+      this.set(nodes.synced() ? 1 : 0);
+    },
+  });
 }

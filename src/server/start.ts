@@ -7,25 +7,27 @@ import { join } from 'node:path';
 import type { Server as HttpsServer } from 'node:https';
 import pino, { type Logger } from 'pino';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { MeshgateConfig } from '../config/types.ts';
+import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { buildHandlers } from '../admission/handlers.ts';
 import { buildApp, type AppDeps } from './app.ts';
 import { trackConnections } from './drain.ts';
-import { createMetrics } from './metrics.ts';
+import { resolveLimits, type TransportLimits } from './limits.ts';
+import { secureContextOptions } from './tls-policy.ts';
+import { createMetrics, registerCertificateMetrics, registerNodeMetrics } from './metrics.ts';
 import { SelfSignedSource } from '../tls/self-signed.ts';
 import { FileSource } from '../tls/file-source.ts';
 import type { CertSource } from '../tls/source.ts';
 import { startNodeCache } from '../kube/node-cache.ts';
-import { startPodModeCache, type PodModes } from '../kube/pod-mode-cache.ts';
+import { startPodNeedCache, type PodNeeds } from '../kube/pod-mode-cache.ts';
 import { SecretSource } from '../tls/secret-source.ts';
 import { kubeSecretStore } from '../kube/secret-store.ts';
-import { syncCaBundle } from '../kube/ca-bundle.ts';
+import { caBundleHolds, syncCaBundle } from '../kube/ca-bundle.ts';
 import { describeKubeError } from '../kube/errors.ts';
-import { deepFreeze } from '../util/json.ts';
+import { preEncode } from '../util/base64-json.ts';
 
 export interface ServeOptions {
-  config: MeshgateConfig;
+  config: Compiled;
   port: number;
   host: string;
   certFile?: string;
@@ -45,7 +47,11 @@ export interface ServeOptions {
   certSecret?: { namespace: string; name: string };
   /** Keep the caBundle of these Mutating/ValidatingWebhookConfigurations (one name) equal to our CA. */
   webhookConfigName?: string;
+  /** A certificate source built by the caller (tests drive a CA rotation with a fake clock); overrides the above. */
+  certSource?: CertSource;
   onReview?: AppDeps['onReview'];
+  /** Transport timeouts and caps over the defaults (server/limits.ts). */
+  limits?: Partial<TransportLimits>;
 }
 
 export interface RunningServer {
@@ -60,13 +66,30 @@ export interface RunningServer {
 
 function certSource(o: ServeOptions, logger: Logger): CertSource {
   if (o.certFile && o.keyFile) {
-    return new FileSource({ certFile: o.certFile, keyFile: o.keyFile, onError: (err) => logger.error({ err }, 'certificate reload failed; serving the previous pair') });
+    return new FileSource({
+      certFile: o.certFile,
+      keyFile: o.keyFile,
+      onError: (err) => logger.error({ err }, 'certificate reload failed; serving the previous pair'),
+    });
   }
   if (o.certSecret && o.kc) {
-    const store = kubeSecretStore(o.kc, o.certSecret.namespace, o.certSecret.name);
-    return new SecretSource({ store, sans: o.tlsSans, onError: (err) => logger.error({ err: describeKubeError(err) }, 'certificate secret sync failed') });
+    const { kc, webhookConfigName: name } = o;
+    const store = kubeSecretStore(kc, o.certSecret.namespace, o.certSecret.name);
+    return new SecretSource({
+      store,
+      sans: o.tlsSans,
+      where: `Secret ${o.certSecret.namespace}/${o.certSecret.name}`,
+      log: logger,
+      // A new CA signs only once both webhook configurations trust it.
+      trustCheck: name ? (bundle) => caBundleHolds(kc, name, bundle) : undefined,
+      onError: (err) => logger.error({ err: describeKubeError(err) }, 'certificate secret sync failed'),
+    });
   }
-  return new SelfSignedSource({ sans: o.tlsSans });
+  return new SelfSignedSource({
+    sans: o.tlsSans,
+    log: logger,
+    onError: (err) => logger.error({ err }, 'certificate renewal failed'),
+  });
 }
 
 /** Patches our CA into the webhook configurations now and after every change, retrying every 10 s on failure. */
@@ -88,53 +111,77 @@ function keepCaBundle(kc: KubeConfig, name: string, certs: CertSource, logger: L
 
 /**
  * ~2.2 KB of JSON Patch, as large as meshgate's CNI-mode patch (validator, proxy, volume, affinity, label,
- * status). Frozen, so its base64 is encoded once: the route costs what answering that much costs, no more.
+ * status). Its value is pre-encoded like meshgate's templates: the route costs what answering that much costs.
  */
-const SIZED_ECHO_PATCH = deepFreeze([{ op: 'add' as const, path: '/metadata/annotations', value: { 'bench.meshgate.io/echo': 'x'.repeat(2170) } }]);
+const SIZED_ECHO_PATCH = [
+  {
+    op: 'add' as const,
+    path: '/metadata/annotations',
+    value: preEncode({ 'bench.meshgate.io/echo': 'x'.repeat(2170) }),
+  },
+];
 
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const logger = o.logger ?? pino({ level: 'info' });
-  const certs = certSource(o, logger);
+  const certs = o.certSource ?? certSource(o, logger);
   await certs.start();
   if (o.kc && o.webhookConfigName) keepCaBundle(o.kc, o.webhookConfigName, certs, logger);
   if (o.writeCaTo && certs.current().ca) {
     mkdirSync(o.writeCaTo, { recursive: true });
-    writeFileSync(join(o.writeCaTo, 'ca.crt'), certs.current().ca!);
+    const writeCa = () => writeFileSync(join(o.writeCaTo!, 'ca.crt'), certs.current().ca!);
+    writeCa();
+    certs.onChange(writeCa);
   }
 
   const stops: Array<() => void> = [() => certs.stop()];
   let nodes: NodeFacts;
-  let podModes: PodModes | undefined;
+  let podNeeds: PodNeeds | undefined;
   let synced: Promise<void> = Promise.resolve();
   if (o.kc) {
-    const cache = startNodeCache(o.kc, (err) => logger.warn({ err: describeKubeError(err) }, 'node watch interrupted; resuming'));
+    const cache = startNodeCache(
+      o.kc,
+      { pluginType: o.config.config.cni.pluginType, maxVerdictAgeMs: o.config.config.cni.maxVerdictAgeSeconds * 1000 },
+      (err) => logger.warn({ err: describeKubeError(err) }, 'node watch interrupted; resuming'),
+    );
     stops.push(() => cache.reflector.stop());
     nodes = cache.store;
     cache.ready.catch((err) => logger.error({ err: describeKubeError(err) }, 'node list failed'));
-    const pods = startPodModeCache(o.kc, (err) => logger.warn({ err: describeKubeError(err) }, 'pod watch interrupted; resuming'));
+    const pods = startPodNeedCache(o.kc, o.config, (err) =>
+      logger.warn({ err: describeKubeError(err) }, 'pod watch interrupted; resuming'),
+    );
     stops.push(() => pods.stop());
-    podModes = pods;
+    podNeeds = pods;
     synced = Promise.all([cache.ready, pods.ready]).then(() => undefined);
   } else {
     nodes = o.nodeState!;
   }
 
   const metrics = createMetrics({ defaultMetrics: true });
-  const handlers = buildHandlers({ config: o.config, nodes, podModes, logger, onLookup: (source) => metrics.podLookups.inc({ source }) });
+  registerCertificateMetrics(metrics.registry, certs);
+  registerNodeMetrics(metrics.registry, nodes);
+  const handlers = buildHandlers({
+    config: o.config,
+    nodes,
+    podNeeds,
+    onLookup: (source) => metrics.podLookups.inc({ source }),
+  });
   let closing = false;
   const app = buildApp({
     logger,
     metrics,
     onReview: o.onReview,
     https: { cert: certs.current().cert, key: certs.current().key },
+    limits: resolveLimits(o.limits),
     routes: {
       '/mutate': handlers.mutate,
       '/validate': handlers.validate,
-      ...(o.benchRoutes ? {
-        '/allow': () => ({ kind: 'allow', reason: 'echo' }) as const,
-        // Echo with a canned patch the size of a typical meshgate patch: the transport cost of the bigger answer.
-        '/allow-sized': () => ({ kind: 'patch', reason: 'echo', ops: SIZED_ECHO_PATCH }) as const,
-      } : {}),
+      ...(o.benchRoutes
+        ? {
+            '/allow': () => ({ kind: 'allow', reason: 'echo' }) as const,
+            // Echo with a canned patch the size of a typical meshgate patch: the transport cost of the bigger answer.
+            '/allow-sized': () => ({ kind: 'patch', reason: 'echo', ops: SIZED_ECHO_PATCH }) as const,
+          }
+        : {}),
     },
     ready: () => {
       if (closing) return { ready: false, why: 'shutting down' };
@@ -143,8 +190,12 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
       return { ready: true };
     },
   });
+  let served = certs.current().cert;
   certs.onChange((pair) => {
-    (app.server as HttpsServer).setSecureContext({ cert: pair.cert, key: pair.key });
+    // A change of the CA bundle alone (a CA rotation's first and last step) leaves the served pair as it is.
+    if (pair.cert === served) return;
+    served = pair.cert;
+    (app.server as HttpsServer).setSecureContext(secureContextOptions(pair));
     logger.info({ notAfter: pair.notAfter.toISOString() }, 'serving certificate swapped');
   });
   const drainer = trackConnections(app.server as HttpsServer);

@@ -67,9 +67,6 @@ export class FileSource extends PairSource {
     this.publish(next);
   }
 
-
-
-
   stop(): void {
     for (const w of this.#watchers) w.close();
     clearTimeout(this.#timer);

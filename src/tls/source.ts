@@ -1,14 +1,18 @@
 /**
  * Certificates behind one small interface, so the self-signed and file-backed sources are interchangeable and
- * readiness only asks `healthy()`. A source calls its listeners whenever the serving pair changes; the server
- * swaps its TLS context (`setSecureContext`) without dropping connections.
+ * readiness only asks `healthy()`. A source calls its listeners whenever the serving pair or the CA bundle
+ * changes; the server swaps its TLS context (`setSecureContext`) without dropping connections, and the caBundle
+ * keeper republishes the bundle.
  */
 export interface CertPair {
   /** PEM serving certificate (and chain). */
   cert: string;
   /** PEM private key. */
   key: string;
-  /** PEM CA that signed it: what a webhook configuration's caBundle must hold. */
+  /**
+   * PEM CA bundle clients must trust: what a webhook configuration's caBundle must hold. One CA normally; the
+   * old and the new CA while a self-managed CA is being rotated (secret-source.ts).
+   */
   ca?: string;
   notAfter: Date;
 }

@@ -1,94 +1,86 @@
 /**
- * A JSON Patch written straight to base64 from cached pieces. An AdmissionReview carries its patch as base64
- * of JSON, and most of meshgate's patch is the same frozen containers in every review.
+ * The patch encoder: an AdmissionReview answer carries its JSON Patch (RFC 6902) as base64 of its JSON text.
  *
- * Base64 turns every 3 bytes of input into 4 characters on their own, so the base64 of a text cut into pieces
- * whose byte lengths are multiples of 3 is the concatenation of the pieces' base64. Each piece is therefore
- * padded to such a length with spaces, which JSON allows between tokens (a piece always ends after a value,
- * a `:`, a `,` or a `[`). The base64 of a frozen value's padded JSON is computed once per process and kept
- * with the value; the short texts between values (op names, paths, small values) are kept in a bounded map,
- * since the same few recur in every review; and a whole patch made only of shared ops (inject/shared-op.ts) is
- * encoded once and kept with their sequence. Decoded, the result parses to exactly the ops given
- * (test/util/base64-json.test.ts checks that against JSON.stringify, over every corpus pod's patch).
+ * Most of meshgate's patch is the same in every review: the containers, volumes and other templates the
+ * configuration compiles to. `preEncode` serialises such a value once, when the configuration is compiled, and the
+ * encoder copies that JSON into every patch holding the value; everything else in a patch (paths, the status
+ * annotation, values built for this pod) is serialised per review. The text is then base64-encoded in one go.
+ *
+ * The only memo is the JSON of pre-encoded values, and its key is explicit: the value itself (identity). `preEncode`
+ * deep-freezes the value before it serialises it, so the JSON cannot go stale; a copy (`{ ...template, resources }`)
+ * is another key and is serialised afresh. Nothing a request carries is added to it, so its size is the number of
+ * templates of the configurations alive (a handful each), and it is held weakly: an entry goes with its template.
+ *
+ * Decoded, the patch parses to exactly the ops given (test/util/base64-json.test.ts: against JSON.stringify, over
+ * every corpus pod's patch under every mesh profile).
  */
-import { cachedJson, sharedList } from './json.ts';
-import { cached } from './cache.ts';
+import { deepFreeze } from './json.ts';
+import type { DeepReadonly } from './readonly.ts';
 
-/** Base64 of frozen values' padded JSON (values shared by every review: containers, volumes, affinity terms). */
-const frozenPieces = new WeakMap<object, string>();
-/** Base64 of padded short texts. Bounded: when full it starts again, so odd inputs cannot grow it. */
-const textPieces = new Map<string, string>();
-const MAX_TEXT_PIECES = 4096;
+declare const PRE_ENCODED: unique symbol;
 
-/** Base64 of the text padded with spaces to a multiple of 3 bytes. */
-function paddedBase64(text: string): string {
-  const bytes = Buffer.from(text);
-  const pad = (3 - (bytes.length % 3)) % 3;
-  return (pad === 0 ? bytes : Buffer.concat([bytes, Buffer.from('  '.slice(0, pad))])).toString('base64');
-}
+/** A value whose JSON the encoder already holds: deeply read-only, so the JSON stays true. */
+export type PreEncoded<T> = DeepReadonly<T> & { readonly [PRE_ENCODED]: true };
 
-const textPiece = (text: string) => cached(textPieces, text, paddedBase64, MAX_TEXT_PIECES);
-const frozenPiece = (value: object) => cached(frozenPieces, value, (v) => paddedBase64(cachedJson(v)));
+/** JSON text of pre-encoded values, by identity. Filled only by preEncode (at compile time), never per request. */
+const preEncodedJson = new WeakMap<object, string>();
 
 /**
- * Base64 of a string value's padded JSON, keyed by the string itself: shared strings (a label value, a status
- * annotation recorded once) keep their hash, so a hit costs no serialisation.
+ * Freezes `value` all the way down and records its JSON, and that of each item when it is a list (a patch may add
+ * the items one by one: `/spec/volumes/-`). Call it when a configuration is compiled, not per request.
  */
-const stringPieces = new Map<string, string>();
-
-const stringPiece = (value: string) => cached(stringPieces, value, (v) => paddedBase64(JSON.stringify(v)), MAX_TEXT_PIECES);
-
-/** Base64 of `{"op":…,"path":…` per op and path: two levels, so no key is built per review. */
-const opPieces = new Map<string, Map<string, string>>();
-const newPieceMap = () => new Map<string, string>();
-const SEP = { open: textPiece('['), comma: textPiece(','), close: textPiece(']'), end: textPiece('}'), value: textPiece(',"value":') };
-
-function opPiece(op: string, path: string): string {
-  const byPath = cached(opPieces, op, newPieceMap);
-  return cached(byPath, path, (p) => textPiece(`{"op":${JSON.stringify(op)},"path":${JSON.stringify(p)}`), MAX_TEXT_PIECES);
-}
-
-/** Base64 pieces of one JSON value: frozen objects whole and cached; a fresh list item by item. */
-function valuePieces(v: unknown, out: string[]): void {
-  if (v !== null && typeof v === 'object' && Object.isFrozen(v)) {
-    out.push(frozenPiece(v));
-  } else if (Array.isArray(v)) {
-    // A fresh list of frozen items (e.g. a requirement added to a term): the items are still cached.
-    out.push(SEP.open);
-    for (let i = 0; i < v.length; i++) {
-      if (i > 0) out.push(SEP.comma);
-      valuePieces(v[i] === undefined || typeof v[i] === 'function' ? null : v[i], out);
-    }
-    out.push(SEP.close);
-  } else if (typeof v === 'string') {
-    out.push(stringPiece(v));
-  } else {
-    out.push(textPiece(cachedJson(v)));
+export function preEncode<T extends object>(value: T): PreEncoded<T> {
+  deepFreeze(value);
+  preEncodedJson.set(value, JSON.stringify(value));
+  if (Array.isArray(value)) {
+    for (const item of value)
+      if (typeof item === 'object' && item !== null) preEncodedJson.set(item, JSON.stringify(item));
   }
+  return value as unknown as PreEncoded<T>;
 }
 
-/** Whole patches made only of shared (frozen) ops, by their sequence (see sharedList): encoded once. */
-const wholePatches = new WeakMap<object, string>();
-
-/** Base64 of the JSON of a JSON Patch (RFC 6902), as an AdmissionReview response's `patch` carries it. */
-export function base64JsonPatch(ops: ReadonlyArray<{ op: string; path: string; value?: unknown }>): string {
-  if (ops.length === 0 || !ops.every((o) => Object.isFrozen(o))) return assemble(ops);
-  // Encoded whole, so it needs no padding: the compact JSON, as JSON.stringify writes it.
-  return cached(wholePatches, sharedList(ops), (list) => Buffer.from(JSON.stringify(list)).toString('base64'));
+/** JSON.stringify's text for a JSON value, with pre-encoded values (also as list items) copied in. */
+function jsonOf(v: unknown): string {
+  if (typeof v === 'object' && v !== null) {
+    const known = preEncodedJson.get(v);
+    if (known !== undefined) return known;
+    if (Array.isArray(v)) {
+      // A list built for this pod from templates (the init containers to add): its items are pre-encoded.
+      let s = '[';
+      for (let i = 0; i < v.length; i++) {
+        const item: unknown = v[i];
+        if (i > 0) s += ',';
+        s += item === undefined || typeof item === 'function' || typeof item === 'symbol' ? 'null' : jsonOf(item);
+      }
+      return `${s}]`;
+    }
+  }
+  return JSON.stringify(v);
 }
 
-function assemble(ops: ReadonlyArray<{ op: string; path: string; value?: unknown }>): string {
-  const out: string[] = [SEP.open];
+/** `{"op":…,"path":` for the three ops meshgate writes (RFC 6902 has six; any other is serialised as it is). */
+const OP_OPENINGS: Readonly<Record<string, string>> = {
+  add: '{"op":"add","path":',
+  remove: '{"op":"remove","path":',
+  replace: '{"op":"replace","path":',
+};
+
+/** The JSON text of a JSON Patch. */
+export function jsonPatch(ops: ReadonlyArray<{ op: string; path: string; value?: unknown }>): string {
+  let s = '[';
   for (let i = 0; i < ops.length; i++) {
     const o = ops[i];
-    if (i > 0) out.push(SEP.comma);
-    out.push(opPiece(o.op, o.path));
-    if ('value' in o && o.value !== undefined) {
-      out.push(SEP.value);
-      valuePieces(o.value, out);
-    }
-    out.push(SEP.end);
+    if (i > 0) s += ',';
+    s += Object.hasOwn(OP_OPENINGS, o.op) ? OP_OPENINGS[o.op] : `{"op":${JSON.stringify(o.op)},"path":`;
+    s += JSON.stringify(o.path);
+    // As JSON.stringify: a member whose value is undefined (or a function) is left out.
+    if ('value' in o && o.value !== undefined && typeof o.value !== 'function') s += `,"value":${jsonOf(o.value)}`;
+    s += '}';
   }
-  out.push(SEP.close);
-  return out.join('');
+  return `${s}]`;
+}
+
+/** Base64 of the JSON of a JSON Patch, as an AdmissionReview response's `patch` carries it. */
+export function base64JsonPatch(ops: ReadonlyArray<{ op: string; path: string; value?: unknown }>): string {
+  return Buffer.from(jsonPatch(ops), 'utf8').toString('base64');
 }

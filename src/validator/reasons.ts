@@ -1,10 +1,18 @@
 /**
  * Why `meshgate validate-redirect` failed, as stable codes. The code is what the termination message, logs and any
  * controller reading pod status match on; the sentence is the one readable explanation reused everywhere.
- * Never rename a code: a repair controller or a dashboard may already key on it.
+ * Never rename a code: a repair controller or a dashboard may already key on it. New codes are appended.
  */
 
-export const REASONS = ['redirect_missing', 'timeout', 'wrong_listener', 'listen_failed', 'internal_error'] as const;
+export const REASONS = [
+  'redirect_missing',
+  'timeout',
+  'wrong_listener',
+  'listen_failed',
+  'internal_error',
+  'not_redirected',
+  'probe_not_local',
+] as const;
 
 export type Reason = (typeof REASONS)[number];
 
@@ -17,13 +25,23 @@ export const VALIDATION_FAILED_EXIT_CODE = 42;
 
 const SENTENCES: Record<Reason, string> = {
   redirect_missing:
-    'outbound TCP is not redirected to the proxy port: the probe connection was refused, reset or unroutable instead of reaching the local listener',
+    'TCP is not redirected to the proxy ports: ' +
+    'the probe connection was refused, reset or unroutable instead of reaching the validator',
   timeout:
-    'outbound TCP is not redirected to the proxy port: the probe connection got no answer before the timeout (the SYN most likely left the pod and was dropped)',
+    'TCP is not redirected to the proxy ports: the probe connection got no handshake before the deadline ' +
+    "(an external probe's SYN most likely left the pod and was dropped)",
   wrong_listener:
-    'outbound TCP reached a listener that is not the validator: the connection was established but did not return the proof for the token',
-  listen_failed: 'the validator could not listen on the proxy outbound port, so it could not check redirection',
+    'TCP reached a listener that is not the validator: ' +
+    'the connection was established but did not return the proof for the token',
+  listen_failed:
+    'the validator could not listen on the proxy ports or the probe address, so it could not check redirection',
   internal_error: 'the validator failed for a reason unrelated to redirection, so redirection is unverified',
+  not_redirected:
+    'TCP is not redirected: the probe reached its own destination inside the pod ' +
+    "(the mesh's rules are missing, or they do not apply to the validator's UID/GID); nothing left the pod",
+  probe_not_local:
+    'the probe address is not an address of this pod, so an unredirected probe could leave it; nothing was sent ' +
+    "(for [::6] the mesh's own setup, which assigns ::6 to lo, did not run)",
 };
 
 /** One readable sentence per reason, for stderr and the termination message. */

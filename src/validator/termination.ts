@@ -4,6 +4,7 @@
  * pod was refused without the logs. Written best-effort: failing to write it never changes the exit code.
  */
 import { writeFile } from 'node:fs/promises';
+import type { ProbeScope } from './options.ts';
 import type { Reason } from './reasons.ts';
 
 export interface TerminationMessage {
@@ -11,7 +12,13 @@ export interface TerminationMessage {
   /** From --node-name or NODE_NAME (downward API spec.nodeName); null when neither is set. */
   readonly node: string | null;
   readonly probeAddress: string;
+  /** `pod` (the default loopback probe) or `external` (--external-probe). */
+  readonly probeScope: ProbeScope;
+  /** The probe's source address; null when the kernel chose it. */
+  readonly sourceAddress: string | null;
   readonly outboundPort: number;
+  /** null when no inbound listener was asked for. */
+  readonly inboundPort: number | null;
   readonly elapsedMs: number;
   readonly detail: string;
 }

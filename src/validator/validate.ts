@@ -1,17 +1,27 @@
 /**
- * validateRedirect: the whole check as one function returning a value. Listen on the outbound port, probe, map the
- * outcome to a stable reason. It never throws — an unexpected error is the `internal_error` result — so the CLI and
- * tests only ever look at the result. No argv, env or files here.
+ * validateRedirect: the whole check as one function returning a value. Listen on the proxy's ports (and, for a
+ * pod-scope probe, on the probe address itself), probe, map the outcome to a stable reason. It never throws — an
+ * unexpected error is the `internal_error` result — so the CLI and tests only ever look at the result. No argv, env
+ * or files here.
  */
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
-import { startProofListener, type ProofListener } from './listener.ts';
-import type { Endpoint, ValidateOptions } from './options.ts';
-import { runProbe, type ProbeOutcome } from './probe.ts';
-import { createSecret } from './proof.ts';
+import { classify, type ClassifyContext } from './classify.ts';
+import { formatHostPort, startProofListener, type ProofListener } from './listener.ts';
+import { EXTERNAL_SYN_WINDOW_MS, type Endpoint, type ValidateOptions } from './options.ts';
+import { runProbe } from './probe.ts';
+import { createSecret, type Role } from './proof.ts';
 import type { Reason } from './reasons.ts';
 
 export type ValidateResult =
-  | { readonly ok: true; readonly elapsedMs: number; readonly listener: string }
+  | {
+      readonly ok: true;
+      readonly elapsedMs: number;
+      /** "host:port" of the listener that answered, and which capture port it stands in for. */
+      readonly listener: string;
+      readonly role: Exclude<Role, 'destination'>;
+      /** The probe's own end of the connection, as the listener saw it. */
+      readonly client: string;
+    }
   | { readonly ok: false; readonly reason: Reason; readonly detail: string; readonly elapsedMs: number };
 
 export interface ValidateDeps {
@@ -25,49 +35,60 @@ export async function validateRedirect(opts: ValidateOptions, deps: ValidateDeps
   const now = deps.now ?? (() => performance.now());
   const start = now();
   const elapsed = () => Math.max(0, Math.round(now() - start));
-  const fail = (reason: Reason, detail: string): ValidateResult => ({ ok: false, reason, detail, elapsedMs: elapsed() });
+  const fail = (reason: Reason, detail: string): ValidateResult => ({
+    ok: false,
+    reason,
+    detail,
+    elapsedMs: elapsed(),
+  });
 
-  let listener: ProofListener | undefined;
+  const capture: ProofListener[] = [];
+  let destination: ProofListener | undefined;
   try {
     const secret = createSecret(deps.randomBytes ?? cryptoRandomBytes);
-    try {
-      listener = await startProofListener(opts.listenAddress, opts.outboundPort, secret.key);
-    } catch (err) {
-      return fail('listen_failed', listenFailure(opts, err as NodeJS.ErrnoException));
+    const ports: Array<[Exclude<Role, 'destination'>, number | null]> = [
+      ['outbound', opts.outboundPort],
+      ['inbound', opts.inboundPort],
+    ];
+    for (const [role, port] of ports) {
+      if (port === null) continue;
+      try {
+        capture.push(await startProofListener(role, opts.listenAddress, port, secret.key));
+      } catch (err) {
+        return fail(
+          'listen_failed',
+          listenFailure(formatHostPort(opts.listenAddress, port), err as NodeJS.ErrnoException),
+        );
+      }
+    }
+    if (opts.scope === 'pod') {
+      try {
+        destination = await startProofListener('destination', opts.probe.host, opts.probe.port, secret.key);
+      } catch (err) {
+        return fail(...destinationFailure(opts.probe, err as NodeJS.ErrnoException));
+      }
     }
     const remaining = opts.timeoutMs - elapsed();
     if (remaining <= 0) return fail('timeout', `listening took longer than the ${opts.timeoutMs}ms timeout`);
-    const outcome = await runProbe(opts.probe, secret, remaining);
-    if (outcome.kind === 'proved') return { ok: true, elapsedMs: elapsed(), listener: listener.address };
-    return fail(...classify(outcome, opts, listener));
+    const handshakeMs = opts.scope === 'external' ? Math.min(remaining, EXTERNAL_SYN_WINDOW_MS) : remaining;
+    const candidates = destination ? [...capture, destination] : capture;
+    const outcome = await runProbe(
+      { target: opts.probe, source: opts.sourceAddress, candidates, timeoutMs: remaining, handshakeMs },
+      secret,
+    );
+    const ctx: ClassifyContext = { opts, probe: formatEndpoint(opts.probe), capture, identity: identity() };
+    if (outcome.kind !== 'proved') return fail(...classify(outcome, ctx));
+    const { by, client } = outcome;
+    if (by.role === 'destination') return fail(...classify({ kind: 'reached_destination', client }, ctx));
+    return { ok: true, elapsedMs: elapsed(), listener: by.address, role: by.role, client };
   } catch (err) {
     return fail('internal_error', `unexpected error: ${(err as Error)?.stack ?? String(err)}`);
   } finally {
-    await listener?.close();
+    await Promise.all([...capture, ...(destination ? [destination] : [])].map((l) => l.close()));
   }
 }
 
-/** Maps a failed probe to its reason and a detail sentence with the facts an operator needs. */
-function classify(outcome: Exclude<ProbeOutcome, { kind: 'proved' }>, opts: ValidateOptions, l: ProofListener): [Reason, string] {
-  const probe = formatEndpoint(opts.probe);
-  switch (outcome.kind) {
-    case 'connect_failed':
-      return [
-        'redirect_missing',
-        `connect to ${probe} failed with ${outcome.code} (${outcome.message}); a redirected connection would have reached ${l.address}`,
-      ];
-    case 'not_proved':
-      return ['wrong_listener', `connected to ${probe} but ${outcome.detail}; the listener on ${l.address} answered ${l.answered()} probes`];
-    case 'timed_out':
-      if (outcome.connected) {
-        return ['wrong_listener', `connected to ${probe} but got no proof within ${opts.timeoutMs}ms; the listener on ${l.address} answered ${l.answered()} probes`];
-      }
-      return ['timeout', `no TCP handshake with ${probe} within ${opts.timeoutMs}ms, so the SYN was not redirected to ${l.address}`];
-  }
-}
-
-function listenFailure(opts: ValidateOptions, err: NodeJS.ErrnoException): string {
-  const where = `${opts.listenAddress.includes(':') ? `[${opts.listenAddress}]` : opts.listenAddress}:${opts.outboundPort}`;
+function listenFailure(where: string, err: NodeJS.ErrnoException): string {
   const hint =
     err.code === 'EADDRINUSE'
       ? ' (something already listens there: the validator must run before the proxy starts)'
@@ -77,6 +98,31 @@ function listenFailure(opts: ValidateOptions, err: NodeJS.ErrnoException): strin
   return `listen on ${where} failed with ${err.code ?? 'an error'}: ${err.message}${hint}`;
 }
 
+/** Binding the probe address is the locality check: nothing has been sent when it fails. */
+function destinationFailure(probe: Endpoint, err: NodeJS.ErrnoException): [Reason, string] {
+  const where = formatEndpoint(probe);
+  if (err.code === 'EADDRNOTAVAIL') {
+    return [
+      'probe_not_local',
+      `${probe.host} is not an address of this pod (listening on ${where} failed with EADDRNOTAVAIL), ` +
+        'so a probe there would leave the pod if not redirected; nothing was sent. ' +
+        (probe.family === 6
+          ? 'The mesh assigns ::6 to lo when it sets up redirection: it did not run here'
+          : 'Use a loopback address such as 127.0.0.6, or --external-probe'),
+    ];
+  }
+  return [
+    'listen_failed',
+    `${listenFailure(where, err)}; ` +
+      'the validator listens on the probe address so that an unredirected probe stays in the pod and is recognised',
+  ];
+}
+
+/** Whose traffic the rules had to redirect; in the detail because Istio's rules depend on it. */
+function identity(): string {
+  return `uid ${process.getuid?.() ?? '?'} gid ${process.getgid?.() ?? '?'}`;
+}
+
 export function formatEndpoint(e: Endpoint): string {
-  return e.family === 6 ? `[${e.host}]:${e.port}` : `${e.host}:${e.port}`;
+  return formatHostPort(e.host, e.port);
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeAgent, type AgentConfig } from '../../src/agent/agent.ts';
 import { desiredState } from '../../src/agent/node-state.ts';
+import { writeMark, type QuarantineMark } from '../../src/node/quarantine.ts';
 import { readSnapshot } from '../../src/cni/snapshot.ts';
 import { verifyChain } from '../../src/cni/verify.ts';
 import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
@@ -24,13 +25,33 @@ afterEach(async () => {
   dirs?.cleanup();
 });
 
+/** A withdrawal by the repair controller (src/node/quarantine.ts). */
+const MARK: QuarantineMark = {
+  since: '2026-01-01T00:00:00.000Z',
+  lastFailureAt: '2026-01-01T00:00:00.000Z',
+  holdUntil: '2026-01-01T01:00:00.000Z',
+  hold: 'hold_off',
+  level: 0,
+  taint: false,
+  failureCount: 3,
+  failures: [{ pod: 'shop/web-1', reason: 'not_redirected', at: '2026-01-01T00:00:00.000Z' }],
+};
+
 function setup(files: Record<string, string> = {}, overrides: Partial<AgentConfig> = {}) {
   dirs = nodeDirs('meshgate-agent-');
   for (const [n, c] of Object.entries(files)) dirs.conf(n, c);
   for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
   const config: AgentConfig = {
-    nodeName: 'node-1', confDir: dirs.confDir, binDirs: [dirs.binDir], pluginType: 'istio-cni', runtime: 'containerd',
-    maxConfNum: 1, resyncMs: 300_000, debounceMs: 20, taintUnverified: false, ...overrides,
+    nodeName: 'node-1',
+    confDir: dirs.confDir,
+    binDirs: [dirs.binDir],
+    pluginType: 'istio-cni',
+    runtime: 'containerd',
+    maxConfNum: 1,
+    resyncMs: 300_000,
+    debounceMs: 20,
+    taintUnverified: false,
+    ...overrides,
   };
   return config;
 }
@@ -55,15 +76,37 @@ describe('NodeAgent', () => {
     expect(pub.last?.reason).toBe('no_config');
   });
 
-  it('a restart on an unchanged node writes nothing (the Node already says it)', async () => {
+  it('a restart on an unchanged node publishes nothing new, only a heartbeat (the Node already says it)', async () => {
     const config = setup({ '10-calico.conflist': MESHED });
-    const before = verifyChain(await readSnapshot(config.confDir, config.binDirs), { ...config, now: () => new Date('2020-01-01T00:00:00Z') });
+    const before = verifyChain(await readSnapshot(config.confDir, config.binDirs), {
+      ...config,
+      now: () => new Date('2020-01-01T00:00:00Z'),
+    });
     const pub = new FakePublisher(desiredState(before, false));
     agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
     await agent.start();
     expect(pub.reads).toBe(1);
     expect(pub.publishes).toHaveLength(0);
+    expect(pub.heartbeats).toHaveLength(1);
     expect(agent.lastVerdict?.verified).toBe(true);
+  });
+
+  it("an unchanged node is re-stamped on every resync (heartbeat), so a dead agent's verdict goes stale", async () => {
+    const config = setup({ '10-calico.conflist': MESHED }, { resyncMs: 150 });
+    const pub = new FakePublisher();
+    agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), watch: noWatch });
+    await agent.start();
+    expect(pub.publishes).toHaveLength(1);
+    const start = pub.heartbeats.length;
+    await sleep(1000);
+    await agent.stop();
+    const beats = pub.heartbeats.length - start;
+    console.log(`heartbeats in 1 s with a 150 ms resync: ${beats}`);
+    expect(beats).toBeGreaterThanOrEqual(2);
+    expect(pub.publishes).toHaveLength(1); // the verdict itself never changed
+    const after = pub.heartbeats.length;
+    await sleep(400);
+    expect(pub.heartbeats.length).toBe(after); // a stopped agent says nothing more
   });
 
   it('rewriting a file with identical content publishes nothing', async () => {
@@ -74,6 +117,26 @@ describe('NodeAgent', () => {
     writeFileSync(join(config.confDir, '10-calico.conflist'), corpus('istio__10-calico.conflist-istioconfig'));
     await sleep(300);
     expect(pub.publishes).toHaveLength(1);
+  });
+
+  it('a heartbeat due when a file changes re-reads the Node first: it never re-stamps a condition it has not seen', async () => {
+    const config = setup({ '10-calico.conflist': MESHED });
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const pub = new FakePublisher();
+    agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), now: () => new Date(now) });
+    await agent.start();
+    expect(pub.state?.label).toBe('true');
+    const reads = pub.reads;
+    // Behind the agent's back, the repair controller withdraws the node; then a file event comes when a heartbeat
+    // is due (past 90 % of the resync period, before the resync itself).
+    pub.state = { ...pub.state!, quarantine: writeMark(MARK) };
+    now += config.resyncMs * 0.95;
+    const published = pub.next((v) => v.verified, 4_000);
+    writeFileSync(join(config.confDir, '10-calico.conflist'), corpus('istio__10-calico.conflist-istioconfig'));
+    await published;
+    expect(pub.reads).toBe(reads + 1);
+    expect(pub.heartbeats).toHaveLength(0);
+    expect(pub.state).toMatchObject({ label: 'false', condition: { status: 'False', reason: 'node_quarantined' } });
   });
 
   it('retries after the apiserver failed, and publishes then', async () => {

@@ -7,6 +7,7 @@ import type { Verdict } from '../../src/cni/types.ts';
 import type { AgentLog } from '../../src/agent/agent.ts';
 import { desiredState, type PublishedState } from '../../src/agent/node-state.ts';
 import type { NodePublisher } from '../../src/agent/publisher.ts';
+import { readMark, underQuarantine, wantsTaint } from '../../src/node/quarantine.ts';
 
 export interface Publish {
   at: number;
@@ -35,19 +36,39 @@ export class FakePublisher implements NodePublisher {
     return this.state ?? { tainted: false };
   }
 
-  async publish(_nodeName: string, verdict: Verdict, taint: boolean): Promise<void> {
+  /** Heartbeats received (times from performance.now()). */
+  readonly heartbeats: number[] = [];
+
+  async heartbeat(_nodeName: string): Promise<void> {
     this.#maybeFail();
-    this.state = desiredState(verdict, taint);
+    this.heartbeats.push(performance.now());
+  }
+
+  /** As the real publisher: the quarantine mark on the Node (only the repair controller writes it) overrules a verified verdict. */
+  async publish(_nodeName: string, verdict: Verdict, taint: boolean): Promise<PublishedState> {
+    this.#maybeFail();
+    const quarantine = this.state?.quarantine;
+    const mark = readMark(quarantine);
+    this.state = { ...desiredState(underQuarantine(verdict, mark), wantsTaint(taint, mark)), quarantine };
     const p = { at: performance.now(), verdict, taint };
     this.publishes.push(p);
-    this.#waiters = this.#waiters.filter((w) => (w.match(verdict) ? (w.resolve(p), false) : true));
+    const matched = this.#waiters.filter((w) => w.match(verdict));
+    this.#waiters = this.#waiters.filter((w) => !matched.includes(w));
+    for (const w of matched) w.resolve(p);
+    return this.state;
   }
 
   /** The next publish (from now on) whose verdict matches; rejects after `timeoutMs`. */
   next(match: (v: Verdict) => boolean, timeoutMs = 5_000): Promise<Publish> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no matching publish within ${timeoutMs} ms`)), timeoutMs);
-      this.#waiters.push({ match, resolve: (p) => (clearTimeout(timer), resolve(p)) });
+      this.#waiters.push({
+        match,
+        resolve: (p) => {
+          clearTimeout(timer);
+          resolve(p);
+        },
+      });
     });
   }
 

@@ -1,4 +1,7 @@
 /** `meshgate node-agent` flags: defaults pinned, validation at the edge, usage errors exit 2 before any I/O. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDuration } from '../../src/agent/duration.ts';
 import { memoryIO } from '../../src/cli/io.ts';
@@ -20,6 +23,7 @@ describe('node-agent flags', () => {
       debounceMs: 100,
       taintUnverified: false,
       kubeconfig: undefined,
+      listen: undefined,
     });
   });
 
@@ -31,9 +35,31 @@ describe('node-agent flags', () => {
 
   it('takes every flag', () => {
     const argv = [
-      '--plugin-type', 'linkerd-cni', '--node-name', 'explicit', '--cni-conf-dir', '/host/etc/cni/net.d',
-      '--cni-bin-dir', '/host/opt/cni/bin,/host/usr/libexec/cni', '--cni-bin-dir', '/x', '--runtime', 'crio',
-      '--max-conf-num', '0', '--resync', '1m30s', '--debounce', '250ms', '--taint-unverified', '--kubeconfig', '/k',
+      '--plugin-type',
+      'linkerd-cni',
+      '--node-name',
+      'explicit',
+      '--cni-conf-dir',
+      '/host/etc/cni/net.d',
+      '--cni-bin-dir',
+      '/host/opt/cni/bin,/host/usr/libexec/cni',
+      '--cni-bin-dir',
+      '/x',
+      '--runtime',
+      'crio',
+      '--max-conf-num',
+      '0',
+      '--resync',
+      '1m30s',
+      '--debounce',
+      '250ms',
+      '--taint-unverified',
+      '--kubeconfig',
+      '/k',
+      '--port',
+      '9102',
+      '--host',
+      '10.1.2.3',
     ];
     expect(parseNodeAgentArgs(argv, {})).toEqual({
       nodeName: 'explicit',
@@ -46,23 +72,96 @@ describe('node-agent flags', () => {
       debounceMs: 250,
       taintUnverified: true,
       kubeconfig: '/k',
+      listen: { host: '10.1.2.3', port: 9102 },
     });
   });
 
   it.each([
     { argv: ['--plugin-type', 'istio-cni'], env: { KUBERNETES_SERVICE_HOST: 'h' }, err: /NODE_NAME is required/ },
-    { argv: [], env: IN_CLUSTER, err: /--plugin-type is required/ },
+    { argv: [], env: IN_CLUSTER, err: /--config FILE or --mesh NAME is required \(or --plugin-type TYPE alone/ },
+    {
+      argv: ['--mesh', 'istio', '--plugin-type', 'linkerd-cni'],
+      env: IN_CLUSTER,
+      err: /--plugin-type linkerd-cni differs from istio-cni, the CNI plugin of mesh istio in --mesh istio/,
+    },
     { argv: ['--plugin-type', 'istio-cni'], env: { NODE_NAME: 'n' }, err: /pass --kubeconfig/ },
     { argv: ['--plugin-type', 'istio-cni', '--runtime', 'cri-o'], env: IN_CLUSTER, err: /--runtime must be one of/ },
-    { argv: ['--plugin-type', 'istio-cni', '--resync', '5 minutes'], env: IN_CLUSTER, err: /--resync must be a duration/ },
-    { argv: ['--plugin-type', 'istio-cni', '--debounce', '0ms'], env: IN_CLUSTER, err: /--debounce must be a duration/ },
-    { argv: ['--plugin-type', 'istio-cni', '--max-conf-num', 'one'], env: IN_CLUSTER, err: /--max-conf-num must be a whole number/ },
+    {
+      argv: ['--plugin-type', 'istio-cni', '--resync', '5 minutes'],
+      env: IN_CLUSTER,
+      err: /--resync must be a duration/,
+    },
+    {
+      argv: ['--plugin-type', 'istio-cni', '--debounce', '0ms'],
+      env: IN_CLUSTER,
+      err: /--debounce must be a duration/,
+    },
+    {
+      argv: ['--plugin-type', 'istio-cni', '--max-conf-num', 'one'],
+      env: IN_CLUSTER,
+      err: /--max-conf-num must be a whole number/,
+    },
     { argv: ['--plugin-type', 'istio-cni', '--unknown'], env: IN_CLUSTER, err: /unknown/ },
+    { argv: ['--plugin-type', 'istio-cni', '--port', '65536'], env: IN_CLUSTER, err: /--port: "65536" is not a port/ },
+    { argv: ['--plugin-type', 'istio-cni', '--port', 'http'], env: IN_CLUSTER, err: /--port: "http" is not a port/ },
   ])('usage error: $err', async ({ argv, env, err }) => {
     const io = memoryIO('', env as Record<string, string>);
     expect(await run(argv, io)).toBe(2);
     expect(io.err).toMatch(err);
     expect(io.err).toContain('usage: meshgate node-agent');
+  });
+
+  it('takes the plugin type and the redirect ports from the mesh profile', () => {
+    expect(parseNodeAgentArgs(['--mesh', 'linkerd'], IN_CLUSTER)).toMatchObject({
+      pluginType: 'linkerd-cni',
+      expect: { inboundPort: 4143, outboundPort: 4140, proxyUid: 2102 },
+    });
+    expect(parseNodeAgentArgs(['--mesh', 'istio', '--plugin-type', 'istio-cni'], IN_CLUSTER)).toMatchObject({
+      pluginType: 'istio-cni',
+      expect: { inboundPort: 15006, outboundPort: 15001, proxyUid: 1337 },
+    });
+    // Without a profile there is nothing to compare the plugin's own config with.
+    expect(parseNodeAgentArgs(['--plugin-type', 'istio-cni'], IN_CLUSTER).expect).toBeUndefined();
+  });
+
+  it('reads --config: a custom mesh with its own plugin and ports; a config naming another plugin than --plugin-type fails', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meshgate-agent-'));
+    try {
+      const file = join(dir, 'config.yaml');
+      writeFileSync(file, 'mesh: linkerd\nproxy:\n  outboundPort: 4150\n');
+      expect(parseNodeAgentArgs(['--config', file], IN_CLUSTER)).toMatchObject({
+        pluginType: 'linkerd-cni',
+        expect: { outboundPort: 4150 },
+      });
+      expect(() => parseNodeAgentArgs(['--config', file, '--plugin-type', 'istio-cni'], IN_CLUSTER)).toThrow(
+        `--plugin-type istio-cni differs from linkerd-cni, the CNI plugin of mesh linkerd in ${file}`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    [['--mesh', 'consul'], /mesh: required: one of istio, linkerd, custom/],
+    [['--mesh', 'istio', '--config', '/x.yaml'], /--config and --mesh go alone/],
+    [['--config', '/nonexistent/meshgate.yaml'], /cannot read/],
+  ])('config error, exit 2: %s', async (argv, err) => {
+    const io = memoryIO('', IN_CLUSTER);
+    expect(await run(argv, io)).toBe(2);
+    expect(io.err).toMatch(err);
+  });
+
+  it('an invalid config is a startup error naming the key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meshgate-agent-'));
+    try {
+      const file = join(dir, 'config.yaml');
+      writeFileSync(file, 'mesh: istio\nproxy:\n  image: x/y:1\n');
+      const io = memoryIO('', IN_CLUSTER);
+      expect(await run(['--config', file], io)).toBe(2);
+      expect(io.err).toContain('proxy.image: not used with mesh istio');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('is wired into the meshgate command table', async () => {
@@ -74,8 +173,18 @@ describe('node-agent flags', () => {
 
 describe('parseDuration', () => {
   it.each([
-    ['100ms', 100], ['5m', 300_000], ['30s', 30_000], ['1h', 3_600_000], ['1m30s', 90_000], ['1.5s', 1_500],
-    ['', undefined], ['5', undefined], ['0s', undefined], ['5 m', undefined], ['-1s', undefined], ['5d', undefined],
+    ['100ms', 100],
+    ['5m', 300_000],
+    ['30s', 30_000],
+    ['1h', 3_600_000],
+    ['1m30s', 90_000],
+    ['1.5s', 1_500],
+    ['', undefined],
+    ['5', undefined],
+    ['0s', undefined],
+    ['5 m', undefined],
+    ['-1s', undefined],
+    ['5d', undefined],
   ])('%s → %s', (text, ms) => {
     expect(parseDuration(text)).toBe(ms);
   });

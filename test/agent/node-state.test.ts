@@ -16,23 +16,43 @@ import {
 import { corpus, memorySnapshot } from '../cni/helpers.ts';
 
 const at = (iso: string) => () => new Date(iso);
-const verified = verifyChain(memorySnapshot({ '10-calico.conflist': corpus('istio__10-calico.conflist-istioconfig') }), {
-  runtime: 'containerd', pluginType: 'istio-cni', maxConfNum: 1, now: at('2025-01-01T00:00:00.123Z'),
-});
+const verified = verifyChain(
+  memorySnapshot({ '10-calico.conflist': corpus('istio__10-calico.conflist-istioconfig') }),
+  {
+    runtime: 'containerd',
+    pluginType: 'istio-cni',
+    maxConfNum: 1,
+    now: at('2025-01-01T00:00:00.123Z'),
+  },
+);
 const missing = verifyChain(memorySnapshot({ '10-calico.conflist': corpus('istio__calico.conflist') }), {
-  runtime: 'containerd', pluginType: 'istio-cni', maxConfNum: 1, now: at('2025-01-01T00:00:00Z'),
+  runtime: 'containerd',
+  pluginType: 'istio-cni',
+  maxConfNum: 1,
+  now: at('2025-01-01T00:00:00Z'),
 });
 const later = (v: Verdict): Verdict => ({ ...v, evidence: { ...v.evidence, checkedAt: '2030-01-01T00:00:00.000Z' } });
 
 function nodeSaying(v: Verdict, extra: { taints?: V1Taint[] } = {}): V1Node {
   const want = desiredState(v, false);
   return {
-    metadata: { name: 'n1', resourceVersion: '42', labels: { [VERIFIED_LABEL]: want.label! }, annotations: { [EVIDENCE_ANNOTATION]: want.evidence! } },
+    metadata: {
+      name: 'n1',
+      resourceVersion: '42',
+      labels: { [VERIFIED_LABEL]: want.label! },
+      annotations: { [EVIDENCE_ANNOTATION]: want.evidence! },
+    },
     spec: { taints: extra.taints },
     status: {
       conditions: [
         { type: 'Ready', status: 'True' },
-        { type: CONDITION_TYPE, status: want.condition!.status, reason: v.reason, message: v.message, lastTransitionTime: new Date('2024-06-01T00:00:00Z') },
+        {
+          type: CONDITION_TYPE,
+          status: want.condition!.status,
+          reason: v.reason,
+          message: v.message,
+          lastTransitionTime: new Date('2024-06-01T00:00:00Z'),
+        },
       ],
     },
   };
@@ -41,7 +61,11 @@ function nodeSaying(v: Verdict, extra: { taints?: V1Taint[] } = {}): V1Node {
 describe('observeNode / isUpToDate', () => {
   it('reads back what desiredState puts on a Node', () => {
     const seen = observeNode(nodeSaying(verified));
-    expect(seen).toMatchObject({ label: 'true', condition: { status: 'True', reason: 'verified', lastTransitionTime: '2024-06-01T00:00:00Z' }, tainted: false });
+    expect(seen).toMatchObject({
+      label: 'true',
+      condition: { status: 'True', reason: 'verified', lastTransitionTime: '2024-06-01T00:00:00Z' },
+      tainted: false,
+    });
     expect(isUpToDate(seen, verified, false)).toBe(true);
   });
 
@@ -53,8 +77,14 @@ describe('observeNode / isUpToDate', () => {
     { name: 'a node never judged', seen: observeNode({ metadata: { name: 'n' } }) },
     { name: 'nothing read', seen: undefined },
     { name: 'the verdict flipped', seen: observeNode(nodeSaying(missing)) },
-    { name: 'the evidence changed (other file)', seen: { ...observeNode(nodeSaying(verified)), evidence: JSON.stringify({ ...verified.evidence, file: 'x' }) } },
-    { name: 'the evidence annotation was removed', seen: { ...observeNode(nodeSaying(verified)), evidence: undefined } },
+    {
+      name: 'the evidence changed (other file)',
+      seen: { ...observeNode(nodeSaying(verified)), evidence: JSON.stringify({ ...verified.evidence, file: 'x' }) },
+    },
+    {
+      name: 'the evidence annotation was removed',
+      seen: { ...observeNode(nodeSaying(verified)), evidence: undefined },
+    },
     { name: 'the label was edited', seen: { ...observeNode(nodeSaying(verified)), label: 'false' } },
     { name: 'a leftover taint on a verified node', seen: { ...observeNode(nodeSaying(verified)), tainted: true } },
   ])('is not up to date when $name', ({ seen }) => {
@@ -74,13 +104,25 @@ describe('planPatches', () => {
 
   it('keeps lastTransitionTime when the status does not change; heartbeat is now (seconds)', () => {
     const { node, status } = planPatches(nodeSaying(verified), verified, false, now);
+    // A patch that makes the node verified carries the resourceVersion it was planned on (a withdrawal in between wins).
     expect(node).toEqual({
-      metadata: { labels: { [VERIFIED_LABEL]: 'true' }, annotations: { [EVIDENCE_ANNOTATION]: JSON.stringify(verified.evidence) } },
+      metadata: {
+        resourceVersion: '42',
+        labels: { [VERIFIED_LABEL]: 'true' },
+        annotations: { [EVIDENCE_ANNOTATION]: JSON.stringify(verified.evidence) },
+      },
     });
     expect(status).toEqual({
       status: {
         conditions: [
-          { type: CONDITION_TYPE, status: 'True', reason: 'verified', message: verified.message, lastHeartbeatTime: '2025-02-03T04:05:06Z', lastTransitionTime: '2024-06-01T00:00:00Z' },
+          {
+            type: CONDITION_TYPE,
+            status: 'True',
+            reason: 'verified',
+            message: verified.message,
+            lastHeartbeatTime: '2025-02-03T04:05:06Z',
+            lastTransitionTime: '2024-06-01T00:00:00Z',
+          },
         ],
       },
     });
@@ -88,7 +130,11 @@ describe('planPatches', () => {
 
   it('moves lastTransitionTime when the status flips', () => {
     const { status } = planPatches(nodeSaying(verified), missing, false, now);
-    expect(status).toMatchObject({ status: { conditions: [{ status: 'False', reason: 'mesh_plugin_missing', lastTransitionTime: '2025-02-03T04:05:06Z' }] } });
+    expect(status).toMatchObject({
+      status: {
+        conditions: [{ status: 'False', reason: 'mesh_plugin_missing', lastTransitionTime: '2025-02-03T04:05:06Z' }],
+      },
+    });
   });
 
   it('adds the taint with a resourceVersion precondition, keeping other taints', () => {
@@ -106,7 +152,9 @@ describe('planPatches', () => {
     expect(planPatches(nodeSaying(missing, { taints: [ours, other] }), verified, true, now).node).toMatchObject({
       spec: { taints: [{ key: 'dedicated', effect: 'NoExecute', timeAdded: '2024-01-01T00:00:00Z' }] },
     });
-    expect(planPatches(nodeSaying(missing, { taints: [ours] }), missing, false, now).node).toMatchObject({ spec: { taints: [] } });
+    expect(planPatches(nodeSaying(missing, { taints: [ours] }), missing, false, now).node).toMatchObject({
+      spec: { taints: [] },
+    });
   });
 
   it('leaves spec and resourceVersion out when the taint is already right', () => {

@@ -12,6 +12,7 @@ export const chartDir = join(repoRoot, 'charts', 'meshgate');
 /** Kubernetes version the chart is rendered for: the release the e2e control plane runs. */
 export const KUBE_VERSION = '1.34.0';
 
+// biome-ignore lint/suspicious/noExplicitAny: rendered manifests are read field by field in tests; a wrong path fails the expectation
 export type Obj = Record<string, any>;
 
 export interface Rendered {
@@ -26,7 +27,11 @@ export function helm(args: string[], input?: string): Promise<RunResult> {
     input,
     timeoutMs: 60_000,
     // No repositories, plugins or caches of the person running the tests.
-    env: { ...process.env, HELM_CACHE_HOME: join(tmpdir(), 'meshgate-helm-cache'), HELM_CONFIG_HOME: join(tmpdir(), 'meshgate-helm-config') },
+    env: {
+      ...process.env,
+      HELM_CACHE_HOME: join(tmpdir(), 'meshgate-helm-cache'),
+      HELM_CONFIG_HOME: join(tmpdir(), 'meshgate-helm-config'),
+    },
   });
 }
 
@@ -55,7 +60,15 @@ export async function render(values: Obj = {}, o: RenderOptions = {}): Promise<R
 }
 
 export function templateArgs(o: RenderOptions = {}): string[] {
-  return ['template', o.release ?? 'meshgate', chartDir, '--namespace', o.namespace ?? 'meshgate', '--kube-version', KUBE_VERSION];
+  return [
+    'template',
+    o.release ?? 'meshgate',
+    chartDir,
+    '--namespace',
+    o.namespace ?? 'meshgate',
+    '--kube-version',
+    KUBE_VERSION,
+  ];
 }
 
 export function parseManifests(text: string): Rendered {
@@ -69,7 +82,9 @@ export function parseManifests(text: string): Rendered {
   const one = (kind: string, name?: string) => {
     const hits = all(kind).filter((d) => name === undefined || d.metadata?.name === name);
     if (hits.length !== 1) {
-      throw new Error(`expected one ${kind}${name ? ` ${name}` : ''}, found ${hits.length}: ${docs.map((d) => `${d.kind}/${d.metadata?.name}`).join(', ')}`);
+      throw new Error(
+        `expected one ${kind}${name ? ` ${name}` : ''}, found ${hits.length}: ${docs.map((d) => `${d.kind}/${d.metadata?.name}`).join(', ')}`,
+      );
     }
     return hits[0];
   };

@@ -1,16 +1,19 @@
 // Least privilege, one role per component: exact verbs and resourceNames, bindings to the right service accounts,
-// and the ValidatingAdmissionPolicy that narrows the agent's node patch rights (its behaviour: test/e2e/chart.test.ts).
+// and the ValidatingAdmissionPolicies that narrow what RBAC cannot (their behaviour on a real apiserver:
+// test/e2e/chart.test.ts and test/e2e/chart-policies.test.ts).
 import { describe, expect, it } from 'vitest';
-import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/agent/node-state.ts';
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/node/contract.ts';
+import { REDIRECT_LABEL } from '../../src/inject/constants.ts';
 import { render, type Obj } from './helm.ts';
+import { profileValues } from './profiles.ts';
 
 const rules = (r: Obj) => r.rules.map((x: Obj) => ({ ...x }));
+const SA = (name: string) => `system:serviceaccount:mesh-system:${name}`;
 
 describe('RBAC', () => {
   it('webhook: reads nodes and pods, patches only its own two webhook configurations (self-managed)', async () => {
-    const r = await render({}, { release: 'mesh', namespace: 'mesh-system' });
-    const role = r.one('ClusterRole', 'mesh-meshgate-webhook');
-    expect(rules(role)).toEqual([
+    const r = await render(profileValues('istio'), { release: 'mesh', namespace: 'mesh-system' });
+    expect(rules(r.one('ClusterRole', 'mesh-meshgate-webhook'))).toEqual([
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
       {
@@ -20,62 +23,197 @@ describe('RBAC', () => {
         verbs: ['get', 'patch'],
       },
     ]);
-    // The resourceName is the configurations' real name.
     expect(r.one('MutatingWebhookConfiguration').metadata.name).toBe('mesh-meshgate');
     expect(r.one('ValidatingWebhookConfiguration').metadata.name).toBe('mesh-meshgate');
-    const binding = r.one('ClusterRoleBinding', 'mesh-meshgate-webhook');
-    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'mesh-meshgate-webhook' });
-    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'mesh-meshgate', namespace: 'mesh-system' }]);
-    expect(r.one('Deployment').spec.template.spec.serviceAccountName).toBe('mesh-meshgate');
-    // The shared certificate Secret: get/update only that Secret, create (unrestrictable by name) in its namespace.
+    expect(r.one('ClusterRoleBinding', 'mesh-meshgate-webhook').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'mesh-meshgate', namespace: 'mesh-system' },
+    ]);
+    expect(r.one('Deployment', 'mesh-meshgate').spec.template.spec.serviceAccountName).toBe('mesh-meshgate');
     const certs = r.one('Role', 'mesh-meshgate-webhook-certs');
-    expect(certs.metadata.namespace).toBe('mesh-system');
     expect(rules(certs)).toEqual([
       { apiGroups: [''], resources: ['secrets'], resourceNames: ['mesh-meshgate-tls'], verbs: ['get', 'update'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
     ]);
-    expect(r.one('RoleBinding', 'mesh-meshgate-webhook-certs').subjects).toEqual([{ kind: 'ServiceAccount', name: 'mesh-meshgate', namespace: 'mesh-system' }]);
-    const args = r.one('Deployment').spec.template.spec.containers[0].args;
-    expect(args).toEqual(expect.arrayContaining(['--cert-secret=mesh-meshgate-tls', '--webhook-config=mesh-meshgate']));
+    expect(r.one('Deployment', 'mesh-meshgate').spec.template.spec.containers[0].args).toEqual(
+      expect.arrayContaining(['--cert-secret=mesh-meshgate-tls', '--webhook-config=mesh-meshgate']),
+    );
   });
 
   it('webhook with cert-manager: no write access at all (the CA injector fills caBundle)', async () => {
-    const role = (await render({ certs: { mode: 'cert-manager' } })).one('ClusterRole', 'meshgate-webhook');
-    for (const rule of role.rules) expect(rule.verbs).toEqual(['get', 'list', 'watch']);
-    expect((await render({ certs: { mode: 'cert-manager' } })).all('Role')).toEqual([]);
+    const r = await render(profileValues('istio', { certs: { mode: 'cert-manager' } }));
+    for (const rule of r.one('ClusterRole', 'meshgate-webhook').rules)
+      expect(rule.verbs).toEqual(['get', 'list', 'watch']);
+    expect(r.all('Role').map((x) => x.metadata.name)).toEqual(['meshgate-repair-controller']);
   });
 
   it('node agent: get/patch on nodes and nodes/status, bound to the agent’s service account only', async () => {
-    const r = await render();
+    const r = await render(profileValues('istio'));
     expect(rules(r.one('ClusterRole', 'meshgate-node-agent'))).toEqual([
       { apiGroups: [''], resources: ['nodes', 'nodes/status'], verbs: ['get', 'patch'] },
     ]);
-    const binding = r.one('ClusterRoleBinding', 'meshgate-node-agent');
-    expect(binding.roleRef.name).toBe('meshgate-node-agent');
-    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'meshgate-node-agent', namespace: 'meshgate' }]);
-    // The only namespaced grant is the webhook's certificate Secret, never the agent.
-    expect(r.all('Role').map((x: Obj) => x.metadata.name)).toEqual(['meshgate-webhook-certs']);
-    expect(r.all('RoleBinding').flatMap((x: Obj) => x.subjects.map((s: Obj) => s.name))).toEqual(['meshgate']);
+    expect(r.one('ClusterRoleBinding', 'meshgate-node-agent').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'meshgate-node-agent', namespace: 'meshgate' },
+    ]);
   });
 
-  it('the node-agent policy matches the agent’s own username and compares the token’s node claim', async () => {
-    const r = await render({}, { release: 'mesh', namespace: 'mesh-system' });
-    const policy = r.one('ValidatingAdmissionPolicy', 'mesh-meshgate-node-agent');
-    expect(policy.apiVersion).toBe('admissionregistration.k8s.io/v1');
-    expect(policy.spec.failurePolicy).toBe('Fail');
-    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+  it('repair controller: reads and deletes pods, writes Events, renews its own Lease; nodes only to withdraw verdicts', async () => {
+    const r = await render(profileValues('linkerd'), { release: 'mesh', namespace: 'mesh-system' });
+    expect(rules(r.one('ClusterRole', 'mesh-meshgate-repair-controller'))).toEqual([
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      // unmeshedPods: report (the default) reads which namespaces are opted in (test/chart/repair-features.test.ts).
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['mutatingwebhookconfigurations'],
+        resourceNames: ['mesh-meshgate'],
+        verbs: ['get'],
+      },
+    ]);
+    const role = r.one('Role', 'mesh-meshgate-repair-controller');
+    expect(role.metadata.namespace).toBe('mesh-system');
+    expect(rules(role)).toEqual([
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: ['mesh-meshgate-repair-controller'],
+        verbs: ['get', 'update'],
+      },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    ]);
+    for (const kind of ['ClusterRoleBinding', 'RoleBinding']) {
+      expect(r.one(kind, 'mesh-meshgate-repair-controller').subjects).toEqual([
+        { kind: 'ServiceAccount', name: 'mesh-meshgate-repair-controller', namespace: 'mesh-system' },
+      ]);
+    }
+    expect(r.one('Deployment', 'mesh-meshgate-repair-controller').spec.template.spec.serviceAccountName).toBe(
+      'mesh-meshgate-repair-controller',
+    );
+    const withdraw = await render(
+      profileValues('linkerd', { repairController: { withdrawVerdicts: true, unmeshedPods: 'off' } }),
+    );
+    expect(rules(withdraw.one('ClusterRole', 'meshgate-repair-controller')).slice(2)).toEqual([
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
+      { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
+    ]);
+  });
+
+  it('no role uses a wildcard, and every binding names one of meshgate’s own service accounts', async () => {
+    const r = await render(profileValues('istio', { repairController: { withdrawVerdicts: true } }));
+    for (const role of [...r.all('ClusterRole'), ...r.all('Role')]) {
+      for (const rule of role.rules) expect(JSON.stringify(rule), role.metadata.name).not.toContain('"*"');
+    }
+    const accounts = r.all('ServiceAccount').map((s) => s.metadata.name);
+    expect(accounts).toEqual(['meshgate-node-agent', 'meshgate-repair-controller', 'meshgate']);
+    for (const b of [...r.all('ClusterRoleBinding'), ...r.all('RoleBinding')]) {
+      for (const s of b.subjects) expect(accounts).toContain(s.name);
+    }
+  });
+});
+
+describe('admission policies', () => {
+  it('every policy fails closed and is bound with Deny', async () => {
+    const r = await render(profileValues('istio'));
+    const names = r
+      .all('ValidatingAdmissionPolicy')
+      .map((p) => p.metadata.name)
+      .sort();
+    expect(names).toEqual([
+      'meshgate-node-verdict',
+      'meshgate-node-writers',
+      'meshgate-repair-controller',
+      'meshgate-webhook-configs',
+      'meshgate-webhook-secret',
+    ]);
+    for (const p of r.all('ValidatingAdmissionPolicy')) {
+      expect(p.spec.failurePolicy).toBe('Fail');
+      expect(r.one('ValidatingAdmissionPolicyBinding', p.metadata.name).spec).toEqual({
+        policyName: p.metadata.name,
+        validationActions: ['Deny'],
+      });
+    }
+  });
+
+  it('the node policies match nodes and nodes/status, name meshgate’s own writers, and the very keys of the Node contract', async () => {
+    const r = await render(profileValues('istio'), { release: 'mesh', namespace: 'mesh-system' });
+    const writers = r.one('ValidatingAdmissionPolicy', 'mesh-meshgate-node-writers');
+    expect(writers.spec.matchConstraints.resourceRules).toEqual([
       { apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['nodes', 'nodes/status'] },
     ]);
-    expect(policy.spec.matchConditions).toEqual([
-      { name: 'is-meshgate-node-agent', expression: "request.userInfo.username == \"system:serviceaccount:mesh-system:mesh-meshgate-node-agent\"" },
+    expect(writers.spec.matchConditions[0].expression).toBe(
+      `request.userInfo.username in ["${SA('mesh-meshgate-node-agent')}", "${SA('mesh-meshgate-repair-controller')}"]`,
+    );
+    expect(JSON.stringify(writers.spec)).toContain("request.userInfo.extra['authentication.kubernetes.io/node-name']");
+    const verdict = r.one('ValidatingAdmissionPolicy', 'mesh-meshgate-node-verdict');
+    expect(verdict.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['nodes', 'nodes/status'] },
     ]);
-    const text = JSON.stringify(policy.spec);
-    expect(text).toContain("request.userInfo.extra['authentication.kubernetes.io/node-name']");
-    // The very keys the agent writes (src/agent/node-state.ts), so a rename cannot leave the policy behind.
-    for (const key of [VERIFIED_LABEL, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT.key, UNVERIFIED_TAINT.effect, CONDITION_TYPE]) {
-      expect(text).toContain(`'${key}'`);
+    expect(verdict.spec.matchConditions).toEqual([
+      { name: 'not-the-node-agent', expression: `request.userInfo.username != "${SA('mesh-meshgate-node-agent')}"` },
+    ]);
+    for (const p of [writers, verdict]) {
+      const text = JSON.stringify(p.spec);
+      for (const key of [VERIFIED_LABEL, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT.key, CONDITION_TYPE])
+        expect(text).toContain(`'${key}'`);
     }
-    const binding = r.one('ValidatingAdmissionPolicyBinding', 'mesh-meshgate-node-agent');
-    expect(binding.spec).toEqual({ policyName: 'mesh-meshgate-node-agent', validationActions: ['Deny'] });
+    expect(JSON.stringify(verdict.spec)).toContain(SA('mesh-meshgate-repair-controller'));
+  });
+
+  it('the webhook policies: its two configurations (caBundle only) and its own TLS Secret', async () => {
+    const r = await render(profileValues('istio'), { release: 'mesh', namespace: 'mesh-system' });
+    const configs = r.one('ValidatingAdmissionPolicy', 'mesh-meshgate-webhook-configs');
+    expect(configs.spec.matchConstraints.resourceRules[0].resources).toEqual([
+      'mutatingwebhookconfigurations',
+      'validatingwebhookconfigurations',
+    ]);
+    expect(configs.spec.matchConditions[0].expression).toBe(`request.userInfo.username == "${SA('mesh-meshgate')}"`);
+    expect(JSON.stringify(configs.spec)).toContain('request.name == \\"mesh-meshgate\\"');
+    const secret = r.one('ValidatingAdmissionPolicy', 'mesh-meshgate-webhook-secret');
+    expect(JSON.stringify(secret.spec)).toContain('object.metadata.name == \\"mesh-meshgate-tls\\"');
+    // cert-manager mode: the webhook writes no Secret, so there is nothing to narrow.
+    expect(
+      (await render(profileValues('istio', { certs: { mode: 'cert-manager' } })))
+        .all('ValidatingAdmissionPolicy')
+        .map((p) => p.metadata.name),
+    ).not.toContain('meshgate-webhook-secret');
+  });
+
+  it('the repair policy: DELETE of pods by the repair controller, never in excluded namespaces, only labelled, owned, failed pods', async () => {
+    const r = await render(profileValues('istio', { config: { systemNamespaces: ['kube-system', 'ops'] } }), {
+      release: 'mesh',
+      namespace: 'mesh-system',
+    });
+    const p = r.one('ValidatingAdmissionPolicy', 'mesh-meshgate-repair-controller');
+    expect(p.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['pods'] },
+    ]);
+    expect(p.spec.matchConditions[0].expression).toBe(
+      `request.userInfo.username == "${SA('mesh-meshgate-repair-controller')}"`,
+    );
+    const text = JSON.stringify(p.spec);
+    expect(text).toContain('request.namespace in [\\"mesh-system\\",\\"kube-system\\",\\"ops\\"]');
+    expect(text).toContain(`'${REDIRECT_LABEL}' in oldObject.metadata`);
+    expect(text).toContain("s.name == 'istio-validation'");
+    expect(p.spec.validations).toHaveLength(4);
+  });
+
+  it('disabling the agent or the repair controller drops its workload, RBAC and repair policy; the node policies stay', async () => {
+    const r = await render(
+      profileValues('istio', { nodeAgent: { enabled: false }, repairController: { enabled: false } }),
+    );
+    expect(r.all('DaemonSet')).toEqual([]);
+    expect(r.all('Deployment').map((d) => d.metadata.name)).toEqual(['meshgate']);
+    expect(r.all('ServiceAccount').map((s) => s.metadata.name)).toEqual(['meshgate']);
+    expect(
+      r
+        .all('ValidatingAdmissionPolicy')
+        .map((p) => p.metadata.name)
+        .sort(),
+    ).toEqual([
+      'meshgate-node-verdict',
+      'meshgate-node-writers',
+      'meshgate-webhook-configs',
+      'meshgate-webhook-secret',
+    ]);
   });
 });

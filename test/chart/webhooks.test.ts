@@ -1,105 +1,279 @@
-// The two webhook configurations as helm renders them: rules, selectors, the exclusions that keep meshgate from
-// ever blocking its own pods, and the certificate wiring of both modes.
+// The two webhook configurations as helm renders them for each mesh profile: which requests each entry receives,
+// that the entries are disjoint (no pod reviewed twice) and never select meshgate's own or the system namespaces,
+// the routine-update filter, reinvocation, and the certificate wiring of both modes.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { render, type Obj, type Rendered } from './helm.ts';
+import { MESHES, profileValues } from './profiles.ts';
+import { selecting, type Labels } from './selectors.ts';
 
 const NAME_EXCLUSION = 'kubernetes.io/metadata.name';
+const EXCLUDED = ['meshgate', 'kube-system', 'kube-public', 'kube-node-lease'];
+const hooks = (r: Rendered, kind: string): Obj[] => r.one(kind).webhooks;
 
-function only(cfg: Obj): Obj {
-  expect(cfg.webhooks).toHaveLength(1);
-  return cfg.webhooks[0];
-}
+/** Namespaces and pods as a cluster would have them, for the selection matrix. */
+const NAMESPACES: Array<[string, Labels]> = [
+  ['plain', {}],
+  ['mg', { 'meshgate.io/inject': 'enabled' }],
+  ['mg-disabled', { 'meshgate.io/inject': 'disabled' }],
+  ['istio', { 'istio-injection': 'enabled' }],
+  ['istio-disabled', { 'istio-injection': 'disabled' }],
+  ['rev', { 'istio.io/rev': 'canary' }],
+  ['rev-and-istio', { 'istio.io/rev': 'default', 'istio-injection': 'enabled' }],
+  ['rev-disabled', { 'istio.io/rev': 'default', 'istio-injection': 'disabled' }],
+  ['all', { 'meshgate.io/inject': 'enabled', 'istio-injection': 'enabled', 'istio.io/rev': 'default' }],
+  ['team-a', { team: 'a' }],
+  ['team-a-mg', { team: 'a', 'meshgate.io/inject': 'enabled' }],
+  ['meshgate', { 'meshgate.io/inject': 'enabled', 'istio-injection': 'enabled' }],
+  ['kube-system', { 'meshgate.io/inject': 'enabled', 'istio.io/rev': 'default' }],
+];
+const PODS: Labels[] = [
+  {},
+  { 'sidecar.istio.io/inject': 'true' },
+  { 'sidecar.istio.io/inject': 'false' },
+  { 'istio.io/rev': 'canary' },
+  { 'istio.io/rev': 'default', 'sidecar.istio.io/inject': 'true' },
+  { 'meshgate.io/inject': 'true' },
+  { 'meshgate.io/inject': 'true', 'sidecar.istio.io/inject': 'true' },
+  { 'meshgate.io/inject': 'false' },
+];
 
-describe('webhook configurations (default values)', () => {
+describe.each(MESHES)('webhook configurations, mesh %s', (mesh) => {
   let r: Rendered;
   beforeAll(async () => {
-    r = await render();
+    r = await render(profileValues(mesh, { config: { injection: { podOptInNamespaceLabels: { team: 'a' } } } }));
   });
 
-  it('mutates pods on CREATE at /mutate with the admission settings meshgate relies on', () => {
-    const w = only(r.one('MutatingWebhookConfiguration', 'meshgate'));
-    expect(w.rules).toEqual([{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' }]);
-    expect(w.clientConfig).toEqual({ service: { name: 'meshgate', namespace: 'meshgate', path: '/mutate', port: 443 } });
-    expect(w).toMatchObject({
-      failurePolicy: 'Fail',
-      matchPolicy: 'Equivalent',
-      sideEffects: 'None',
-      reinvocationPolicy: 'IfNeeded',
-      timeoutSeconds: 10,
-      admissionReviewVersions: ['v1'],
-    });
-  });
-
-  it('validates pods and pods/binding on CREATE at /validate', () => {
-    const w = only(r.one('ValidatingWebhookConfiguration', 'meshgate'));
-    expect(w.rules).toEqual([{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods', 'pods/binding'], scope: 'Namespaced' }]);
-    expect(w.clientConfig.service).toEqual({ name: 'meshgate', namespace: 'meshgate', path: '/validate', port: 443 });
-    expect(w).toMatchObject({ failurePolicy: 'Fail', matchPolicy: 'Equivalent', sideEffects: 'None', timeoutSeconds: 10, admissionReviewVersions: ['v1'] });
-    expect(w.reinvocationPolicy).toBeUndefined();
-  });
-
-  it('selects opted-in namespaces and never meshgate’s own or the system namespaces', () => {
-    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
-      const sel = only(r.one(kind)).namespaceSelector;
-      expect(sel.matchLabels).toBeUndefined();
-      expect(sel.matchExpressions).toContainEqual({ key: 'meshgate.io/inject', operator: 'In', values: ['enabled'] });
-      const exclusion = sel.matchExpressions.find((e: Obj) => e.key === NAME_EXCLUSION);
-      expect(exclusion).toEqual({ key: NAME_EXCLUSION, operator: 'NotIn', values: ['meshgate', 'kube-system', 'kube-public', 'kube-node-lease'] });
+  it('mutating: pods CREATE at /mutate, reinvoked after later webhooks (the mesh’s injector)', () => {
+    for (const w of hooks(r, 'MutatingWebhookConfiguration')) {
+      expect(w.name).toMatch(/^[a-z0-9-]+\.mutate\.meshgate\.io$/);
+      expect(w.rules).toEqual([
+        { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' },
+      ]);
+      expect(w.clientConfig).toEqual({
+        service: { name: 'meshgate', namespace: 'meshgate', path: '/mutate', port: 443 },
+      });
+      expect(w).toMatchObject({
+        failurePolicy: 'Fail',
+        matchPolicy: 'Equivalent',
+        sideEffects: 'None',
+        reinvocationPolicy: 'IfNeeded',
+        timeoutSeconds: 10,
+        admissionReviewVersions: ['v1'],
+      });
+      expect(w.matchConditions).toBeUndefined();
     }
   });
 
-  it('self-managed certificates: caBundle is left empty and no cert-manager objects are rendered', () => {
-    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
-      const cfg = r.one(kind);
-      expect(only(cfg).clientConfig.caBundle).toBeUndefined();
-      expect(cfg.metadata.annotations?.['cert-manager.io/inject-ca-from']).toBeUndefined();
+  it('validating: pods CREATE/UPDATE, ephemeral containers, and every binding where a Binding can be seen', () => {
+    for (const w of hooks(r, 'ValidatingWebhookConfiguration')) {
+      const bindings = w.objectSelector === undefined;
+      expect(w.rules).toEqual([
+        {
+          apiGroups: [''],
+          apiVersions: ['v1'],
+          operations: ['CREATE', 'UPDATE'],
+          resources: ['pods'],
+          scope: 'Namespaced',
+        },
+        {
+          apiGroups: [''],
+          apiVersions: ['v1'],
+          operations: ['UPDATE'],
+          resources: ['pods/ephemeralcontainers'],
+          scope: 'Namespaced',
+        },
+        ...(bindings
+          ? [
+              {
+                apiGroups: [''],
+                apiVersions: ['v1'],
+                operations: ['CREATE'],
+                resources: ['pods/binding', 'bindings'],
+                scope: 'Namespaced',
+              },
+            ]
+          : []),
+      ]);
+      expect(w.clientConfig.service.path).toBe('/validate');
+      expect(w).toMatchObject({ failurePolicy: 'Fail', sideEffects: 'None', timeoutSeconds: 10 });
+      expect(w.reinvocationPolicy).toBeUndefined();
+      expect(w.matchConditions.map((c: Obj) => c.name)).toEqual(['skip-routine-pod-updates']);
     }
-    expect(r.all('Issuer')).toEqual([]);
-    expect(r.all('Certificate')).toEqual([]);
+    // Bindings reach meshgate through the namespace entries.
+    expect(
+      hooks(r, 'ValidatingWebhookConfiguration')
+        .filter((w) => !w.objectSelector)
+        .map((w) => w.name),
+    ).toContain('ns-meshgate.validate.meshgate.io');
+  });
+
+  it('both configurations have the same entries, each excluding meshgate’s own and the system namespaces', () => {
+    const names = (kind: string) => hooks(r, kind).map((w) => w.name.split('.')[0]);
+    expect(names('MutatingWebhookConfiguration')).toEqual(names('ValidatingWebhookConfiguration'));
+    for (const w of [...hooks(r, 'MutatingWebhookConfiguration'), ...hooks(r, 'ValidatingWebhookConfiguration')]) {
+      expect(w.namespaceSelector.matchExpressions).toContainEqual({
+        key: NAME_EXCLUSION,
+        operator: 'NotIn',
+        values: EXCLUDED,
+      });
+    }
+  });
+
+  it('no pod is sent to two entries, and meshgate’s own and the system namespaces are never selected', () => {
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+      for (const [ns, labels] of NAMESPACES) {
+        for (const pod of PODS) {
+          const hits = selecting(hooks(r, kind), ns, labels, pod);
+          expect(hits.length, `${kind} ${ns} ${JSON.stringify(pod)}: ${hits.join(', ')}`).toBeLessThanOrEqual(1);
+          if (EXCLUDED.includes(ns)) expect(hits).toEqual([]);
+        }
+      }
+    }
+  });
+});
+
+describe('which pods each profile selects', () => {
+  const selected = async (mesh: 'istio' | 'linkerd') => {
+    const r = await render(profileValues(mesh, { config: { injection: { podOptInNamespaceLabels: { team: 'a' } } } }));
+    const ws = hooks(r, 'MutatingWebhookConfiguration');
+    return (ns: string, pod: Labels = {}) =>
+      selecting(ws, ns, Object.fromEntries(NAMESPACES)[ns], pod).map((n) => n.split('.')[0])[0] ?? null;
+  };
+
+  it('istio: meshgate’s label, istio-injection, istio.io/rev, and pod-level opt-in as istiod has it', async () => {
+    const s = await selected('istio');
+    expect(s('mg')).toBe('ns-meshgate');
+    expect(s('all')).toBe('ns-meshgate');
+    expect(s('istio')).toBe('ns-istio-injection');
+    expect(s('rev-and-istio')).toBe('ns-istio-injection'); // istio-injection wins over istio.io/rev, as in istiod
+    expect(s('rev')).toBe('ns-istio-rev');
+    expect(s('rev-disabled')).toBeNull(); // istio-injection=disabled opts the namespace out of Istio
+    expect(s('istio-disabled', { 'sidecar.istio.io/inject': 'true' })).toBeNull();
+    expect(s('plain')).toBeNull();
+    expect(s('plain', { 'sidecar.istio.io/inject': 'true' })).toBe('pod-istio-inject');
+    expect(s('plain', { 'istio.io/rev': 'canary' })).toBe('pod-istio-rev');
+    expect(s('plain', { 'istio.io/rev': 'default', 'sidecar.istio.io/inject': 'true' })).toBe('pod-istio-rev');
+    // Unlike istiod, a pod opting out in a selected namespace still reaches meshgate, which refuses the opt-out.
+    expect(s('istio', { 'sidecar.istio.io/inject': 'false' })).toBe('ns-istio-injection');
+    expect(s('team-a', { 'meshgate.io/inject': 'true' })).toBe('pod-optin');
+    expect(s('team-a', { 'meshgate.io/inject': 'true', 'sidecar.istio.io/inject': 'true' })).toBe('pod-istio-inject');
+    expect(s('team-a-mg', { 'meshgate.io/inject': 'true' })).toBe('ns-meshgate');
+    expect(s('plain', { 'meshgate.io/inject': 'true' })).toBeNull();
+  });
+
+  it('linkerd: meshgate’s namespace label (annotations cannot be selected) and pod opt-in', async () => {
+    const s = await selected('linkerd');
+    expect(s('mg')).toBe('ns-meshgate');
+    expect(s('istio')).toBeNull();
+    expect(s('plain')).toBeNull();
+    expect(s('team-a', { 'meshgate.io/inject': 'true' })).toBe('pod-optin');
+    expect(s('team-a')).toBeNull();
   });
 });
 
 describe('webhook configurations (values)', () => {
-  it('failurePolicy Ignore for the injector keeps the validating safety net on Fail', async () => {
-    const r = await render({ webhook: { mutating: { failurePolicy: 'Ignore' }, timeoutSeconds: 5 } });
-    expect(only(r.one('MutatingWebhookConfiguration'))).toMatchObject({ failurePolicy: 'Ignore', timeoutSeconds: 5 });
-    expect(only(r.one('ValidatingWebhookConfiguration'))).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 5 });
+  it('webhook.selectors replaces the profile’s entries; the exclusions are still added', async () => {
+    const r = await render(
+      profileValues('istio', {
+        webhook: {
+          selectors: [
+            {
+              name: 'team-a',
+              namespaceSelector: { matchLabels: { team: 'a' } },
+              objectSelector: { matchLabels: { app: 'x' } },
+            },
+          ],
+        },
+      }),
+      { release: 'mesh', namespace: 'mesh-system' },
+    );
+    const [w] = hooks(r, 'ValidatingWebhookConfiguration');
+    expect(hooks(r, 'ValidatingWebhookConfiguration')).toHaveLength(1);
+    expect(w.name).toBe('team-a.validate.meshgate.io');
+    expect(w.namespaceSelector).toEqual({
+      matchLabels: { team: 'a' },
+      matchExpressions: [
+        {
+          key: NAME_EXCLUSION,
+          operator: 'NotIn',
+          values: ['mesh-system', 'kube-system', 'kube-public', 'kube-node-lease'],
+        },
+      ],
+    });
+    expect(w.objectSelector).toEqual({ matchLabels: { app: 'x' } });
+    expect(w.rules.map((x: Obj) => x.resources)).toEqual([['pods'], ['pods/ephemeralcontainers']]);
   });
 
-  it('pod opt-in: a second entry per configuration, selected by the pod label in the allowed namespaces only', async () => {
-    const r = await render({ config: { injection: { podOptInNamespaceLabels: { team: 'a' } } } });
-    for (const [kind, path] of [['MutatingWebhookConfiguration', '/mutate'], ['ValidatingWebhookConfiguration', '/validate']]) {
-      const hooks = r.one(kind).webhooks;
-      expect(hooks, kind).toHaveLength(2);
-      const optIn = hooks[1];
-      expect(optIn.clientConfig.service.path).toBe(path);
-      expect(optIn.objectSelector).toEqual({ matchLabels: { 'meshgate.io/inject': 'true' } });
-      expect(optIn.namespaceSelector.matchLabels).toEqual({ team: 'a' });
-      // Labelled namespaces stay with the first entry (no pod reviewed twice); meshgate's own never.
-      expect(optIn.namespaceSelector.matchExpressions).toEqual([
-        { key: 'meshgate.io/inject', operator: 'NotIn', values: ['enabled'] },
-        { key: NAME_EXCLUSION, operator: 'NotIn', values: ['meshgate', 'kube-system', 'kube-public', 'kube-node-lease'] },
-      ]);
-      // Bindings carry no labels: the opt-in entry reviews pods only.
-      expect(optIn.rules[0].resources).toEqual(['pods']);
+  it('webhook.matchConditions are added to every entry, after the validating entries’ own', async () => {
+    const mc = { name: 'not-load-tests', expression: "!('load-test' in object.metadata.?labels.orValue({}))" };
+    const r = await render(profileValues('linkerd', { webhook: { matchConditions: [mc] } }));
+    expect(hooks(r, 'MutatingWebhookConfiguration')[0].matchConditions).toEqual([mc]);
+    expect(hooks(r, 'ValidatingWebhookConfiguration')[0].matchConditions.map((c: Obj) => c.name)).toEqual([
+      'skip-routine-pod-updates',
+      'not-load-tests',
+    ]);
+  });
+
+  it('the routine-update filter sends UPDATEs of spec, labels or annotations, subresources, and everything not an UPDATE', async () => {
+    const r = await render(profileValues('istio'));
+    const expr: string = hooks(r, 'ValidatingWebhookConfiguration')[0].matchConditions[0].expression;
+    for (const part of [
+      "request.operation != 'UPDATE'",
+      "request.?subResource.orValue('') != ''",
+      'object.spec != oldObject.spec',
+      'object.metadata.?labels.orValue({}) != oldObject.metadata.?labels.orValue({})',
+      'object.metadata.?annotations.orValue({}) != oldObject.metadata.?annotations.orValue({})',
+    ]) {
+      expect(expr).toContain(part);
     }
   });
 
-  it('excludes the release namespace and configured system namespaces under another release name', async () => {
-    const r = await render({ config: { systemNamespaces: ['kube-system', 'ops'] } }, { release: 'mesh', namespace: 'mesh-system' });
-    const w = only(r.one('MutatingWebhookConfiguration', 'mesh-meshgate'));
-    expect(w.clientConfig.service).toMatchObject({ name: 'mesh-meshgate', namespace: 'mesh-system' });
-    expect(w.namespaceSelector.matchExpressions).toContainEqual({ key: NAME_EXCLUSION, operator: 'NotIn', values: ['mesh-system', 'kube-system', 'ops'] });
+  it('a mutating failurePolicy Ignore leaves the validating webhook on Fail', async () => {
+    const r = await render(
+      profileValues('istio', { webhook: { mutating: { failurePolicy: 'Ignore' }, timeoutSeconds: 5 } }),
+    );
+    for (const w of hooks(r, 'MutatingWebhookConfiguration'))
+      expect(w).toMatchObject({ failurePolicy: 'Ignore', timeoutSeconds: 5 });
+    for (const w of hooks(r, 'ValidatingWebhookConfiguration'))
+      expect(w).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 5 });
+  });
+
+  it('config.systemNamespaces (even empty) replaces the system list; the release namespace stays excluded', async () => {
+    for (const [systemNamespaces, values] of [
+      [
+        ['kube-system', 'ops'],
+        ['mesh-system', 'kube-system', 'ops'],
+      ],
+      [[], ['mesh-system']],
+    ] as const) {
+      const r = await render(profileValues('linkerd', { config: { systemNamespaces } }), {
+        release: 'mesh',
+        namespace: 'mesh-system',
+      });
+      expect(hooks(r, 'MutatingWebhookConfiguration')[0].namespaceSelector.matchExpressions).toContainEqual({
+        key: NAME_EXCLUSION,
+        operator: 'NotIn',
+        values,
+      });
+    }
+  });
+
+  it('self-managed certificates: caBundle is left empty and no cert-manager objects are rendered', async () => {
+    const r = await render(profileValues('istio'));
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+      for (const w of hooks(r, kind)) expect(w.clientConfig.caBundle).toBeUndefined();
+      expect(r.one(kind).metadata.annotations?.['cert-manager.io/inject-ca-from']).toBeUndefined();
+    }
+    expect(r.all('Issuer')).toEqual([]);
+    expect(r.all('Certificate')).toEqual([]);
   });
 
   it('cert-manager: Issuer and Certificate for the Service, injected into both configurations', async () => {
-    const r = await render({ certs: { mode: 'cert-manager' } });
+    const r = await render(profileValues('linkerd', { certs: { mode: 'cert-manager' } }));
     const cert = r.one('Certificate', 'meshgate-serving');
-    expect(cert.metadata.namespace).toBe('meshgate');
     expect(cert.spec.secretName).toBe('meshgate-tls');
     expect(cert.spec.dnsNames).toEqual(['meshgate.meshgate.svc', 'meshgate.meshgate.svc.cluster.local']);
-    const issuer = r.one('Issuer', 'meshgate-selfsigned');
-    expect(issuer.spec).toEqual({ selfSigned: {} });
+    expect(r.one('Issuer', 'meshgate-selfsigned').spec).toEqual({ selfSigned: {} });
     expect(cert.spec.issuerRef).toEqual({ kind: 'Issuer', name: 'meshgate-selfsigned' });
     for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
       expect(r.one(kind).metadata.annotations['cert-manager.io/inject-ca-from']).toBe('meshgate/meshgate-serving');
@@ -108,7 +282,7 @@ describe('webhook configurations (values)', () => {
 
   it('cert-manager with an existing issuer renders no Issuer of its own', async () => {
     const issuerRef = { kind: 'ClusterIssuer', name: 'corp-ca' };
-    const r = await render({ certs: { mode: 'cert-manager', certManager: { issuerRef } } });
+    const r = await render(profileValues('istio', { certs: { mode: 'cert-manager', certManager: { issuerRef } } }));
     expect(r.all('Issuer')).toEqual([]);
     expect(r.one('Certificate').spec.issuerRef).toEqual(issuerRef);
   });

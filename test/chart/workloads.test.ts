@@ -1,11 +1,20 @@
-// The webhook Deployment (HA, probes, restricted security, shutdown timing, certificates) and the node-agent
-// DaemonSet (host network, every taint tolerated, read-only CNI mounts, node name from the downward API).
+// The webhook Deployment (HA, probes, restricted security, shutdown timing, certificates), the node-agent
+// DaemonSet (host network, every taint tolerated, read-only CNI mounts, node name from the downward API) and the
+// repair controller Deployment (two replicas behind a Lease, probes and metrics over HTTP, restricted).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { render, type Obj, type Rendered } from './helm.ts';
+import { render as renderChart, type Obj, type Rendered, type RenderOptions } from './helm.ts';
+import { profileValues } from './profiles.ts';
+
+/** The chart rendered for mesh istio with `values` on top. */
+const render = (values: Obj = {}, o?: RenderOptions) => renderChart(profileValues('istio', values), o);
 
 /** The fields Pod Security `restricted` checks on a container, plus meshgate's read-only root. */
 function expectRestricted(pod: Obj, container: Obj) {
-  expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } });
+  expect(pod.securityContext).toMatchObject({
+    runAsNonRoot: true,
+    runAsUser: 65532,
+    seccompProfile: { type: 'RuntimeDefault' },
+  });
   expect(container.securityContext).toEqual({
     runAsNonRoot: true,
     runAsUser: 65532,
@@ -19,7 +28,8 @@ function expectRestricted(pod: Obj, container: Obj) {
   expect(container.securityContext.privileged).toBeUndefined();
 }
 
-const flag = (args: string[], name: string) => args.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3));
+const flag = (args: string[], name: string) =>
+  args.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3));
 
 describe('webhook Deployment', () => {
   let r: Rendered;
@@ -32,7 +42,7 @@ describe('webhook Deployment', () => {
   });
 
   it('runs two replicas spread over nodes, guarded by a PodDisruptionBudget', () => {
-    const d = r.one('Deployment');
+    const d = r.one('Deployment', 'meshgate');
     expect(d.spec.replicas).toBe(2);
     const term = pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm;
     expect(term.topologyKey).toBe('kubernetes.io/hostname');
@@ -45,7 +55,7 @@ describe('webhook Deployment', () => {
     expect(c.ports).toEqual([{ name: 'https', containerPort: 8443, protocol: 'TCP' }]);
     const svc = r.one('Service', 'meshgate');
     expect(svc.spec.ports).toEqual([{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }]);
-    expect(svc.spec.selector).toEqual(r.one('Deployment').spec.selector.matchLabels);
+    expect(svc.spec.selector).toEqual(r.one('Deployment', 'meshgate').spec.selector.matchLabels);
     expect(r.one('DaemonSet').spec.selector.matchLabels).not.toEqual(svc.spec.selector);
   });
 
@@ -62,6 +72,9 @@ describe('webhook Deployment', () => {
     expect(flag(c.args, 'port')).toEqual(['8443']);
     expect(flag(c.args, 'config')).toEqual(['/etc/meshgate/config/config.yaml']);
     expect(flag(c.args, 'drain-seconds')).toEqual(['5']);
+    expect(flag(c.args, 'webhook-timeout-seconds')).toEqual([
+      String(r.one('ValidatingWebhookConfiguration').webhooks[0].timeoutSeconds),
+    ]);
     expect(flag(c.args, 'tls-san')).toEqual(['meshgate.meshgate.svc', 'meshgate.meshgate.svc.cluster.local']);
     expect(flag(c.args, 'cert-file')).toEqual([]);
     expect(c.volumeMounts).toEqual([{ name: 'config', mountPath: '/etc/meshgate/config', readOnly: true }]);
@@ -71,24 +84,34 @@ describe('webhook Deployment', () => {
   });
 
   it('gives SIGTERM more time than the drain plus one admission call', async () => {
-    for (const [drainSeconds, timeoutSeconds] of [[5, 10], [30, 30]]) {
-      const p = (await render({ webhook: { drainSeconds, timeoutSeconds } })).one('Deployment').spec.template.spec;
+    for (const [drainSeconds, timeoutSeconds] of [
+      [5, 10],
+      [30, 30],
+    ]) {
+      const p = (await render({ webhook: { drainSeconds, timeoutSeconds } })).one('Deployment', 'meshgate').spec
+        .template.spec;
       expect(p.terminationGracePeriodSeconds).toBeGreaterThan(drainSeconds + timeoutSeconds);
     }
   });
 
   it('rolls the pods when the config changes', async () => {
-    const other = (await render({ config: { redirect: { mode: 'required' } } })).one('Deployment');
+    const other = (await render({ config: { redirect: { mode: 'required' } } })).one('Deployment', 'meshgate');
     const key = 'checksum/config';
-    expect(other.spec.template.metadata.annotations[key]).not.toBe(r.one('Deployment').spec.template.metadata.annotations[key]);
+    expect(other.spec.template.metadata.annotations[key]).not.toBe(
+      r.one('Deployment', 'meshgate').spec.template.metadata.annotations[key],
+    );
   });
 
   it('cert-manager mode mounts the Secret read-only and passes --cert-file/--key-file', async () => {
-    const p = (await render({ certs: { mode: 'cert-manager' } })).one('Deployment').spec.template.spec;
+    const p = (await render({ certs: { mode: 'cert-manager' } })).one('Deployment', 'meshgate').spec.template.spec;
     const args: string[] = p.containers[0].args;
     expect(flag(args, 'cert-file')).toEqual(['/etc/meshgate/tls/tls.crt']);
     expect(flag(args, 'key-file')).toEqual(['/etc/meshgate/tls/tls.key']);
-    expect(p.containers[0].volumeMounts).toContainEqual({ name: 'tls', mountPath: '/etc/meshgate/tls', readOnly: true });
+    expect(p.containers[0].volumeMounts).toContainEqual({
+      name: 'tls',
+      mountPath: '/etc/meshgate/tls',
+      readOnly: true,
+    });
     expect(p.volumes).toContainEqual({ name: 'tls', secret: { secretName: 'meshgate-tls' } });
   });
 
@@ -114,19 +137,22 @@ describe('node-agent DaemonSet', () => {
 
   it('mounts the CNI conf and bin dirs read-only from the host at the same paths', () => {
     expect(pod.volumes).toEqual([
+      { name: 'config', configMap: { name: 'meshgate' } },
       { name: 'cni-conf', hostPath: { path: '/etc/cni/net.d', type: 'Directory' } },
       { name: 'cni-bin-0', hostPath: { path: '/opt/cni/bin', type: 'Directory' } },
     ]);
     expect(c.volumeMounts).toEqual([
+      { name: 'config', mountPath: '/etc/meshgate/config', readOnly: true },
       { name: 'cni-conf', mountPath: '/etc/cni/net.d', readOnly: true },
       { name: 'cni-bin-0', mountPath: '/opt/cni/bin', readOnly: true },
     ]);
   });
 
-  it('takes NODE_NAME from spec.nodeName and the plugin type and runtime from values', () => {
+  it('takes NODE_NAME from spec.nodeName, the plugin type from the config, the runtime from values', () => {
     expect(c.env).toContainEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } });
     expect(c.args[0]).toBe('node-agent');
-    expect(flag(c.args, 'plugin-type')).toEqual(['istio-cni']);
+    expect(flag(c.args, 'config')).toEqual(['/etc/meshgate/config/config.yaml']);
+    expect(flag(c.args, 'plugin-type')).toEqual([]);
     expect(flag(c.args, 'runtime')).toEqual(['containerd']);
     expect(flag(c.args, 'cni-conf-dir')).toEqual(['/etc/cni/net.d']);
     expect(flag(c.args, 'cni-bin-dir')).toEqual(['/opt/cni/bin']);
@@ -135,21 +161,88 @@ describe('node-agent DaemonSet', () => {
 
   it('passes the restricted container checks (hostPath and hostNetwork aside)', () => expectRestricted(pod, c));
 
-  it('follows values: CRI-O, linkerd-cni, two bin dirs, taint', async () => {
-    const p = (await render({
-      nodeAgent: { runtime: 'crio', pluginType: 'linkerd-cni', cniBinDirs: ['/opt/cni/bin', '/usr/libexec/cni'], taintUnverified: true },
-    })).one('DaemonSet').spec.template.spec;
+  it('follows values: CRI-O, two bin dirs, taint', async () => {
+    const p = (
+      await render({
+        nodeAgent: { runtime: 'crio', cniBinDirs: ['/opt/cni/bin', '/usr/libexec/cni'], taintUnverified: true },
+      })
+    ).one('DaemonSet').spec.template.spec;
     const args: string[] = p.containers[0].args;
     expect(flag(args, 'runtime')).toEqual(['crio']);
-    expect(flag(args, 'plugin-type')).toEqual(['linkerd-cni']);
     expect(flag(args, 'cni-bin-dir')).toEqual(['/opt/cni/bin', '/usr/libexec/cni']);
     expect(args).toContain('--taint-unverified');
-    expect(p.containers[0].volumeMounts).toContainEqual({ name: 'cni-bin-1', mountPath: '/usr/libexec/cni', readOnly: true });
+    expect(p.containers[0].volumeMounts).toContainEqual({
+      name: 'cni-bin-1',
+      mountPath: '/usr/libexec/cni',
+      readOnly: true,
+    });
   });
 
-  it('nodeAgent.enabled=false drops the agent, its RBAC and its policy', async () => {
+  it('nodeAgent.enabled=false drops the agent and its RBAC', async () => {
     const r = await render({ nodeAgent: { enabled: false } });
-    for (const kind of ['DaemonSet', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']) expect(r.all(kind)).toEqual([]);
-    expect(r.all('ServiceAccount').map((s) => s.metadata.name)).toEqual(['meshgate']);
+    expect(r.all('DaemonSet')).toEqual([]);
+    expect(r.all('ServiceAccount').map((s) => s.metadata.name)).not.toContain('meshgate-node-agent');
+  });
+});
+
+describe('repair controller Deployment', () => {
+  let r: Rendered;
+  let pod: Obj;
+  let c: Obj;
+  beforeAll(async () => {
+    r = await render();
+    pod = r.one('Deployment', 'meshgate-repair-controller').spec.template.spec;
+    c = pod.containers[0];
+  });
+
+  it('runs two replicas spread over nodes; only the Lease holder acts', () => {
+    const d = r.one('Deployment', 'meshgate-repair-controller');
+    expect(d.spec.replicas).toBe(2);
+    const term = pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm;
+    expect(term.labelSelector.matchLabels).toEqual(d.spec.selector.matchLabels);
+    expect(d.spec.selector.matchLabels['app.kubernetes.io/component']).toBe('repair-controller');
+    expect(c.args[0]).toBe('repair-controller');
+    expect(flag(c.args, 'lease-name')).toEqual(['meshgate-repair-controller']);
+    expect(flag(c.args, 'lease-duration')).toEqual(['15s']);
+    expect(flag(c.args, 'renew-deadline')).toEqual(['10s']);
+    expect(flag(c.args, 'retry-period')).toEqual(['2s']);
+    expect(flag(c.args, 'max-deletes-per-minute')).toEqual(['10']);
+    expect(c.args).not.toContain('--dry-run');
+    // The identity in the Lease: the pod's own name.
+    expect(c.env).toContainEqual({ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
+  });
+
+  it('probes /healthz and /readyz and serves /metrics on its HTTP port', () => {
+    expect(flag(c.args, 'port')).toEqual(['9090']);
+    expect(c.ports).toEqual([{ name: 'http', containerPort: 9090, protocol: 'TCP' }]);
+    expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
+  });
+
+  it('passes the Pod Security restricted checks', () => expectRestricted(pod, c));
+
+  it('follows values: dry run, rate, timings, one replica; disabled drops it', async () => {
+    const p = (
+      await render({
+        repairController: {
+          replicas: 1,
+          dryRun: true,
+          maxDeletesPerMinute: 3,
+          leaderElection: { leaseDuration: '30s', renewDeadline: '20s', retryPeriod: '5s' },
+        },
+      })
+    ).one('Deployment', 'meshgate-repair-controller');
+    expect(p.spec.replicas).toBe(1);
+    const args: string[] = p.spec.template.spec.containers[0].args;
+    expect(args).toContain('--dry-run');
+    expect([
+      flag(args, 'max-deletes-per-minute'),
+      flag(args, 'lease-duration'),
+      flag(args, 'renew-deadline'),
+      flag(args, 'retry-period'),
+    ]).toEqual([['3'], ['30s'], ['20s'], ['5s']]);
+    expect(
+      (await render({ repairController: { enabled: false } })).all('Deployment').map((d) => d.metadata.name),
+    ).toEqual(['meshgate']);
   });
 });

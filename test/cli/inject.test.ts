@@ -1,11 +1,23 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { memoryIO } from '../../src/cli/io.ts';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
+import { rawConfig } from '../support/config.ts';
+
+/** The config every call gets unless it names its own: mesh custom, meshgate injecting its own templates. */
+const CONFIG = join(mkdtempSync(join(tmpdir(), 'meshgate-inject-cli-')), 'config.yaml');
+writeFileSync(CONFIG, stringify(rawConfig('custom')));
 
 async function cli(args: string[], stdin = '') {
   const io = memoryIO(stdin);
-  const code = await main(args, io);
+  const offline = args[0] === 'inject' || args[0] === 'explain';
+  const code = await main(
+    offline && !args.includes('--config') && !args.includes('--mesh') ? [...args, '--config', CONFIG] : args,
+    io,
+  );
   return { code, out: io.out, err: io.err };
 }
 
@@ -42,8 +54,16 @@ describe('meshgate inject', () => {
     expect(r.code).toBe(0);
     const docs = parseAllDocuments(r.out).map((d) => d.toJS());
     expect(docs.map((d) => d.kind)).toEqual(['Deployment', 'Service', 'CronJob']);
-    expect(docs[0].spec.template.spec.containers.map((c: { name: string }) => c.name)).toEqual(['web', 'meshgate-proxy']);
-    expect(docs[1]).toEqual({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { ports: [{ port: 80 }] } });
+    expect(docs[0].spec.template.spec.containers.map((c: { name: string }) => c.name)).toEqual([
+      'web',
+      'meshgate-proxy',
+    ]);
+    expect(docs[1]).toEqual({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web' },
+      spec: { ports: [{ port: 80 }] },
+    });
     expect(docs[2].spec.jobTemplate.spec.template.spec.initContainers[0].name).toBe('meshgate-init');
   });
 
@@ -56,9 +76,20 @@ describe('meshgate inject', () => {
 
   it.each([
     ['invalid YAML', `${service}---\nkind: [\n`, /<stdin>: document 2: invalid YAML/],
-    ['a document that is not an object', `${service}---\n- a\n- b\n`, /document 2: not a Kubernetes object: expected a mapping, got a sequence/],
+    [
+      'a document that is not an object',
+      `${service}---\n- a\n- b\n`,
+      /document 2: not a Kubernetes object: expected a mapping, got a sequence/,
+    ],
     ['a document without kind', `apiVersion: v1\nmetadata: {}\n`, /document 1: not a Kubernetes object: missing kind/],
-    ['an invalid annotation', deployment.replace('labels: {app: web}', 'labels: {app: web}, annotations: {meshgate.io/exclude-inbound-ports: "99999"}'), /document 1 \(Deployment web\): denied: annotation meshgate\.io\/exclude-inbound-ports: port 99999 is out of range/],
+    [
+      'an invalid annotation',
+      deployment.replace(
+        'labels: {app: web}',
+        'labels: {app: web}, annotations: {meshgate.io/exclude-inbound-ports: "99999"}',
+      ),
+      /document 1 \(Deployment web\): denied: annotation meshgate\.io\/exclude-inbound-ports: port 99999 is out of range/,
+    ],
   ])('fails on %s with exit 1, the document index, and no partial output', async (_n, input, message) => {
     const r = await cli(['inject', '-f', '-'], input);
     expect(r.code).toBe(1);
@@ -73,8 +104,14 @@ describe('meshgate inject', () => {
   });
 
   it('a missing file or bad config exits 1 naming it', async () => {
-    expect(await cli(['inject', '-f', '/nonexistent.yaml'])).toMatchObject({ code: 1, err: expect.stringMatching(/nonexistent\.yaml/) });
-    expect(await cli(['inject', '-f', '-', '--config', '/nonexistent-config.yaml'], deployment)).toMatchObject({ code: 1, err: expect.stringMatching(/nonexistent-config\.yaml.*cannot read/s) });
+    expect(await cli(['inject', '-f', '/nonexistent.yaml'])).toMatchObject({
+      code: 1,
+      err: expect.stringMatching(/nonexistent\.yaml/),
+    });
+    expect(await cli(['inject', '-f', '-', '--config', '/nonexistent-config.yaml'], deployment)).toMatchObject({
+      code: 1,
+      err: expect.stringMatching(/nonexistent-config\.yaml.*cannot read/s),
+    });
   });
 });
 
@@ -82,9 +119,11 @@ describe('meshgate explain', () => {
   it('says, per pod, inject or skip, the mode and what would be rejected', async () => {
     const state = new URL('../golden/testdata/node-state-verified.yaml', import.meta.url).pathname;
     const ok = await cli(['explain', '-f', '-', '--node-state', state], `${deployment}---\n${service}`);
-    expect(ok.out).toMatch(/Deployment web \(namespace shop\):\n  injected; redirect mode CNI \(affinity_verified\)/);
+    expect(ok.out).toMatch(/Deployment web \(namespace shop\):\n {2}injected; redirect mode CNI \(affinity_verified\)/);
     expect(ok.out).toMatch(/Service has no pod template/);
     const bad = await cli(['explain', '-f', '-', '--node-state', state, '--node', 'node-b'], deployment);
-    expect(bad.out).toMatch(/REJECTED \(node_unverified\)[\s\S]*node node-b has no verified CNI chain \(mesh_plugin_missing/);
+    expect(bad.out).toMatch(
+      /REJECTED \(node_unverified\)[\s\S]*node node-b has no verified CNI chain \(mesh_plugin_missing/,
+    );
   });
 });

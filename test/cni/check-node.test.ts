@@ -30,7 +30,10 @@ describe('meshgate check-node', () => {
 
   it('exit 1 naming the file that wins and what to do (multus sorts first)', async () => {
     const io = memoryIO();
-    const argv = layout({ '00-multus.conf': 'corpus:multus__00-multus.conf', '10-calico.conflist': 'corpus:istio__10-calico.conflist-istioconfig' });
+    const argv = layout({
+      '00-multus.conf': 'corpus:multus__00-multus.conf',
+      '10-calico.conflist': 'corpus:istio__10-calico.conflist-istioconfig',
+    });
     expect(await run(argv, io)).toBe(1);
     expect(io.out).toMatch(/\* 00-multus\.conf\s+LOADED/);
     expect(io.out).toMatch(/10-calico\.conflist\s+not considered \(beyond max_conf_num 1\)/);
@@ -40,9 +43,12 @@ describe('meshgate check-node', () => {
 
   it('--runtime crio skips what CRI-O skips', async () => {
     const io = memoryIO();
-    const argv = layout({ '00-broken.conf': 'corpus:istio__non_json.conf', '10-calico.conflist': 'corpus:istio__10-calico.conflist-istioconfig' });
+    const argv = layout({
+      '00-broken.conf': 'corpus:istio__non_json.conf',
+      '10-calico.conflist': 'corpus:istio__10-calico.conflist-istioconfig',
+    });
     expect(await run([...argv, '--runtime', 'crio'], io)).toBe(0);
-    expect(io.out).toMatch(/00-broken\.conf\s+does not parse \(not JSON/);
+    expect(io.out).toMatch(/00-broken\.conf\s+does not parse \(error parsing configuration: invalid character/);
     const containerd = memoryIO();
     expect(await run(argv, containerd)).toBe(1);
     expect(containerd.out).toContain('(unparsable_first_file)');
@@ -50,12 +56,19 @@ describe('meshgate check-node', () => {
 
   it('--output json prints the Verdict', async () => {
     const io = memoryIO();
-    expect(await run([...layout({ '10-calico.conflist': 'corpus:istio__calico.conflist' }), '--output', 'json'], io)).toBe(1);
+    expect(
+      await run([...layout({ '10-calico.conflist': 'corpus:istio__calico.conflist' }), '--output', 'json'], io),
+    ).toBe(1);
     const verdict = JSON.parse(io.out);
     expect(verdict).toMatchObject({
       verified: false,
       reason: 'mesh_plugin_missing',
-      evidence: { runtime: 'containerd', pluginType: 'istio-cni', file: '10-calico.conflist', plugins: ['calico', 'portmap'] },
+      evidence: {
+        runtime: 'containerd',
+        pluginType: 'istio-cni',
+        file: '10-calico.conflist',
+        plugins: ['calico', 'portmap'],
+      },
     });
     expect(verdict.evidence.sha256).toMatch(/^[0-9a-f]{64}$/);
   });

@@ -17,7 +17,17 @@ export function corpus(name: string): string {
 
 /** Every plugin type the corpus files use, so "binary present" is the default in pure tests. */
 export const CORPUS_PLUGINS = [
-  'bandwidth', 'bridge', 'calico', 'flannel', 'istio-cni', 'linkerd-cni', 'multus', 'portmap', 'prefix-istio-cni', 'ptp', 'tuning',
+  'bandwidth',
+  'bridge',
+  'calico',
+  'flannel',
+  'istio-cni',
+  'linkerd-cni',
+  'multus',
+  'portmap',
+  'prefix-istio-cni',
+  'ptp',
+  'tuning',
 ];
 
 export function allBinaries(names: readonly string[] = CORPUS_PLUGINS): Record<string, BinaryInfo> {
@@ -26,7 +36,12 @@ export function allBinaries(names: readonly string[] = CORPUS_PLUGINS): Record<s
 
 /** An in-memory snapshot of named files: `{ '10-calico.conflist': corpus('…') }`. */
 export function memorySnapshot(files: Record<string, string>, binaries = allBinaries()): Snapshot {
-  return { confDir: '/etc/cni/net.d', binDirs: ['/opt/cni/bin'], files: Object.entries(files).map(([name, content]) => ({ name, content })), binaries };
+  return {
+    confDir: '/etc/cni/net.d',
+    binDirs: ['/opt/cni/bin'],
+    files: Object.entries(files).map(([name, content]) => ({ name, content })),
+    binaries,
+  };
 }
 
 export interface NodeDirs {

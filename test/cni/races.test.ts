@@ -28,38 +28,109 @@ interface Race {
 
 // prettier-ignore
 const RACES: Race[] = [
-  { name: 'boot: primary written, mesh plugin not yet added', files: { '10-calico.conflist': PRIMARY },
-    containerd: { reason: 'mesh_plugin_missing', file: '10-calico.conflist' }, crio: { reason: 'mesh_plugin_missing', file: '10-calico.conflist' } },
-  { name: 'installed: mesh plugin chained in the primary file', files: { '10-calico.conflist': MESHED },
-    containerd: { reason: 'verified', file: '10-calico.conflist' }, crio: { reason: 'verified', file: '10-calico.conflist' } },
-  { name: 'priority: 00-multus.conf sorts before the edited file', files: { '00-multus.conf': 'corpus:multus__00-multus.conf', '10-calico.conflist': MESHED }, bins: [...CHAIN_BINS, 'multus'],
-    containerd: { reason: 'mesh_plugin_missing', file: '00-multus.conf' }, crio: { reason: 'mesh_plugin_missing', file: '00-multus.conf' } },
-  { name: 'priority: 00-multus.conf without its binary', files: { '00-multus.conf': 'corpus:multus__00-multus.conf', '10-calico.conflist': MESHED },
-    containerd: { reason: 'mesh_plugin_missing', file: '00-multus.conf' }, crio: { reason: 'verified', file: '10-calico.conflist' } },
-  { name: 'priority: a mesh 01-…conf (standalone plugin) before 10-calico.conflist', files: { '01-istio-cni.conf': 'corpus:istio__istio-cni.conf', '10-calico.conflist': MESHED },
-    containerd: { reason: 'mesh_plugin_not_chained', file: '01-istio-cni.conf' }, crio: { reason: 'mesh_plugin_not_chained', file: '01-istio-cni.conf' } },
-  { name: 'priority: istio-owned 02-istio-cni.conflist before the primary', files: { '02-istio-cni.conflist': 'corpus:istio__istio-owned.conflist.golden', '10-calico.conflist': PRIMARY }, bins: [...CHAIN_BINS, 'bridge', 'tuning'],
-    containerd: { reason: 'verified', file: '02-istio-cni.conflist' }, crio: { reason: 'verified', file: '02-istio-cni.conflist' } },
-  { name: 'a non-JSON file sorts first', files: { '00-broken.conf': 'corpus:istio__non_json.conf', '10-calico.conflist': MESHED },
-    containerd: { reason: 'unparsable_first_file', file: '00-broken.conf' }, crio: { reason: 'verified', file: '10-calico.conflist' } },
-  { name: 'an unrendered Calico template sorts first', files: { '05-calico.conflist': 'corpus:calico__10-calico.conflist.template', '10-calico.conflist': MESHED },
-    containerd: { reason: 'unparsable_first_file', file: '05-calico.conflist' }, crio: { reason: 'verified', file: '10-calico.conflist' } },
-  { name: 'overwrite: primary rewritten without the mesh plugin', files: { '10-aws.conflist': PRIMARY },
-    containerd: { reason: 'mesh_plugin_missing' }, crio: { reason: 'mesh_plugin_missing' } },
-  { name: 'mesh plugin binary not installed yet', files: { '10-calico.conflist': MESHED }, bins: ['calico', 'portmap'],
-    containerd: { reason: 'binary_missing', file: '10-calico.conflist' }, crio: { reason: 'no_valid_config' } },
-  { name: 'mesh plugin binary not installed, primary-only file sorts later', files: { '10-calico.conflist': MESHED, '20-calico.conflist': PRIMARY }, bins: ['calico', 'portmap'],
-    containerd: { reason: 'binary_missing', file: '10-calico.conflist' }, crio: { reason: 'mesh_plugin_missing', file: '20-calico.conflist' } },
-  { name: 'mesh plugin binary not executable', files: { '10-calico.conflist': MESHED }, bins: ['calico', 'portmap'], nonExec: ['istio-cni'],
-    containerd: { reason: 'binary_not_executable', file: '10-calico.conflist' }, crio: { reason: 'no_valid_config' } },
-  { name: 'max_conf_num 2: both files must load', files: { '10-calico.conflist': MESHED, '20-broken.conf': 'corpus:istio__non_json.conf' }, maxConfNum: 2,
-    containerd: { reason: 'unparsable_first_file', file: '20-broken.conf' }, crio: { reason: 'verified', file: '10-calico.conflist' } },
-  { name: 'max_conf_num 1: a broken second file is never read', files: { '10-calico.conflist': MESHED, '20-broken.conf': 'corpus:istio__non_json.conf' },
-    containerd: { reason: 'verified', file: '10-calico.conflist' }, crio: { reason: 'verified', file: '10-calico.conflist' } },
-  { name: 'names sort by bytes: upper case before lower case, "10-" before "9-"', files: { '9-calico.conflist': PRIMARY, 'Z.conflist': PRIMARY, '10-calico.conflist': MESHED },
-    containerd: { reason: 'verified', file: '10-calico.conflist' }, crio: { reason: 'verified', file: '10-calico.conflist' } },
-  { name: 'other extensions and sub-directories are ignored', files: { '00-calico.conflist.bak': PRIMARY, 'calico-kubeconfig': 'apiVersion: v1', '10-calico.conflist': MESHED },
-    containerd: { reason: 'verified', file: '10-calico.conflist' }, crio: { reason: 'verified', file: '10-calico.conflist' } },
+  {
+    name: 'boot: primary written, mesh plugin not yet added',
+    files: { '10-calico.conflist': PRIMARY },
+    containerd: { reason: 'mesh_plugin_missing', file: '10-calico.conflist' },
+    crio: { reason: 'mesh_plugin_missing', file: '10-calico.conflist' },
+  },
+  {
+    name: 'installed: mesh plugin chained in the primary file',
+    files: { '10-calico.conflist': MESHED },
+    containerd: { reason: 'verified', file: '10-calico.conflist' },
+    crio: { reason: 'verified', file: '10-calico.conflist' },
+  },
+  {
+    name: 'priority: 00-multus.conf sorts before the edited file',
+    files: { '00-multus.conf': 'corpus:multus__00-multus.conf', '10-calico.conflist': MESHED },
+    bins: [...CHAIN_BINS, 'multus'],
+    containerd: { reason: 'mesh_plugin_missing', file: '00-multus.conf' },
+    crio: { reason: 'mesh_plugin_missing', file: '00-multus.conf' },
+  },
+  {
+    name: 'priority: 00-multus.conf without its binary',
+    files: { '00-multus.conf': 'corpus:multus__00-multus.conf', '10-calico.conflist': MESHED },
+    containerd: { reason: 'mesh_plugin_missing', file: '00-multus.conf' },
+    crio: { reason: 'verified', file: '10-calico.conflist' },
+  },
+  {
+    name: 'priority: a mesh 01-…conf (standalone plugin) before 10-calico.conflist',
+    files: { '01-istio-cni.conf': 'corpus:istio__istio-cni.conf', '10-calico.conflist': MESHED },
+    containerd: { reason: 'mesh_plugin_not_chained', file: '01-istio-cni.conf' },
+    crio: { reason: 'mesh_plugin_not_chained', file: '01-istio-cni.conf' },
+  },
+  {
+    name: 'priority: istio-owned 02-istio-cni.conflist before the primary',
+    files: { '02-istio-cni.conflist': 'corpus:istio__istio-owned.conflist.golden', '10-calico.conflist': PRIMARY },
+    bins: [...CHAIN_BINS, 'bridge', 'tuning'],
+    containerd: { reason: 'verified', file: '02-istio-cni.conflist' },
+    crio: { reason: 'verified', file: '02-istio-cni.conflist' },
+  },
+  {
+    name: 'a non-JSON file sorts first',
+    files: { '00-broken.conf': 'corpus:istio__non_json.conf', '10-calico.conflist': MESHED },
+    containerd: { reason: 'unparsable_first_file', file: '00-broken.conf' },
+    crio: { reason: 'verified', file: '10-calico.conflist' },
+  },
+  {
+    name: 'an unrendered Calico template sorts first',
+    files: { '05-calico.conflist': 'corpus:calico__10-calico.conflist.template', '10-calico.conflist': MESHED },
+    containerd: { reason: 'unparsable_first_file', file: '05-calico.conflist' },
+    crio: { reason: 'verified', file: '10-calico.conflist' },
+  },
+  {
+    name: 'overwrite: primary rewritten without the mesh plugin',
+    files: { '10-aws.conflist': PRIMARY },
+    containerd: { reason: 'mesh_plugin_missing' },
+    crio: { reason: 'mesh_plugin_missing' },
+  },
+  {
+    name: 'mesh plugin binary not installed yet',
+    files: { '10-calico.conflist': MESHED },
+    bins: ['calico', 'portmap'],
+    containerd: { reason: 'binary_missing', file: '10-calico.conflist' },
+    crio: { reason: 'no_valid_config' },
+  },
+  {
+    name: 'mesh plugin binary not installed, primary-only file sorts later',
+    files: { '10-calico.conflist': MESHED, '20-calico.conflist': PRIMARY },
+    bins: ['calico', 'portmap'],
+    containerd: { reason: 'binary_missing', file: '10-calico.conflist' },
+    crio: { reason: 'mesh_plugin_missing', file: '20-calico.conflist' },
+  },
+  {
+    name: 'mesh plugin binary not executable',
+    files: { '10-calico.conflist': MESHED },
+    bins: ['calico', 'portmap'],
+    nonExec: ['istio-cni'],
+    containerd: { reason: 'binary_not_executable', file: '10-calico.conflist' },
+    crio: { reason: 'no_valid_config' },
+  },
+  {
+    name: 'max_conf_num 2: both files must load',
+    files: { '10-calico.conflist': MESHED, '20-broken.conf': 'corpus:istio__non_json.conf' },
+    maxConfNum: 2,
+    containerd: { reason: 'unparsable_first_file', file: '20-broken.conf' },
+    crio: { reason: 'verified', file: '10-calico.conflist' },
+  },
+  {
+    name: 'max_conf_num 1: a broken second file is never read',
+    files: { '10-calico.conflist': MESHED, '20-broken.conf': 'corpus:istio__non_json.conf' },
+    containerd: { reason: 'verified', file: '10-calico.conflist' },
+    crio: { reason: 'verified', file: '10-calico.conflist' },
+  },
+  {
+    name: 'names sort by bytes: upper case before lower case, "10-" before "9-"',
+    files: { '9-calico.conflist': PRIMARY, 'Z.conflist': PRIMARY, '10-calico.conflist': MESHED },
+    containerd: { reason: 'verified', file: '10-calico.conflist' },
+    crio: { reason: 'verified', file: '10-calico.conflist' },
+  },
+  {
+    name: 'other extensions and sub-directories are ignored',
+    files: { '00-calico.conflist.bak': PRIMARY, 'calico-kubeconfig': 'apiVersion: v1', '10-calico.conflist': MESHED },
+    containerd: { reason: 'verified', file: '10-calico.conflist' },
+    crio: { reason: 'verified', file: '10-calico.conflist' },
+  },
   { name: 'empty conf dir', files: {}, containerd: { reason: 'no_config' }, crio: { reason: 'no_config' } },
 ];
 
@@ -80,19 +151,27 @@ async function judge(race: Race, runtime: 'containerd' | 'crio') {
 }
 
 describe('races in real directories', () => {
-  it.each(RACES.flatMap((r) => (['containerd', 'crio'] as const).map((runtime) => ({ race: r, runtime, title: r.name }))))(
-    '$title ($runtime)',
-    async ({ race, runtime }) => {
-      const v = await judge(race, runtime);
-      expect({ reason: v.reason, file: v.evidence.file }).toMatchObject(race[runtime]);
-      expect(v.verified).toBe(race[runtime].reason === 'verified');
-    },
-  );
+  it.each(
+    RACES.flatMap((r) => (['containerd', 'crio'] as const).map((runtime) => ({ race: r, runtime, title: r.name }))),
+  )('$title ($runtime)', async ({ race, runtime }) => {
+    const v = await judge(race, runtime);
+    expect({ reason: v.reason, file: v.evidence.file }).toMatchObject(race[runtime]);
+    expect(v.verified).toBe(race[runtime].reason === 'verified');
+  });
 
   it('CRI-O lists every candidate and why it was skipped', async () => {
     const v = await judge(
-      { name: '', files: { '00-broken.conf': 'corpus:istio__non_json.conf', '05-multus.conf': 'corpus:multus__00-multus.conf', '10-calico.conflist': MESHED, '20-x.conflist': PRIMARY },
-        containerd: { reason: 'unparsable_first_file' }, crio: { reason: 'verified' } },
+      {
+        name: '',
+        files: {
+          '00-broken.conf': 'corpus:istio__non_json.conf',
+          '05-multus.conf': 'corpus:multus__00-multus.conf',
+          '10-calico.conflist': MESHED,
+          '20-x.conflist': PRIMARY,
+        },
+        containerd: { reason: 'unparsable_first_file' },
+        crio: { reason: 'verified' },
+      },
       'crio',
     );
     expect(v.evidence.candidates.map((c) => [c.file, c.outcome])).toEqual([
@@ -105,7 +184,15 @@ describe('races in real directories', () => {
   });
 
   it('containerd says which files it did not consider', async () => {
-    const v = await judge({ name: '', files: { '10-calico.conflist': MESHED, '20-x.conflist': PRIMARY }, containerd: { reason: 'verified' }, crio: { reason: 'verified' } }, 'containerd');
+    const v = await judge(
+      {
+        name: '',
+        files: { '10-calico.conflist': MESHED, '20-x.conflist': PRIMARY },
+        containerd: { reason: 'verified' },
+        crio: { reason: 'verified' },
+      },
+      'containerd',
+    );
     expect(v.evidence.candidates).toEqual([
       { file: '10-calico.conflist', outcome: 'selected' },
       { file: '20-x.conflist', outcome: 'not_considered', detail: 'beyond max_conf_num 1' },

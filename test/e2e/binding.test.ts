@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'node:https';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { startControlPlane, waitFor, waitForPodsRunning, type ControlPlane } from './harness/index.ts';
-import { createNamespace, labelNode, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import { createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
 import { startStripWebhook } from './strip-webhook.ts';
 
 let cp: ControlPlane;
@@ -18,11 +18,14 @@ let core: CoreV1Api;
 beforeAll(async () => {
   cp = await startControlPlane({
     nodes: [
-      { name: 'node-verified', labels: { 'meshgate.io/cni-verified': 'true' }, kubeletVersion: 'v1.34.2' },
-      { name: 'node-unverified', labels: { 'meshgate.io/cni-verified': 'false' }, kubeletVersion: 'v1.34.2' },
+      { name: 'node-verified', kubeletVersion: 'v1.34.2' },
+      { name: 'node-unverified', kubeletVersion: 'v1.34.2' },
     ],
   });
   core = cp.kc.makeApiClient(CoreV1Api);
+  // The node agent's verdicts (label, condition, evidence), published through its own publisher.
+  await publishVerdict(cp, 'node-verified', true);
+  await publishVerdict(cp, 'node-unverified', false);
   mg = await startMeshgate(cp);
   await mg.register();
   await createNamespace(cp, 'mesh', { 'meshgate.io/inject': 'enabled' });
@@ -41,11 +44,14 @@ function metrics(): Promise<string> {
       let body = '';
       res.on('data', (c) => (body += c));
       res.on('end', () => resolve(body));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
-const counter = (text: string, source: string) => Number(new RegExp(`meshgate_binding_pod_lookups_total\\{source="${source}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+const counter = (text: string, source: string) =>
+  Number(new RegExp(`meshgate_binding_pod_lookups_total\\{source="${source}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
 
 describe('pods/binding guard', () => {
   it('never binds a CNI-mode pod to the unverified node even when a later webhook removed its affinity', async () => {
@@ -56,34 +62,56 @@ describe('pods/binding guard', () => {
     expect(created.metadata!.labels!['meshgate.io/redirect']).toBe('cni');
     expect(created.spec!.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution).toBeUndefined();
 
-    const event = await waitFor('an event showing the binding to node-unverified was denied', async () => {
-      const events = await core.listNamespacedEvent({ namespace: 'mesh', fieldSelector: 'involvedObject.name=stripped' });
-      return events.items.find((e) => /meshgate: pod mesh\/stripped runs in CNI mode and cannot be bound to node node-unverified/.test(e.message ?? ''));
-    }, { timeoutMs: 45_000 });
+    const event = await waitFor(
+      'an event showing the binding to node-unverified was denied',
+      async () => {
+        const events = await core.listNamespacedEvent({
+          namespace: 'mesh',
+          fieldSelector: 'involvedObject.name=stripped',
+        });
+        return events.items.find((e) =>
+          /meshgate: pod mesh\/stripped relies on the CNI plugin and cannot be bound to node node-unverified/.test(
+            e.message ?? '',
+          ),
+        );
+      },
+      { timeoutMs: 45_000 },
+    );
     expect(event.type).toBe('Warning');
     expect((await core.readNamespacedPod({ namespace: 'mesh', name: 'stripped' })).spec!.nodeName).toBeUndefined();
 
     // Once the node agent says the node is verified, the scheduler's next attempt is allowed.
-    await labelNode(cp, 'node-unverified', { 'meshgate.io/cni-verified': 'true' });
+    await publishVerdict(cp, 'node-unverified', true);
     const [running] = await waitForPodsRunning(cp.kc, 'mesh', 'app=stripped', 1, { timeoutMs: 90_000 });
     expect(running.spec!.nodeName).toBe('node-unverified');
-    await labelNode(cp, 'node-unverified', { 'meshgate.io/cni-verified': 'false' });
+    await publishVerdict(cp, 'node-unverified', false);
   });
 
   it('measures how often the pod cache misses under a burst of bindings', async () => {
     const before = await metrics();
     const replicas = 40;
-    await cp.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace: 'mesh', body: {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'burst' },
-      spec: { replicas, selector: { matchLabels: { app: 'burst' } }, template: { metadata: { labels: { app: 'burst' } }, spec: restrictedPod('burst').spec } },
-    } as never });
+    await cp.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
+      namespace: 'mesh',
+      body: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'burst' },
+        spec: {
+          replicas,
+          selector: { matchLabels: { app: 'burst' } },
+          template: { metadata: { labels: { app: 'burst' } }, spec: restrictedPod('burst').spec },
+        },
+      } as never,
+    });
     const pods = await waitForPodsRunning(cp.kc, 'mesh', 'app=burst', replicas, { timeoutMs: 120_000 });
     expect(pods.every((p) => p.spec!.nodeName === 'node-verified')).toBe(true);
     const after = await metrics();
     const hits = counter(after, 'cache') - counter(before, 'cache');
     const gets = counter(after, 'get') - counter(before, 'get');
     const failed = counter(after, 'get_failed') - counter(before, 'get_failed');
-    console.log(`[binding-guard] ${replicas} bindings: ${hits} cache hits, ${gets} GETs after a miss (${((100 * gets) / (hits + gets)).toFixed(1)}% miss), ${failed} failed GETs`);
+    console.log(
+      `[binding-guard] ${replicas} bindings: ${hits} cache hits, ${gets} GETs after a miss (${((100 * gets) / (hits + gets)).toFixed(1)}% miss), ${failed} failed GETs`,
+    );
     expect(hits + gets).toBeGreaterThanOrEqual(replicas);
     expect(failed).toBe(0);
   });

@@ -72,15 +72,22 @@ describe('e2e control plane harness', () => {
       expect(pod.status?.conditions?.find((c) => c.type === 'PodScheduled')?.status).toBe('True');
     }
     const events = await core.listNamespacedEvent({ namespace, fieldSelector: 'reason=Scheduled' });
-    expect(events.items.filter((e) => e.source?.component === 'default-scheduler' ||
-      e.reportingComponent === 'default-scheduler').length).toBeGreaterThanOrEqual(2);
+    expect(
+      events.items.filter(
+        (e) => e.source?.component === 'default-scheduler' || e.reportingComponent === 'default-scheduler',
+      ).length,
+    ).toBeGreaterThanOrEqual(2);
   }, 120_000);
 
   it('stop() leaves no component process and no temp dir behind', async () => {
     const pids = cp!.pids();
-    expect(Object.keys(pids).sort()).toEqual(
-      ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'],
-    );
+    expect(Object.keys(pids).sort()).toEqual([
+      'etcd',
+      'kube-apiserver',
+      'kube-controller-manager',
+      'kube-scheduler',
+      'kwok',
+    ]);
     expect(cp!.logs('kube-apiserver')).not.toBe('');
     await cp!.stop();
     for (const [name, pid] of Object.entries(pids)) {

@@ -4,33 +4,54 @@
  * point the apiserver at it with `clientConfig.url` and the CA as caBundle.
  */
 import pino from 'pino';
-import { AdmissionregistrationV1Api, ApiException, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import {
+  AdmissionregistrationV1Api,
+  ApiException,
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import type { ControlPlane } from './harness/index.ts';
 import { waitFor } from './harness/index.ts';
-import { buildConfig } from '../../src/config/load.ts';
+import { testConfig } from '../support/config.ts';
+import type { MeshName } from '../../src/mesh/types.ts';
 import { startServer, type RunningServer } from '../../src/server/start.ts';
-import type { Verdict } from '../../src/admission/review.ts';
+import type { Verdict as AdmissionVerdict } from '../../src/admission/review.ts';
+import type { Verdict } from '../../src/cni/types.ts';
+import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
 
 export const WEBHOOK_NAME = 'meshgate-e2e';
 
 export interface Captured {
   route: string;
   body: unknown;
-  verdict: Verdict;
+  verdict: AdmissionVerdict;
 }
 
 export interface Meshgate {
   server: RunningServer;
   reviews: Captured[];
   /** optIn: also the chart's pod opt-in entries (objectSelector meshgate.io/inject=true in namespaces with these labels). */
-  register(opts?: { failurePolicy?: 'Fail' | 'Ignore'; optIn?: Record<string, string> }): Promise<void>;
+  /**
+   * Registers both webhook configurations. `name` orders meshgate among other mutating webhooks: the apiserver calls
+   * configurations in name order (so 'a-…' runs before Istio's istio-sidecar-injector, 'z-…' after it).
+   */
+  register(opts?: { failurePolicy?: 'Fail' | 'Ignore'; optIn?: Record<string, string>; name?: string }): Promise<void>;
+  /** Removes both webhook configurations of that name. */
+  unregister(name?: string): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startMeshgate(cp: ControlPlane, config: Record<string, unknown> = {}): Promise<Meshgate> {
+/** meshgate with a test config of `mesh` (default custom: meshgate injects its own templates) plus `config` overrides. */
+export async function startMeshgate(
+  cp: ControlPlane,
+  config: Record<string, unknown> = {},
+  mesh: MeshName = 'custom',
+): Promise<Meshgate> {
   const reviews: Captured[] = [];
   const server = await startServer({
-    config: buildConfig(config, 'e2e'),
+    config: testConfig(mesh, config),
     port: 0,
     host: '127.0.0.1',
     tlsSans: ['127.0.0.1'],
@@ -44,47 +65,97 @@ export async function startMeshgate(cp: ControlPlane, config: Record<string, unk
   return {
     server,
     reviews,
-    async register({ failurePolicy = 'Fail', optIn }: { failurePolicy?: 'Fail' | 'Ignore'; optIn?: Record<string, string> } = {}) {
-      await registerWebhooks(api, server, failurePolicy, optIn);
+    async register({
+      failurePolicy = 'Fail',
+      optIn,
+      name = WEBHOOK_NAME,
+    }: {
+      failurePolicy?: 'Fail' | 'Ignore';
+      optIn?: Record<string, string>;
+      name?: string;
+    } = {}) {
+      await registerWebhooks(api, server, failurePolicy, optIn, name);
+    },
+    async unregister(name = WEBHOOK_NAME) {
+      await api.deleteMutatingWebhookConfiguration({ name }).catch(() => undefined);
+      await api.deleteValidatingWebhookConfiguration({ name }).catch(() => undefined);
     },
     stop: () => server.shutdown(),
   };
 }
 
-async function registerWebhooks(api: AdmissionregistrationV1Api, server: RunningServer, failurePolicy: 'Fail' | 'Ignore', optIn?: Record<string, string>) {
+async function registerWebhooks(
+  api: AdmissionregistrationV1Api,
+  server: RunningServer,
+  failurePolicy: 'Fail' | 'Ignore',
+  optIn: Record<string, string> | undefined,
+  name: string,
+) {
   const caBundle = Buffer.from(server.ca!).toString('base64');
   const namespaceSelector = { matchLabels: { 'meshgate.io/inject': 'enabled' } };
-  const common = { failurePolicy, sideEffects: 'None', admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent', timeoutSeconds: 10, namespaceSelector };
+  const common = {
+    failurePolicy,
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+    matchPolicy: 'Equivalent',
+    timeoutSeconds: 10,
+    namespaceSelector,
+  };
   const mutating = {
-    metadata: { name: WEBHOOK_NAME },
-    webhooks: [{
-      ...common,
-      name: 'inject.meshgate.io',
-      reinvocationPolicy: 'IfNeeded',
-      clientConfig: { url: `${server.url}/mutate`, caBundle },
-      rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],
-    }],
+    metadata: { name },
+    webhooks: [
+      {
+        ...common,
+        name: 'inject.meshgate.io',
+        reinvocationPolicy: 'IfNeeded',
+        clientConfig: { url: `${server.url}/mutate`, caBundle },
+        rules: [
+          { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
+        ],
+      },
+    ],
   };
   if (optIn) {
     // As the chart renders it: labelled namespaces stay with the first entry, the pod label selects the rest.
     mutating.webhooks.push({
       ...mutating.webhooks[0],
       name: 'optin.inject.meshgate.io',
-      namespaceSelector: { matchLabels: optIn, matchExpressions: [{ key: 'meshgate.io/inject', operator: 'NotIn', values: ['enabled'] }] },
+      namespaceSelector: {
+        matchLabels: optIn,
+        matchExpressions: [{ key: 'meshgate.io/inject', operator: 'NotIn', values: ['enabled'] }],
+      },
       objectSelector: { matchLabels: { 'meshgate.io/inject': 'true' } },
     } as never);
   }
   const validating = {
-    metadata: { name: WEBHOOK_NAME },
-    webhooks: [{
-      ...common,
-      name: 'enforce.meshgate.io',
-      clientConfig: { url: `${server.url}/validate`, caBundle },
-      rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods', 'pods/binding'], scope: 'Namespaced' }],
-    }],
+    metadata: { name },
+    webhooks: [
+      {
+        ...common,
+        name: 'enforce.meshgate.io',
+        clientConfig: { url: `${server.url}/validate`, caBundle },
+        // As the chart: pod CREATE and UPDATE (and ephemeral containers), and both ways a pod gets a node.
+        rules: [
+          {
+            operations: ['CREATE', 'UPDATE'],
+            apiGroups: [''],
+            apiVersions: ['v1'],
+            resources: ['pods', 'pods/ephemeralcontainers'],
+            scope: 'Namespaced',
+          },
+          {
+            operations: ['CREATE'],
+            apiGroups: [''],
+            apiVersions: ['v1'],
+            resources: ['pods/binding', 'bindings'],
+            scope: 'Namespaced',
+          },
+        ],
+      },
+    ],
   };
-  await api.deleteMutatingWebhookConfiguration({ name: WEBHOOK_NAME }).catch(() => undefined);
-  await api.deleteValidatingWebhookConfiguration({ name: WEBHOOK_NAME }).catch(() => undefined);
+  await api.deleteMutatingWebhookConfiguration({ name }).catch(() => undefined);
+  await api.deleteValidatingWebhookConfiguration({ name }).catch(() => undefined);
   await api.createMutatingWebhookConfiguration({ body: mutating as never });
   await api.createValidatingWebhookConfiguration({ body: validating as never });
 }
@@ -101,17 +172,59 @@ export function apiError(err: unknown): string {
   return String(err);
 }
 
-export async function createNamespace(cp: ControlPlane, name: string, labels: Record<string, string> = {}): Promise<void> {
+/**
+ * Publishes a node agent verdict on a (kwok) Node through the agent's own publisher: label, MeshCNIVerified condition
+ * and evidence, as a real agent would. A label alone no longer verifies a node.
+ */
+export async function publishVerdict(
+  cp: ControlPlane,
+  node: string,
+  verified: boolean,
+  pluginType = 'istio-cni',
+): Promise<void> {
+  const reason = verified ? 'verified' : 'mesh_plugin_missing';
+  const plugins = verified ? ['bridge', pluginType] : ['bridge'];
+  const verdict = {
+    verified,
+    reason,
+    message: verified ? 'test verdict: verified' : 'test verdict: the mesh plugin is missing',
+    evidence: {
+      runtime: 'containerd',
+      pluginType,
+      file: '10-test.conflist',
+      sha256: '0'.repeat(64),
+      plugins,
+      candidates: [],
+      checkedAt: new Date().toISOString(),
+    },
+  } as unknown as Verdict;
+  await new KubeNodePublisher(cp.kc).publish(node, verdict, false);
+}
+
+export async function createNamespace(
+  cp: ControlPlane,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<void> {
   await cp.kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name, labels } } });
   // Pods need the namespace's default ServiceAccount, made by the controller-manager.
-  await waitFor(`serviceaccount ${name}/default`, async () => {
-    await cp.kc.makeApiClient(CoreV1Api).readNamespacedServiceAccount({ name: 'default', namespace: name });
-    return true;
-  }, { timeoutMs: 30_000 });
+  await waitFor(
+    `serviceaccount ${name}/default`,
+    async () => {
+      await cp.kc.makeApiClient(CoreV1Api).readNamespacedServiceAccount({ name: 'default', namespace: name });
+      return true;
+    },
+    { timeoutMs: 30_000 },
+  );
 }
 
 export async function labelNode(cp: ControlPlane, node: string, labels: Record<string, string | null>): Promise<void> {
-  await cp.kc.makeApiClient(CoreV1Api).patchNode({ name: node, body: { metadata: { labels } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  await cp.kc
+    .makeApiClient(CoreV1Api)
+    .patchNode(
+      { name: node, body: { metadata: { labels } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
 }
 
 /** A pod that passes Pod Security `restricted` on its own, so only what meshgate adds can make it fail. */
@@ -122,11 +235,13 @@ export function restrictedPod(name: string, extra: Partial<V1Pod['spec']> = {}):
     metadata: { name, labels: { app: name } },
     spec: {
       securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
-      containers: [{
-        name: 'app',
-        image: 'registry.example/app:1',
-        securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-      }],
+      containers: [
+        {
+          name: 'app',
+          image: 'registry.example/app:1',
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+        },
+      ],
       ...extra,
     } as V1Pod['spec'],
   };

@@ -21,11 +21,6 @@ import { startControlPlane, waitFor, type ControlPlane } from './harness/index.t
 const NODE = 'kwok-cni-0';
 /** The issue's target, reported with the figures; judged from the medians printed here and by `npm run bench`. */
 const TARGET_MS = 1_000;
-/**
- * What the assertion checks: the change reached the Node at all, in time a person would call prompt. Timing
- * asserts at the target itself fail on a shared, loaded 2-core machine without saying anything about the code.
- */
-const SANITY_MS = 10_000;
 const POLL_MS = 10;
 const MESHED = corpus('istio__10-calico.conflist-istioconfig');
 const PRIMARY = corpus('istio__calico.conflist');
@@ -45,14 +40,27 @@ beforeAll(async () => {
 afterAll(async () => {
   await cp?.stop();
   dirs?.cleanup();
-  const rows = Object.entries(figures).map(([op, ms]) => `  ${op.padEnd(28)} ${ms.map((m) => `${m.toFixed(0)} ms`).join(', ')}`);
-  if (rows.length) console.log(`disk change → Node object on a real apiserver (debounce 100 ms, poll ${POLL_MS} ms, target < ${TARGET_MS} ms):\n${rows.join('\n')}`);
+  const rows = Object.entries(figures).map(
+    ([op, ms]) => `  ${op.padEnd(28)} ${ms.map((m) => `${m.toFixed(0)} ms`).join(', ')}`,
+  );
+  if (rows.length)
+    console.log(
+      `disk change → Node object on a real apiserver (debounce 100 ms, poll ${POLL_MS} ms, target < ${TARGET_MS} ms):\n${rows.join('\n')}`,
+    );
 });
 
 function agentFor(overrides: Partial<AgentConfig> = {}) {
   const config: AgentConfig = {
-    nodeName: NODE, confDir: dirs.confDir, binDirs: [dirs.binDir], pluginType: 'istio-cni', runtime: 'containerd',
-    maxConfNum: 1, resyncMs: 300_000, debounceMs: 100, taintUnverified: false, ...overrides,
+    nodeName: NODE,
+    confDir: dirs.confDir,
+    binDirs: [dirs.binDir],
+    pluginType: 'istio-cni',
+    runtime: 'containerd',
+    maxConfNum: 1,
+    resyncMs: 300_000,
+    debounceMs: 100,
+    taintUnverified: false,
+    ...overrides,
   };
   return new NodeAgent(config, { publisher: new KubeNodePublisher(cp!.kc), log: memoryLog() });
 }
@@ -62,10 +70,14 @@ const says = (label: string, reason: string) => (n: V1Node) =>
   n.status?.conditions?.some((c) => c.type === CONDITION_TYPE && c.reason === reason);
 
 async function nodeUntil(what: string, pred: (n: V1Node) => boolean | undefined, timeoutMs = 10_000): Promise<V1Node> {
-  return waitFor(what, async () => {
-    const n = await core.readNode({ name: NODE });
-    return pred(n) ? n : false;
-  }, { timeoutMs, intervalMs: POLL_MS, describe: () => cp!.describe(10) });
+  return waitFor(
+    what,
+    async () => {
+      const n = await core.readNode({ name: NODE });
+      return pred(n) ? n : false;
+    },
+    { timeoutMs, intervalMs: POLL_MS, describe: () => cp!.describe(10) },
+  );
 }
 
 async function measure(name: string, op: () => void, pred: (n: V1Node) => boolean | undefined): Promise<V1Node> {
@@ -73,8 +85,7 @@ async function measure(name: string, op: () => void, pred: (n: V1Node) => boolea
   op();
   const node = await nodeUntil(name, pred);
   const ms = performance.now() - t0;
-  (figures[name] ??= []).push(ms);
-  expect(ms, `${name}: ${ms.toFixed(0)} ms`).toBeLessThan(SANITY_MS);
+  figures[name] = [...(figures[name] ?? []), ms];
   return node;
 }
 
@@ -89,14 +100,21 @@ describe('node agent on a real apiserver', () => {
       const cond = first.status!.conditions!.find((c) => c.type === CONDITION_TYPE)!;
       expect(cond.status).toBe('False');
       expect(cond.message).toContain('file 10-calico.conflist');
-      expect(JSON.parse(first.metadata!.annotations![EVIDENCE_ANNOTATION])).toMatchObject({ file: '10-calico.conflist', plugins: ['calico', 'portmap'] });
+      expect(JSON.parse(first.metadata!.annotations![EVIDENCE_ANNOTATION])).toMatchObject({
+        file: '10-calico.conflist',
+        plugins: ['calico', 'portmap'],
+      });
       // The strategic merge patch left kwok's kubelet conditions in place.
       expect(first.status!.conditions!.some((c) => c.type === 'Ready')).toBe(true);
 
       for (let i = 0; i < 3; i++) {
         const staged = join(dirs.root, 'staged');
         writeFileSync(staged, MESHED);
-        const verified = await measure('rename-in → verified', () => renameSync(staged, file), says('true', 'verified'));
+        const verified = await measure(
+          'rename-in → verified',
+          () => renameSync(staged, file),
+          says('true', 'verified'),
+        );
         const c = verified.status!.conditions!.find((x) => x.type === CONDITION_TYPE)!;
         expect(c.status).toBe('True');
         await measure('write → missing', () => writeFileSync(file, PRIMARY), says('false', 'mesh_plugin_missing'));
@@ -119,7 +137,9 @@ describe('node agent on a real apiserver', () => {
       const stillFalse = cond(await measure('delete → no_config', () => unlinkSync(file), says('false', 'no_config')));
       expect(stillFalse.lastTransitionTime).toEqual(start.lastTransitionTime);
       expect(stillFalse.lastHeartbeatTime!.getTime()).toBeGreaterThan(start.lastHeartbeatTime!.getTime());
-      const flipped = cond(await measure('create → verified', () => writeFileSync(file, MESHED), says('true', 'verified')));
+      const flipped = cond(
+        await measure('create → verified', () => writeFileSync(file, MESHED), says('true', 'verified')),
+      );
       expect(flipped.lastTransitionTime!.getTime()).toBeGreaterThan(start.lastTransitionTime!.getTime());
       await measure('write → missing', () => writeFileSync(file, PRIMARY), says('false', 'mesh_plugin_missing'));
     } finally {
@@ -127,9 +147,11 @@ describe('node agent on a real apiserver', () => {
     }
   }, 60_000);
 
-  it('a restart on the unchanged node writes nothing', async () => {
+  it('a restart on the unchanged node changes nothing but the heartbeat', async () => {
     const before = await core.readNode({ name: NODE });
     const annotation = before.metadata!.annotations![EVIDENCE_ANNOTATION];
+    const cond = (n: V1Node) => n.status!.conditions!.find((c) => c.type === CONDITION_TYPE)!;
+    await new Promise((r) => setTimeout(r, 1_100)); // condition times have one-second precision
     const agent = agentFor();
     try {
       await agent.start();
@@ -139,23 +161,50 @@ describe('node agent on a real apiserver', () => {
     }
     const after = await core.readNode({ name: NODE });
     expect(after.metadata!.annotations![EVIDENCE_ANNOTATION]).toBe(annotation);
-    const heartbeat = (n: V1Node) => n.status!.conditions!.find((c) => c.type === CONDITION_TYPE)!.lastHeartbeatTime;
-    expect(heartbeat(after)).toEqual(heartbeat(before));
+    expect({ ...cond(after), lastHeartbeatTime: undefined }).toEqual({ ...cond(before), lastHeartbeatTime: undefined });
+    expect(cond(after).lastHeartbeatTime!.getTime()).toBeGreaterThan(cond(before).lastHeartbeatTime!.getTime());
+  }, 60_000);
+
+  it("re-stamps the heartbeat on every resync through nodes/status, leaving the kubelet's conditions alone", async () => {
+    const cond = (n: V1Node) => n.status!.conditions!.find((c) => c.type === CONDITION_TYPE)!;
+    const agent = agentFor({ resyncMs: 1_500 });
+    try {
+      await agent.start();
+      const first = await core.readNode({ name: NODE });
+      const later = await nodeUntil(
+        'a later heartbeat',
+        (n) => cond(n).lastHeartbeatTime!.getTime() >= cond(first).lastHeartbeatTime!.getTime() + 2_000,
+        15_000,
+      );
+      expect(cond(later).lastTransitionTime).toEqual(cond(first).lastTransitionTime);
+      expect(cond(later).reason).toBe(cond(first).reason);
+      expect(later.status!.conditions!.map((c) => c.type)).toEqual(first.status!.conditions!.map((c) => c.type));
+    } finally {
+      await agent.stop();
+    }
   }, 60_000);
 
   it('--taint-unverified adds the taint while unverified and removes it when verified, keeping other taints', async () => {
     const other = { key: 'dedicated', value: 'mesh', effect: 'NoSchedule' };
     const n = await core.readNode({ name: NODE });
     const taints = [...(n.spec?.taints ?? []).map((t) => ({ key: t.key, value: t.value, effect: t.effect })), other];
-    await core.patchNode({ name: NODE, body: { spec: { taints } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await core.patchNode(
+      { name: NODE, body: { spec: { taints } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     const agent = agentFor({ taintUnverified: true });
-    const ours = (node: V1Node) => (node.spec?.taints ?? []).some((t) => t.key === UNVERIFIED_TAINT.key && t.effect === 'NoSchedule');
+    const ours = (node: V1Node) =>
+      (node.spec?.taints ?? []).some((t) => t.key === UNVERIFIED_TAINT.key && t.effect === 'NoSchedule');
     try {
       await agent.start();
       const tainted = await nodeUntil('taint added', ours);
       expect(tainted.spec!.taints).toContainEqual(expect.objectContaining(other));
       const file = join(dirs.confDir, '10-calico.conflist');
-      const clean = await measure('verified → taint removed', () => writeFileSync(file, MESHED), (node) => !ours(node) && says('true', 'verified')(node));
+      const clean = await measure(
+        'verified → taint removed',
+        () => writeFileSync(file, MESHED),
+        (node) => !ours(node) && says('true', 'verified')(node),
+      );
       expect(clean.spec!.taints).toContainEqual(expect.objectContaining(other));
     } finally {
       await agent.stop();

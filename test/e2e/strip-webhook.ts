@@ -14,28 +14,58 @@ export async function startStripWebhook(cp: ControlPlane, preferNode: string): P
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       const review = JSON.parse(body);
-      const ops = [{
-        op: 'add',
-        path: '/spec/affinity',
-        value: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, preference: { matchFields: [{ key: 'metadata.name', operator: 'In', values: [preferNode] }] } }] } },
-      }];
+      const ops = [
+        {
+          op: 'add',
+          path: '/spec/affinity',
+          value: {
+            nodeAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                {
+                  weight: 100,
+                  preference: { matchFields: [{ key: 'metadata.name', operator: 'In', values: [preferNode] }] },
+                },
+              ],
+            },
+          },
+        },
+      ];
       res.setHeader('Content-Type', 'application/json');
-      res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') } }));
+      res.end(
+        JSON.stringify({
+          apiVersion: 'admission.k8s.io/v1',
+          kind: 'AdmissionReview',
+          response: {
+            uid: review.request.uid,
+            allowed: true,
+            patchType: 'JSONPatch',
+            patch: Buffer.from(JSON.stringify(ops)).toString('base64'),
+          },
+        }),
+      );
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const api = cp.kc.makeApiClient(AdmissionregistrationV1Api);
   // Named to sort after meshgate's configuration, so it runs after meshgate's first call.
-  await api.createMutatingWebhookConfiguration({ body: {
-    metadata: { name: 'zz-strip-affinity' },
-    webhooks: [{
-      name: 'strip.test.invalid', sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Fail', reinvocationPolicy: 'Never',
-      clientConfig: { url: `https://127.0.0.1:${port}/`, caBundle: Buffer.from(cp.ca.certPem).toString('base64') },
-      rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
-      objectSelector: { matchLabels: { strip: 'yes' } },
-    }],
-  } as never });
+  await api.createMutatingWebhookConfiguration({
+    body: {
+      metadata: { name: 'zz-strip-affinity' },
+      webhooks: [
+        {
+          name: 'strip.test.invalid',
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+          failurePolicy: 'Fail',
+          reinvocationPolicy: 'Never',
+          clientConfig: { url: `https://127.0.0.1:${port}/`, caBundle: Buffer.from(cp.ca.certPem).toString('base64') },
+          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+          objectSelector: { matchLabels: { strip: 'yes' } },
+        },
+      ],
+    } as never,
+  });
   return {
     async stop() {
       await api.deleteMutatingWebhookConfiguration({ name: 'zz-strip-affinity' }).catch(() => undefined);

@@ -6,7 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { startControlPlane, waitForPodsRunning, type ControlPlane } from './harness/index.ts';
-import { apiError, createNamespace, names, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import {
+  apiError,
+  createNamespace,
+  publishVerdict,
+  names,
+  restrictedPod,
+  startMeshgate,
+  type Meshgate,
+} from './meshgate.ts';
 
 const V = 'v1.34.2';
 let cp: ControlPlane;
@@ -16,16 +24,22 @@ let core: CoreV1Api;
 beforeAll(async () => {
   cp = await startControlPlane({
     nodes: [
-      { name: 'node-verified', labels: { 'meshgate.io/cni-verified': 'true' }, kubeletVersion: V },
-      { name: 'node-unverified', labels: { 'meshgate.io/cni-verified': 'false' }, kubeletVersion: V },
+      { name: 'node-verified', kubeletVersion: V },
+      { name: 'node-unverified', kubeletVersion: V },
     ],
   });
   core = cp.kc.makeApiClient(CoreV1Api);
+  // The node agent's verdicts (label, condition, evidence), published through its own publisher.
+  await publishVerdict(cp, 'node-verified', true);
+  await publishVerdict(cp, 'node-unverified', false);
   mg = await startMeshgate(cp);
   await mg.register();
   await createNamespace(cp, 'mesh', { 'meshgate.io/inject': 'enabled' });
   await createNamespace(cp, 'plain');
-  await createNamespace(cp, 'strict', { 'meshgate.io/inject': 'enabled', 'pod-security.kubernetes.io/enforce': 'restricted' });
+  await createNamespace(cp, 'strict', {
+    'meshgate.io/inject': 'enabled',
+    'pod-security.kubernetes.io/enforce': 'restricted',
+  });
 }, 300_000);
 
 afterAll(async () => {
@@ -35,30 +49,48 @@ afterAll(async () => {
 
 function deployment(name: string, replicas: number) {
   return {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
-    spec: { replicas, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: restrictedPod(name).spec } },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: restrictedPod(name).spec },
+    },
   };
 }
 
 describe('injection through the real apiserver', () => {
   it('Deployment pods come out of the ReplicaSet controller injected, are scheduled onto the verified node and Running', async () => {
-    await cp.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace: 'mesh', body: deployment('web', 3) as never });
+    await cp.kc
+      .makeApiClient(AppsV1Api)
+      .createNamespacedDeployment({ namespace: 'mesh', body: deployment('web', 3) as never });
     const pods = await waitForPodsRunning(cp.kc, 'mesh', 'app=web', 3, { timeoutMs: 90_000 });
     for (const p of pods) {
       expect(names(p).init).toEqual(['meshgate-validate', 'meshgate-proxy']);
       expect(p.spec!.nodeName).toBe('node-verified');
       expect(p.metadata!.labels!['meshgate.io/redirect']).toBe('cni');
-      expect(JSON.parse(p.metadata!.annotations!['meshgate.io/status'])).toMatchObject({ mode: 'cni', reason: 'affinity_verified', nativeSidecar: true });
+      expect(JSON.parse(p.metadata!.annotations!['meshgate.io/status'])).toMatchObject({
+        mode: 'cni',
+        reason: 'affinity_verified',
+        nativeSidecar: true,
+      });
     }
     // The apiserver called us for the pods (by the ReplicaSet controller) and for their bindings (by the scheduler).
-    const users = mg.reviews.map((r) => (r.body as { request: { userInfo: { username: string } } }).request.userInfo.username);
+    const users = mg.reviews.map(
+      (r) => (r.body as { request: { userInfo: { username: string } } }).request.userInfo.username,
+    );
     expect(users).toContain('system:serviceaccount:kube-system:replicaset-controller');
-    expect(mg.reviews.some((r) => (r.body as { request: { subResource?: string } }).request.subResource === 'binding')).toBe(true);
+    expect(
+      mg.reviews.some((r) => (r.body as { request: { subResource?: string } }).request.subResource === 'binding'),
+    ).toBe(true);
   });
 
   it('leaves pods in an unlabelled namespace untouched (the webhook is never even called)', async () => {
     const before = mg.reviews.length;
-    await cp.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace: 'plain', body: deployment('plain', 1) as never });
+    await cp.kc
+      .makeApiClient(AppsV1Api)
+      .createNamespacedDeployment({ namespace: 'plain', body: deployment('plain', 1) as never });
     const [p] = await waitForPodsRunning(cp.kc, 'plain', 'app=plain', 1, { timeoutMs: 60_000 });
     expect(names(p)).toEqual({ init: [], containers: ['app'] });
     expect(mg.reviews.slice(before).filter((r) => JSON.stringify(r.body).includes('"namespace":"plain"'))).toEqual([]);
@@ -88,9 +120,17 @@ describe('pod opt-in by label where the namespace is not labelled', () => {
         p.metadata!.labels!['meshgate.io/inject'] = 'true';
         return p;
       };
-      expect(names(await core.createNamespacedPod({ namespace: 'team-a', body: labelled('in') })).init).toEqual(['meshgate-validate', 'meshgate-proxy']);
-      expect(names(await core.createNamespacedPod({ namespace: 'team-a', body: restrictedPod('not-labelled') }))).toEqual({ init: [], containers: ['app'] });
-      expect(names(await core.createNamespacedPod({ namespace: 'team-b', body: labelled('other-team') }))).toEqual({ init: [], containers: ['app'] });
+      expect(names(await core.createNamespacedPod({ namespace: 'team-a', body: labelled('in') })).init).toEqual([
+        'meshgate-validate',
+        'meshgate-proxy',
+      ]);
+      expect(
+        names(await core.createNamespacedPod({ namespace: 'team-a', body: restrictedPod('not-labelled') })),
+      ).toEqual({ init: [], containers: ['app'] });
+      expect(names(await core.createNamespacedPod({ namespace: 'team-b', body: labelled('other-team') }))).toEqual({
+        init: [],
+        containers: ['app'],
+      });
     } finally {
       await optIn.stop();
       await mg.register();
@@ -100,12 +140,19 @@ describe('pod opt-in by label where the namespace is not labelled', () => {
 
 describe('node verdicts', () => {
   it('rejects a pod created with spec.nodeName of an unverified node, naming the node', async () => {
-    const err = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('pinned-bad', { nodeName: 'node-unverified' }) }).catch((e) => e);
-    expect(apiError(err)).toMatch(/denied the request: meshgate: node node-unverified has no verified CNI chain .*\[node_unverified\]/);
+    const err = await core
+      .createNamespacedPod({ namespace: 'mesh', body: restrictedPod('pinned-bad', { nodeName: 'node-unverified' }) })
+      .catch((e) => e);
+    expect(apiError(err)).toMatch(
+      /denied the request: meshgate: node node-unverified has no verified CNI chain .*\[node_unverified\]/,
+    );
   });
 
   it('admits a pod pinned to the verified node in CNI mode without affinity', async () => {
-    const p = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('pinned-good', { nodeName: 'node-verified' }) });
+    const p = await core.createNamespacedPod({
+      namespace: 'mesh',
+      body: restrictedPod('pinned-good', { nodeName: 'node-verified' }),
+    });
     expect(names(p).init).toEqual(['meshgate-validate', 'meshgate-proxy']);
     expect(p.spec!.affinity).toBeUndefined();
   });
@@ -114,7 +161,10 @@ describe('node verdicts', () => {
     const alt = await startMeshgate(cp, { redirect: { onUnverifiedNode: 'validate' } });
     try {
       await alt.register();
-      const p = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('pinned-validate', { nodeName: 'node-unverified' }) });
+      const p = await core.createNamespacedPod({
+        namespace: 'mesh',
+        body: restrictedPod('pinned-validate', { nodeName: 'node-unverified' }),
+      });
       expect(names(p).init).toEqual(['meshgate-init', 'meshgate-validate', 'meshgate-proxy']);
       expect(p.metadata!.labels!['meshgate.io/redirect']).toBe('init');
     } finally {
@@ -134,7 +184,9 @@ describe('Pod Security restricted', () => {
     const off = await startMeshgate(cp, { redirect: { mode: 'off' } });
     try {
       await off.register();
-      const err = await core.createNamespacedPod({ namespace: 'strict', body: restrictedPod('init-refused') }).catch((e) => e);
+      const err = await core
+        .createNamespacedPod({ namespace: 'strict', body: restrictedPod('init-refused') })
+        .catch((e) => e);
       const message = apiError(err);
       expect(message).toMatch(/violates PodSecurity "restricted:latest"/);
       expect(message).toMatch(/meshgate-init/);
@@ -148,17 +200,29 @@ describe('Pod Security restricted', () => {
 
 describe('captured AdmissionReviews', () => {
   it('records real pods CREATE and pods/binding CREATE bodies as fixtures (CAPTURE=1 rewrites them)', () => {
-    const podCreate = mg.reviews.find((r) => r.route === 'mutate' && JSON.stringify(r.body).includes('replicaset-controller'));
-    const binding = mg.reviews.find((r) => (r.body as { request: { subResource?: string } }).request.subResource === 'binding');
+    const podCreate = mg.reviews.find(
+      (r) => r.route === 'mutate' && JSON.stringify(r.body).includes('replicaset-controller'),
+    );
+    const binding = mg.reviews.find(
+      (r) => (r.body as { request: { subResource?: string } }).request.subResource === 'binding',
+    );
     expect(podCreate && binding).toBeTruthy();
     const pod = (podCreate!.body as { request: { object: V1Pod } }).request.object;
     // What the apiserver defaulted before calling us: a hand-written fixture would lack these.
     expect(pod.spec!.containers[0].terminationMessagePath).toBe('/dev/termination-log');
     expect(pod.spec!.dnsPolicy).toBe('ClusterFirst');
-    expect((binding!.body as { request: { object: { target: { name: string } } } }).request.object.target.name).toMatch(/^node-/);
+    expect((binding!.body as { request: { object: { target: { name: string } } } }).request.object.target.name).toMatch(
+      /^node-/,
+    );
     if (process.env.CAPTURE === '1') {
-      writeFileSync(new URL('./fixtures/pod-create.review.json', import.meta.url), JSON.stringify(podCreate!.body, null, 2) + '\n');
-      writeFileSync(new URL('./fixtures/pod-binding.review.json', import.meta.url), JSON.stringify(binding!.body, null, 2) + '\n');
+      writeFileSync(
+        new URL('./fixtures/pod-create.review.json', import.meta.url),
+        `${JSON.stringify(podCreate!.body, null, 2)}\n`,
+      );
+      writeFileSync(
+        new URL('./fixtures/pod-binding.review.json', import.meta.url),
+        `${JSON.stringify(binding!.body, null, 2)}\n`,
+      );
     }
   });
 });
@@ -168,10 +232,14 @@ describe('failurePolicy (runs last: it stops meshgate)', () => {
     const t0 = Date.now();
     await mg.stop();
     console.log(`[failurePolicy] meshgate stopped in ${Date.now() - t0} ms`);
-    const refused = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('while-down') }).catch((e) => e);
+    const refused = await core
+      .createNamespacedPod({ namespace: 'mesh', body: restrictedPod('while-down') })
+      .catch((e) => e);
     console.log(`[failurePolicy] refused after ${Date.now() - t0} ms: ${apiError(refused)}`);
     expect(apiError(refused)).toMatch(/failed calling webhook "inject\.meshgate\.io"/);
-    expect((await core.createNamespacedPod({ namespace: 'plain', body: restrictedPod('other-ns') })).metadata!.name).toBe('other-ns');
+    expect(
+      (await core.createNamespacedPod({ namespace: 'plain', body: restrictedPod('other-ns') })).metadata!.name,
+    ).toBe('other-ns');
 
     await mg.register({ failurePolicy: 'Ignore' });
     const admitted = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('while-down-ignored') });

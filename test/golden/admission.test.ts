@@ -12,7 +12,7 @@ import pino from 'pino';
 import { buildApp } from '../../src/server/app.ts';
 import { createMetrics } from '../../src/server/metrics.ts';
 import { buildHandlers } from '../../src/admission/handlers.ts';
-import { buildConfig } from '../../src/config/load.ts';
+import { testConfig } from '../support/config.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { expectGolden } from './golden.ts';
 
@@ -20,25 +20,60 @@ const corpus = new URL('../../../shared/corpus/admission/', import.meta.url);
 /** Reviews captured from the real apiserver by test/e2e/webhook.test.ts (CAPTURE=1). */
 const captured = new URL('../e2e/fixtures/', import.meta.url);
 const files = [
-  ...readdirSync(corpus).filter((f) => !f.endsWith('.tsv')).sort().map((f) => ({ name: f, url: new URL(f, corpus) })),
-  ...readdirSync(captured).filter((f) => f.endsWith('.review.json')).sort().map((f) => ({ name: `captured__${f}`, url: new URL(f, captured) })),
+  ...readdirSync(corpus)
+    .filter((f) => !f.endsWith('.tsv'))
+    .sort()
+    .map((f) => ({ name: f, url: new URL(f, corpus) })),
+  ...readdirSync(captured)
+    .filter((f) => f.endsWith('.review.json'))
+    .sort()
+    .map((f) => ({ name: `captured__${f}`, url: new URL(f, captured) })),
 ];
 
-const nodes = nodeFactsFromState({ nodes: { 'node-a': { verified: true, kubeletVersion: 'v1.34.1' }, 'my-test-node': { verified: false, reason: 'mesh_plugin_missing' } } }, 'golden');
-const podModes = { get: (ns: string, name: string) => (`${ns}/${name}` === 'default/pod-to-get-aws-zone-id' ? 'cni' : undefined), fetch: async () => undefined };
-const handlers = buildHandlers({ config: buildConfig({}), nodes, podModes });
-const app = buildApp({ logger: pino({ level: 'silent' }), metrics: createMetrics(), routes: { '/mutate': handlers.mutate, '/validate': handlers.validate }, ready: () => ({ ready: true }) });
+const nodes = nodeFactsFromState(
+  {
+    nodes: {
+      'node-a': { verified: true, kubeletVersion: 'v1.34.1' },
+      'my-test-node': { verified: false, reason: 'mesh_plugin_missing' },
+    },
+  },
+  'golden',
+);
+const podNeeds = {
+  get: (ns: string, name: string) =>
+    `${ns}/${name}` === 'default/pod-to-get-aws-zone-id' ? ('cni' as const) : undefined,
+  fetch: async () => 'unmeshed' as const,
+};
+const handlers = buildHandlers({ config: testConfig('custom'), nodes, podNeeds });
+const app = buildApp({
+  logger: pino({ level: 'silent' }),
+  metrics: createMetrics(),
+  routes: { '/mutate': handlers.mutate, '/validate': handlers.validate },
+  ready: () => ({ ready: true }),
+});
 afterAll(() => app.close());
 
 function asReview(raw: Record<string, unknown>): unknown {
   if (raw.kind === 'AdmissionReview') return raw;
   if (raw.kind === 'Binding') {
     const meta = raw.metadata as { name: string; namespace: string };
-    return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: {
-      uid: 'binding-1', kind: { group: '', version: 'v1', kind: 'Binding' }, resource: { group: '', version: 'v1', resource: 'pods' },
-      subResource: 'binding', name: meta.name, namespace: meta.namespace, operation: 'CREATE', object: raw } };
+    return {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'binding-1',
+        kind: { group: '', version: 'v1', kind: 'Binding' },
+        resource: { group: '', version: 'v1', resource: 'pods' },
+        subResource: 'binding',
+        name: meta.name,
+        namespace: meta.namespace,
+        operation: 'CREATE',
+        object: raw,
+      },
+    };
   }
-  if (typeof raw.uid === 'string' && raw.operation) return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: raw };
+  if (typeof raw.uid === 'string' && raw.operation)
+    return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: raw };
   return raw;
 }
 
@@ -47,7 +82,9 @@ describe('golden: AdmissionReviews from shared/corpus/admission', () => {
   for (const { name, url } of files) {
     it(name, async () => {
       const text = readFileSync(url, 'utf8');
-      const review = asReview((name.endsWith('.json') ? JSON.parse(text) : parseYaml(text)) as Record<string, unknown>) as { request?: { object?: unknown } };
+      const review = asReview(
+        (name.endsWith('.json') ? JSON.parse(text) : parseYaml(text)) as Record<string, unknown>,
+      ) as { request?: { object?: unknown } };
       const results: Record<string, unknown> = {};
       for (const route of ['mutate', 'validate']) {
         const res = await app.inject({ method: 'POST', url: `/${route}`, payload: review as object });
@@ -60,13 +97,21 @@ describe('golden: AdmissionReviews from shared/corpus/admission', () => {
         results[route] = { status: res.statusCode, body };
         if (route === 'mutate' && body.response?.patch) {
           // The safety net must accept what the mutating webhook produced.
-          const mutated = jsonpatch.applyPatch(structuredClone(review), body.response.patch.map((op: { path: string }) => ({ ...op, path: `/request/object${op.path}` })), true, false).newDocument;
+          const mutated = jsonpatch.applyPatch(
+            structuredClone(review),
+            body.response.patch.map((op: { path: string }) => ({ ...op, path: `/request/object${op.path}` })),
+            true,
+            false,
+          ).newDocument;
           const after = (await app.inject({ method: 'POST', url: '/validate', payload: mutated as object })).json();
           expect(after.response.allowed).toBe(true);
           results['validate-after-mutate'] = { body: after };
         }
       }
-      expectGolden(new URL(`./testdata/admission/${name}.golden.json`, import.meta.url), JSON.stringify(results, null, 2) + '\n');
+      expectGolden(
+        new URL(`./testdata/admission/${name}.golden.json`, import.meta.url),
+        `${JSON.stringify(results, null, 2)}\n`,
+      );
     });
   }
 });

@@ -11,6 +11,7 @@ export function expectGolden(file: URL, actual: string): void {
     writeFileSync(file, actual);
     return;
   }
-  if (!existsSync(file)) throw new Error(`golden file ${file.pathname} is missing: run with UPDATE_GOLDEN=1 to create it`);
+  if (!existsSync(file))
+    throw new Error(`golden file ${file.pathname} is missing: run with UPDATE_GOLDEN=1 to create it`);
   expect(actual).toBe(readFileSync(file, 'utf8'));
 }

@@ -4,20 +4,33 @@
  */
 import { describe, it, expect } from 'vitest';
 import { BODY_LIMIT } from '../../src/server/app.ts';
-import { BOOM, applyResponsePatch, buildTestApp, decodePatch, loadCorpus, podReview, post, type Review, type ReviewResponse } from './helpers.ts';
+import {
+  BOOM,
+  applyResponsePatch,
+  buildTestApp,
+  decodePatch,
+  loadCorpus,
+  podReview,
+  post,
+  type Review,
+  type ReviewResponse,
+} from './helpers.ts';
 
 const corpus = loadCorpus();
 const REVIEW = podReview('uid-1');
 
 describe('content type and body', () => {
-  it.each(['text/plain', 'application/yaml', 'application/x-www-form-urlencoded', 'application/merge-patch+json', 'application/jsonx'])(
-    '%s is 415 Unsupported Media Type',
-    async (contentType) => {
-      const { app } = buildTestApp();
-      const res = await post(app, '/mutate', JSON.stringify(REVIEW), contentType);
-      expect(res.statusCode).toBe(415);
-    },
-  );
+  it.each([
+    'text/plain',
+    'application/yaml',
+    'application/x-www-form-urlencoded',
+    'application/merge-patch+json',
+    'application/jsonx',
+  ])('%s is 415 Unsupported Media Type', async (contentType) => {
+    const { app } = buildTestApp();
+    const res = await post(app, '/mutate', JSON.stringify(REVIEW), contentType);
+    expect(res.statusCode).toBe(415);
+  });
 
   it('a body without a content type is 415', async () => {
     const { app } = buildTestApp();
@@ -31,15 +44,17 @@ describe('content type and body', () => {
     expect(res.statusCode).toBe(200);
   });
 
-  it.each([['truncated', '{"apiVersion":"admission.k8s.io/v1","kind":'], ['trailing garbage', '{"a":1}}'], ['empty', ''], ['single quotes', "{'a':1}"]])(
-    'invalid JSON (%s) is 400',
-    async (_name, text) => {
-      const { app } = buildTestApp();
-      const res = await post(app, '/mutate', text);
-      expect(res.statusCode).toBe(400);
-      expect(res.headers['content-type']).toMatch(/^application\/json/);
-    },
-  );
+  it.each([
+    ['truncated', '{"apiVersion":"admission.k8s.io/v1","kind":'],
+    ['trailing garbage', '{"a":1}}'],
+    ['empty', ''],
+    ['single quotes', "{'a':1}"],
+  ])('invalid JSON (%s) is 400', async (_name, text) => {
+    const { app } = buildTestApp();
+    const res = await post(app, '/mutate', text);
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+  });
 
   const req = REVIEW.request;
   const { uid: _uid, ...noUid } = req;
@@ -87,20 +102,23 @@ describe('content type and body', () => {
 });
 
 describe('AdmissionReview responses', () => {
-  it.each(['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'])('echo uid and apiVersion %s on both routes', async (apiVersion) => {
-    const { app } = buildTestApp();
-    for (const { review } of corpus) {
-      for (const route of ['/mutate', '/validate']) {
-        const res = await post(app, route, { ...review, apiVersion });
-        expect(res.statusCode).toBe(200);
-        const body = res.json() as ReviewResponse;
-        expect(body.apiVersion).toBe(apiVersion);
-        expect(body.kind).toBe('AdmissionReview');
-        expect(body.response.uid).toBe(review.request.uid);
-        expect(typeof body.response.allowed).toBe('boolean');
+  it.each(['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'])(
+    'echo uid and apiVersion %s on both routes',
+    async (apiVersion) => {
+      const { app } = buildTestApp();
+      for (const { review } of corpus) {
+        for (const route of ['/mutate', '/validate']) {
+          const res = await post(app, route, { ...review, apiVersion });
+          expect(res.statusCode).toBe(200);
+          const body = res.json() as ReviewResponse;
+          expect(body.apiVersion).toBe(apiVersion);
+          expect(body.kind).toBe('AdmissionReview');
+          expect(body.response.uid).toBe(review.request.uid);
+          expect(typeof body.response.allowed).toBe('boolean');
+        }
       }
-    }
-  });
+    },
+  );
 
   it('a handler that throws costs one errored review: 200, allowed:false, code 500, same uid', async () => {
     const { app } = buildTestApp();
@@ -118,21 +136,50 @@ describe('AdmissionReview responses', () => {
     expect((await post(app, '/mutate', REVIEW)).statusCode).toBe(200);
   });
 
-  it('every corpus pod that is patched gets a patch that applies cleanly and then passes /validate', async () => {
+  it('every corpus pod gets a patch that applies cleanly and then passes /validate, or is refused for what it is', async () => {
     const { app } = buildTestApp();
     let patched = 0;
+    let refused = 0;
     for (const { name, review } of corpus) {
       const body = (await post(app, '/mutate', review)).json() as ReviewResponse;
-      if (!body.response.allowed || body.response.patch === undefined) continue;
+      const object = review.request.object as {
+        metadata?: { annotations?: Record<string, unknown> };
+        spec: {
+          nodeName?: string;
+          containers?: Array<{ securityContext?: { privileged?: boolean } }>;
+          initContainers?: Array<{ securityContext?: { privileged?: boolean } }>;
+        };
+      };
+      // Not a pod the apiserver would send (annotation values are strings), or one that could flush the redirect.
+      const expected = Object.values(object.metadata?.annotations ?? {}).some((v) => typeof v !== 'string')
+        ? 'invalid_object'
+        : [...(object.spec.containers ?? []), ...(object.spec.initContainers ?? [])].some(
+              (c) => c.securityContext?.privileged === true,
+            )
+          ? 'redirect_tamper'
+          : object.spec.nodeName !== undefined && object.spec.nodeName !== 'n1'
+            ? 'node_unverified'
+            : undefined;
+      if (expected) {
+        expect(body.response, name).toMatchObject({ allowed: false });
+        expect(body.response.status?.message, name).toContain(`[${expected}]`);
+        refused++;
+        continue;
+      }
+      expect(body.response.allowed, name).toBe(true);
+      if (body.response.patch === undefined) continue;
       patched++;
       const ops = decodePatch(body);
       expect(ops.length, name).toBeGreaterThan(0);
       const pod = applyResponsePatch(review.request.object, body);
       // Patching twice must not be needed: the mutated pod passes the validating webhook as is.
-      const v = (await post(app, '/validate', { ...review, request: { ...review.request, object: pod } })).json() as ReviewResponse;
+      const v = (
+        await post(app, '/validate', { ...review, request: { ...review.request, object: pod } })
+      ).json() as ReviewResponse;
       expect(v.response, name).toMatchObject({ allowed: true });
     }
-    expect(patched).toBeGreaterThanOrEqual(corpus.length - 1);
+    expect(refused).toBeGreaterThan(0);
+    expect(patched).toBe(corpus.length - refused);
   });
 
   it('a patch against a pod with no metadata and no initContainers still applies', async () => {
@@ -161,7 +208,9 @@ describe('AdmissionReview responses', () => {
   });
 
   // Only a broken client sends these (the apiserver sends typed pods), but a decision is a value: deny, never crash.
-  const terms = (t: unknown) => ({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: t } } } });
+  const terms = (t: unknown) => ({
+    affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: t } } },
+  });
   it.each<[string, Record<string, unknown>]>([
     ['a null container', { containers: [null] }],
     ['initContainers not a list', { initContainers: { name: 'x' } }],
@@ -181,7 +230,11 @@ describe('AdmissionReview responses', () => {
 
   it('a dryRun request gets exactly the answer a real one gets', async () => {
     const { app } = buildTestApp();
-    const cases: Review[] = [...corpus.map((c) => c.review), podReview('d', { nodeName: 'n2' }), podReview('d', { nodeName: 'n1' })];
+    const cases: Review[] = [
+      ...corpus.map((c) => c.review),
+      podReview('d', { nodeName: 'n2' }),
+      podReview('d', { nodeName: 'n1' }),
+    ];
     for (const review of cases) {
       for (const route of ['/mutate', '/validate']) {
         const wet = await post(app, route, { ...review, request: { ...review.request, dryRun: false } });
@@ -222,9 +275,17 @@ describe('health, readiness and metrics', () => {
     expect(text).toContain('# TYPE meshgate_admission_duration_seconds histogram');
     expect(text).toMatch(/^meshgate_admission_duration_seconds_bucket\{le="0\.00025",route="mutate"\} \d+$/m);
     expect(text).toMatch(/^meshgate_admission_duration_seconds_count\{route="mutate"\} 2$/m);
-    expect(text).toContain('meshgate_admission_decisions_total{route="mutate",decision="patch",reason="node_verified"} 1');
-    expect(text).toContain('meshgate_admission_decisions_total{route="mutate",decision="deny",reason="node_unverified"} 1');
-    expect(text).toContain('meshgate_admission_decisions_total{route="validate",decision="bad_request",reason="bad_review"} 1');
-    expect(text).toContain('meshgate_admission_decisions_total{route="boom",decision="error",reason="internal_error"} 1');
+    expect(text).toContain(
+      'meshgate_admission_decisions_total{route="mutate",decision="patch",reason="node_verified"} 1',
+    );
+    expect(text).toContain(
+      'meshgate_admission_decisions_total{route="mutate",decision="deny",reason="node_unverified"} 1',
+    );
+    expect(text).toContain(
+      'meshgate_admission_decisions_total{route="validate",decision="bad_request",reason="bad_review"} 1',
+    );
+    expect(text).toContain(
+      'meshgate_admission_decisions_total{route="boom",decision="error",reason="internal_error"} 1',
+    );
   });
 });

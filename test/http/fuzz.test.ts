@@ -10,7 +10,16 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { SUPPORTED_VERSIONS } from '../../src/admission/review.ts';
-import { CORPUS_DIR, applyResponsePatch, buildTestApp, loadCorpus, podReview, post, type Review, type ReviewResponse } from './helpers.ts';
+import {
+  CORPUS_DIR,
+  applyResponsePatch,
+  buildTestApp,
+  loadCorpus,
+  podReview,
+  post,
+  type Review,
+  type ReviewResponse,
+} from './helpers.ts';
 import { fuzzCase, mulberry32, type FuzzCase } from './mutators.ts';
 
 const CASES = 3000;
@@ -35,15 +44,28 @@ async function baseReviews(app: FastifyInstance): Promise<Review[]> {
       object: binding,
     },
   });
-  out.push(podReview('on-n1', { nodeName: 'n1' }), podReview('on-n2', { nodeName: 'n2' }), podReview('hostnet', { hostNetwork: true }));
+  out.push(
+    podReview('on-n1', { nodeName: 'n1' }),
+    podReview('on-n2', { nodeName: 'n2' }),
+    podReview('hostnet', { hostNetwork: true }),
+  );
   // DaemonSet pods: pinned to one node by a matchFields term in each required node-affinity term.
   const pin = (node: string) => ({ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] });
   for (const node of ['n1', 'n2']) {
-    out.push(podReview(`ds-${node}`, { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [pin(node), pin(node)] } } } }));
+    out.push(
+      podReview(`ds-${node}`, {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [pin(node), pin(node)] },
+          },
+        },
+      }),
+    );
   }
   for (const review of corpus) {
     const res = (await post(app, '/mutate', review)).json() as ReviewResponse;
-    if (res.response.patch) out.push({ ...review, request: { ...review.request, object: applyResponsePatch(review.request.object, res) } });
+    if (res.response.patch)
+      out.push({ ...review, request: { ...review.request, object: applyResponsePatch(review.request.object, res) } });
   }
   return out;
 }
@@ -62,7 +84,9 @@ interface Tally {
 
 function check(res: LightMyRequestResponse, c: FuzzCase, where: string, tally: Tally): void {
   tally.statuses.set(res.statusCode, (tally.statuses.get(res.statusCode) ?? 0) + 1);
-  expect([200, 400, 413, 415], `${where}: status ${res.statusCode} ${res.body.slice(0, 300)}`).toContain(res.statusCode);
+  expect([200, 400, 413, 415], `${where}: status ${res.statusCode} ${res.body.slice(0, 300)}`).toContain(
+    res.statusCode,
+  );
   expect(res.headers['content-type'], where).toMatch(/^application\/json/);
   const body = res.json() as Record<string, unknown>;
   if (res.statusCode !== 200) {
@@ -96,13 +120,17 @@ function check(res: LightMyRequestResponse, c: FuzzCase, where: string, tally: T
       applyResponsePatch(sent.request.object, review);
     } catch (err) {
       const e = err as Error & { name?: string; index?: number; operation?: unknown };
-      throw new Error(`${where}: the patch does not apply: ${e.name} at op ${e.index}: ${JSON.stringify(e.operation)?.slice(0, 300)}`);
+      throw new Error(
+        `${where}: the patch does not apply: ${e.name} at op ${e.index}: ${JSON.stringify(e.operation)?.slice(0, 300)}`,
+      );
     }
   }
 }
 
 describe('fuzzed reviews', () => {
-  it(`${CASES} seeded mutations of corpus reviews get well-formed answers and the app survives`, { timeout: 60_000 }, async () => {
+  it(`${CASES} seeded mutations of corpus reviews get well-formed answers and the app survives`, {
+    timeout: 60_000,
+  }, async () => {
     const { app } = buildTestApp();
     const bases = await baseReviews(app);
     const rng = mulberry32(SEED);
@@ -118,12 +146,20 @@ describe('fuzzed reviews', () => {
         } catch (err) {
           // Keep going: one run shows every kind of failure, each with its first reproducing case.
           const msg = (err as Error).message;
-          const kind = msg.replace(/^case \d+ \[[^\]]*\] on /, '').replace(/\d+/g, 'N').slice(0, 200);
+          const kind = msg
+            .replace(/^case \d+ \[[^\]]*\] on /, '')
+            .replace(/\d+/g, 'N')
+            .slice(0, 200);
           if (!failures.has(kind)) failures.set(kind, msg.slice(0, 600));
         }
       }
     }
-    if (process.env.FUZZ_REPORT) console.log({ statuses: Object.fromEntries(tally.statuses), patches: tally.patches, errored: Object.fromEntries(tally.errored) });
+    if (process.env.FUZZ_REPORT)
+      console.log({
+        statuses: Object.fromEntries(tally.statuses),
+        patches: tally.patches,
+        errored: Object.fromEntries(tally.errored),
+      });
     expect([...failures.values()]).toEqual([]);
 
     // The fuzzer must actually reach the handlers, the decoder and the transport limits, not only bounce off.

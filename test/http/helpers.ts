@@ -11,7 +11,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp, type AdmissionHandler } from '../../src/server/app.ts';
 import { createMetrics, type Metrics } from '../../src/server/metrics.ts';
 import { buildHandlers } from '../../src/admission/handlers.ts';
-import { buildConfig } from '../../src/config/load.ts';
+import { testConfig } from '../support/config.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 
 export const CORPUS_DIR = new URL('../../../shared/corpus/admission/', import.meta.url);
@@ -41,11 +41,14 @@ export interface ReviewResponse {
  */
 export function loadCorpus(): Array<{ name: string; review: Review }> {
   const out: Array<{ name: string; review: Review }> = [];
-  for (const name of readdirSync(CORPUS_DIR).filter((f) => f.endsWith('.json')).sort()) {
+  for (const name of readdirSync(CORPUS_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const raw = JSON.parse(readFileSync(new URL(name, CORPUS_DIR), 'utf8')) as Record<string, unknown>;
-    const review = raw.kind === 'AdmissionReview'
-      ? (raw as unknown as Review)
-      : { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: raw as Review['request'] };
+    const review =
+      raw.kind === 'AdmissionReview'
+        ? (raw as unknown as Review)
+        : { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: raw as Review['request'] };
     out.push({ name, review });
   }
   if (out.length === 0) throw new Error(`no corpus reviews in ${CORPUS_DIR.pathname}`);
@@ -88,7 +91,7 @@ export interface TestApp {
 export function buildTestApp(): TestApp {
   const metrics = createMetrics();
   const nodes = nodeFactsFromState({ nodes: { n1: { verified: true }, n2: { verified: false } } }, 'test');
-  const handlers = buildHandlers({ config: buildConfig({}), nodes });
+  const handlers = buildHandlers({ config: testConfig('custom'), nodes });
   let readiness: { ready: boolean; why?: string } = { ready: true };
   const boom: AdmissionHandler = () => {
     throw new Error(BOOM);
@@ -102,7 +105,12 @@ export function buildTestApp(): TestApp {
   return { app, metrics, setReady: (r) => (readiness = r) };
 }
 
-export function post(app: FastifyInstance, url: string, body: unknown, contentType = 'application/json'): Promise<LightMyRequestResponse> {
+export function post(
+  app: FastifyInstance,
+  url: string,
+  body: unknown,
+  contentType = 'application/json',
+): Promise<LightMyRequestResponse> {
   const payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   return app.inject({ method: 'POST', url, headers: { 'content-type': contentType }, payload });
 }

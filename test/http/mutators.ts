@@ -32,15 +32,66 @@ export interface FuzzCase {
 }
 
 const KEYS: readonly string[] = [
-  'containers', 'initContainers', 'metadata', 'annotations', 'labels', 'meshgate.io/status', 'meshgate.io/inject',
-  'nodeName', 'hostNetwork', 'affinity', 'nodeAffinity', 'spec', 'uid', 'operation', 'subResource', 'kind',
-  'resource', 'object', 'name', 'namespace', 'target', 'toString', 'hasOwnProperty', 'valueOf', 'length', '',
+  'containers',
+  'initContainers',
+  'metadata',
+  'annotations',
+  'labels',
+  'meshgate.io/status',
+  'meshgate.io/inject',
+  'nodeName',
+  'hostNetwork',
+  'affinity',
+  'nodeAffinity',
+  'spec',
+  'uid',
+  'operation',
+  'subResource',
+  'kind',
+  'resource',
+  'object',
+  'name',
+  'namespace',
+  'target',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  'length',
+  '',
 ];
 
 const STRINGS = [
-  '', 'x', 'CREATE', 'UPDATE', 'pods', 'binding', 'true', 'false', 'enabled', '0', '-1', '../..', '~1/~0', '/spec',
-  'meshgate-proxy', 'istio-proxy', 'istio-init', 'meshgate-init', 'n1', 'n2', 'kube-system', 'meshgate', '\u0000',
-  '☃\ud83d\ude00', '{"containers":["meshgate-proxy"]}', '{', 'null', '100m', '65536', '10.0.0.0/8,::/0', '1,2,99999',
+  '',
+  'x',
+  'CREATE',
+  'UPDATE',
+  'pods',
+  'binding',
+  'true',
+  'false',
+  'enabled',
+  '0',
+  '-1',
+  '../..',
+  '~1/~0',
+  '/spec',
+  'meshgate-proxy',
+  'istio-proxy',
+  'istio-init',
+  'meshgate-init',
+  'n1',
+  'n2',
+  'kube-system',
+  'meshgate',
+  '\u0000',
+  '☃\ud83d\ude00',
+  '{"containers":["meshgate-proxy"]}',
+  '{',
+  'null',
+  '100m',
+  '65536',
+  '10.0.0.0/8,::/0',
+  '1,2,99999',
 ] as const;
 
 /** [a, [b, ...]] nested `depth` deep, built without recursion. */
@@ -52,17 +103,29 @@ function nested(depth: number): unknown {
 
 export function randomValue(rng: Rng, depth = 0): unknown {
   switch (int(rng, 12)) {
-    case 0: return null;
-    case 1: return rng() < 0.5;
-    case 2: return pick(rng, [0, -1, 1.5, 1e308, -0, 2 ** 53 + 1, 65536]);
-    case 3: case 4: return pick(rng, STRINGS);
-    case 5: return 'y'.repeat(rng() < 0.9 ? 1 + int(rng, 2000) : 100_000 + int(rng, 200_000));
-    case 6: return [];
-    case 7: return {};
-    case 8: return depth < 3 ? Array.from({ length: 1 + int(rng, 3) }, () => randomValue(rng, depth + 1)) : [];
-    case 9: return depth < 3 ? { [pick(rng, KEYS)]: randomValue(rng, depth + 1) } : {};
-    case 10: return nested(1 + int(rng, 1500));
-    default: return { name: randomValue(rng, 3), image: randomValue(rng, 3) };
+    case 0:
+      return null;
+    case 1:
+      return rng() < 0.5;
+    case 2:
+      return pick(rng, [0, -1, 1.5, 1e308, -0, 2 ** 53 + 1, 65536]);
+    case 3:
+    case 4:
+      return pick(rng, STRINGS);
+    case 5:
+      return 'y'.repeat(rng() < 0.9 ? 1 + int(rng, 2000) : 100_000 + int(rng, 200_000));
+    case 6:
+      return [];
+    case 7:
+      return {};
+    case 8:
+      return depth < 3 ? Array.from({ length: 1 + int(rng, 3) }, () => randomValue(rng, depth + 1)) : [];
+    case 9:
+      return depth < 3 ? { [pick(rng, KEYS)]: randomValue(rng, depth + 1) } : {};
+    case 10:
+      return nested(1 + int(rng, 1500));
+    default:
+      return { name: randomValue(rng, 3), image: randomValue(rng, 3) };
   }
 }
 
@@ -91,25 +154,57 @@ function parentOf(root: unknown, p: Path): Container | undefined {
   return typeof v === 'object' && v !== null ? (v as Container) : undefined;
 }
 
-const TERMS = ['request', 'object', 'spec', 'affinity', 'nodeAffinity', 'requiredDuringSchedulingIgnoredDuringExecution', 'nodeSelectorTerms'];
+const TERMS = [
+  'request',
+  'object',
+  'spec',
+  'affinity',
+  'nodeAffinity',
+  'requiredDuringSchedulingIgnoredDuringExecution',
+  'nodeSelectorTerms',
+];
 
 /** Fields the handlers and the decision core read, hit directly more often than a random walk would. */
 const TARGETS: Path[] = [
-  ['request', 'object'], ['request', 'object', 'spec'], ['request', 'object', 'spec', 'containers'],
-  ['request', 'object', 'spec', 'containers', 0], ['request', 'object', 'spec', 'containers', 0, 'name'],
-  ['request', 'object', 'spec', 'initContainers'], ['request', 'object', 'spec', 'nodeName'],
-  ['request', 'object', 'spec', 'hostNetwork'], ['request', 'object', 'spec', 'affinity'],
-  ['request', 'object', 'spec', 'affinity', 'nodeAffinity'], [...TERMS], [...TERMS, 0], [...TERMS, 0, 'matchFields'],
-  [...TERMS, 0, 'matchFields', 0], [...TERMS, 0, 'matchFields', 0, 'values'], [...TERMS, 0, 'matchExpressions', 0],
+  ['request', 'object'],
+  ['request', 'object', 'spec'],
+  ['request', 'object', 'spec', 'containers'],
+  ['request', 'object', 'spec', 'containers', 0],
+  ['request', 'object', 'spec', 'containers', 0, 'name'],
+  ['request', 'object', 'spec', 'initContainers'],
+  ['request', 'object', 'spec', 'nodeName'],
+  ['request', 'object', 'spec', 'hostNetwork'],
+  ['request', 'object', 'spec', 'affinity'],
+  ['request', 'object', 'spec', 'affinity', 'nodeAffinity'],
+  [...TERMS],
+  [...TERMS, 0],
+  [...TERMS, 0, 'matchFields'],
+  [...TERMS, 0, 'matchFields', 0],
+  [...TERMS, 0, 'matchFields', 0, 'values'],
+  [...TERMS, 0, 'matchExpressions', 0],
   ['request', 'object', 'spec', 'volumes'],
-  ['request', 'object', 'spec', 'nodeSelector'], ['request', 'object', 'metadata'],
-  ['request', 'object', 'metadata', 'annotations'], ['request', 'object', 'metadata', 'labels'],
+  ['request', 'object', 'spec', 'nodeSelector'],
+  ['request', 'object', 'metadata'],
+  ['request', 'object', 'metadata', 'annotations'],
+  ['request', 'object', 'metadata', 'labels'],
   ['request', 'object', 'metadata', 'annotations', 'meshgate.io/status'],
-  ['request', 'object', 'metadata', 'labels', 'meshgate.io/inject'], ['request', 'object', 'metadata', 'name'],
-  ['request', 'object', 'target'], ['request', 'object', 'target', 'name'], ['request', 'subResource'],
-  ['request', 'namespace'], ['request', 'name'], ['request', 'operation'], ['request', 'resource'],
-  ['request', 'resource', 'resource'], ['request', 'resource', 'group'], ['request', 'kind'], ['request', 'dryRun'],
-  ['request', 'uid'], ['request'], ['apiVersion'], ['kind'],
+  ['request', 'object', 'metadata', 'labels', 'meshgate.io/inject'],
+  ['request', 'object', 'metadata', 'name'],
+  ['request', 'object', 'target'],
+  ['request', 'object', 'target', 'name'],
+  ['request', 'subResource'],
+  ['request', 'namespace'],
+  ['request', 'name'],
+  ['request', 'operation'],
+  ['request', 'resource'],
+  ['request', 'resource', 'resource'],
+  ['request', 'resource', 'group'],
+  ['request', 'kind'],
+  ['request', 'dryRun'],
+  ['request', 'uid'],
+  ['request'],
+  ['apiVersion'],
+  ['kind'],
 ];
 
 function setPath(root: Container, p: Path, value: unknown): void {
@@ -143,8 +238,13 @@ function mutateTree(rng: Rng, review: Container, all: Path[]): string {
     // Sometimes an own "__proto__" or "constructor" key (as JSON.parse makes them): fastify must refuse those.
     const poison = rng() < 0.2;
     const key = poison ? pick(rng, ['__proto__', 'constructor']) : pick(rng, KEYS);
-    const value = poison ? (key === '__proto__' ? { polluted: true } : { prototype: { polluted: true } }) : randomValue(rng);
-    if (parent && !Array.isArray(parent)) Object.defineProperty(parent, key, { value, enumerable: true, writable: true, configurable: true });
+    const value = poison
+      ? key === '__proto__'
+        ? { polluted: true }
+        : { prototype: { polluted: true } }
+      : randomValue(rng);
+    if (parent && !Array.isArray(parent))
+      Object.defineProperty(parent, key, { value, enumerable: true, writable: true, configurable: true });
     return `add key ${key} at ${p.join('.')}`;
   }
   const p = pick(rng, TARGETS);
@@ -178,7 +278,10 @@ function mutateText(rng: Rng, text: string): [string, string | Buffer] {
       return ['random bytes', Buffer.from(Array.from({ length: int(rng, 4096) }, () => int(rng, 256)))];
     case 4: {
       const depth = 1 + int(rng, 10_000);
-      return [`deep nesting ${depth}`, text.replace(/"kind":/, `"deep":${'['.repeat(depth)}${']'.repeat(depth)},"kind":`)];
+      return [
+        `deep nesting ${depth}`,
+        text.replace(/"kind":/, `"deep":${'['.repeat(depth)}${']'.repeat(depth)},"kind":`),
+      ];
     }
     case 5:
       return ['BOM and whitespace', `\ufeff \n\t${text}\n `];
@@ -197,7 +300,14 @@ export function fuzzCase(rng: Rng, base: Review): FuzzCase {
   const labels: string[] = [];
   let contentType: string | undefined = 'application/json';
   const roll = rng();
-  if (roll < 0.02) contentType = pick(rng, [undefined, 'text/plain', 'application/xml', 'application/json-patch+json', 'multipart/form-data']);
+  if (roll < 0.02)
+    contentType = pick(rng, [
+      undefined,
+      'text/plain',
+      'application/xml',
+      'application/json-patch+json',
+      'multipart/form-data',
+    ]);
   else if (roll < 0.025) {
     const text = JSON.stringify(review);
     return { label: 'oversized', payload: `${text.slice(0, -1)},"pad":"${'z'.repeat(BODY_LIMIT)}"}`, contentType };

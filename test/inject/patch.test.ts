@@ -1,41 +1,68 @@
 import { describe, expect, it } from 'vitest';
 import jsonpatch from 'fast-json-patch';
 import * as patch from '../../src/inject/patch.ts';
-import type { Pod } from '../../src/inject/pod.ts';
+import type { Pod } from '../../src/pod/types.ts';
 import { pod } from './fixtures.ts';
 
 function apply(p: Pod, ops: patch.PatchOp[]): Pod {
-  return jsonpatch.applyPatch(structuredClone(p), structuredClone(ops) as jsonpatch.Operation[], true, false).newDocument;
+  return jsonpatch.applyPatch(structuredClone(p), structuredClone(ops) as jsonpatch.Operation[], true, false)
+    .newDocument;
 }
 
 const expr = { key: 'meshgate.io/cni-verified', operator: 'In', values: ['true'] };
 
 describe('requireNodeLabel', () => {
   it('ANDs the requirement into every existing (ORed) term', () => {
-    const p = pod({ affinity: { podAntiAffinity: {}, nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [
-      { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] },
-      { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] },
-    ] } } } });
+    const p = pod({
+      affinity: {
+        podAntiAffinity: {},
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] },
+              { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] },
+            ],
+          },
+        },
+      },
+    });
     const out = apply(p, patch.requireNodeLabel(p, expr.key, 'true'));
     const terms = out.spec.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms!;
     expect(terms[0].matchExpressions).toEqual([{ key: 'zone', operator: 'In', values: ['a'] }, expr]);
-    expect(terms[1]).toEqual({ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }], matchExpressions: [expr] });
+    expect(terms[1]).toEqual({
+      matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }],
+      matchExpressions: [expr],
+    });
     expect(out.spec.affinity!.podAntiAffinity).toEqual({});
   });
 
   it.each([
     ['no affinity', {}],
     ['affinity without nodeAffinity', { affinity: { podAffinity: {} } }],
-    ['nodeAffinity with only preferred terms', { affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [] } } }],
-    ['empty term list', { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } } } }],
+    [
+      'nodeAffinity with only preferred terms',
+      { affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [] } } },
+    ],
+    [
+      'empty term list',
+      { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } } } },
+    ],
   ])('creates the term when there is %s', (_n, spec) => {
     const p = pod(spec as Partial<Pod['spec']>);
     const out = apply(p, patch.requireNodeLabel(p, expr.key, 'true'));
-    expect(out.spec.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms).toEqual([{ matchExpressions: [expr] }]);
+    expect(out.spec.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms).toEqual([
+      { matchExpressions: [expr] },
+    ]);
   });
 
   it('adds nothing when every term already requires it', () => {
-    const p = pod({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [expr] }] } } } });
+    const p = pod({
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [expr] }] },
+        },
+      },
+    });
     expect(patch.requireNodeLabel(p, expr.key, 'true')).toEqual([]);
   });
 });
@@ -54,7 +81,9 @@ describe('metadata and lists', () => {
     const both = patch.setMetadataEntries(p, { labels: { k: 'v' }, annotations: { a: 'b' } });
     expect(apply(p, both).metadata).toEqual({ labels: { k: 'v' }, annotations: { a: 'b' } });
     const named = { metadata: { name: 'n' }, spec: { containers: [{ name: 'a' }] } } as Pod;
-    expect(apply(named, patch.setMetadataEntries(named, { labels: { k: 'v' }, annotations: { a: 'b' } })).metadata).toEqual({ name: 'n', labels: { k: 'v' }, annotations: { a: 'b' } });
+    expect(
+      apply(named, patch.setMetadataEntries(named, { labels: { k: 'v' }, annotations: { a: 'b' } })).metadata,
+    ).toEqual({ name: 'n', labels: { k: 'v' }, annotations: { a: 'b' } });
   });
 
   it('leaves entries that already hold the value, replaces those that do not', () => {
@@ -76,7 +105,10 @@ describe('metadata and lists', () => {
   it('appends volumes to an absent or existing list', () => {
     for (const volumes of [undefined, [{ name: 'v0' }]]) {
       const p = pod(volumes ? { volumes } : {});
-      expect(apply(p, patch.appendVolumes(p, [{ name: 'v1' }])).spec.volumes!.map((v) => v.name)).toEqual([...(volumes ?? []).map((v) => v.name), 'v1']);
+      expect(apply(p, patch.appendVolumes(p, [{ name: 'v1' }])).spec.volumes!.map((v) => v.name)).toEqual([
+        ...(volumes ?? []).map((v) => v.name),
+        'v1',
+      ]);
     }
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Runs the real CLI (`node bin/meshgate.js validate-redirect`) inside the pod netns the way the init container runs:
- * a non-root UID other than the proxy's, no capabilities (bounding set emptied), no_new_privs. Returns what a kubelet
- * would see: exit code, output, the termination message file, and the wall time.
+ * as a given non-root UID/GID, no capabilities (bounding set emptied), no_new_privs. Returns what a kubelet would
+ * see: exit code, output, the termination message file, and the wall time.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,8 +13,13 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const NODE = join(ROOT, 'node_modules/.bin/node');
 export const MESHGATE = join(ROOT, 'bin/meshgate.js');
 
-/** The validator's UID in the injected pod: not root, and not the proxy's 1337 (whose traffic is never redirected). */
-export const VALIDATOR_UID = 1338;
+/** Linkerd's network validator runs as nobody. */
+export const NOBODY = 65534;
+
+export interface Identity {
+  readonly uid: number;
+  readonly gid: number;
+}
 
 export interface ValidatorRun {
   readonly code: number | null;
@@ -25,20 +30,34 @@ export interface ValidatorRun {
   readonly wallMs: number;
 }
 
-export async function runValidator(ns: string, args: string[], opts: { uid?: number; nodeName?: string } = {}): Promise<ValidatorRun> {
-  const uid = opts.uid ?? VALIDATOR_UID;
+export async function runValidator(
+  ns: string,
+  args: string[],
+  as: Identity,
+  opts: { nodeName?: string } = {},
+): Promise<ValidatorRun> {
   const dir = mkdtempSync(join(tmpdir(), 'mgv-termlog-'));
   const log = join(dir, 'termination-log');
   // Like the kubelet: the file exists before the container starts and the container's user can write it.
   writeFileSync(log, '');
   chmodSync(dir, 0o755);
   chmodSync(log, 0o666);
-  const privs = ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all'];
+  const privs = [
+    'setpriv',
+    `--reuid=${as.uid}`,
+    `--regid=${as.gid}`,
+    '--clear-groups',
+    '--no-new-privs',
+    '--inh-caps=-all',
+    '--bounding-set=-all',
+  ];
   const argv = ['netns', 'exec', ns, ...privs, NODE, MESHGATE, 'validate-redirect', '--termination-log', log, ...args];
   const started = performance.now();
   try {
     return await new Promise((resolve, reject) => {
-      const child = spawn('ip', argv, { env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin', NODE_NAME: opts.nodeName ?? 'node-under-test' } });
+      const child = spawn('ip', argv, {
+        env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin', NODE_NAME: opts.nodeName ?? 'node-under-test' },
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => (stdout += d));
@@ -51,4 +70,10 @@ export async function runValidator(ns: string, args: string[], opts: { uid?: num
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The parsed termination message; fails the caller with stderr when there is none. */
+export function terminationOf(run: ValidatorRun): Record<string, unknown> {
+  if (run.termination === '') throw new Error(`no termination message (exit ${run.code}; stderr: ${run.stderr})`);
+  return JSON.parse(run.termination) as Record<string, unknown>;
 }

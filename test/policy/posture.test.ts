@@ -1,93 +1,122 @@
+/** The validating webhook's final posture: what every mutating webhook left must still be a meshed pod. */
 import { describe, expect, it } from 'vitest';
 import jsonpatch from 'fast-json-patch';
 import { checkPosture } from '../../src/policy/posture.ts';
-import { checkBinding } from '../../src/policy/binding.ts';
 import { decide } from '../../src/inject/decide.ts';
-import type { Pod } from '../../src/inject/pod.ts';
-import { cfg, enabledNs, facts, pod } from '../inject/fixtures.ts';
+import type { Pod } from '../../src/pod/types.ts';
+import type { Compiled } from '../../src/config/compile.ts';
+import { cfg, facts, input, istio, istioPod, pod, verified } from '../inject/fixtures.ts';
 
-const nodes = facts({ good: { verified: true, kubeletVersion: 'v1.34.1' }, bad: { verified: false, reason: 'mesh_plugin_missing' } });
-
-function injected(p: Pod, c = cfg()): Pod {
-  const d = decide({ pod: p, namespace: enabledNs }, nodes, c);
-  if (d.kind !== 'patch') throw new Error(d.kind);
-  return jsonpatch.applyPatch(structuredClone(p), structuredClone(d.ops) as jsonpatch.Operation[], true, false).newDocument;
+function mutated(p: Pod, c: Compiled, f = verified): Pod {
+  const d = decide(input(p), f, c);
+  if (d.kind !== 'patch') throw new Error(`expected a patch, got ${d.kind}`);
+  return jsonpatch.applyPatch(structuredClone(p), structuredClone(d.ops) as jsonpatch.Operation[], true, false)
+    .newDocument;
 }
 
-const without = (p: Pod, name: string): Pod => ({
-  ...p,
-  spec: { ...p.spec, containers: p.spec.containers.filter((c) => c.name !== name), initContainers: p.spec.initContainers?.filter((c) => c.name !== name) },
-});
-
 describe('final posture', () => {
-  it('accepts what the mutating webhook produced, in every mode', () => {
-    for (const c of [cfg(), cfg({ redirect: { mode: 'off' } }), cfg({ injection: { nativeSidecar: 'off' } })]) {
-      expect(checkPosture({ pod: injected(pod(), c), namespace: enabledNs }, nodes, c)).toMatchObject({ ok: true, reason: 'ok' });
+  const specs: Array<[string, Partial<Pod['spec']>]> = [
+    ['unscheduled', {}],
+    ['on a verified node', { nodeName: 'good' }],
+    ['on an unverified node (validate)', { nodeName: 'bad' }],
+  ];
+  const none = facts({ bad: { verified: false } });
+  it.each(specs)('accepts what the mutating webhook produced, %s, for every profile and mode', (_n, spec) => {
+    for (const mode of ['auto', 'required', 'off'] as const) {
+      for (const [mesh, base] of [
+        ['custom', pod(spec)],
+        ['istio', istioPod(spec)],
+      ] as const) {
+        const c = cfg(mesh, { redirect: { mode, onUnverifiedNode: 'validate' } });
+        for (const f of [verified, none]) {
+          const d = decide(input(base), f, c);
+          if (d.kind === 'deny') continue; // e.g. mode required with a bound, unverified node and no init to fall back to
+          const out = d.kind === 'patch' ? mutated(base, c, f) : base;
+          expect(checkPosture(input(out), f, c), `${mesh} ${mode}`).toMatchObject({ ok: true });
+        }
+      }
     }
   });
 
-  it('accepts skipped pods (opt-out, other namespaces, hostNetwork)', () => {
-    expect(checkPosture({ pod: pod({ hostNetwork: true }), namespace: enabledNs }, nodes, cfg())).toMatchObject({ ok: true, reason: 'host_network' });
-    expect(checkPosture({ pod: pod(), namespace: { name: 'x', labels: {} } }, nodes, cfg())).toMatchObject({ ok: true, reason: 'namespace_not_enabled' });
+  it('denies a pod whose mutating webhook was skipped: no proxy (custom) / no Istio proxy (istio)', () => {
+    expect(checkPosture(input(pod()), verified, cfg())).toMatchObject({
+      ok: false,
+      reason: 'proxy_missing',
+      message: expect.stringMatching(/no meshgate \(custom templates\) proxy \(meshgate-proxy\)/),
+    });
+    expect(checkPosture(input(pod()), verified, cfg('istio'))).toMatchObject({
+      ok: false,
+      reason: 'proxy_missing',
+      message: expect.stringMatching(/no Istio proxy \(istio-proxy\)/),
+    });
   });
 
-  const cases: Array<[string, () => Pod, string, RegExp]> = [
-    ['no proxy (mutating webhook skipped)', () => pod(), 'proxy_missing', /no proxy container/],
-    ['proxy but validator removed by another webhook', () => without(injected(pod()), 'meshgate-validate'), 'redirect_missing', /no redirect/],
-    ['status lists a container that is gone', () => {
-      const p = injected(pod({ nodeName: 'bad' }), cfg({ redirect: { onUnverifiedNode: 'validate' } }));
-      return without(p, 'meshgate-validate');
-    }, 'status_mismatch', /lists meshgate-validate/],
-    ['status claims CNI mode, spec has the privileged init', () => {
-      const p = injected(pod(), cfg({ redirect: { mode: 'off' } }));
-      p.metadata!.annotations!['meshgate.io/status'] = p.metadata!.annotations!['meshgate.io/status'].replace('"mode":"init"', '"mode":"cni"');
-      return p;
-    }, 'status_mismatch', /claims cni mode/],
-    ['label claims CNI mode, spec is init mode', () => {
-      const p = injected(pod(), cfg({ redirect: { mode: 'off' } }));
-      p.metadata!.labels!['meshgate.io/redirect'] = 'cni';
-      return p;
-    }, 'status_mismatch', /label meshgate\.io\/redirect=cni/],
-    ['status annotation that is not JSON', () => {
-      const p = injected(pod());
-      p.metadata!.annotations!['meshgate.io/status'] = 'yes';
-      return p;
-    }, 'status_mismatch', /not JSON/],
-    ['CNI-mode pod pre-bound to an unverified node', () => ({ ...injected(pod()), spec: { ...injected(pod()).spec, nodeName: 'bad' } }), 'node_unverified', /node bad has no verified CNI chain \(mesh_plugin_missing/],
-  ];
-  it.each(cases)('denies: %s', (_n, make, reason, message) => {
-    const r = checkPosture({ pod: make(), namespace: enabledNs }, nodes, cfg());
-    expect(r).toMatchObject({ ok: false, reason });
-    expect(!r.ok && r.message).toMatch(message);
+  it('denies a real proxy without any redirect', () => {
+    const p = istioPod({ initContainers: [] });
+    expect(checkPosture(input(p), verified, cfg('istio'))).toMatchObject({ ok: false, reason: 'redirect_missing' });
   });
 
-  it('onUnverifiedNode=validate admits a pre-bound CNI pod with a warning', () => {
-    const p = { ...injected(pod()), spec: { ...injected(pod()).spec, nodeName: 'bad' } };
-    const r = checkPosture({ pod: p, namespace: enabledNs }, nodes, cfg({ redirect: { onUnverifiedNode: 'validate' } }));
-    expect(r.ok && r.warnings[0]).toMatch(/node bad has no verified CNI chain/);
+  it('denies meshgate status and label that lie about the containers', () => {
+    const c = cfg();
+    const out = mutated(pod({ nodeName: 'good' }), c);
+    const gone = {
+      ...out,
+      spec: { ...out.spec, initContainers: out.spec.initContainers!.filter((x) => x.name !== 'meshgate-validate') },
+    };
+    expect(checkPosture(input(gone), verified, c)).toMatchObject({ ok: false, reason: 'redirect_missing' });
+    const claims = structuredClone(out);
+    claims.metadata!.annotations!['meshgate.io/status'] = claims.metadata!.annotations!['meshgate.io/status'].replace(
+      '"mode":"cni"',
+      '"mode":"init"',
+    );
+    expect(checkPosture(input(claims), verified, c)).toMatchObject({
+      ok: false,
+      reason: 'status_mismatch',
+      message: expect.stringMatching(/claims init mode/),
+    });
+    const label = structuredClone(out);
+    label.metadata!.labels!['meshgate.io/redirect'] = 'init';
+    expect(checkPosture(input(label), verified, c)).toMatchObject({ ok: false, reason: 'status_mismatch' });
+    const notJson = structuredClone(out);
+    notJson.metadata!.annotations!['meshgate.io/status'] = '{';
+    expect(checkPosture(input(notJson), verified, c)).toMatchObject({
+      ok: false,
+      reason: 'status_mismatch',
+      message: expect.stringMatching(/not JSON/),
+    });
   });
 
-  it('accepts an Istio CNI-mode pod (recognised proxy and istio-validation)', () => {
-    const p = pod({ initContainers: [{ name: 'istio-validation' }], containers: [{ name: 'app' }, { name: 'istio-proxy' }] });
-    expect(checkPosture({ pod: p, namespace: enabledNs }, nodes, cfg())).toMatchObject({ ok: true });
+  it('a CNI-mode pod pre-bound to an unverified node: refused (reject) or warned (validate)', () => {
+    const p = istioPod({ nodeName: 'bad', initContainers: [cfg('istio').validator as never] });
+    expect(checkPosture(input(p), verified, cfg('istio'))).toMatchObject({
+      ok: false,
+      reason: 'node_unverified',
+      message: expect.stringMatching(/node bad has no verified CNI chain/),
+    });
+    const warned = checkPosture(input(p), verified, cfg('istio', { redirect: { onUnverifiedNode: 'validate' } }));
+    expect(warned).toMatchObject({
+      ok: true,
+      warnings: [expect.stringMatching(/validation container will stop the pod/)],
+    });
   });
 
-  it('accepts an Istio-injected pod (recognised proxy and init)', () => {
-    const p = pod({ initContainers: [{ name: 'istio-init' }], containers: [{ name: 'app' }, { name: 'istio-proxy' }] });
-    expect(checkPosture({ pod: p, namespace: enabledNs }, nodes, cfg({ injection: { enabled: false } })).ok).toBe(true);
+  it('a CNI-mode Istio pod istio-cni would skip (no sidecar.istio.io/status) is refused', () => {
+    const p = pod({
+      nodeName: 'good',
+      initContainers: [istio.validation()],
+      containers: [{ name: 'app' }, istio.proxy()],
+    });
+    expect(checkPosture(input(p), verified, cfg('istio'))).toMatchObject({
+      ok: false,
+      reason: 'mesh_cni_skips',
+      message: expect.stringMatching(/no sidecar.istio.io\/status annotation/),
+    });
   });
-});
 
-describe('binding guard', () => {
-  it.each([
-    ['cni pod to verified node', 'cni', 'good', true],
-    ['cni pod to unverified node', 'cni', 'bad', false],
-    ['cni pod to unknown node', 'cni', 'ghost', false],
-    ['init pod to unverified node', 'init', 'bad', true],
-    ['unlabelled pod', undefined, 'bad', true],
-  ])('%s', (_n, mode, node, ok) => {
-    const r = checkBinding('demo/web', node, mode, nodes);
-    expect(r.ok).toBe(ok);
-    if (!r.ok) expect(r.message).toMatch(new RegExp(`node ${node}`));
+  it("Istio-injected pods pass as they are: init mode anywhere, Istio's own CNI validator on a verified node", () => {
+    expect(checkPosture(input(istioPod({ nodeName: 'bad' })), verified, cfg('istio'))).toMatchObject({ ok: true });
+    expect(
+      checkPosture(input(istioPod({ nodeName: 'good', initContainers: [istio.validation()] })), verified, cfg('istio')),
+    ).toMatchObject({ ok: true });
   });
 });

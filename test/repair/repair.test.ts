@@ -1,84 +1,236 @@
 import { describe, expect, it } from 'vitest';
-import { decideRepair, type PodForRepair } from '../../src/repair/decide.ts';
+import { decideRepair, type PodForRepair, type ValidatorWatch } from '../../src/repair/decide.ts';
 import { RepairController, type RepairApi } from '../../src/repair/controller.ts';
+import { VALIDATION_FAILURES } from '../../src/repair/failures.ts';
+import { createRepairMetrics } from '../../src/repair/metrics.ts';
+
+const CUSTOM: ValidatorWatch = { name: 'meshgate-validate', failures: VALIDATION_FAILURES.custom };
+const ISTIO: ValidatorWatch = { name: 'istio-validation', failures: VALIDATION_FAILURES.istio };
+const LINKERD: ValidatorWatch = { name: 'linkerd-network-validator', failures: VALIDATION_FAILURES.linkerd };
 
 const term = (exitCode: number, message = '') => ({ terminated: { exitCode, message } });
-function pod(over: { exit?: number; last?: number; owned?: boolean; label?: boolean; deleting?: boolean; uid?: string; message?: string } = {}): PodForRepair {
+interface Over {
+  exit?: number;
+  last?: number;
+  owned?: boolean;
+  label?: boolean;
+  deleting?: boolean;
+  uid?: string;
+  message?: string;
+  container?: string;
+}
+function pod(over: Over = {}): PodForRepair {
   return {
     metadata: {
-      name: 'web-1', namespace: 'demo', uid: over.uid ?? 'uid-1',
+      name: 'web-1',
+      namespace: 'demo',
+      uid: over.uid ?? 'uid-1',
       labels: over.label === false ? {} : { 'meshgate.io/redirect': 'cni' },
       ownerReferences: over.owned === false ? [] : [{ controller: true, kind: 'ReplicaSet', name: 'web' }],
       ...(over.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
     },
     spec: { nodeName: 'node-a' },
-    status: { initContainerStatuses: [{
-      name: 'meshgate-validate',
-      state: over.exit === undefined ? {} : term(over.exit, over.message),
-      lastState: over.last === undefined ? {} : term(over.last, over.message),
-    }] },
+    status: {
+      initContainerStatuses: [
+        {
+          name: over.container ?? 'meshgate-validate',
+          state: over.exit === undefined ? {} : term(over.exit, over.message),
+          lastState: over.last === undefined ? {} : term(over.last, over.message),
+        },
+      ],
+    },
   };
 }
 
-const msg = JSON.stringify({ reason: 'timeout', node: 'node-a', probeAddress: '192.0.2.1:80', outboundPort: 15001, elapsedMs: 5003, detail: 'no answer' });
+const msg = JSON.stringify({
+  reason: 'timeout',
+  node: 'node-a',
+  probeAddress: '192.0.2.1:80',
+  outboundPort: 15001,
+  elapsedMs: 5003,
+  detail: 'no answer',
+});
+const ISTIO_MSG =
+  'iptables validation failed; workload is not ready for Istio.\nWhen using Istio CNI, this can occur if a pod is scheduled before the node is ready.';
 
 describe('decideRepair', () => {
   it.each([
-    ['validator exited 42 now', { exit: 42, message: msg }, 'delete'],
-    ['validator exited 42 before (CrashLoopBackOff)', { last: 42, message: msg }, 'delete'],
-    ['validator succeeded', { exit: 0 }, 'none'],
-    ['validator failed for another reason (OOM 137)', { exit: 137 }, 'none'],
-    ['not a meshgate pod', { exit: 42, label: false }, 'none'],
-    ['already terminating', { exit: 42, deleting: true }, 'none'],
-    ['bare pod without a controller', { exit: 42, owned: false }, 'report'],
-  ] as const)('%s → %s', (_n, over, action) => {
-    expect(decideRepair(pod(over), 'meshgate-validate').action).toBe(action);
+    ['validator exited 42 now', CUSTOM, { exit: 42, message: msg }, 'delete'],
+    ['validator exited 42 before (CrashLoopBackOff)', CUSTOM, { last: 42, message: msg }, 'delete'],
+    ['validator succeeded', CUSTOM, { exit: 0 }, 'none'],
+    ['validator failed for another reason (OOM 137)', CUSTOM, { exit: 137 }, 'none'],
+    ['exit 126 is no failure for mesh custom', CUSTOM, { exit: 126 }, 'none'],
+    ['not a meshgate pod', CUSTOM, { exit: 42, label: false }, 'none'],
+    ['already terminating', CUSTOM, { exit: 42, deleting: true }, 'none'],
+    ['bare pod without a controller', CUSTOM, { exit: 42, owned: false }, 'report'],
+    [
+      'istio: Istio’s own istio-validation exited 126',
+      ISTIO,
+      { last: 126, container: 'istio-validation', message: ISTIO_MSG },
+      'delete',
+    ],
+    [
+      'istio: meshgate’s validator (named istio-validation) exited 42',
+      ISTIO,
+      { exit: 42, container: 'istio-validation', message: msg },
+      'delete',
+    ],
+    [
+      'istio: istio-validation exited 1 (bad flags, not a redirect failure)',
+      ISTIO,
+      { exit: 1, container: 'istio-validation' },
+      'none',
+    ],
+    [
+      'istio: another container named like the custom validator',
+      ISTIO,
+      { exit: 42, container: 'meshgate-validate' },
+      'none',
+    ],
+    [
+      'linkerd: the network validator exited 95',
+      LINKERD,
+      { exit: 95, container: 'linkerd-network-validator' },
+      'delete',
+    ],
+    ['linkerd: 126 means nothing to Linkerd', LINKERD, { exit: 126, container: 'linkerd-network-validator' }, 'none'],
+  ] as const)('%s → %s', (_n, validator, over, action) => {
+    expect(decideRepair(pod(over), validator).action).toBe(action);
   });
 
   it('explains with the node and the validator reason from the termination message', () => {
-    const d = decideRepair(pod({ exit: 42, message: msg }), 'meshgate-validate');
+    const d = decideRepair(pod({ exit: 42, message: msg }), CUSTOM);
     expect(d.action === 'delete' && d.message).toMatch(/node node-a \(timeout: no answer\)/);
   });
 
+  it('names Istio’s failure with the first line of its message', () => {
+    const d = decideRepair(pod({ last: 126, container: 'istio-validation', message: ISTIO_MSG }), ISTIO);
+    expect(d.action === 'delete' && [d.reason, d.message]).toEqual([
+      'istio_validation_failed',
+      expect.stringContaining(
+        '(istio_validation_failed: iptables validation failed; workload is not ready for Istio.)',
+      ),
+    ]);
+  });
+
   it('tolerates a termination message that is not JSON', () => {
-    const d = decideRepair(pod({ exit: 42, message: 'garbage' }), 'meshgate-validate');
+    const d = decideRepair(pod({ exit: 42, message: 'garbage' }), CUSTOM);
     expect(d.action === 'delete' && d.reason).toBe('unknown');
   });
 });
 
-function fakeApi() {
+function fakeApi(fail: { delete?: boolean } = {}) {
   const calls: string[] = [];
   const api: RepairApi = {
-    deletePod: async (ns, name, uid) => void calls.push(`delete ${ns}/${name} ${uid}`),
+    deletePod: async (ns, name, uid) => {
+      if (fail.delete) throw new Error('apiserver unavailable');
+      calls.push(`delete ${ns}/${name} ${uid}`);
+    },
     event: async (p, type, reason) => void calls.push(`event ${type} ${reason} ${p.metadata?.name}`),
   };
   return { api, calls };
 }
 
+const opts = { validator: CUSTOM, maxDeletesPerMinute: 10, dryRun: false };
+
 describe('RepairController', () => {
   it('deletes a failed pod once, with its UID, and records an event', async () => {
     const { api, calls } = fakeApi();
-    const ctl = new RepairController(api, { validatorName: 'meshgate-validate', maxDeletesPerMinute: 10, dryRun: false });
-    await ctl.onPod(pod({ exit: 42 }));
-    await ctl.onPod(pod({ exit: 42 }));
+    const metrics = createRepairMetrics();
+    const ctl = new RepairController(api, { ...opts, metrics });
+    await ctl.observe(pod({ exit: 42, message: msg }));
+    await ctl.observe(pod({ exit: 42, message: msg }));
     expect(calls).toEqual(['event Warning MeshRedirectFailed web-1', 'delete demo/web-1 uid-1']);
+    expect(await metrics.registry.getSingleMetricAsString('meshgate_repair_pods_deleted_total')).toContain(
+      'meshgate_repair_pods_deleted_total{reason="timeout"} 1',
+    );
   });
 
   it('dry run records the event but deletes nothing', async () => {
     const { api, calls } = fakeApi();
-    await new RepairController(api, { validatorName: 'meshgate-validate', maxDeletesPerMinute: 10, dryRun: true }).onPod(pod({ exit: 42 }));
+    await new RepairController(api, { ...opts, dryRun: true }).observe(pod({ exit: 42 }));
     expect(calls).toEqual(['event Warning MeshRedirectFailed web-1']);
   });
 
-  it('throttles deletions per minute', async () => {
+  it('reports a bare pod and counts it', async () => {
+    const { api, calls } = fakeApi();
+    const metrics = createRepairMetrics();
+    await new RepairController(api, { ...opts, metrics }).observe(pod({ exit: 42, owned: false, message: msg }));
+    expect(calls).toEqual(['event Warning MeshRedirectFailed web-1']);
+    expect(await metrics.registry.getSingleMetricAsString('meshgate_repair_pods_reported_total')).toContain(
+      '{reason="timeout"} 1',
+    );
+  });
+
+  it('throttles deletions per minute and retries them on resync', async () => {
     const { api, calls } = fakeApi();
     let now = 0;
-    const ctl = new RepairController(api, { validatorName: 'meshgate-validate', maxDeletesPerMinute: 2, dryRun: false, now: () => now });
-    for (let i = 0; i < 5; i++) await ctl.onPod(pod({ exit: 42, uid: `u${i}` }));
+    const ctl = new RepairController(api, { ...opts, maxDeletesPerMinute: 2, now: () => now });
+    for (let i = 0; i < 5; i++) await ctl.observe(pod({ exit: 42, uid: `u${i}` }));
     expect(calls.filter((c) => c.startsWith('delete'))).toHaveLength(2);
     expect(ctl.stats.throttled).toBe(3);
     now = 61_000;
-    await ctl.onPod(pod({ exit: 42, uid: 'u4' }));
-    expect(calls.filter((c) => c.startsWith('delete'))).toHaveLength(3);
+    await ctl.resync();
+    expect(calls.filter((c) => c.startsWith('delete'))).toEqual([
+      'delete demo/web-1 u0',
+      'delete demo/web-1 u1',
+      'delete demo/web-1 u2',
+      'delete demo/web-1 u3',
+    ]);
+  });
+
+  it('acts only while leader, and a new leader acts on what failed before', async () => {
+    const { api, calls } = fakeApi();
+    let leader = false;
+    const metrics = createRepairMetrics();
+    const ctl = new RepairController(api, { ...opts, isLeader: () => leader, metrics });
+    await ctl.observe(pod({ exit: 42, uid: 'a' }));
+    await ctl.observe(pod({ exit: 0, uid: 'b' }));
+    expect(calls).toEqual([]);
+    expect(await metrics.registry.getSingleMetricAsString('meshgate_repair_candidates')).toContain(
+      'meshgate_repair_candidates 1',
+    );
+    leader = true;
+    await ctl.resync();
+    expect(calls).toEqual(['event Warning MeshRedirectFailed web-1', 'delete demo/web-1 a']);
+  });
+
+  it('does not delete when it lost the lease while recording the event', async () => {
+    const { api, calls } = fakeApi();
+    let leader = true;
+    const slowEvent: RepairApi = {
+      ...api,
+      event: async (...a) => {
+        await api.event(...a);
+        leader = false;
+      },
+    };
+    await new RepairController(slowEvent, { ...opts, isLeader: () => leader }).observe(pod({ exit: 42 }));
+    expect(calls).toEqual(['event Warning MeshRedirectFailed web-1']);
+  });
+
+  it('a failed delete is counted, not thrown, and retried at the next event', async () => {
+    const failing = fakeApi({ delete: true });
+    const metrics = createRepairMetrics();
+    const ctl = new RepairController(failing.api, { ...opts, metrics });
+    await ctl.observe(pod({ exit: 42 }));
+    await ctl.observe(pod({ exit: 42 }));
+    expect(await metrics.registry.getSingleMetricAsString('meshgate_repair_errors_total')).toContain(
+      '{action="delete"} 2',
+    );
+    expect(ctl.stats.deleted).toBe(0);
+  });
+
+  it('forgets a pod that is gone, and one whose validator now passes', async () => {
+    const { api } = fakeApi();
+    const metrics = createRepairMetrics();
+    const ctl = new RepairController(api, { ...opts, isLeader: () => false, metrics });
+    await ctl.observe(pod({ exit: 42, uid: 'a' }));
+    await ctl.observe(pod({ exit: 42, uid: 'b' }));
+    ctl.forget('a');
+    await ctl.observe(pod({ exit: 0, uid: 'b' }));
+    expect(await metrics.registry.getSingleMetricAsString('meshgate_repair_candidates')).toContain(
+      'meshgate_repair_candidates 0',
+    );
   });
 });

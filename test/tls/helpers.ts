@@ -6,7 +6,7 @@ import https from 'node:https';
 import tls from 'node:tls';
 import pino, { type Logger } from 'pino';
 import { startServer, type RunningServer, type ServeOptions } from '../../src/server/start.ts';
-import { buildConfig } from '../../src/config/load.ts';
+import { testConfig } from '../support/config.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 
 export const HOST = '127.0.0.1';
@@ -20,7 +20,7 @@ export function capturingLogger(level = 'silent'): { logger: Logger; lines: Arra
 
 export function serve(extra: Partial<ServeOptions> = {}): Promise<RunningServer> {
   return startServer({
-    config: buildConfig({}),
+    config: testConfig('custom'),
     port: 0,
     host: HOST,
     tlsSans: ['127.0.0.1', 'localhost'],
@@ -50,15 +50,35 @@ export interface RequestOptions {
 /** One HTTPS request to the loopback server, verifying its certificate against `ca` (or the agent's). */
 export function request(port: number, o: RequestOptions): Promise<HttpsResult> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = o.body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(o.body) };
-    const req = https.request({ host: HOST, port, path: o.path, method: o.method ?? 'GET', ca: o.ca, agent: o.agent ?? false, servername: o.servername, headers }, (res) => {
-      // Taken now: a keep-alive socket is detached from the response once it goes back to the agent.
-      const socket = res.socket as tls.TLSSocket;
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), socket, reusedSocket: req.reusedSocket }));
-      res.on('error', reject);
-    });
+    const headers: Record<string, string | number> =
+      o.body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(o.body) };
+    const req = https.request(
+      {
+        host: HOST,
+        port,
+        path: o.path,
+        method: o.method ?? 'GET',
+        ca: o.ca,
+        agent: o.agent ?? false,
+        servername: o.servername,
+        headers,
+      },
+      (res) => {
+        // Taken now: a keep-alive socket is detached from the response once it goes back to the agent.
+        const socket = res.socket as tls.TLSSocket;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            socket,
+            reusedSocket: req.reusedSocket,
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(o.body);
   });
@@ -76,7 +96,12 @@ export function handshake(port: number, options: tls.ConnectionOptions): Promise
   return new Promise((resolve, reject) => {
     const socket = tls.connect({ host: HOST, port, ...options });
     socket.once('secureConnect', () => {
-      resolve({ socket, cert: socket.getPeerCertificate(), alpn: socket.alpnProtocol ?? null, protocol: socket.getProtocol() });
+      resolve({
+        socket,
+        cert: socket.getPeerCertificate(),
+        alpn: socket.alpnProtocol ?? null,
+        protocol: socket.getProtocol(),
+      });
     });
     socket.once('error', reject);
   });
@@ -92,7 +117,12 @@ export async function servedSerial(port: number, ca?: string): Promise<string> {
   return h.cert.serialNumber.toUpperCase();
 }
 
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 50): Promise<number> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  everyMs = 50,
+): Promise<number> {
   const start = Date.now();
   for (;;) {
     if (await check()) return Date.now() - start;

@@ -26,7 +26,12 @@ describe('self-signed HTTPS listener', () => {
   it('answers POST /mutate to a client that trusts only the returned CA', async () => {
     const s = await started();
     expect(s.url).toBe(`https://${HOST}:${s.port}`);
-    const res = await request(s.port, { ca: s.ca, method: 'POST', path: '/mutate', body: JSON.stringify(podReview('tls-1', { nodeName: 'n1' })) });
+    const res = await request(s.port, {
+      ca: s.ca,
+      method: 'POST',
+      path: '/mutate',
+      body: JSON.stringify(podReview('tls-1', { nodeName: 'n1' })),
+    });
     expect(res.status).toBe(200);
     expect(res.socket.authorized).toBe(true);
     const body = JSON.parse(res.body) as ReviewResponse;
@@ -41,11 +46,17 @@ describe('self-signed HTTPS listener', () => {
     // SECLEVEL=0 lets this client offer TLS 1.1 at all, so the refusal is the server's, not the client's.
     const legacy = { ca: s.ca, ciphers: 'DEFAULT@SECLEVEL=0', minVersion: 'TLSv1' as const };
     const err = await handshake(s.port, { ...legacy, maxVersion: 'TLSv1.1' }).then(
-      (h) => { h.socket.destroy(); return new Error(`negotiated ${h.protocol}`); },
+      (h) => {
+        h.socket.destroy();
+        return new Error(`negotiated ${h.protocol}`);
+      },
       (e: Error) => e,
     );
     expect((err as Error & { code?: string }).code ?? err.message).toMatch(/PROTOCOL_VERSION|UNSUPPORTED_PROTOCOL/);
-    for (const [version, want] of [['TLSv1.2', 'TLSv1.2'], ['TLSv1.3', 'TLSv1.3']] as const) {
+    for (const [version, want] of [
+      ['TLSv1.2', 'TLSv1.2'],
+      ['TLSv1.3', 'TLSv1.3'],
+    ] as const) {
       const h = await handshake(s.port, { ...legacy, maxVersion: version });
       expect(h.protocol).toBe(want);
       h.socket.destroy();
@@ -55,7 +66,10 @@ describe('self-signed HTTPS listener', () => {
   it('never negotiates h2: an h2-only client is refused, an h2-or-http/1.1 client gets http/1.1', async () => {
     const s = await started();
     const h2only = await handshake(s.port, { ca: s.ca, ALPNProtocols: ['h2'] }).then(
-      (h) => { h.socket.destroy(); return h.alpn; },
+      (h) => {
+        h.socket.destroy();
+        return h.alpn;
+      },
       (e: Error & { code?: string }) => e.code ?? e.message,
     );
     expect(h2only).not.toBe('h2');
@@ -89,21 +103,51 @@ describe('self-signed HTTPS listener', () => {
 
 describe('graceful shutdown', () => {
   /** A POST whose headers and first half of body are sent now; the rest when finish() is called. */
-  function halfSent(port: number, ca: string, uid: string): { finish(): Promise<HttpsResult>; connected: Promise<void> } {
+  function halfSent(
+    port: number,
+    ca: string,
+    uid: string,
+  ): { finish(): Promise<HttpsResult>; connected: Promise<void> } {
     const body = JSON.stringify(podReview(uid, { nodeName: 'n1' }));
     const half = Math.floor(body.length / 2);
     let settle!: { resolve: (r: HttpsResult) => void; reject: (e: Error) => void };
     const result = new Promise<HttpsResult>((resolve, reject) => (settle = { resolve, reject }));
-    const req = https.request({ host: HOST, port, path: '/mutate', method: 'POST', ca, agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => settle.resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), socket: res.socket as never, reusedSocket: false }));
-    });
+    const req = https.request(
+      {
+        host: HOST,
+        port,
+        path: '/mutate',
+        method: 'POST',
+        ca,
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          settle.resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString(),
+            socket: res.socket as never,
+            reusedSocket: false,
+          }),
+        );
+      },
+    );
     req.on('error', (e) => settle.reject(e));
     req.flushHeaders();
     req.write(body.slice(0, half));
-    const connected = new Promise<void>((resolve) => req.once('socket', (sock) => sock.once('secureConnect', () => setTimeout(resolve, 100))));
-    return { connected, finish: () => (req.end(body.slice(half)), result) };
+    const connected = new Promise<void>((resolve) =>
+      req.once('socket', (sock) => sock.once('secureConnect', () => setTimeout(resolve, 100))),
+    );
+    return {
+      connected,
+      finish: () => {
+        req.end(body.slice(half));
+        return result;
+      },
+    };
   }
 
   it('turns readiness off while draining, finishes the in-flight request, then stops listening', async () => {

@@ -1,73 +1,97 @@
 /**
- * The patch encoder assembles base64 from cached pieces (src/util/base64-json.ts). Whatever the pieces, the
- * decoded text must parse to exactly the ops, and the base64 must be well formed, on the corpus's real
- * patches and on the shapes that could break the 3-byte alignment (odd lengths, multi-byte UTF-8).
+ * The patch encoder (src/util/base64-json.ts) copies the JSON of pre-encoded templates into the patch and serialises
+ * the rest per review. Whatever the mix, the decoded text must parse to exactly the ops, byte for byte what
+ * JSON.stringify writes, on the corpus's real patches and on odd values (multi-byte UTF-8, undefined, functions).
  */
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { base64JsonPatch } from '../../src/util/base64-json.ts';
-import { deepFreeze } from '../../src/util/json.ts';
+import { base64JsonPatch, jsonPatch, preEncode } from '../../src/util/base64-json.ts';
+
 import { podTemplates } from '../../src/manifests/workloads.ts';
 import { decide } from '../../src/inject/decide.ts';
-import { buildConfig } from '../../src/config/load.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
-import type { Pod } from '../../src/inject/pod.ts';
+import { parsePod } from '../../src/pod/parse.ts';
+import { testConfig } from '../support/config.ts';
+
+const configs = [testConfig('custom'), testConfig('istio'), testConfig('linkerd')];
 
 type Op = { op: string; path: string; value?: unknown };
 
 function decoded(ops: Op[]): unknown {
   const b64 = base64JsonPatch(ops);
-  // Canonical base64: re-encoding the bytes gives the same text, so no piece was misaligned, and '=' only ends it.
+  // Canonical base64 of exactly what JSON.stringify writes (key order op, path, value as the builders write ops).
   const bytes = Buffer.from(b64, 'base64');
   expect(bytes.toString('base64')).toBe(b64);
-  expect(b64.replace(/=+$/, '')).not.toContain('=');
+  expect(bytes.toString('utf8')).toBe(JSON.stringify(ops));
   return JSON.parse(bytes.toString('utf8'));
 }
 
 const plain = (ops: Op[]) => JSON.parse(JSON.stringify(ops));
 
 describe('base64JsonPatch', () => {
-  const shared = deepFreeze({ name: 'proxy', args: ['--a', 'q"uote', 'é✓𝄞'], env: [{ name: 'X', value: '1', valueFrom: undefined }] });
+  const shared = preEncode({
+    name: 'proxy',
+    args: ['--a', 'q"uote', 'é✓𝄞'],
+    env: [{ name: 'X', value: '1', valueFrom: undefined }],
+  });
+  const volumes = preEncode([
+    { name: 'a', emptyDir: {} },
+    { name: 'b', emptyDir: { medium: 'Memory' } },
+  ]);
 
-  it('decodes to the ops: frozen values, fresh lists of them, strings, numbers, ops without a value', () => {
+  it('decodes to the ops: pre-encoded values, fresh lists of them, strings, numbers, ops without a value', () => {
     const ops: Op[] = [
       { op: 'remove', path: '/spec/initContainers/2' },
       { op: 'add', path: '/spec/initContainers', value: [shared, shared] },
       { op: 'add', path: '/spec/containers/-', value: shared },
+      { op: 'add', path: '/spec/volumes', value: volumes },
+      { op: 'add', path: '/spec/volumes/-', value: volumes[1] },
       { op: 'add', path: '/metadata/annotations/meshgate.io~1status', value: '{"mode":"cni"}\u2028' },
       { op: 'add', path: '/spec/affinity', value: { nodeAffinity: { x: [1, null, true, shared] } } },
       { op: 'replace', path: '/spec/volumes', value: [] },
       { op: 'add', path: '/x', value: [undefined, () => 1] },
+      { op: 'add', path: '/y', value: undefined },
     ];
     expect(decoded(ops)).toEqual(plain(ops));
-    expect(decoded(ops)).toEqual(plain(ops)); // again, from the caches
     expect(decoded([])).toEqual([]);
   });
 
-  it('keeps alignment whatever the byte length of each piece (0–8 bytes, multi-byte characters)', () => {
-    for (let n = 0; n < 9; n++) {
-      for (const ch of ['a', 'é', '✓', '𝄞']) {
-        const s = ch.repeat(n);
-        const ops: Op[] = [
-          { op: 'add', path: `/a/${s}`, value: s },
-          { op: 'add', path: '/b', value: deepFreeze({ s }) },
-          { op: 'add', path: `/c${s}`, value: [deepFreeze([s]), s, n] },
-        ];
-        expect(decoded(ops)).toEqual(plain(ops));
-      }
-    }
-  });
-
-  it('stays correct past the bound of its piece cache', () => {
-    for (let i = 0; i < 5000; i += 7) {
-      const ops: Op[] = [{ op: 'add', path: `/metadata/labels/k${i}`, value: `v${i}` }];
+  it('multi-byte characters in paths, strings and pre-encoded values', () => {
+    for (const ch of ['a', 'é', '✓', '𝄞']) {
+      const s = ch.repeat(5);
+      const ops: Op[] = [
+        { op: 'add', path: `/a/${s}`, value: s },
+        { op: 'add', path: '/b', value: preEncode({ s }) },
+        { op: 'add', path: `/c${s}`, value: [preEncode([s]), s, 3] },
+      ];
       expect(decoded(ops)).toEqual(plain(ops));
     }
   });
 
-  it('encodes the real patch of every corpus pod template', () => {
-    const cfg = buildConfig({});
+  it('pre-encoding freezes the value all the way down, so its JSON cannot go stale', () => {
+    expect(Object.isFrozen(shared.env[0])).toBe(true);
+    expect(() => {
+      (shared.args as string[]).push('--more');
+    }).toThrow(TypeError);
+  });
+
+  it('a copy of a pre-encoded value is encoded as the copy, not as the template', () => {
+    const copy = { ...shared, resources: { limits: { cpu: '2' } } };
+    const ops: Op[] = [{ op: 'add', path: '/spec/containers/-', value: copy }];
+    expect(decoded(ops)).toEqual(plain(ops));
+    expect(jsonPatch(ops)).toContain('"resources"');
+  });
+
+  it('a value never pre-encoded is serialised as it is now, each time', () => {
+    const value: Record<string, unknown> = { name: 'mutable' };
+    const ops: Op[] = [{ op: 'add', path: '/x', value }];
+    expect(decoded(ops)).toEqual([{ op: 'add', path: '/x', value: { name: 'mutable' } }]);
+    value.name = 'changed';
+    expect(decoded(ops)).toEqual([{ op: 'add', path: '/x', value: { name: 'changed' } }]);
+  });
+
+  it('encodes the real patch of every corpus pod template, for every mesh profile', () => {
     const facts = nodeFactsFromState({ nodes: { 'node-a': { verified: true, kubeletVersion: 'v1.34.1' } } }, 'test');
     const dir = new URL('../../../shared/corpus/manifests/', import.meta.url);
     let patched = 0;
@@ -76,11 +100,14 @@ describe('base64JsonPatch', () => {
         const value = doc.errors.length ? undefined : doc.toJS();
         if (!value?.kind) continue;
         for (const t of podTemplates(value)) {
-          const pod = { metadata: t.template.metadata ?? {}, spec: t.template.spec } as unknown as Pod;
-          const d = decide({ pod, namespace: { name: 'apps' } }, facts, cfg);
-          if (d.kind !== 'patch') continue;
-          patched++;
-          expect(decoded(d.ops)).toEqual(plain(d.ops));
+          const parsed = parsePod({ metadata: t.template.metadata ?? {}, spec: t.template.spec });
+          if (!parsed.ok) continue;
+          for (const cfg of configs) {
+            const d = decide({ pod: parsed.pod, namespace: 'apps' }, facts, cfg);
+            if (d.kind !== 'patch') continue;
+            patched++;
+            expect(decoded(d.ops)).toEqual(plain(d.ops));
+          }
         }
       }
     }

@@ -1,35 +1,38 @@
 import { describe, expect, it } from 'vitest';
-import { cachedJson, deepFreeze, sharedList } from '../../src/util/json.ts';
+import { deepFreeze, isObject } from '../../src/util/json.ts';
 import { encodeResponse, serializeResponse } from '../../src/admission/review.ts';
 
-describe('cachedJson', () => {
-  it('is byte-identical to JSON.stringify, also on repeated calls (cache hits)', () => {
-    const shared = deepFreeze({ name: 'proxy', args: ['--a', 'q"uote'], env: [{ name: 'X', value: '1', valueFrom: undefined }] });
-    const list = [shared, undefined, shared];
-    expect(cachedJson(shared)).toBe(JSON.stringify(shared));
-    expect(cachedJson(shared)).toBe(JSON.stringify(shared));
-    expect(cachedJson(list)).toBe(JSON.stringify(list));
+describe('deepFreeze', () => {
+  it('freezes every level, also below an object that was frozen already', () => {
+    const inner = { env: [{ name: 'X' }] };
+    const outer = Object.freeze({ inner }); // frozen on top, mutable below
+    deepFreeze(outer);
+    expect(Object.isFrozen(inner)).toBe(true);
+    expect(Object.isFrozen(inner.env)).toBe(true);
+    expect(Object.isFrozen(inner.env[0])).toBe(true);
+    expect(() => {
+      (inner.env[0] as { name: string }).name = 'Y';
+    }).toThrow(TypeError);
   });
 
-  it('never caches mutable values', () => {
-    const v: Record<string, unknown> = { a: 1 };
-    expect(cachedJson(v)).toBe('{"a":1}');
-    v.a = 2;
-    expect(cachedJson(v)).toBe('{"a":2}');
+  it('terminates on shared and cyclic references', () => {
+    const shared = { a: 1 };
+    const cyclic: Record<string, unknown> = { left: shared, right: shared };
+    cyclic.self = cyclic;
+    expect(deepFreeze(cyclic)).toBe(cyclic);
+    expect(Object.isFrozen(shared)).toBe(true);
   });
 });
 
-describe('sharedList', () => {
-  it('returns one frozen list per sequence of items', () => {
-    const a = deepFreeze({ name: 'a' });
-    const b = deepFreeze({ name: 'b' });
-    const ab = sharedList([a, b]);
-    expect(sharedList([a, b])).toBe(ab);
-    expect(Object.isFrozen(ab)).toBe(true);
-    expect(sharedList([b, a])).not.toBe(ab);
-    expect(sharedList([a])).not.toBe(ab);
-    expect(sharedList([a, b, a])).toEqual([a, b, a]);
-    expect(sharedList([])).toEqual([]);
+describe('isObject', () => {
+  it.each([
+    [{}, true],
+    [[], false],
+    [null, false],
+    ['x', false],
+    [1, false],
+  ] as const)('%j → %s', (v, want) => {
+    expect(isObject(v)).toBe(want);
   });
 });
 

@@ -1,14 +1,15 @@
 /**
  * Loopback stand-ins for what a probe can meet when redirection is missing: a closed port, a server that speaks
- * another protocol, one that knows ours and tries to forge the proof, one that stays silent, one that resets, and a
- * listener whose accept queue is full (SYNs dropped, like a firewall). All on 127.0.0.1 only.
+ * another protocol, one that knows ours and tries to forge the proof, one that stays silent, one that resets, one
+ * that relays the probe to the validator's own listener on a second connection, and a listener whose accept queue is
+ * full (SYNs dropped, like a firewall). All on 127.0.0.1 only.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { HELLO_BYTES, TOKEN_BYTES } from '../../src/validator/proof.ts';
 
-export type Behaviour = 'http' | 'forge' | 'silent' | 'reset';
+export type Behaviour = 'http' | 'forge' | 'silent' | 'reset' | 'relay';
 
 export interface Running {
   readonly port: number;
@@ -16,7 +17,8 @@ export interface Running {
   close(): Promise<void>;
 }
 
-export async function startServer(behaviour: Behaviour): Promise<Running> {
+/** `relayTo`: for 'relay', the loopback port the server forwards each connection to. */
+export async function startServer(behaviour: Behaviour, relayTo?: number): Promise<Running> {
   const sockets = new Set<Socket>();
   let connections = 0;
   const server = createServer((s) => {
@@ -28,6 +30,10 @@ export async function startServer(behaviour: Behaviour): Promise<Running> {
     if (behaviour === 'reset') s.once('data', () => s.resetAndDestroy());
     if (behaviour === 'http') s.once('data', () => s.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n'));
     if (behaviour === 'forge') onHello(s, (token) => s.end(createHash('sha256').update(token).digest()));
+    if (behaviour === 'relay') {
+      const upstream = connect(relayTo!, '127.0.0.1').on('error', () => s.destroy());
+      s.pipe(upstream).pipe(s);
+    }
   });
   const port = await listen(server, 0);
   return {

@@ -3,13 +3,38 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatTerminationMessage, TERMINATION_MESSAGE_MAX_BYTES, writeTerminationLog } from '../../src/validator/termination.ts';
+import {
+  formatTerminationMessage,
+  TERMINATION_MESSAGE_MAX_BYTES,
+  writeTerminationLog,
+} from '../../src/validator/termination.ts';
 
-const base = { reason: 'timeout' as const, node: 'n1', probeAddress: '192.0.2.1:80', outboundPort: 15001, elapsedMs: 5001, detail: 'no handshake' };
+const base = {
+  reason: 'not_redirected' as const,
+  node: 'n1',
+  probeAddress: '127.0.0.6:15002',
+  probeScope: 'pod' as const,
+  sourceAddress: '127.0.0.1',
+  outboundPort: 15001,
+  inboundPort: 15006,
+  elapsedMs: 3,
+  detail: 'no rule rewrote the destination',
+};
 
 describe('formatTerminationMessage', () => {
-  it('is the message as JSON', () => {
+  it('is the message as JSON, fields in a fixed order', () => {
     expect(JSON.parse(formatTerminationMessage(base))).toEqual(base);
+    expect(Object.keys(JSON.parse(formatTerminationMessage(base)))).toEqual([
+      'reason',
+      'node',
+      'probeAddress',
+      'probeScope',
+      'sourceAddress',
+      'outboundPort',
+      'inboundPort',
+      'elapsedMs',
+      'detail',
+    ]);
   });
 
   it.each([
@@ -21,7 +46,7 @@ describe('formatTerminationMessage', () => {
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(TERMINATION_MESSAGE_MAX_BYTES);
     const msg = JSON.parse(text);
     expect(msg.detail).toMatch(/…\[truncated\]$/);
-    expect(msg.reason).toBe('timeout');
+    expect(msg.reason).toBe('not_redirected');
   });
 });
 

@@ -15,6 +15,23 @@
 {{- printf "%s-node-agent" (include "meshgate.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{- define "meshgate.repairName" -}}
+{{- printf "%s-repair-controller" (include "meshgate.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The usernames the apiserver gives each component's service account: what the admission policies match. */}}
+{{- define "meshgate.webhookUser" -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "meshgate.fullname" .) -}}
+{{- end -}}
+
+{{- define "meshgate.nodeAgentUser" -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "meshgate.nodeAgentName" .) -}}
+{{- end -}}
+
+{{- define "meshgate.repairUser" -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "meshgate.repairName" .) -}}
+{{- end -}}
+
 {{/* Both webhook configurations share this name (different kinds); the webhook's RBAC names it. */}}
 {{- define "meshgate.webhookConfigName" -}}
 {{- include "meshgate.fullname" . -}}
@@ -52,47 +69,6 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 
-{{/* Namespaces neither webhook ever sees: meshgate's own (so it can never block its own pods) and the system ones. */}}
-{{- define "meshgate.excludedNamespaces" -}}
-{{- $ns := list .Release.Namespace -}}
-{{- range (.Values.config.systemNamespaces | default list) -}}
-{{- $ns = append $ns . -}}
-{{- end -}}
-{{- toJson (uniq $ns) -}}
-{{- end -}}
-
-{{/* Shared by both webhook configurations. */}}
-{{- define "meshgate.namespaceSelector" -}}
-namespaceSelector:
-  matchExpressions:
-    - key: meshgate.io/inject
-      operator: In
-      values: ["enabled"]
-    - key: kubernetes.io/metadata.name
-      operator: NotIn
-      values: {{ include "meshgate.excludedNamespaces" . }}
-{{- end -}}
-
-{{/*
-Pods opting in with the label meshgate.io/inject=true in namespaces that are not labelled but carry
-config.injection.podOptInNamespaceLabels. The selectors do the filtering (meshgate trusts them, it does not
-watch Namespaces); labelled namespaces are left to the main entry so no pod is reviewed twice.
-*/}}
-{{- define "meshgate.optInSelectors" -}}
-namespaceSelector:
-  matchLabels: {{ toJson .labels }}
-  matchExpressions:
-    - key: meshgate.io/inject
-      operator: NotIn
-      values: ["enabled"]
-    - key: kubernetes.io/metadata.name
-      operator: NotIn
-      values: {{ include "meshgate.excludedNamespaces" .ctx }}
-objectSelector:
-  matchLabels:
-    meshgate.io/inject: "true"
-{{- end -}}
-
 {{/* Call with (dict "ctx" $ "path" "/mutate"). caBundle stays empty: meshgate (self-managed) or cert-manager fills it. */}}
 {{- define "meshgate.webhookClientConfig" -}}
 clientConfig:
@@ -103,37 +79,21 @@ clientConfig:
     port: 443
 {{- end -}}
 
-{{/* The config file meshgate reads: .Values.config plus what only the chart knows. */}}
-{{- define "meshgate.config" -}}
-{{- $cfg := deepCopy (.Values.config | default dict) -}}
-{{- $_ := set $cfg "meshNamespace" .Release.Namespace -}}
-{{- $validator := deepCopy ($cfg.validator | default dict) -}}
-{{- if not $validator.image -}}
-{{- $_ := set $validator "image" (include "meshgate.image" .) -}}
-{{- end -}}
-{{- $_ := set $cfg "validator" $validator -}}
-{{- toYaml $cfg -}}
-{{- end -}}
-
-{{/* Pod Security "restricted" container fields, shared by the webhook and the node agent. */}}
+{{/*
+Pod Security "restricted" fields, shared by every meshgate workload: .Values.podSecurityContext and
+.Values.containerSecurityContext (values.yaml holds the restricted defaults). A key set to null is left out, so
+OpenShift can assign the UID and GID from the namespace's range (runAsUser: null, runAsGroup: null).
+*/}}
 {{- define "meshgate.containerSecurityContext" -}}
+{{- with .Values.containerSecurityContext }}
 securityContext:
-  runAsNonRoot: true
-  runAsUser: 65532
-  runAsGroup: 65532
-  allowPrivilegeEscalation: false
-  readOnlyRootFilesystem: true
-  capabilities:
-    drop: ["ALL"]
-  seccompProfile:
-    type: RuntimeDefault
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end -}}
 
 {{- define "meshgate.podSecurityContext" -}}
+{{- with .Values.podSecurityContext }}
 securityContext:
-  runAsNonRoot: true
-  runAsUser: 65532
-  runAsGroup: 65532
-  seccompProfile:
-    type: RuntimeDefault
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end -}}

@@ -7,3 +7,14 @@ export { waitFor, FatalWaitError, describeError, httpStatus, type WaitOptions } 
 export { waitForPodsRunning, describePods, kwokNodeManifest, type NodeOptions } from './nodes.ts';
 export { CertificateAuthority, type CertificateRequest, type KeyPair } from './pki.ts';
 export { freePort, type RunOptions, type RunResult } from './net.ts';
+export {
+  startIstioInjector,
+  renderIstioDiscovery,
+  findIstioBinaries,
+  istioCacheKey,
+  type IstioInjector,
+  type IstioInjectorOptions,
+  type RenderOptions,
+  type RenderedIstiod,
+  type IstioManifest,
+} from './istio.ts';

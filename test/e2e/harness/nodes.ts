@@ -1,5 +1,12 @@
 // Fake nodes run by kwok, and waits on pods scheduled to them.
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { KWOK_NODE_ANNOTATION } from './components.ts';
 import { waitFor, type WaitOptions } from './wait.ts';
 
@@ -66,10 +73,14 @@ export async function createKwokNode(
   await core.createNode({ body: kwokNodeManifest(name, opts) });
   if (opts.waitReady === false) return core.readNode({ name });
   const waitOpts: WaitOptions = { timeoutMs: 60_000, describe: opts.describe };
-  await waitFor(`node ${name} to become Ready (kwok)`, async () => {
-    const n = await core.readNode({ name });
-    return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-  }, waitOpts);
+  await waitFor(
+    `node ${name} to become Ready (kwok)`,
+    async () => {
+      const n = await core.readNode({ name });
+      return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+    },
+    waitOpts,
+  );
   if (!opts.controllerManager) {
     const n = await core.readNode({ name });
     const taints = (n.spec?.taints ?? []).filter((t) => t.key !== NOT_READY_TAINT);
@@ -78,10 +89,14 @@ export async function createKwokNode(
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
   }
-  return waitFor(`node ${name} to lose the ${NOT_READY_TAINT} taint`, async () => {
-    const n = await core.readNode({ name });
-    return (n.spec?.taints ?? []).some((t) => t.key === NOT_READY_TAINT) ? false : n;
-  }, waitOpts);
+  return waitFor(
+    `node ${name} to lose the ${NOT_READY_TAINT} taint`,
+    async () => {
+      const n = await core.readNode({ name });
+      return (n.spec?.taints ?? []).some((t) => t.key === NOT_READY_TAINT) ? false : n;
+    },
+    waitOpts,
+  );
 }
 
 /**

@@ -45,7 +45,10 @@ function installExitHandlers(): void {
     dirsToRemove.clear();
   };
   process.on('exit', cleanupSync);
-  for (const [sig, num] of [['SIGINT', 2], ['SIGTERM', 15]] as const) {
+  for (const [sig, num] of [
+    ['SIGINT', 2],
+    ['SIGTERM', 15],
+  ] as const) {
     process.on(sig, () => {
       cleanupSync();
       // Keep the default "die on signal" behaviour unless someone else (e.g. the test runner) handles it too.
@@ -66,7 +69,12 @@ export function startComponent(
   const fd = openSync(opts.logPath, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(bin, args, { detached: true, stdio: ['ignore', fd, fd], env: opts.env ?? process.env, cwd: opts.cwd });
+    child = spawn(bin, args, {
+      detached: true,
+      stdio: ['ignore', fd, fd],
+      env: opts.env ?? process.env,
+      cwd: opts.cwd,
+    });
   } finally {
     closeSync(fd); // the child has its own copy
   }
@@ -111,7 +119,10 @@ export async function stopComponent(c: Component): Promise<void> {
 /** The last `lines` lines of a log file ('' if missing). */
 export function tail(path: string, lines: number): string {
   if (!existsSync(path)) return '';
-  return readFileSync(path, 'utf8').split('\n').slice(-lines - 1).join('\n');
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .slice(-lines - 1)
+    .join('\n');
 }
 
 /** Removes `dir` at process exit unless removed earlier (see forgetDir). */

@@ -1,0 +1,181 @@
+/**
+ * `npm run bench -- --before REF [--duration S] [--rounds N]`: this tree against REF's in the same run, for the
+ * before/after figures of a change.
+ *   in-process  bench/in-process-tree.ts on each tree, alternately, 3 times each (the median): µs per corpus review
+ *               for `mutate`, and `mutate` + the encoded answer
+ *   HTTP        both trees' servers at once (each its own process, pinned to CPU 1; the load generator on CPU 0),
+ *               A (/allow, the echo) and B (/mutate) of each tree in every round, in an order rotated per round;
+ *               per tree the median over rounds of B/A throughput and of B/A server CPU per review
+ * Targets (issue 14): in-process ≤ 5 µs per corpus review, throughput ≥ 0.85 of the echo, for this tree.
+ */
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { testConfig } from '../../test/support/config.ts';
+import { nodeFactsFromState } from '../../src/facts/node-state.ts';
+import { repoRoot } from '../../test/e2e/harness/binaries.ts';
+import { buildWorkload, loadSamples, pinnedNodes } from '../corpus.ts';
+import type { InProcess } from '../in-process.ts';
+import { startLoadChild, startServerChild, type LoadChild, type ServerChild } from '../procs.ts';
+import { median, round } from '../stats.ts';
+import { extractTree } from './tree.ts';
+
+const SERVER_CPU = 1;
+const LOAD_CPU = 0;
+
+interface Side {
+  name: 'before' | 'after';
+  root: string;
+  server?: ServerChild;
+}
+
+interface Measured {
+  rps: number;
+  p99Ms: number;
+  cpuUsPerReview: number;
+}
+
+async function measure(
+  server: ServerChild,
+  load: LoadChild,
+  path: string,
+  bodies: string[],
+  durationS: number,
+): Promise<Measured> {
+  const before = await server.cpu();
+  const r = await load.run({ url: server.url, ca: server.ca, path, bodies, connections: 16, durationS });
+  const after = await server.cpu();
+  const answered = r.ok + r.non2xx;
+  return { rps: r.rps, p99Ms: r.p99Ms, cpuUsPerReview: answered > 0 ? (after.cpuUs - before.cpuUs) / answered : NaN };
+}
+
+function inProcess(root: string, reviewsFile: string, nodes: string[]): InProcess {
+  const out = execFileSync(
+    process.execPath,
+    [fileURLToPath(new URL('../in-process-tree.ts', import.meta.url)), root, reviewsFile, nodes.join(','), 'custom'],
+    { encoding: 'utf8' },
+  );
+  return JSON.parse(out.trim().split('\n').at(-1)!) as InProcess;
+}
+
+export async function compareMain(
+  ref: string,
+  flags: { duration: string; rounds: string },
+  resultsDir: string,
+  log: (s: string) => void,
+): Promise<void> {
+  const tree = extractTree(ref);
+  const samples = loadSamples();
+  const verifiedNodes = pinnedNodes(samples);
+  const facts = nodeFactsFromState(
+    { nodes: Object.fromEntries(verifiedNodes.map((n) => [n, { verified: true, kubeletVersion: 'v1.34.1' }])) },
+    'bench',
+  );
+  const reviews = buildWorkload(samples, { config: testConfig('custom'), nodes: facts }).mutate.map((s) => s.review);
+  const bodies = reviews.map((r) => JSON.stringify(r));
+  const reviewsFile = `${resultsDir}compare-reviews.json`;
+  writeFileSync(reviewsFile, JSON.stringify(reviews));
+  const head = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
+  const sides: Side[] = [
+    { name: 'before', root: tree.dir },
+    { name: 'after', root: repoRoot },
+  ];
+  log(
+    `\n== before (${ref} = ${tree.commit}) and after (this checkout, HEAD ${head}${execFileSync('git', ['status', '--porcelain', 'src'], { cwd: repoRoot, encoding: 'utf8' }).trim() ? ' + uncommitted changes in src' : ''}) in one run: ${bodies.length} corpus reviews ==`,
+  );
+  let load: LoadChild | undefined;
+  try {
+    const inProc: Record<string, InProcess[]> = { before: [], after: [] };
+    for (let i = 0; i < 3; i++)
+      for (const s of i % 2 ? [...sides].reverse() : sides)
+        inProc[s.name].push(inProcess(s.root, reviewsFile, verifiedNodes));
+    const ip = (name: string, k: 'mutateUs' | 'mutateAndAnswerUs' | 'echoAnswerUs') =>
+      round(median(inProc[name].map((x) => x[k])), 2);
+    for (const s of sides)
+      log(
+        `in-process ${s.name.padEnd(6)} mutate ${ip(s.name, 'mutateUs')} µs, mutate + answer ${ip(s.name, 'mutateAndAnswerUs')} µs, echo answer ${ip(s.name, 'echoAnswerUs')} µs (median of 3, each the best of 7 loops)`,
+      );
+
+    for (const s of sides)
+      s.server = await startServerChild({ logLevel: 'warn', verifiedNodes }, [], {
+        cpu: SERVER_CPU,
+        script: `${s.root}/bench/server.ts`,
+      });
+    load = await startLoadChild(LOAD_CPU);
+    const durationS = Number(flags.duration);
+    for (const s of sides) for (const path of ['/allow', '/mutate']) await measure(s.server!, load, path, bodies, 2);
+    const rounds: Array<Record<string, { A: Measured; B: Measured }>> = [];
+    const nRounds = Number(flags.rounds);
+    for (let r = 0; r < nRounds; r++) {
+      const round_: Record<string, { A: Measured; B: Measured }> = {};
+      const order = r % 2 ? [...sides].reverse() : sides;
+      for (const s of order) {
+        const [first, second] = r % 2 ? (['/mutate', '/allow'] as const) : (['/allow', '/mutate'] as const);
+        const m1 = await measure(s.server!, load, first, bodies, durationS);
+        const m2 = await measure(s.server!, load, second, bodies, durationS);
+        round_[s.name] = first === '/allow' ? { A: m1, B: m2 } : { A: m2, B: m1 };
+        log(
+          `round ${r + 1} ${s.name.padEnd(6)} A ${round_[s.name].A.rps.toFixed(0)} req/s ${round_[s.name].A.cpuUsPerReview.toFixed(0)} µs CPU, B ${round_[s.name].B.rps.toFixed(0)} req/s ${round_[s.name].B.cpuUsPerReview.toFixed(0)} µs CPU: B/A ${(round_[s.name].B.rps / round_[s.name].A.rps).toFixed(3)}`,
+        );
+      }
+      rounds.push(round_);
+    }
+    const summary = Object.fromEntries(
+      sides.map((s) => {
+        const m = (f: (x: { A: Measured; B: Measured }) => number) => round(median(rounds.map((r) => f(r[s.name]))), 3);
+        return [
+          s.name,
+          {
+            inProcess: {
+              mutateUs: ip(s.name, 'mutateUs'),
+              mutateAndAnswerUs: ip(s.name, 'mutateAndAnswerUs'),
+              echoAnswerUs: ip(s.name, 'echoAnswerUs'),
+            },
+            aRps: m((x) => x.A.rps),
+            bRps: m((x) => x.B.rps),
+            throughputBA: m((x) => x.B.rps / x.A.rps),
+            cpuBA: m((x) => x.B.cpuUsPerReview / x.A.cpuUsPerReview),
+            aCpuUs: m((x) => x.A.cpuUsPerReview),
+            bCpuUs: m((x) => x.B.cpuUsPerReview),
+            addedCpuUs: m((x) => x.B.cpuUsPerReview - x.A.cpuUsPerReview),
+            p99BA: m((x) => x.B.p99Ms / x.A.p99Ms),
+          },
+        ];
+      }),
+    );
+    log(
+      `  ${'tree'.padEnd(7)} ${'in-process µs'.padStart(22)} | ${'A req/s'.padStart(8)} ${'B req/s'.padStart(8)} | B/A thr | B/A CPU | CPU µs A, B, added | p99 B/A`,
+    );
+    for (const s of sides) {
+      const x = summary[s.name];
+      log(
+        `  ${s.name.padEnd(7)} ${`${x.inProcess.mutateUs} / ${x.inProcess.mutateAndAnswerUs} (+answer)`.padStart(22)} | ${String(x.aRps.toFixed(0)).padStart(8)} ${String(x.bRps.toFixed(0)).padStart(8)} | ${x.throughputBA.toFixed(3).padStart(7)} | ${x.cpuBA.toFixed(3).padStart(7)} | ${x.aCpuUs.toFixed(0)}, ${x.bCpuUs.toFixed(0)}, +${x.addedCpuUs.toFixed(1)} | ${x.p99BA.toFixed(2)}`,
+      );
+    }
+    const after = summary.after;
+    const targets = [
+      {
+        name: 'after: in-process mutate + answer per corpus review',
+        value: after.inProcess.mutateAndAnswerUs,
+        target: '<= 5 µs',
+        pass: after.inProcess.mutateAndAnswerUs <= 5,
+      },
+      {
+        name: 'after: throughput B/A (median of rounds)',
+        value: after.throughputBA,
+        target: '>= 0.85',
+        pass: after.throughputBA >= 0.85,
+      },
+    ];
+    for (const t of targets) log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.name} = ${t.value} (target ${t.target})`);
+    writeFileSync(
+      `${resultsDir}compare.json`,
+      `${JSON.stringify({ generatedAt: new Date().toISOString(), before: { ref, commit: tree.commit }, after: { head }, rounds, summary, targets }, null, 2)}\n`,
+    );
+    log(`JSON: ${resultsDir}compare.json`);
+  } finally {
+    await load?.stop();
+    for (const s of sides) await s.server?.stop();
+    tree.remove();
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * The peers of `npm run bench -- --peers`, each a server in a process of its own, pinned to the same CPU:
+ *   echo              meshgate's transport alone (POST /allow: decode, answer allowed), the corpus pods
+ *   meshgate custom   meshgate injecting its own proxy (mesh custom, POST /mutate), the corpus pods
+ *   meshgate istio    meshgate in companion mode (mesh istio, POST /mutate), the corpus pods as Istio injected them
+ *   istio             Istio 1.27's own injection webhook (test/istio, POST /inject), the corpus pods
+ *   kyverno           Kyverno with a ClusterPolicy that adds a sidecar (bench/peers/kyverno.ts), the corpus pods
+ * Istio and Kyverno need a cluster (their informers), so a harness control plane runs beside them; meshgate's
+ * peers get the same facts as static node state, as in part 1.
+ */
+import jsonpatch, { type Operation } from 'fast-json-patch';
+import type { ControlPlane } from '../../test/e2e/harness/index.ts';
+import { startIstioInjector } from '../../test/e2e/harness/index.ts';
+import { startServerChild } from '../procs.ts';
+import { post } from '../preflight.ts';
+import type { Review } from '../corpus.ts';
+import { pinProcess } from './proc-stats.ts';
+
+export interface Peer {
+  name: string;
+  /** What it does with the bodies, for the table. */
+  what: string;
+  url: string;
+  path: string;
+  ca: string;
+  /** TLS name its certificate holds (the preflight checks the chain and the name). */
+  servername: string;
+  pid: number;
+  reviews: Review[];
+  bodies: string[];
+  stop(): Promise<void>;
+}
+
+/** The CPU every peer is pinned to; the load generator gets the other one. */
+export const SERVER_CPU = 1;
+export const LOAD_CPU = 0;
+
+export async function meshgatePeer(
+  name: string,
+  what: string,
+  mesh: 'custom' | 'istio',
+  route: '/allow' | '/mutate',
+  reviews: Review[],
+  verifiedNodes: string[],
+): Promise<Peer> {
+  const child = await startServerChild({ logLevel: 'warn', verifiedNodes, mesh }, [], { cpu: SERVER_CPU });
+  return {
+    name,
+    what,
+    url: child.url,
+    path: route,
+    ca: child.ca,
+    servername: 'localhost',
+    pid: child.pid,
+    reviews,
+    bodies: reviews.map((r) => JSON.stringify(r)),
+    stop: () => child.stop(),
+  };
+}
+
+/**
+ * Istio's injector with the istio-discovery chart's template and values (the harness renders them), its log at
+ * `warn` like meshgate's bench server (no line per review), GOMAXPROCS=1 and every thread pinned to the server CPU.
+ */
+export async function istioPeer(
+  cp: ControlPlane,
+  reviews: Review[],
+): Promise<Peer & { injected: Review[]; injectedCount: number }> {
+  const istio = await startIstioInjector(cp, { logLevel: 'warn', env: { GOMAXPROCS: '1' } });
+  try {
+    pinProcess(istio.pid, SERVER_CPU);
+    const url = istio.url.replace(/\/inject$/, '');
+    const servername = 'istiod.istio-system.svc';
+    // The companion's input: each pod as Istio's webhook left it (patched, or as it was when Istio skipped it).
+    const injected: Review[] = [];
+    let injectedCount = 0;
+    for (const r of reviews) {
+      const res = await post(url, istio.caPem, '/inject', JSON.stringify(r), servername);
+      if (res.status !== 200)
+        throw new Error(`Istio /inject answered HTTP ${res.status} for ${r.request.uid}: ${res.text.slice(0, 200)}`);
+      const patch = (JSON.parse(res.text) as { response?: { patch?: string } }).response?.patch;
+      let object = r.request.object;
+      if (patch) {
+        const ops = JSON.parse(Buffer.from(patch, 'base64').toString('utf8')) as Operation[];
+        object = jsonpatch.applyPatch(structuredClone(object), ops, true, false).newDocument;
+        injectedCount++;
+      }
+      injected.push({ ...r, request: { ...r.request, object } });
+    }
+    return {
+      name: 'istio',
+      what: "Istio 1.27's injector, /inject",
+      url,
+      path: '/inject',
+      ca: istio.caPem,
+      servername,
+      pid: istio.pid,
+      reviews,
+      bodies: reviews.map((r) => JSON.stringify(r)),
+      injected,
+      injectedCount,
+      stop: () => istio.stop(),
+    };
+  } catch (err) {
+    await istio.stop();
+    throw err;
+  }
+}

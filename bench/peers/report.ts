@@ -1,0 +1,65 @@
+/**
+ * The peer table, the targets of issue 14 (meshgate ≥ 5× Istio's injector throughput, p99 ≤ 1/5 of Istio's, no
+ * more memory) and the one `peer ratio:` line `npm run bench -- --peers` ends with. "meshgate" in the ratios is
+ * meshgate injecting its own proxy (mesh custom): like Istio's webhook, it turns a plain pod into an injected one.
+ * Memory is the resident set at the end of the peer's last phase (VmRSS; VmHWM, the peak, is shown beside it).
+ */
+import type { Target } from '../report.ts';
+import { round } from '../stats.ts';
+import type { PeersResult, PeerSummary } from './run.ts';
+
+const pad = (s: string | number, n: number) => String(s).padStart(n);
+const f = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
+
+export function peerTable(r: PeersResult): string {
+  const rows = [
+    `  ${'peer'.padEnd(16)} ${pad('req/s', 7)} ${pad('p50 ms', 7)} ${pad('p99 ms', 7)} ${pad('max ms', 7)} ${pad('CPU ms/review', 13)} ${pad('RSS MiB', 8)} ${pad('peak', 6)} ${pad('errors', 6)}  what`,
+  ];
+  for (const s of r.summaries) {
+    rows.push(
+      `  ${s.peer.padEnd(16)} ${pad(f(s.rps, 0), 7)} ${pad(f(s.p50Ms), 7)} ${pad(f(s.p99Ms), 7)} ${pad(f(s.maxMs, 1), 7)} ${pad(f(s.cpuMsPerReview, 3), 13)} ${pad(f(s.rssMiB, 0), 8)} ${pad(f(s.peakRssMiB, 0), 6)} ${pad(s.errors, 6)}  ${s.what}; ${s.preflight.patched}/${s.bodies} patched, ${s.preflight.denied.length} denied`,
+    );
+  }
+  for (const u of r.unavailable) rows.push(`  ${u.peer.padEnd(16)} not measured: ${u.why}`);
+  rows.push(
+    "  (medians over the rounds; max = the largest of any round; CPU = the peer process's user + system time, every thread, from /proc)",
+  );
+  return rows.join('\n');
+}
+
+export interface PeerRatios {
+  throughput: number;
+  p99: number;
+  cpu: number;
+  rss: number;
+}
+
+const ratios = (a: PeerSummary, b: PeerSummary): PeerRatios => ({
+  throughput: round(a.rps / b.rps, 2),
+  p99: round(a.p99Ms / b.p99Ms, 3),
+  cpu: round(a.cpuMsPerReview / b.cpuMsPerReview, 3),
+  rss: round(a.rssMiB / b.rssMiB, 2),
+});
+
+export function peerTargets(
+  r: PeersResult,
+): { ratios: PeerRatios; companion?: PeerRatios; targets: Target[] } | undefined {
+  const by = (name: string) => r.summaries.find((s) => s.peer === name);
+  const [mg, istio, companion] = [by('meshgate custom'), by('istio'), by('meshgate istio')];
+  if (!mg || !istio) return undefined;
+  const x = ratios(mg, istio);
+  return {
+    ratios: x,
+    companion: companion ? ratios(companion, istio) : undefined,
+    targets: [
+      { name: 'peers: meshgate/istio throughput', value: x.throughput, target: '>= 5', pass: x.throughput >= 5 },
+      { name: 'peers: meshgate/istio p99', value: x.p99, target: '<= 0.2', pass: x.p99 <= 0.2 },
+      { name: 'peers: meshgate/istio RSS', value: x.rss, target: '<= 1', pass: x.rss <= 1 },
+    ],
+  };
+}
+
+/** The closing line: meshgate (custom) divided by Istio's injector. */
+export function ratioLine(x: PeerRatios): string {
+  return `peer ratio: meshgate/istio throughput ${f(x.throughput)}, p99 ${f(x.p99, 3)}, cpu ${f(x.cpu, 3)}, rss ${f(x.rss)}`;
+}

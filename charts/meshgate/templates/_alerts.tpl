@@ -1,0 +1,159 @@
+{{/*
+meshgate's alerts (docs/metrics.md, "Alerts"), as Prometheus rule groups. They select meshgate's series by the job
+labels the chart's monitors give them (servicemonitor.yaml, podmonitor.yaml) and by the release namespace; the
+apiserver's own webhook metrics by the webhook names (<entry>.mutate.meshgate.io, <entry>.validate.meshgate.io).
+test/monitoring/alerts.test.ts renders this, checks it with promtool and runs test/monitoring/alerts.test.yaml.
+*/}}
+{{- define "meshgate.alertGroups" -}}
+{{- $r := .Values.metrics.prometheusRule -}}
+{{- $ns := .Release.Namespace -}}
+{{- $wh := printf "job=\"%s\",namespace=\"%s\"" (include "meshgate.fullname" .) $ns -}}
+{{- $agent := printf "job=\"%s\",namespace=\"%s\"" (include "meshgate.nodeAgentName" .) $ns -}}
+{{- $repair := printf "job=\"%s\",namespace=\"%s\"" (include "meshgate.repairName" .) $ns -}}
+{{- $webhooks := "name=~\".+\\\\.(mutate|validate)\\\\.meshgate\\\\.io\"" -}}
+{{- $extra := $r.alertLabels | default dict -}}
+groups:
+  - name: meshgate-webhook
+    rules:
+      - alert: MeshgateWebhookDown
+        expr: absent(up{ {{- $wh -}} } == 1)
+        for: 5m
+        labels:
+          {{- toYaml (merge (dict "severity" "critical") $extra) | nindent 10 }}
+        annotations:
+          summary: No meshgate webhook replica is up in namespace {{ $ns }}.
+          description: >-
+            Prometheus has scraped no ready meshgate webhook for 5 minutes. The validating webhook's failurePolicy is
+            Fail: pods in opted-in namespaces can be neither created nor bound until a replica answers.
+            `kubectl -n {{ $ns }} get pods -l app.kubernetes.io/component=webhook`.
+      - alert: MeshgateWebhookCallsFailing
+        expr: |-
+          (sum by (name) (rate(apiserver_admission_webhook_rejection_count{ {{- $webhooks -}} ,error_type="calling_webhook_error"}[5m])) > 0)
+          or
+          (sum by (name) (rate(apiserver_admission_webhook_fail_open_count{ {{- $webhooks -}} }[5m])) > 0)
+        for: 5m
+        labels:
+          {{- toYaml (merge (dict "severity" "critical") $extra) | nindent 10 }}
+        annotations:
+          summary: {{ `The apiserver cannot call meshgate's webhook {{ $labels.name }}.` | quote }}
+          description: >-
+            {{`The apiserver's calls to {{ $labels.name }} fail (unreachable, timeout, or a certificate it does not
+            trust): requests are refused (failurePolicy Fail) or pass unmutated (Ignore). Needs the apiserver's own
+            metrics in Prometheus.`}}
+      - alert: MeshgateAdmissionErrors
+        expr: sum by (route) (rate(meshgate_admission_decisions_total{ {{- $wh -}} ,decision="error"}[5m])) > 0
+        for: 10m
+        labels:
+          {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
+        annotations:
+          summary: {{ `meshgate answers errored reviews on /{{ $labels.route }}.` | quote }}
+          description: >-
+            {{`meshgate could not decide some reviews on /{{ $labels.route }} (reason internal_error in its logs); the
+            apiserver applied the webhook's failurePolicy to them.`}}
+      - alert: MeshgateWebhookOverloaded
+        expr: sum by (limit) (rate(meshgate_overload_refusals_total{ {{- $wh -}} }[5m])) > 0
+        for: 10m
+        labels:
+          {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
+        annotations:
+          summary: {{ `meshgate refuses requests at its {{ $labels.limit }} limit.` | quote }}
+          description: >-
+            {{`Requests are refused with 429 (client-go retries them within the webhook timeout) because {{ $labels.limit }}
+            is reached: add replicas or raise the limit (webhook.extraArgs) with the memory limit.`}}
+  - name: meshgate-certificates
+    rules:
+      {{- range $severity, $days := dict "warning" $r.certificateExpiryWarningDays "critical" $r.certificateExpiryCriticalDays }}
+      - alert: MeshgateCertificateExpiring
+        expr: min by (certificate) (meshgate_certificate_expiration_timestamp_seconds{ {{- $wh -}} }) - time() < {{ $days }} * 86400
+        for: 1h
+        labels:
+          {{- toYaml (merge (dict "severity" $severity) $extra) | nindent 10 }}
+        annotations:
+          summary: {{ printf "meshgate's %s certificate expires in less than %d days." `{{ $labels.certificate }}` (int $days) | quote }}
+          description: >-
+            {{`The {{ $labels.certificate }} certificate expires in {{ $value | humanizeDuration }}. It should have been
+            renewed long before (self-managed: at two thirds of its life; cert-manager: renewBefore): check the webhook's
+            logs for "certificate" errors, or the Certificate resource.`}}
+      {{- end }}
+      - alert: MeshgateCARotationStuck
+        expr: max(meshgate_ca_bundle_certificates{ {{- $wh -}} }) > 1
+        for: 2h
+        labels:
+          {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
+        annotations:
+          summary: A meshgate CA rotation has overlapped two CAs for over 2 hours.
+          description: >-
+            The caBundle still holds the old and the new CA: the rotation waits for every replica to report that it
+            serves the new certificate. A replica that cannot update the TLS Secret holds it back (webhook logs).
+  - name: meshgate-nodes
+    rules:
+      - alert: MeshgateNodesUnverified
+        expr: max by (reason) (meshgate_nodes{ {{- $wh -}} ,verified="false",reason!="stale_verdict"}) > 0
+        for: {{ $r.nodesUnverifiedFor }}
+        labels:
+          {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
+        annotations:
+          summary: {{ `{{ $value }} node(s) have no verified CNI chain ({{ $labels.reason }}).` | quote }}
+          description: >-
+            {{`meshgate refuses CNI-mode pods on these nodes (or falls back, per config.redirect). Which nodes:
+            kubectl get nodes -l meshgate.io/cni-verified!=true; why: meshgate check, or the MeshCNIVerified condition.`}}
+      - alert: MeshgateNodeVerdictsStale
+        expr: max(meshgate_nodes{ {{- $wh -}} ,reason="stale_verdict"}) > 0
+        for: 5m
+        labels:
+          {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
+        annotations:
+          summary: {{ `The CNI verdicts of {{ $value }} node(s) are stale.` | quote }}
+          description: >-
+            The node agent on these nodes has not re-confirmed its verdict within config.cni.maxVerdictAgeSeconds, so
+            meshgate treats them as unverified (reason stale_verdict). Is the node agent running there?
+      {{- if .Values.nodeAgent.enabled }}
+      - alert: MeshgateNodeAgentDown
+        expr: up{ {{- $agent -}} } == 0
+        for: 10m
+        labels:
+          {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
+        annotations:
+          summary: {{ `meshgate's node agent on {{ $labels.node }} cannot be scraped.` | quote }}
+          description: >-
+            {{`The node agent on {{ $labels.node }} ({{ $labels.instance }}) has not answered /metrics for 10 minutes; once
+            its verdict is older than config.cni.maxVerdictAgeSeconds the node counts as unverified.`}}
+      - alert: MeshgateNodeAgentPublishFailing
+        expr: sum by (node) (rate(meshgate_node_agent_publish_errors_total{ {{- $agent -}} }[10m])) > 0
+        for: 15m
+        labels:
+          {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
+        annotations:
+          summary: {{ `meshgate's node agent on {{ $labels.node }} cannot write its verdict to the Node.` | quote }}
+          description: >-
+            {{`Calls to the Kubernetes API fail (see meshgate_node_agent_publish_errors_total by operation and the
+            agent's log): the Node keeps an old verdict, which goes stale after config.cni.maxVerdictAgeSeconds.`}}
+      {{- end }}
+  {{- if .Values.repairController.enabled }}
+  - name: meshgate-repair
+    rules:
+      - alert: MeshgateValidatorFailuresRising
+        expr: |-
+          (sum(increase(meshgate_repair_pods_deleted_total{ {{- $repair -}} }[{{ $r.validatorFailuresWindow }}])) or vector(0))
+          + (sum(increase(meshgate_repair_pods_reported_total{ {{- $repair -}} }[{{ $r.validatorFailuresWindow }}])) or vector(0))
+          > {{ $r.validatorFailuresThreshold }}
+        labels:
+          {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
+        annotations:
+          summary: {{ printf "Pods started without traffic redirection: %s in %s." `{{ $value | printf "%.0f" }}` $r.validatorFailuresWindow | quote }}
+          description: >-
+            Validation init containers found no redirect (meshgate's validator, istio-validation or Linkerd's network
+            validator): a node's CNI chain misses the mesh plugin although it was verified, or lost it. The repair
+            controller's Events name the pods and nodes (kubectl get events -A --field-selector reason=MeshgateRepair).
+      - alert: MeshgateRepairNoLeader
+        expr: sum(meshgate_repair_leader{ {{- $repair -}} }) < 1
+        for: 10m
+        labels:
+          {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
+        annotations:
+          summary: No meshgate repair controller replica holds the leader Lease.
+          description: >-
+            Pods whose validator failed are neither deleted nor reported until a replica leads; check the replicas'
+            logs and the Lease {{ include "meshgate.repairName" . }} in {{ $ns }}.
+  {{- end }}
+{{- end -}}

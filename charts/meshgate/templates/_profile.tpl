@@ -1,0 +1,54 @@
+{{/*
+What the chart must know of each mesh profile besides the config file: the CNI plugin type the node agent checks,
+the validation container's name, and the exit codes with which validators report missing redirection (meshgate's
+validate-redirect 42; Istio's istio-validation 126, tools/istio-iptables ValidationErrorCode; Linkerd's
+linkerd-network-validator 95, linkerd-reinitialize-pods). The first two mirror src/config/defaults.ts and the codes
+src/repair/failures.ts: test/chart/config.test.ts holds the chart to both.
+*/}}
+{{- define "meshgate.profileDefaults" -}}
+istio:
+  pluginType: istio-cni
+  validatorName: istio-validation
+  failureExitCodes: [42, 126]
+linkerd:
+  pluginType: linkerd-cni
+  validatorName: linkerd-network-validator
+  failureExitCodes: [42, 95]
+custom:
+  pluginType: ""
+  validatorName: meshgate-validate
+  failureExitCodes: [42]
+{{- end -}}
+
+{{/*
+The effective facts as JSON (read back with fromJson): the profile's defaults with the config's overrides, and the
+namespaces meshgate never sees (the release namespace and config.systemNamespaces).
+*/}}
+{{- define "meshgate.profile" -}}
+{{- $p := get (include "meshgate.profileDefaults" . | fromYaml) .Values.mesh -}}
+{{- $cfg := .Values.config | default dict -}}
+{{- $cni := $cfg.cni | default dict -}}
+{{- $validator := $cfg.validator | default dict -}}
+{{- $system := list "kube-system" "kube-public" "kube-node-lease" -}}
+{{- if hasKey $cfg "systemNamespaces" -}}
+{{- $system = $cfg.systemNamespaces | default list -}}
+{{- end -}}
+{{- $excluded := prepend $system .Release.Namespace | uniq -}}
+{{- dict "pluginType" ($cni.pluginType | default $p.pluginType) "validatorName" ($validator.name | default $p.validatorName) "failureExitCodes" $p.failureExitCodes "excludedNamespaces" $excluded | toJson -}}
+{{- end -}}
+
+{{/*
+The config file every meshgate process reads (`--config`): `mesh`, then .Values.config with meshNamespace (the
+release namespace) and, unless set, validator.image (the chart's image: the validator runs meshgate).
+*/}}
+{{- define "meshgate.config" -}}
+{{- $cfg := deepCopy (.Values.config | default dict) -}}
+{{- $_ := set $cfg "meshNamespace" .Release.Namespace -}}
+{{- $validator := deepCopy ($cfg.validator | default dict) -}}
+{{- if not $validator.image -}}
+{{- $_ := set $validator "image" (include "meshgate.image" .) -}}
+{{- end -}}
+{{- $_ := set $cfg "validator" $validator -}}
+mesh: {{ .Values.mesh }}
+{{ toYaml $cfg }}
+{{- end -}}

@@ -1,0 +1,116 @@
+{{/*
+Which requests reach meshgate: a list of entries {name, namespaceSelector, objectSelector}, rendered into both
+webhook configurations (one webhook per entry). The entries are disjoint, so no pod is reviewed twice:
+  istio   mirrors istiod's own sidecar-injector entries (istio-discovery chart, mutatingwebhook.yaml), plus
+          meshgate's label, with one precedence: meshgate.io/inject=enabled, else istio-injection=enabled, else
+          istio.io/rev (namespace), else in a namespace with none of these the pod labels sidecar.istio.io/inject=true
+          or istio.io/rev. Unlike istiod, pods labelled sidecar.istio.io/inject=false are NOT left out: meshgate
+          must see them to refuse the opt-out (config.injection.allowPodOptOut).
+  linkerd Linkerd opts in with an annotation (linkerd.io/inject), which selectors cannot see: meshgate's
+  custom  namespace label only.
+*/}}
+{{- define "meshgate.profileSelectors" -}}
+{{- $unlabelled := include "meshgate.unlabelledNamespace" . | fromYamlArray -}}
+- name: ns-meshgate
+  namespaceSelector:
+    matchExpressions:
+      - {key: meshgate.io/inject, operator: In, values: [enabled]}
+{{- if eq .Values.mesh "istio" }}
+- name: ns-istio-injection
+  namespaceSelector:
+    matchExpressions:
+      - {key: meshgate.io/inject, operator: NotIn, values: [enabled]}
+      - {key: istio-injection, operator: In, values: [enabled]}
+- name: ns-istio-rev
+  namespaceSelector:
+    matchExpressions:
+      - {key: meshgate.io/inject, operator: NotIn, values: [enabled]}
+      - {key: istio-injection, operator: DoesNotExist}
+      - {key: istio.io/rev, operator: Exists}
+- name: pod-istio-inject
+  namespaceSelector:
+    matchExpressions: {{ toJson $unlabelled }}
+  objectSelector:
+    matchExpressions:
+      - {key: sidecar.istio.io/inject, operator: In, values: ["true"]}
+      - {key: istio.io/rev, operator: DoesNotExist}
+- name: pod-istio-rev
+  namespaceSelector:
+    matchExpressions: {{ toJson $unlabelled }}
+  objectSelector:
+    matchExpressions:
+      - {key: istio.io/rev, operator: Exists}
+{{- end }}
+{{- end -}}
+
+{{/* Namespaces none of the profile's namespace entries selects (where pod-level opt-in applies). */}}
+{{- define "meshgate.unlabelledNamespace" -}}
+- {key: meshgate.io/inject, operator: NotIn, values: [enabled]}
+{{- if eq .Values.mesh "istio" }}
+- {key: istio-injection, operator: DoesNotExist}
+- {key: istio.io/rev, operator: DoesNotExist}
+{{- end }}
+{{- end -}}
+
+{{/*
+config.injection.podOptInNamespaceLabels: pods labelled meshgate.io/inject=true in namespaces carrying those labels
+that no namespace entry selects; with istio, not pods that istiod's own pod-level entries (above) already send.
+*/}}
+{{- define "meshgate.podOptInSelector" -}}
+- name: pod-optin
+  namespaceSelector:
+    matchLabels: {{ toJson .labels }}
+    matchExpressions: {{ include "meshgate.unlabelledNamespace" .ctx | fromYamlArray | toJson }}
+  objectSelector:
+    matchExpressions:
+      - {key: meshgate.io/inject, operator: In, values: ["true"]}
+{{- if eq .ctx.Values.mesh "istio" }}
+      - {key: sidecar.istio.io/inject, operator: NotIn, values: ["true"]}
+      - {key: istio.io/rev, operator: DoesNotExist}
+{{- end }}
+{{- end -}}
+
+{{/*
+The entries as JSON (read back with fromJsonArray): webhook.selectors or the profile's, the pod opt-in entry, and
+on every namespaceSelector the exclusion of the release namespace and config.systemNamespaces, so meshgate can
+never block its own pods or the system's, whatever the selectors say.
+*/}}
+{{- define "meshgate.webhookEntries" -}}
+{{- $entries := .Values.webhook.selectors | default list -}}
+{{- if not $entries -}}
+{{- $entries = include "meshgate.profileSelectors" . | fromYamlArray -}}
+{{- end -}}
+{{- with ((.Values.config | default dict).injection | default dict).podOptInNamespaceLabels -}}
+{{- $entries = concat $entries (include "meshgate.podOptInSelector" (dict "ctx" $ "labels" .) | fromYamlArray) -}}
+{{- end -}}
+{{- $excluded := (include "meshgate.profile" . | fromJson).excludedNamespaces -}}
+{{- $out := list -}}
+{{- range $entries -}}
+{{- $ns := deepCopy (.namespaceSelector | default dict) -}}
+{{- $exclusion := dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" $excluded -}}
+{{- $_ := set $ns "matchExpressions" (append ($ns.matchExpressions | default list) $exclusion) -}}
+{{- $entry := dict "name" .name "namespaceSelector" $ns -}}
+{{- with .objectSelector -}}
+{{- $_ := set $entry "objectSelector" . -}}
+{{- end -}}
+{{- $out = append $out $entry -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/*
+The validating entries' own matchCondition: a pod UPDATE reaches meshgate only when it changes the spec (container
+images, scheduling directives of gated pods, tolerations...), a label or an annotation — everything that decides
+what runs, under which identity, and how it is redirected. Not sent: UPDATEs of only other metadata, i.e. the
+garbage collector's and controllers' finalizer and ownerReference changes (the Job controller removes its tracking
+finalizer from every Job pod). Status is a subresource the rules never select; CREATEs, bindings and
+pods/ephemeralcontainers are always sent.
+*/}}
+{{- define "meshgate.updateMatchCondition" -}}
+name: skip-routine-pod-updates
+expression: >-
+  request.operation != 'UPDATE' || request.?subResource.orValue('') != '' ||
+  object.spec != oldObject.spec ||
+  object.metadata.?labels.orValue({}) != oldObject.metadata.?labels.orValue({}) ||
+  object.metadata.?annotations.orValue({}) != oldObject.metadata.?annotations.orValue({})
+{{- end -}}

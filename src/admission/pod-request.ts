@@ -1,0 +1,60 @@
+/**
+ * Adapts admission requests about pods to the pure core: which request is which, and the pod (or pods, for an
+ * UPDATE) parsed once by the one pod parser, with a verdict naming the problem when a body is not a pod.
+ */
+import { parsePod } from '../pod/parse.ts';
+import type { Pod } from '../pod/types.ts';
+import type { PodInput } from '../policy/screen.ts';
+import type { AdmissionRequest, Verdict } from './review.ts';
+
+const core = (r: AdmissionRequest) => r.resource.group === '' && r.resource.resource;
+
+export function isPodCreate(r: AdmissionRequest): boolean {
+  return r.operation === 'CREATE' && core(r) === 'pods' && !r.subResource;
+}
+
+/** UPDATE of a pod itself, or of its ephemeral containers (how `kubectl debug` adds a container to a running pod). */
+export function isPodUpdate(r: AdmissionRequest): boolean {
+  return r.operation === 'UPDATE' && core(r) === 'pods' && (!r.subResource || r.subResource === 'ephemeralcontainers');
+}
+
+/** The scheduler's pods/binding, and the legacy POST /api/v1/namespaces/NS/bindings (resource `bindings`). */
+export function isBinding(r: AdmissionRequest): boolean {
+  return (
+    r.operation === 'CREATE' &&
+    ((core(r) === 'pods' && r.subResource === 'binding') || (core(r) === 'bindings' && !r.subResource))
+  );
+}
+
+/** A request's pod(s), or the verdict for a body that is not one. */
+export type Parsed<T> = { ok: true; value: T } | { ok: false; verdict: Verdict };
+
+function pod(value: unknown, where: string): Parsed<Pod> {
+  const parsed = parsePod(value, where);
+  return parsed.ok
+    ? { ok: true, value: parsed.pod }
+    : { ok: false, verdict: { kind: 'deny', reason: 'invalid_object', message: `not a valid pod: ${parsed.error}` } };
+}
+
+function namespaceOf(r: AdmissionRequest, p: Pod): string {
+  return r.namespace ?? p.metadata?.namespace ?? 'default';
+}
+
+export function podInput(r: AdmissionRequest): Parsed<PodInput> {
+  const p = pod(r.object, 'request.object');
+  if (!p.ok) return p;
+  return { ok: true, value: { pod: p.value, namespace: namespaceOf(r, p.value), requester: r.userInfo?.username } };
+}
+
+export function podUpdateInput(
+  r: AdmissionRequest,
+): Parsed<{ old: Pod; pod: Pod; namespace: string; requester?: string }> {
+  const p = pod(r.object, 'request.object');
+  if (!p.ok) return p;
+  const old = pod(r.oldObject, 'request.oldObject');
+  if (!old.ok) return old;
+  return {
+    ok: true,
+    value: { old: old.value, pod: p.value, namespace: namespaceOf(r, p.value), requester: r.userInfo?.username },
+  };
+}

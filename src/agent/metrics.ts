@@ -1,0 +1,99 @@
+/**
+ * The node agent's Prometheus metrics (docs/metrics.md), fed by the agent loop through its observer. A registry of
+ * its own per agent (tests build several). Process metrics keep prom-client's unprefixed names, as the webhook's do.
+ *
+ * The series carry no node label: the scrape adds one (the chart's PodMonitor copies the pod's node name into
+ * `node`), as Prometheus' conventions want for what identifies a target.
+ */
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { REASONS } from '../cni/reasons.ts';
+import type { Verdict } from '../cni/types.ts';
+import type { AgentObserver, AgentStep } from './agent.ts';
+
+export interface AgentMetrics {
+  registry: Registry;
+  observer: AgentObserver;
+}
+
+/** Every reason code a verdict can carry, so a node's series exist (at 0) before its first change. */
+const REASON_CODES = Object.keys(REASONS);
+
+export function createAgentMetrics(opts: { processMetrics?: boolean } = {}): AgentMetrics {
+  const registry = new Registry();
+  if (opts.processMetrics) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const verdictGauge = new Gauge({
+    name: 'meshgate_node_agent_verdict',
+    help:
+      'The verdict of the last check of this node\'s CNI chain: 1 for its reason code ("verified" when verified), ' +
+      '0 for every other code',
+    labelNames: ['reason'],
+    registers,
+  });
+  const lastCheck = new Gauge({
+    name: 'meshgate_node_agent_last_check_timestamp_seconds',
+    help: 'When the agent last read and judged the CNI configuration, seconds since the epoch',
+    registers,
+  });
+  const lastConfirmed = new Gauge({
+    name: 'meshgate_node_agent_last_write_timestamp_seconds',
+    help:
+      'When the agent last wrote its verdict to the Node (a change or a heartbeat), seconds since the epoch; ' +
+      'readers age the verdict from the heartbeat',
+    registers,
+  });
+  const publishes = new Counter({
+    name: 'meshgate_node_agent_publishes_total',
+    help:
+      'Verdict changes written to the Node (label, condition, annotation, taint), by whether the new verdict is ' +
+      'verified',
+    labelNames: ['verified'],
+    registers,
+  });
+  const heartbeats = new Counter({
+    name: 'meshgate_node_agent_heartbeats_total',
+    help: "Unchanged verdicts re-stamped on the Node (the condition's lastHeartbeatTime), once per resync",
+    registers,
+  });
+  const publishErrors = new Counter({
+    name: 'meshgate_node_agent_publish_errors_total',
+    help:
+      'Failed calls to the Kubernetes API, by operation (read_node, publish, heartbeat); the agent retries with ' +
+      'backoff',
+    labelNames: ['operation'],
+    registers,
+  });
+  const checkErrors = new Counter({
+    name: 'meshgate_node_agent_check_errors_total',
+    help:
+      'Checks that could not read the CNI configuration or plugin directories (the mounts, not the chain, ' + 'failed)',
+    registers,
+  });
+  for (const code of REASON_CODES) verdictGauge.set({ reason: code }, 0);
+  for (const verified of ['true', 'false']) publishes.inc({ verified }, 0);
+  for (const operation of ['read_node', 'publish', 'heartbeat'] satisfies AgentStep[]) {
+    publishErrors.inc({ operation }, 0);
+  }
+  const nowSeconds = () => Date.now() / 1000;
+
+  const observer: AgentObserver = {
+    checked(verdict: Verdict) {
+      for (const code of REASON_CODES) verdictGauge.set({ reason: code }, code === verdict.reason ? 1 : 0);
+      verdictGauge.set({ reason: verdict.reason }, 1);
+      lastCheck.set(nowSeconds());
+    },
+    published(verdict: Verdict) {
+      publishes.inc({ verified: String(verdict.verified) });
+      lastConfirmed.set(nowSeconds());
+    },
+    heartbeat() {
+      heartbeats.inc();
+      lastConfirmed.set(nowSeconds());
+    },
+    failed(step: AgentStep, _err: Error) {
+      if (step === 'read_files') checkErrors.inc();
+      else publishErrors.inc({ operation: step });
+    },
+  };
+  return { registry, observer };
+}

@@ -1,0 +1,280 @@
+/**
+ * Reads what `meshgate check` judges through the Kubernetes API, read-only, reducing every object to the plain
+ * facts of facts.ts. "Not found" is `undefined`; any other API refusal (403 from RBAC, 500) is a `ReadError` the
+ * check reports; a failure to reach the apiserver at all is a `ConnectionError` (exit 2). Lists are paged.
+ */
+import {
+  AdmissionregistrationV1Api,
+  ApiException,
+  AppsV1Api,
+  CoreV1Api,
+  DiscoveryV1Api,
+  VersionApi,
+  type KubeConfig,
+  type V1MutatingWebhook,
+  type V1Node,
+  type V1OwnerReference,
+  type V1Pod,
+  type V1ValidatingWebhook,
+} from '@kubernetes/client-node';
+import { describeKubeError } from '../kube/errors.ts';
+import type {
+  AgentPod,
+  NamespaceFacts,
+  Owner,
+  Read,
+  ReadError,
+  SecretCerts,
+  ServiceEndpoints,
+  WebhookConfig,
+  WebhookKind,
+  WorkloadStatus,
+} from './facts.ts';
+import type { PodRecord } from './judge-pods.ts';
+import type { LabelSelector } from './selector.ts';
+
+/** Items per LIST page: few requests, and one page of Pods (tens of KiB each) stays a few MB. */
+const PAGE = 500;
+
+export class ConnectionError extends Error {}
+
+/** fetch's own message is "fetch failed": the reason (ECONNREFUSED, a TLS error) is in its cause. */
+function networkDetail(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  if (!cause) return describeKubeError(err);
+  return cause.code && !cause.message?.includes(cause.code)
+    ? `${cause.code}: ${cause.message}`
+    : String(cause.message ?? cause);
+}
+
+function controller(refs: V1OwnerReference[] | undefined): Owner | undefined {
+  const c = refs?.find((r) => r.controller) ?? undefined;
+  return c ? { kind: c.kind, name: c.name } : undefined;
+}
+
+function webhookEntry(w: V1MutatingWebhook | V1ValidatingWebhook) {
+  const s = w.clientConfig.service;
+  return {
+    name: w.name,
+    url: w.clientConfig.url,
+    // The API defaults a Service's port to 443.
+    service: s ? { namespace: s.namespace, name: s.name, port: s.port ?? 443, path: s.path } : undefined,
+    caBundle: w.clientConfig.caBundle,
+    failurePolicy: w.failurePolicy,
+    namespaceSelector: w.namespaceSelector as LabelSelector | undefined,
+    objectSelector: w.objectSelector as LabelSelector | undefined,
+  };
+}
+
+export class KubeReader {
+  readonly #server: string;
+  readonly #admission: AdmissionregistrationV1Api;
+  readonly #apps: AppsV1Api;
+  readonly #core: CoreV1Api;
+  readonly #discovery: DiscoveryV1Api;
+  readonly #version: VersionApi;
+
+  constructor(kc: KubeConfig) {
+    this.#server = kc.getCurrentCluster()?.server ?? 'the apiserver';
+    this.#admission = kc.makeApiClient(AdmissionregistrationV1Api);
+    this.#apps = kc.makeApiClient(AppsV1Api);
+    this.#core = kc.makeApiClient(CoreV1Api);
+    this.#discovery = kc.makeApiClient(DiscoveryV1Api);
+    this.#version = kc.makeApiClient(VersionApi);
+  }
+
+  /**
+   * 404 → undefined, other API statuses → ReadError, anything else (refused, TLS, DNS) and 401 → ConnectionError.
+   * A 403 is an answer: RBAC hides this object from these credentials, and the check that needs it says so.
+   */
+  async #read<T>(what: string, call: () => Promise<T>): Promise<T | ReadError | undefined> {
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof ApiException) {
+        if (err.code === 404) return undefined;
+        if (err.code === 401)
+          throw new ConnectionError(`${this.#server} rejected the credentials (401 Unauthorized) reading ${what}`);
+        return { error: describeKubeError(err) };
+      }
+      throw new ConnectionError(
+        `cannot reach the apiserver at ${this.#server} (reading ${what}): ${networkDetail(err)}`,
+      );
+    }
+  }
+
+  /** The first call: proves the apiserver answers and accepts the credentials. */
+  async serverVersion(): Promise<string> {
+    const v = await this.#read('/version', () => this.#version.getCode());
+    if (v === undefined || 'error' in v)
+      throw new ConnectionError(`the apiserver did not answer /version: ${v?.error ?? '404'}`);
+    return v.gitVersion;
+  }
+
+  async webhookConfig(kind: WebhookKind, name: string): Promise<Read<WebhookConfig>> {
+    const c = await this.#read(`${kind} webhook configuration ${name}`, () =>
+      kind === 'mutating'
+        ? this.#admission.readMutatingWebhookConfiguration({ name })
+        : this.#admission.readValidatingWebhookConfiguration({ name }),
+    );
+    if (c === undefined || 'error' in c) return c;
+    return { kind, name, webhooks: (c.webhooks ?? []).map(webhookEntry) };
+  }
+
+  /** The Service and its EndpointSlices' endpoints for the service port `port` (named in the slices by its name). */
+  async service(namespace: string, name: string, port: number): Promise<Read<ServiceEndpoints>> {
+    const svc = await this.#read(`Service ${namespace}/${name}`, () =>
+      this.#core.readNamespacedService({ name, namespace }),
+    );
+    if (svc === undefined || 'error' in svc) return svc;
+    const ports = (svc.spec?.ports ?? []).map((p) => ({ name: p.name, port: p.port }));
+    const portName = ports.find((p) => p.port === port)?.name ?? '';
+    const slices = await this.#read(`EndpointSlices of ${namespace}/${name}`, () =>
+      this.#discovery.listNamespacedEndpointSlice({
+        namespace,
+        labelSelector: `kubernetes.io/service-name=${name}`,
+        limit: PAGE,
+      }),
+    );
+    if (slices === undefined || 'error' in slices) return slices ?? { error: 'EndpointSlices not found' };
+    let ready = 0;
+    let notReady = 0;
+    for (const s of slices.items) {
+      if (!(s.ports ?? []).some((p) => (p.name ?? '') === portName)) continue;
+      // The API: a nil `ready` means ready.
+      for (const e of s.endpoints ?? []) e.conditions?.ready === false ? notReady++ : ready++;
+    }
+    return { namespace, name, ports, ready, notReady };
+  }
+
+  async secret(namespace: string, name: string): Promise<Read<SecretCerts>> {
+    const s = await this.#read(`Secret ${namespace}/${name}`, () =>
+      this.#core.readNamespacedSecret({ name, namespace }),
+    );
+    if (s === undefined || 'error' in s) return s;
+    const text = (k: string) => (s.data?.[k] ? Buffer.from(s.data[k], 'base64').toString('utf8') : undefined);
+    return { namespace, name, tlsCrt: text('tls.crt'), caCrt: text('ca.crt') };
+  }
+
+  async configMapKey(namespace: string, name: string, key: string): Promise<Read<string>> {
+    const cm = await this.#read(`ConfigMap ${namespace}/${name}`, () =>
+      this.#core.readNamespacedConfigMap({ name, namespace }),
+    );
+    if (cm === undefined || 'error' in cm) return cm;
+    return cm.data?.[key] ?? { error: `ConfigMap ${namespace}/${name} has no key ${key}` };
+  }
+
+  /** The DaemonSet's rollout numbers and its pod selector's matchLabels. */
+  async daemonSet(
+    namespace: string,
+    name: string,
+  ): Promise<Read<WorkloadStatus & { selector: Record<string, string> }>> {
+    const ds = await this.#read(`DaemonSet ${namespace}/${name}`, () =>
+      this.#apps.readNamespacedDaemonSet({ name, namespace }),
+    );
+    if (ds === undefined || 'error' in ds) return ds;
+    const st = ds.status;
+    return {
+      namespace,
+      name,
+      selector: ds.spec?.selector.matchLabels ?? {},
+      desired: st?.desiredNumberScheduled ?? 0,
+      ready: st?.numberReady ?? 0,
+      available: st?.numberAvailable ?? 0,
+      updated: st?.updatedNumberScheduled ?? 0,
+    };
+  }
+
+  async deployment(namespace: string, name: string): Promise<Read<WorkloadStatus>> {
+    const d = await this.#read(`Deployment ${namespace}/${name}`, () =>
+      this.#apps.readNamespacedDeployment({ name, namespace }),
+    );
+    if (d === undefined || 'error' in d) return d;
+    const st = d.status;
+    return {
+      namespace,
+      name,
+      desired: d.spec?.replicas ?? 1,
+      ready: st?.readyReplicas ?? 0,
+      available: st?.availableReplicas ?? 0,
+      updated: st?.updatedReplicas ?? 0,
+    };
+  }
+
+  async agentPods(namespace: string, selector: Record<string, string>): Promise<AgentPod[] | ReadError> {
+    const labelSelector = Object.entries(selector)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    const out: AgentPod[] = [];
+    const err = await this.#pages(
+      `pods of ${namespace} (${labelSelector})`,
+      (_continue) => this.#core.listNamespacedPod({ namespace, labelSelector, limit: PAGE, _continue }),
+      (p: V1Pod) => {
+        const ready = p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+        out.push({ name: p.metadata?.name ?? '', node: p.spec?.nodeName, ready, phase: p.status?.phase });
+      },
+    );
+    return err ?? out;
+  }
+
+  nodes(each: (n: V1Node) => void): Promise<ReadError | undefined> {
+    return this.#pages('Nodes', (_continue) => this.#core.listNode({ limit: PAGE, _continue }), each);
+  }
+
+  async namespaces(): Promise<NamespaceFacts[] | ReadError> {
+    const out: NamespaceFacts[] = [];
+    const err = await this.#pages(
+      'Namespaces',
+      (_continue) => this.#core.listNamespace({ limit: PAGE, _continue }),
+      (ns) => {
+        out.push({ name: ns.metadata?.name ?? '', labels: ns.metadata?.labels ?? {} });
+      },
+    );
+    return err ?? out;
+  }
+
+  /** The pods of a namespace, page by page; with `labelSelector`, only those the apiserver finds it selects. */
+  pods(namespace: string, each: (p: PodRecord) => void, labelSelector?: string): Promise<ReadError | undefined> {
+    return this.#pages(
+      `pods of ${namespace}${labelSelector ? ` (${labelSelector})` : ''}`,
+      (_continue) => this.#core.listNamespacedPod({ namespace, labelSelector, limit: PAGE, _continue }),
+      (p: V1Pod) => {
+        each({
+          namespace,
+          name: p.metadata?.name ?? '',
+          object: p,
+          labels: p.metadata?.labels,
+          annotations: p.metadata?.annotations,
+          phase: p.status?.phase,
+          deleting: p.metadata?.deletionTimestamp !== undefined,
+          owner: controller(p.metadata?.ownerReferences),
+          nodeName: p.spec?.nodeName,
+        });
+      },
+    );
+  }
+
+  /** The controller of a ReplicaSet (its Deployment), or undefined for a ReplicaSet of its own. */
+  async replicaSetOwner(namespace: string, name: string): Promise<Owner | undefined> {
+    const rs = await this.#read(`ReplicaSet ${namespace}/${name}`, () =>
+      this.#apps.readNamespacedReplicaSet({ name, namespace }),
+    );
+    return rs === undefined || 'error' in rs ? undefined : controller(rs.metadata?.ownerReferences);
+  }
+
+  async #pages<T>(
+    what: string,
+    list: (cont?: string) => Promise<{ items: T[]; metadata?: { _continue?: string } }>,
+    each: (item: T) => void,
+  ): Promise<ReadError | undefined> {
+    let cont: string | undefined;
+    do {
+      const page = await this.#read(what, () => list(cont));
+      if (page === undefined) return { error: `${what}: not found` };
+      if ('error' in page) return page;
+      for (const item of page.items) each(item);
+      cont = page.metadata?._continue || undefined;
+    } while (cont);
+    return undefined;
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * `meshgate check` end to end: read the facts through the API (kube-reader.ts), judge them (judge-*.ts, pure), and
+ * return the report in the catalogue's order. Read-only; the only connections besides the apiserver are TLS
+ * handshakes with the webhook's endpoints (tls-probe.ts), which the caller chooses (`probe`).
+ */
+import type { Compiled } from '../config/compile.ts';
+import { NodeFactStore } from '../facts/node-facts.ts';
+import { isReadError, type Read, type ServiceEndpoints, type TlsProbe } from './facts.ts';
+import { judgeCaBundles, judgeCertificates } from './judge-certs.ts';
+import { judgeNamespaces, judgeSelectorsAgree, optedInNamespaces } from './judge-namespaces.ts';
+import {
+  judgeAgentCoverage,
+  judgeDaemonSet,
+  judgeFreshness,
+  judgePluginConsistency,
+  judgeVerdicts,
+  summarizeNode,
+  type NodeSummary,
+} from './judge-nodes.ts';
+import { PodTally } from './judge-pods.ts';
+import { listGuardedPods } from './list-pods.ts';
+import { judgeRepairController } from './judge-repair.ts';
+import {
+  endpointsOf,
+  entriesOf,
+  judgeEndpoints,
+  judgeFailurePolicy,
+  judgePresence,
+  type Endpoint,
+} from './judge-webhook.ts';
+import type { KubeReader } from './kube-reader.ts';
+import { CHECK_CODES, result, type CheckResult, type Names, type Report } from './report.ts';
+
+export interface CheckOptions {
+  cfg: Compiled;
+  names: Names;
+  /** Where the config came from, for the report's header. */
+  configSource: string;
+  /** The plugin type of every mesh profile (a node whose chain runs another mesh's plugin means the wrong mesh). */
+  meshPlugins: readonly string[];
+  /** A TLS handshake with an endpoint, or undefined when it must not be dialled from here. */
+  probe: (e: Endpoint) => Promise<TlsProbe> | undefined;
+  now: () => number;
+  /** The apiserver's version when the caller already asked (the CLI does, before reading the config). */
+  server?: string;
+}
+
+type Reader = Pick<KubeReader, keyof KubeReader>;
+
+export async function runCheck(reader: Reader, o: CheckOptions): Promise<Report> {
+  const { names, cfg } = o;
+  const ns = names.namespace;
+  const server = o.server ?? (await reader.serverVersion());
+  const [mutating, validating] = await Promise.all([
+    reader.webhookConfig('mutating', names.webhookConfig),
+    reader.webhookConfig('validating', names.webhookConfig),
+  ]);
+  const endpoints = endpointsOf([mutating, validating]);
+  const services = new Map<string, Read<ServiceEndpoints>>();
+  const probes = new Map<string, TlsProbe>();
+  await Promise.all(
+    endpoints.map(async (e) => {
+      if (e.service) services.set(e.key, await reader.service(e.service.namespace, e.service.name, e.service.port));
+      const p = await o.probe(e);
+      if (p) probes.set(e.key, p);
+    }),
+  );
+  const secret = await reader.secret(ns, names.tlsSecret);
+  const results: CheckResult[] = [
+    judgePresence('mutating', names.webhookConfig, mutating),
+    judgePresence('validating', names.webhookConfig, validating),
+    judgeFailurePolicy(mutating, validating),
+    judgeEndpoints(endpoints, services, probes),
+    judgeCaBundles({ mutating, validating, probes, secret, now: o.now() }),
+    ...judgeCertificates({ mutating, validating, probes, secret, now: o.now() }),
+  ];
+
+  const ds = await reader.daemonSet(ns, names.nodeAgent);
+  const agents = ds && !isReadError(ds) ? await reader.agentPods(ns, ds.selector) : [];
+  const expect = { pluginType: cfg.config.cni.pluginType, maxVerdictAgeMs: cfg.config.cni.maxVerdictAgeSeconds * 1000 };
+  const nodes: NodeSummary[] = [];
+  const nodesError = await reader.nodes((n) => nodes.push(summarizeNode(n, expect, o.now())));
+  results.push(judgeDaemonSet(ds, `${ns}/${names.nodeAgent}`));
+  if (nodesError) {
+    for (const code of [
+      'node_agent_on_every_node',
+      'node_verdict_fresh',
+      'node_verified',
+      'mesh_plugin_consistent',
+    ] as const) {
+      results.push(result(code, 'warn', `Nodes could not be listed: ${nodesError.error}`));
+    }
+  } else {
+    results.push(
+      judgeAgentCoverage(ds, agents, nodes),
+      judgeFreshness(nodes, expect.maxVerdictAgeMs),
+      judgeVerdicts(nodes),
+      judgePluginConsistency(nodes, expect.pluginType, o.meshPlugins),
+    );
+  }
+
+  results.push(...(await judgeWorkloads(reader, o, mutating, validating, nodes)));
+  results.push(
+    judgeRepairController(await reader.deployment(ns, names.repairController), `${ns}/${names.repairController}`),
+  );
+  const order = (code: string) => CHECK_CODES.indexOf(code as never);
+  results.sort((a, b) => order(a.code) - order(b.code));
+  return {
+    context: {
+      mesh: cfg.config.mesh,
+      names,
+      configSource: o.configSource,
+      server,
+      checkedAt: new Date(o.now()).toISOString(),
+    },
+    results,
+  };
+}
+
+async function judgeWorkloads(
+  reader: Reader,
+  o: CheckOptions,
+  mutating: Awaited<ReturnType<Reader['webhookConfig']>>,
+  validating: typeof mutating,
+  nodes: NodeSummary[],
+): Promise<CheckResult[]> {
+  const haveWebhooks = entriesOf([mutating, validating]).length > 0;
+  if (!haveWebhooks) {
+    const none = 'not checked: no webhooks, so no namespace is opted in';
+    return (['namespaces_opted_in', 'webhook_selectors_agree', 'pods_redirected', 'pods_admitted'] as const).map(
+      (code) => ({ code, status: 'skip', message: none }),
+    );
+  }
+  const namespaces = await reader.namespaces();
+  if (isReadError(namespaces)) {
+    return (['namespaces_opted_in', 'webhook_selectors_agree', 'pods_redirected', 'pods_admitted'] as const).map(
+      (code) => result(code, 'warn', `Namespaces could not be listed: ${namespaces.error}`),
+    );
+  }
+  const opted = optedInNamespaces(namespaces, mutating, validating);
+  const facts = new NodeFactStore();
+  facts.replaceAll(nodes.map((n) => n.fact));
+  facts.markSynced();
+  const tally = new PodTally(opted, facts, o.cfg);
+  const guarded = opted.filter((x) => x.mutating.length);
+  const errors = await listGuardedPods(reader, guarded, (p) => void tally.add(p));
+  const rsOwners = new Map(
+    await Promise.all(
+      tally
+        .replicaSets()
+        .map(
+          async (rs) => [`${rs.namespace}/${rs.name}`, await reader.replicaSetOwner(rs.namespace, rs.name)] as const,
+        ),
+    ),
+  );
+  const podResults = tally.results(rsOwners, guarded.length > 0);
+  if (errors.length) {
+    for (const r of podResults)
+      if (r.status === 'ok')
+        Object.assign(r, { status: 'warn', message: `${r.message}; some pods could not be listed: ${errors[0]}` });
+  }
+  return [judgeNamespaces(opted, haveWebhooks), judgeSelectorsAgree(opted, mutating, validating), ...podResults];
+}

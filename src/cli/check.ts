@@ -1,0 +1,212 @@
+/**
+ * `meshgate check`: meshgate in a cluster, read-only, through the Kubernetes API (src/check/). This file is the
+ * edge: flags, kubeconfig and environment are read here, the configuration is found once (--config, --mesh, or
+ * the chart's ConfigMap), and exit codes are decided: 0 no check failed, 1 a check failed, 2 usage,
+ * configuration or connection error (never a stack trace).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { parse as parseYaml } from 'yaml';
+import { compileConfig } from '../config/compile.ts';
+import { PROFILE_DEFAULTS } from '../config/defaults.ts';
+import { buildConfig, ConfigError, loadConfig } from '../config/load.ts';
+import { ConnectionError, KubeReader } from '../check/kube-reader.ts';
+import { isReadError } from '../check/facts.ts';
+import { renderJson, renderTable } from '../check/render.ts';
+import { CHECKS, EXIT, exitCode, type Names } from '../check/report.ts';
+import { runCheck } from '../check/run.ts';
+import { probeTls } from '../check/tls-probe.ts';
+import type { Endpoint } from '../check/judge-webhook.ts';
+import { parseFlags, UsageError } from './args.ts';
+import { parseOptions } from './commands.ts';
+import type { CliIO } from './io.ts';
+
+const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+/** The chart's defaults: release "meshgate" in namespace "meshgate" (charts/meshgate/templates/_helpers.tpl). */
+const DEFAULT_NAME = 'meshgate';
+const DEFAULT_NAMESPACE = 'meshgate';
+/** The key of the chart's ConfigMap that holds meshgate's config file. */
+const CONFIG_KEY = 'config.yaml';
+
+const width = Math.max(...Object.keys(CHECKS).map((c) => c.length));
+export const USAGE = `usage: meshgate check [flags]
+
+Checks meshgate in a cluster, read-only, through the Kubernetes API (like linkerd check): the webhook
+configurations and their endpoints, the caBundle against the serving certificate and its expiry, the node agent on
+every node and each Node's verdict, the mesh CNI plugin the nodes were checked for, the opted-in namespaces, and
+the pods there that run without meshgate's redirect, with the command that restarts them.
+
+flags:
+  --kubeconfig FILE      kubeconfig (default: $KUBECONFIG's first file, else ~/.kube/config, else in-cluster)
+  --context NAME         kubeconfig context (default: its current context)
+  -n, --namespace NS     meshgate's namespace (default: the config's meshNamespace, else ${DEFAULT_NAMESPACE})
+  --config FILE          meshgate configuration (default: key ${CONFIG_KEY} of the chart's ConfigMap NAME in NS)
+  --mesh NAME            instead of a configuration: a mesh profile's defaults (istio | linkerd)
+  --name NAME            the chart's full name: the release name when it contains "meshgate", else
+                         RELEASE-meshgate (default ${DEFAULT_NAME}); names the objects below
+  --webhook-config NAME  both webhook configurations (default NAME)
+  --node-agent NAME      the node agent DaemonSet (default NAME-node-agent)
+  --tls-secret NAME      the Secret with the serving certificate (default NAME-tls)
+  -o, --output FORMAT    table | json (default table)
+
+The repair controller is the Deployment NAME-repair-controller. The serving certificate is read from a TLS
+handshake with a URL webhook, or with the Service when run inside the cluster, else from the Secret.
+
+exit codes: 0 no check failed (warnings allowed), 1 a check failed, 2 usage, configuration or connection error
+
+checks:
+${Object.entries(CHECKS)
+  .map(([code, c]) => `  ${code.padEnd(width)}  ${c.verifies}`)
+  .join('\n')}
+
+examples:
+  meshgate check
+  meshgate check --context prod -n mesh-system --name mg
+  meshgate check -o json | jq '.results[] | select(.status == "fail")'
+`;
+
+interface Flags {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  config?: string;
+  mesh?: string;
+  name?: string;
+  'webhook-config'?: string;
+  'node-agent'?: string;
+  'tls-secret'?: string;
+  output?: string;
+  help?: boolean;
+}
+
+export async function run(argv: string[], io: CliIO): Promise<number> {
+  let f: Flags;
+  try {
+    f = parseFlags(argv, parseOptions('check')).values as Flags;
+    if (f.help) {
+      io.stdout(USAGE);
+      return EXIT.ok;
+    }
+    if (f.output !== undefined && f.output !== 'table' && f.output !== 'json')
+      throw new UsageError(`--output must be table or json, not "${f.output}"`);
+    if (f.config && f.mesh) throw new UsageError('--config and --mesh go alone: the file names its mesh');
+  } catch (err) {
+    io.stderr(`meshgate check: ${(err as Error).message}\n\n${USAGE}`);
+    return EXIT.error;
+  }
+  try {
+    const { kc, inCluster } = kubeConfig(f, io.env);
+    const reader = new KubeReader(kc);
+    const server = await reader.serverVersion();
+    const found = await findConfig(f, reader);
+    const names: Names = {
+      namespace: found.namespace,
+      webhookConfig: f['webhook-config'] ?? found.name,
+      nodeAgent: f['node-agent'] ?? `${found.name}-node-agent`,
+      tlsSecret: f['tls-secret'] ?? `${found.name}-tls`,
+      repairController: `${found.name}-repair-controller`,
+    };
+    const report = await runCheck(reader, {
+      cfg: found.cfg,
+      names,
+      configSource: found.source,
+      meshPlugins: Object.values(PROFILE_DEFAULTS).map((p) => p.cni.pluginType),
+      probe: (e) => probeFor(e, inCluster),
+      now: Date.now,
+      server,
+    });
+    io.stdout(f.output === 'json' ? renderJson(report) : renderTable(report));
+    return exitCode(report);
+  } catch (err) {
+    const known = err instanceof UsageError || err instanceof ConfigError || err instanceof ConnectionError;
+    const message = known
+      ? (err as Error).message
+      : `internal error: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`;
+    io.stderr(`meshgate check: ${message.split('\n').slice(0, 12).join('\n')}\n`);
+    return EXIT.error;
+  }
+}
+
+/** Like kubectl: --kubeconfig, else $KUBECONFIG (its first file), else ~/.kube/config, else the service account. */
+function kubeConfig(f: Flags, env: CliIO['env']): { kc: KubeConfig; inCluster: boolean } {
+  const kc = new KubeConfig();
+  const home = env.HOME ? join(env.HOME, '.kube', 'config') : undefined;
+  const file =
+    f.kubeconfig ?? env.KUBECONFIG?.split(':').find((p) => p !== '') ?? (home && existsSync(home) ? home : undefined);
+  let inCluster = false;
+  if (file) {
+    if (!existsSync(file)) throw new UsageError(`kubeconfig ${file} does not exist`);
+    try {
+      kc.loadFromFile(file);
+    } catch (err) {
+      throw new UsageError(`kubeconfig ${file}: ${(err as Error).message}`);
+    }
+  } else if (env.KUBERNETES_SERVICE_HOST && existsSync(IN_CLUSTER_TOKEN)) {
+    kc.loadFromCluster();
+    inCluster = true;
+  } else {
+    throw new UsageError('no cluster credentials: pass --kubeconfig FILE, set $KUBECONFIG, or run in a cluster');
+  }
+  if (f.context) {
+    if (!kc.getContextObject(f.context))
+      throw new UsageError(
+        `--context ${f.context}: no such context (known: ${
+          kc
+            .getContexts()
+            .map((c) => c.name)
+            .join(', ') || 'none'
+        })`,
+      );
+    kc.setCurrentContext(f.context);
+  }
+  if (!kc.getCurrentCluster())
+    throw new UsageError(`the kubeconfig has no cluster for context "${kc.getCurrentContext()}"`);
+  return { kc, inCluster };
+}
+
+/** The configuration: --config, --mesh (in namespace -n), or the chart's ConfigMap in -n. */
+async function findConfig(f: Flags, reader: KubeReader) {
+  const name = f.name ?? DEFAULT_NAME;
+  if (f.config) {
+    const config = loadConfig(f.config);
+    return {
+      cfg: compileConfig(config),
+      namespace: f.namespace ?? config.meshNamespace,
+      name,
+      source: `file ${f.config}`,
+    };
+  }
+  const namespace = f.namespace ?? DEFAULT_NAMESPACE;
+  if (f.mesh) {
+    const cfg = compileConfig(buildConfig({ mesh: f.mesh, meshNamespace: namespace }, '--mesh'));
+    return { cfg, namespace, name, source: `the ${f.mesh} profile's defaults (--mesh)` };
+  }
+  const where = `ConfigMap ${namespace}/${name}`;
+  const text = await reader.configMapKey(namespace, name, CONFIG_KEY);
+  if (text === undefined)
+    throw new UsageError(
+      `${where} not found: pass --config FILE or --mesh NAME, or -n/--name where meshgate is installed`,
+    );
+  if (isReadError(text)) throw new UsageError(`${where}: ${text.error}; pass --config FILE or --mesh NAME`);
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`${where} key ${CONFIG_KEY}`, [`not valid YAML: ${(err as Error).message.split('\n')[0]}`]);
+  }
+  return { cfg: compileConfig(buildConfig(raw, `${where} key ${CONFIG_KEY}`)), namespace, name, source: where };
+}
+
+/**
+ * Whom to dial for the served certificate: a URL webhook's host (the apiserver dials it too), and a Service's DNS
+ * name only from inside the cluster; from outside, Service names do not resolve and pod IPs are not routed.
+ */
+function probeFor(e: Endpoint, inCluster: boolean) {
+  if (e.url) {
+    const u = new URL(e.url);
+    return probeTls(u.hostname.replace(/^\[|\]$/g, ''), Number(u.port || 443), e.host);
+  }
+  if (e.service && inCluster) return probeTls(e.host, e.service.port, e.host);
+  return undefined;
+}

@@ -1,0 +1,188 @@
+/**
+ * The one table of meshgate's commands and their flags: the dispatcher (main.ts) lists and loads commands from it,
+ * shell completion (completion.ts) is generated from it, `check`, `version` and `completion` parse their flags
+ * from it, and test/cli/commands.test.ts holds every other command's USAGE and parser to it, so none can drift.
+ * Each command's module exports `run(argv, io): Promise<number>` (the exit code).
+ */
+import type { ParseArgsConfig } from 'node:util';
+import { QUARANTINE_FLAGS } from '../repair/flags.ts';
+import type { CliIO } from './io.ts';
+
+/** What a flag's value is, for completion: a file, a directory, one of some words, or free text. */
+export type FlagValue = 'file' | 'dir' | 'text' | readonly string[];
+
+export interface FlagSpec {
+  name: string;
+  short?: string;
+  /** Absent for a boolean flag. */
+  value?: FlagValue;
+  multiple?: boolean;
+}
+
+export interface CommandSpec {
+  summary: string;
+  flags: readonly FlagSpec[];
+  /** Words the command takes as its first argument (completion's shells). */
+  positional?: readonly string[];
+  load: () => Promise<{ run: (argv: string[], io: CliIO) => Promise<number> }>;
+}
+
+const MESHES = ['istio', 'linkerd', 'custom'] as const;
+const HELP: FlagSpec = { name: 'help', short: 'h' };
+const LOG_LEVEL: FlagSpec = { name: 'log-level', value: ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] };
+const OFFLINE: readonly FlagSpec[] = [
+  { name: 'filename', short: 'f', value: 'file' },
+  { name: 'config', value: 'file' },
+  { name: 'mesh', value: MESHES },
+  { name: 'node-state', value: 'file' },
+];
+const NODE_CNI: readonly FlagSpec[] = [
+  { name: 'plugin-type', value: ['istio-cni', 'linkerd-cni'] },
+  { name: 'cni-conf-dir', value: 'dir' },
+  { name: 'cni-bin-dir', value: 'dir', multiple: true },
+  { name: 'runtime', value: ['containerd', 'crio'] },
+  { name: 'max-conf-num', value: 'text' },
+];
+
+export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
+  serve: {
+    summary: 'run the admission webhook server (HTTPS)',
+    flags: [
+      { name: 'port', value: 'text' },
+      { name: 'host', value: 'text' },
+      { name: 'config', value: 'file' },
+      { name: 'mesh', value: MESHES },
+      { name: 'cert-file', value: 'file' },
+      { name: 'key-file', value: 'file' },
+      { name: 'tls-san', value: 'text', multiple: true },
+      { name: 'write-certs', value: 'dir' },
+      { name: 'node-state', value: 'file' },
+      { name: 'cert-secret', value: 'text' },
+      { name: 'webhook-config', value: 'text' },
+      { name: 'kubeconfig', value: 'file' },
+      { name: 'drain-seconds', value: 'text' },
+      { name: 'webhook-timeout-seconds', value: 'text' },
+      { name: 'max-connections', value: 'text' },
+      { name: 'max-inflight-reviews', value: 'text' },
+      { name: 'max-inflight-body-mib', value: 'text' },
+      LOG_LEVEL,
+      HELP,
+    ],
+    load: () => import('./serve.ts'),
+  },
+  check: {
+    summary: 'check meshgate in a cluster: webhook, certificates, node verdicts, unmeshed pods (like linkerd check)',
+    flags: [
+      { name: 'kubeconfig', value: 'file' },
+      { name: 'context', value: 'text' },
+      { name: 'namespace', short: 'n', value: 'text' },
+      { name: 'config', value: 'file' },
+      { name: 'mesh', value: MESHES },
+      { name: 'name', value: 'text' },
+      { name: 'webhook-config', value: 'text' },
+      { name: 'node-agent', value: 'text' },
+      { name: 'tls-secret', value: 'text' },
+      { name: 'output', short: 'o', value: ['table', 'json'] },
+      HELP,
+    ],
+    load: () => import('./check.ts'),
+  },
+  inject: {
+    summary: 'inject pod templates in YAML manifests (like istioctl kube-inject)',
+    flags: [...OFFLINE, HELP],
+    load: () => import('./inject.ts'),
+  },
+  explain: {
+    summary: 'explain, in words, what meshgate would do with each pod',
+    flags: [...OFFLINE, { name: 'node', value: 'text' }, HELP],
+    load: () => import('./explain.ts'),
+  },
+  'check-node': {
+    summary: 'show which CNI chain the runtime loads here and whether the mesh plugin is in it',
+    flags: [...NODE_CNI, { name: 'output', value: ['text', 'json'] }, HELP],
+    load: () => import('./check-node.ts'),
+  },
+  'node-agent': {
+    summary: 'verify this node’s CNI chain continuously and publish the verdict on the Node',
+    flags: [
+      { name: 'config', value: 'file' },
+      { name: 'mesh', value: MESHES },
+      ...NODE_CNI,
+      { name: 'node-name', value: 'text' },
+      { name: 'resync', value: 'text' },
+      { name: 'debounce', value: 'text' },
+      { name: 'taint-unverified' },
+      { name: 'kubeconfig', value: 'file' },
+      { name: 'port', value: 'text' },
+      { name: 'host', value: 'text' },
+      HELP,
+    ],
+    load: () => import('./node-agent.ts'),
+  },
+  'validate-redirect': {
+    summary: 'init container: prove outbound TCP is redirected to the proxy (exit 42 if not)',
+    flags: [
+      { name: 'outbound-port', value: 'text' },
+      { name: 'inbound-port', value: 'text' },
+      { name: 'probe-address', value: 'text' },
+      { name: 'external-probe' },
+      { name: 'source-address', value: 'text' },
+      { name: 'listen-address', value: 'text' },
+      { name: 'timeout', value: 'text' },
+      { name: 'termination-log', value: 'file' },
+      { name: 'node-name', value: 'text' },
+      HELP,
+    ],
+    load: () => import('./validate-redirect.ts'),
+  },
+  'repair-controller': {
+    summary: 'delete pods whose redirect validation failed so they are recreated',
+    flags: [
+      { name: 'kubeconfig', value: 'file' },
+      { name: 'config', value: 'file' },
+      { name: 'mesh', value: MESHES },
+      { name: 'max-deletes-per-minute', value: 'text' },
+      { name: 'dry-run' },
+      { name: 'leader-elect', value: ['true', 'false'] },
+      { name: 'lease-name', value: 'text' },
+      { name: 'lease-duration', value: 'text' },
+      { name: 'renew-deadline', value: 'text' },
+      { name: 'retry-period', value: 'text' },
+      { name: 'port', value: 'text' },
+      { name: 'host', value: 'text' },
+      LOG_LEVEL,
+      ...Object.entries(QUARANTINE_FLAGS).map(
+        ([name, spec]): FlagSpec => ({
+          name,
+          value: 'default' in spec && spec.default === 'false' ? ['true', 'false'] : 'text',
+        }),
+      ),
+      HELP,
+    ],
+    load: () => import('./repair-controller.ts'),
+  },
+  version: {
+    summary: 'print meshgate’s version, the Node.js version and the git commit it was built from',
+    flags: [{ name: 'output', short: 'o', value: ['text', 'json'] }, HELP],
+    load: () => import('./version.ts'),
+  },
+  completion: {
+    summary: 'print a shell completion script: bash, zsh or fish',
+    flags: [HELP],
+    positional: ['bash', 'zsh', 'fish'],
+    load: () => import('./completion.ts'),
+  },
+};
+
+/** node:util parseArgs options for a command of the table (strict: an unknown flag is a usage error). */
+export function parseOptions(command: string): NonNullable<ParseArgsConfig['options']> {
+  const out: NonNullable<ParseArgsConfig['options']> = {};
+  for (const f of COMMANDS[command].flags) {
+    out[f.name] = {
+      type: f.value ? 'string' : 'boolean',
+      ...(f.short ? { short: f.short } : {}),
+      ...(f.multiple ? { multiple: true } : {}),
+    };
+  }
+  return out;
+}

@@ -1,0 +1,103 @@
+/**
+ * Companion profiles (istio, linkerd): the mesh's own injector added its proxy and its privileged init container;
+ * meshgate decides the redirect per pod and adjusts what was injected:
+ *   CNI mode  → the mesh's init container is removed and meshgate's validator takes its place (no privileged
+ *               container, Pod Security `restricted` passes); the mesh's own record of what it injected
+ *               (sidecar.istio.io/status, which istio-cni reads) is kept truthful; nodeless pods are pinned.
+ *   init mode → the mesh's init container stays, followed by the validator when the node is not verified.
+ * A pod the mesh injected for its CNI plugin (a validator, no init container) has nothing to fall back to: it is
+ * pinned to verified nodes, or refused on an unverified one.
+ */
+import type { Compiled } from '../config/compile.ts';
+import type { NodeFacts } from '../facts/node-facts.ts';
+import type { Container, Pod } from '../pod/types.ts';
+import type { PodMesh } from '../policy/identify.ts';
+import { NODE_VERIFIED_LABEL } from './constants.ts';
+import * as patch from './patch.ts';
+import type { PatchOp } from './patch.ts';
+import { recordStatus, readStatus, type InjectionStatus } from './status.ts';
+import { decideRedirect, unverifiedWhy, type Allowed, type RedirectDecision } from './redirect.ts';
+import type { ReasonCode } from './reasons.ts';
+
+export type Adjusted =
+  | { kind: 'deny'; reason: ReasonCode; message: string; redirect?: RedirectDecision }
+  | { kind: 'patch'; reason: ReasonCode; ops: PatchOp[]; status: InjectionStatus; redirect: Allowed };
+
+/**
+ * The redirect this pod can have: CNI mode needs a plugin that redirects this pod; init mode needs the mesh's init
+ * container. `decideRedirect` says what the node allows; this narrows it to what the pod carries.
+ */
+export function companionRedirect(
+  pod: Pod,
+  mesh: PodMesh,
+  facts: NodeFacts,
+  cfg: Compiled,
+): RedirectDecision | { kind: 'refuse'; reason: ReasonCode; message: string } {
+  const r = decideRedirect(pod, facts, cfg);
+  const native = mesh.proxy!.native;
+  const plugin = cfg.config.cni.pluginType;
+  const cniBlocked =
+    native && !cfg.config.cni.redirectsNativeSidecars
+      ? `${plugin} does not redirect pods whose proxy is a native sidecar (cni.redirectsNativeSidecars is false)`
+      : cfg.profile.cniSkips(pod);
+  if (!mesh.init) {
+    // Nothing to fall back to: CNI mode or nothing.
+    if (cniBlocked)
+      return {
+        kind: 'refuse',
+        reason: 'mesh_cni_skips',
+        message: `${cniBlocked}, and the pod has no ${cfg.names.init} to fall back to`,
+      };
+    if (r.kind !== 'init') return r.kind === 'cni' ? { ...r, native } : r;
+    if (r.node === undefined) return { kind: 'cni', reason: 'cni_only', affinity: true, native };
+    const why = facts.get(r.node)?.verified
+      ? `redirect mode "${cfg.config.redirect.mode}" asks for`
+      : `node ${r.node} has no verified CNI chain (${unverifiedWhy(r.node, facts).code}), so the pod needs`;
+    return {
+      kind: 'refuse',
+      reason: 'no_fallback',
+      message:
+        `${why} the privileged init container ${cfg.names.init}, ` +
+        'and the pod has none (the mesh injected it for its CNI plugin)',
+    };
+  }
+  // The plugin would not redirect it, but its init container can: keep that (no need to validate what it installs).
+  if (r.kind === 'cni' && cniBlocked)
+    return { kind: 'init', reason: 'cni_skips_pod', node: r.node, validate: false, native };
+  return r.kind === 'deny' ? r : { ...r, native };
+}
+
+export function adjust(pod: Pod, mesh: PodMesh, facts: NodeFacts, cfg: Compiled): Adjusted {
+  const r = companionRedirect(pod, mesh, facts, cfg);
+  if (r.kind === 'refuse') return { kind: 'deny', reason: r.reason, message: r.message };
+  if (r.kind === 'deny') return { kind: 'deny', reason: r.reason, message: r.message, redirect: r };
+  const validator = cfg.validator as Container;
+  const ops: PatchOp[] = [];
+  const added: string[] = [];
+  const removed: string[] = [];
+  if (r.kind === 'cni' && mesh.init) {
+    ops.push(patch.removeInitContainer(mesh.init.index));
+    removed.push(mesh.init.container.name);
+    if (!mesh.validator) {
+      ops.push({ op: 'add', path: `/spec/initContainers/${mesh.init.index}`, value: validator });
+      added.push(validator.name);
+    }
+    ops.push(...cfg.profile.statusOps(pod, mesh.init.container.name, mesh.validator?.container.name ?? validator.name));
+  } else if (r.kind === 'init' && r.validate && !mesh.validator && mesh.init) {
+    ops.push({ op: 'add', path: `/spec/initContainers/${mesh.init.index + 1}`, value: validator });
+    added.push(validator.name);
+  }
+  if (r.kind === 'cni' && r.affinity) ops.push(...patch.requireNodeLabel(pod, NODE_VERIFIED_LABEL, 'true'));
+  // Reinvocation sees the pod after meshgate's own patch: what it removed then is still part of the record.
+  const before = readStatus(pod.metadata?.annotations);
+  const earlier = before && !('error' in before) ? (before.removedInitContainers ?? []) : [];
+  const ownValidator = added.length > 0 || mesh.validator?.own === true;
+  const recorded = recordStatus(
+    r,
+    { init: ownValidator ? [validator.name] : [], containers: [], volumes: [] },
+    [...new Set([...earlier, ...removed])],
+    r.native,
+  );
+  ops.push(...patch.setMetadataEntries(pod, recorded));
+  return { kind: 'patch', reason: r.reason, ops, status: recorded.status, redirect: r };
+}

@@ -1,0 +1,234 @@
+/**
+ * Istio (sidecar mode), as its injector (istiod, manifests/charts/istio-control/istio-discovery injection template)
+ * and its CNI plugin (cni/pkg/plugin) shape and read pods at Istio 1.27: istio-proxy runs as 1337 with
+ * `proxy sidecar`; istio-init runs `pilot-agent istio-iptables` as root with NET_ADMIN and NET_RAW; with the CNI
+ * plugin, istio-validation runs the same binary with --run-validation as the proxy UID. The CNI plugin redirects a
+ * pod only when it has istio-proxy, the sidecar.istio.io/status annotation and no istio-init, and takes the
+ * exemptions from the pod's traffic.sidecar.istio.io/* annotations.
+ */
+import type { Container, Pod } from '../pod/types.ts';
+import { addedCapabilities } from '../pod/security.ts';
+import { parseCidrList, parsePortRanges } from '../util/values.ts';
+import { escapePointer, type PatchOp } from '../inject/patch.ts';
+import { fromRepositories } from './images.ts';
+import { readIstioIptables, type IstioIptables } from './istio-iptables.ts';
+import { emptySettings, type MeshIdentity, type MeshProfile, type Problem, type RedirectSettings } from './types.ts';
+
+export const ISTIO_STATUS = 'sidecar.istio.io/status';
+const INJECT = 'sidecar.istio.io/inject';
+const TRAFFIC = 'traffic.sidecar.istio.io';
+
+/** istio-init's image runs pilot-agent; a command that replaces it runs something else. */
+const PILOT_AGENT = [undefined, 'pilot-agent', '/usr/local/bin/pilot-agent'];
+
+function injectSwitch(pod: Pod): string | undefined {
+  // The label beats the annotation; any non-empty value but y/yes/true/on means "do not inject" (istiod).
+  const label = pod.metadata?.labels?.[INJECT];
+  const value = label ?? pod.metadata?.annotations?.[INJECT];
+  if (value === undefined || value === '' || ['y', 'yes', 'true', 'on'].includes(value.toLowerCase())) return undefined;
+  return `${label !== undefined ? 'label' : 'annotation'} ${INJECT}=${value}`;
+}
+
+function ports(
+  s: RedirectSettings,
+  where: string,
+  raw: string | undefined,
+  into: 'outboundPorts' | 'inboundPorts',
+): void {
+  if (raw === undefined) return;
+  const p = parsePortRanges(raw);
+  if (p.ok) s[into].push(...p.value);
+  else s.invalid.push(`${where}: ${p.error}`);
+}
+
+function cidrs(s: RedirectSettings, where: string, raw: string | undefined): void {
+  if (raw === undefined) return;
+  const p = parseCidrList(raw);
+  if (p.ok) s.outboundCidrs.push(...p.value);
+  else s.invalid.push(`${where}: ${p.error}`);
+}
+
+/** "everything" or absent: any other value narrows the redirect to a subset. */
+function mustBeAll(s: RedirectSettings, where: string, value: string | undefined, what: string): void {
+  if (value !== undefined && value.trim() !== '*')
+    s.narrowing.push(`${where} is "${value}": only ${what} listed there would be redirected (must be "*")`);
+}
+
+function annotationSettings(a: Readonly<Record<string, string>>): RedirectSettings {
+  const s = emptySettings();
+  const key = (k: string) => `annotation ${TRAFFIC}/${k}`;
+  cidrs(s, key('excludeOutboundIPRanges'), a[`${TRAFFIC}/excludeOutboundIPRanges`]);
+  ports(s, key('excludeOutboundPorts'), a[`${TRAFFIC}/excludeOutboundPorts`], 'outboundPorts');
+  ports(s, key('excludeInboundPorts'), a[`${TRAFFIC}/excludeInboundPorts`], 'inboundPorts');
+  mustBeAll(s, key('includeOutboundIPRanges'), a[`${TRAFFIC}/includeOutboundIPRanges`], 'destinations');
+  mustBeAll(s, key('includeInboundPorts'), a[`${TRAFFIC}/includeInboundPorts`], 'inbound ports');
+  const excludeInterfaces = a[`${TRAFFIC}/excludeInterfaces`];
+  if (excludeInterfaces !== undefined && excludeInterfaces.trim() !== '') {
+    s.narrowing.push(
+      `${key('excludeInterfaces')} is "${excludeInterfaces}": traffic on those interfaces would bypass the proxy`,
+    );
+  }
+  const mode = a['sidecar.istio.io/interceptionMode'];
+  if (mode !== undefined && mode !== 'REDIRECT' && mode !== 'TPROXY') {
+    s.narrowing.push(
+      `annotation sidecar.istio.io/interceptionMode is "${mode}": only REDIRECT and TPROXY redirect traffic`,
+    );
+  }
+  return s;
+}
+
+/** The exemptions istio-iptables' effective flags ask for, and any setting that narrows or disables it. */
+function iptablesSettings(t: IstioIptables, id: MeshIdentity, who: string): RedirectSettings {
+  const s = emptySettings();
+  const flag = (name: string, short: string) => `${who} -${short} (--${name})`;
+  cidrs(s, flag('istio-service-exclude-cidr', 'x'), t.get('istio-service-exclude-cidr'));
+  ports(
+    s,
+    flag('istio-local-outbound-ports-exclude', 'o'),
+    t.get('istio-local-outbound-ports-exclude'),
+    'outboundPorts',
+  );
+  ports(s, flag('istio-local-exclude-ports', 'd'), t.get('istio-local-exclude-ports'), 'inboundPorts');
+  const must = (name: string, short: string, want: string, why: string) => {
+    const v = t.get(name) ?? '';
+    if (v.trim() !== want) s.narrowing.push(`${flag(name, short)} is "${v}": ${why} (must be "${want}")`);
+  };
+  must('istio-service-cidr', 'i', '*', 'only those destinations would be redirected');
+  must('istio-inbound-ports', 'b', '*', 'only those inbound ports would be redirected');
+  must(
+    'envoy-port',
+    'p',
+    String(id.outboundPort),
+    'outbound traffic would go to another port than the proxy listens on',
+  );
+  must(
+    'inbound-capture-port',
+    'z',
+    String(id.inboundPort),
+    'inbound traffic would go to another port than the proxy listens on',
+  );
+  const uids = (t.get('proxy-uid') || String(id.proxyUid)).split(',');
+  if (!uids.every((u) => u.trim() === String(id.proxyUid)))
+    s.narrowing.push(`${flag('proxy-uid', 'u')} exempts UID ${uids.join(',')}, not only the proxy's ${id.proxyUid}`);
+  if (id.proxyGid !== undefined) {
+    const gids = (t.get('proxy-gid') || t.get('proxy-uid') || String(id.proxyGid)).split(',');
+    if (!gids.every((g) => g.trim() === String(id.proxyGid)))
+      s.narrowing.push(`${flag('proxy-gid', 'g')} exempts GID ${gids.join(',')}, not only the proxy's ${id.proxyGid}`);
+  }
+  const mode = t.get('istio-inbound-interception-mode') || 'REDIRECT';
+  if (mode !== 'REDIRECT' && mode !== 'TPROXY')
+    s.narrowing.push(`${flag('istio-inbound-interception-mode', 'm')} is "${mode}"`);
+  if ((t.get('istio-exclude-interfaces') ?? '').trim() !== '')
+    s.narrowing.push(
+      `${flag('istio-exclude-interfaces', 'c')} is set: traffic on those interfaces would bypass the proxy`,
+    );
+  for (const off of ['dry-run', 'skip-rule-apply', 'cleanup-only', 'cni-mode'])
+    if (t.bool(off)) s.narrowing.push(`${who} --${off} is set: no rules would be installed`);
+  if ((t.get('network-namespace') ?? '') !== '')
+    s.narrowing.push(`${who} --network-namespace is set: the rules would go to another namespace`);
+  s.invalid.push(...t.problems.map((p) => `${who}: ${p}`));
+  return s;
+}
+
+function commandProblem(c: Container): Problem {
+  const cmd = c.command;
+  if (cmd !== undefined && !(cmd.length === 1 && PILOT_AGENT.includes(cmd[0])))
+    return `its command ${JSON.stringify(cmd)} replaces pilot-agent`;
+  if (c.args?.[0] !== 'istio-iptables') return 'its arguments do not run istio-iptables';
+  return undefined;
+}
+
+export const istio: MeshProfile = {
+  name: 'istio',
+  title: 'Istio',
+  companion: true,
+  names: { proxy: 'istio-proxy', init: 'istio-init', validator: 'istio-validation' },
+
+  optOut: (pod) => injectSwitch(pod),
+
+  annotationSettings,
+
+  judgeProxy(c, _pod, id) {
+    if (!fromRepositories(c.image, id.images.proxy))
+      return `image ${c.image ?? '(none)'} is not one of the recognised proxy images (${id.images.proxy.join(', ')})`;
+    if (c.args?.[0] !== 'proxy' || c.args[1] !== 'sidecar')
+      return (
+        `its arguments ${JSON.stringify(c.args?.slice(0, 2) ?? [])} ` +
+        'do not run the proxy as a sidecar ("proxy sidecar")'
+      );
+    // istio-cni exempts the UID/GID the proxy container declares (1337 when unset): it must be the configured one.
+    const uid = c.securityContext?.runAsUser ?? 1337;
+    if (uid !== id.proxyUid) return `it runs as UID ${uid}, but the redirect exempts the proxy UID ${id.proxyUid}`;
+    const gid = c.securityContext?.runAsGroup ?? 1337;
+    if (id.proxyGid !== undefined && gid !== id.proxyGid)
+      return `it runs as GID ${gid}, but the redirect exempts the proxy GID ${id.proxyGid}`;
+    if (c.env?.some((e) => e.name === 'DISABLE_ENVOY' && e.value === 'true'))
+      return 'env DISABLE_ENVOY=true: Envoy does not run and the CNI plugin skips the pod';
+    return undefined;
+  },
+
+  judgeInit(c, id) {
+    if (!fromRepositories(c.image, id.images.init))
+      return {
+        problem: `image ${c.image ?? '(none)'} is not one of the recognised init images (${id.images.init.join(', ')})`,
+      };
+    const cmd = commandProblem(c);
+    if (cmd) return { problem: cmd };
+    const caps = addedCapabilities(c);
+    if (c.securityContext?.privileged !== true && !(caps.has('NET_ADMIN') && caps.has('NET_RAW'))) {
+      return { problem: 'it lacks NET_ADMIN and NET_RAW, so it cannot install the redirect' };
+    }
+    const t = readIstioIptables(c);
+    if (t.bool('run-validation'))
+      return { problem: 'it runs --run-validation: it checks rules instead of installing them' };
+    return { settings: iptablesSettings(t, id, 'istio-init') };
+  },
+
+  judgeValidator(c, _pod, id) {
+    if (!fromRepositories(c.image, id.images.validator))
+      return (
+        `image ${c.image ?? '(none)'} is not one of the recognised validation images ` +
+        `(${id.images.validator.join(', ')})`
+      );
+    const cmd = commandProblem(c);
+    if (cmd) return cmd;
+    const t = readIstioIptables(c);
+    if (!t.bool('run-validation')) return 'it does not run --run-validation';
+    if (t.problems.length) return t.problems.join('; ');
+    if (t.get('envoy-port') !== String(id.outboundPort) || t.get('inbound-capture-port') !== String(id.inboundPort)) {
+      return (
+        `it listens on ${t.get('envoy-port')}/${t.get('inbound-capture-port')}, ` +
+        `not on the proxy's ${id.outboundPort}/${id.inboundPort}`
+      );
+    }
+    return undefined;
+  },
+
+  cniSkips(pod) {
+    if (pod.metadata?.annotations?.[ISTIO_STATUS] === undefined)
+      return `the pod has no ${ISTIO_STATUS} annotation, which istio-cni requires`;
+    const off = injectSwitch(pod);
+    if (off) return `istio-cni skips pods with ${off}`;
+    return undefined;
+  },
+
+  statusOps(pod, from, to) {
+    const raw = pod.metadata?.annotations?.[ISTIO_STATUS];
+    if (raw === undefined) return [];
+    let status: { initContainers?: unknown };
+    try {
+      status = JSON.parse(raw) as { initContainers?: unknown };
+    } catch {
+      return [];
+    }
+    if (!Array.isArray(status?.initContainers) || !status.initContainers.includes(from)) return [];
+    status.initContainers = status.initContainers.map((n) => (n === from ? to : n));
+    return [
+      {
+        op: 'add',
+        path: `/metadata/annotations/${escapePointer(ISTIO_STATUS)}`,
+        value: JSON.stringify(status),
+      } satisfies PatchOp,
+    ];
+  },
+};

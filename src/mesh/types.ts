@@ -1,0 +1,68 @@
+/**
+ * What meshgate must know about a service mesh to guard it: the names, ports and identity of its containers, the
+ * images they come from, the CNI plugin that redirects on verified nodes, which annotations and arguments steer
+ * the redirect, and how to tell its real containers from look-alikes. One profile per mesh (src/mesh/istio.ts,
+ * linkerd.ts, custom.ts); the rest of meshgate asks the profile and never hard-codes a mesh.
+ */
+import type { Container, Pod } from '../pod/types.ts';
+import type { PortRange } from '../util/values.ts';
+import type { PatchOp } from '../inject/patch.ts';
+
+export type MeshName = 'istio' | 'linkerd' | 'custom';
+export const MESH_NAMES: readonly MeshName[] = ['istio', 'linkerd', 'custom'];
+
+export type Role = 'proxy' | 'init' | 'validator';
+
+/** What a pod asks the redirect to leave out, wherever it says so (annotations, the init container's arguments). */
+export interface RedirectSettings {
+  outboundCidrs: string[];
+  outboundPorts: PortRange[];
+  inboundPorts: PortRange[];
+  /** Settings that switch redirection off or narrow it below "all traffic", each a sentence naming where. */
+  narrowing: string[];
+  /** Values that do not parse, each a sentence naming where. */
+  invalid: string[];
+}
+
+export function emptySettings(): RedirectSettings {
+  return { outboundCidrs: [], outboundPorts: [], inboundPorts: [], narrowing: [], invalid: [] };
+}
+
+/** The mesh facts a judge needs from the configuration (a narrow view, so profiles do not depend on config). */
+export interface MeshIdentity {
+  proxyUid: number;
+  /** The proxy's GID when the mesh's rules exempt one (Istio); undefined when only the UID is exempt (Linkerd). */
+  proxyGid?: number;
+  outboundPort: number;
+  inboundPort: number;
+  images: { proxy: readonly string[]; init: readonly string[]; validator: readonly string[] };
+}
+
+/** A problem with a container, as one sentence; undefined when the container is what it claims to be. */
+export type Problem = string | undefined;
+
+export interface MeshProfile {
+  readonly name: MeshName;
+  readonly title: string;
+  /**
+   * true: the mesh's own injector adds the proxy and its privileged init container, and meshgate adjusts what
+   * it injected (companion). false: meshgate injects from its own templates (custom).
+   */
+  readonly companion: boolean;
+  /** The names the mesh gives its proxy, privileged init container and CNI-mode validation container. */
+  readonly names: Readonly<Record<Role, string>>;
+  /** Pod-level switches with which the mesh lets a pod opt out; the sentence names the one that is set. */
+  optOut(pod: Pod): string | undefined;
+  /** What the pod's annotations (read by the mesh's injector and CNI plugin) ask the redirect to leave out. */
+  annotationSettings(annotations: Readonly<Record<string, string>>): RedirectSettings;
+  /** The mesh's own proxy, judged by what it is (image, arguments, identity); companion profiles only. */
+  judgeProxy(c: Container, pod: Pod, id: MeshIdentity): Problem;
+  /** The mesh's own privileged init container; on success, what its arguments leave out of the redirect. */
+  judgeInit(c: Container, id: MeshIdentity): { problem: string } | { settings: RedirectSettings };
+  /** The mesh's own CNI-mode validation container (a real check of the redirect, not a look-alike). */
+  judgeValidator(c: Container, pod: Pod, id: MeshIdentity): Problem;
+  /** Why the mesh's CNI plugin would not redirect this pod (it keys on names and annotations), if it would not. */
+  cniSkips(pod: Pod): Problem;
+  /** Ops keeping the mesh's own record of what it injected truthful after meshgate replaced `from` with `to`. */
+  statusOps(pod: Pod, from: string, to: string): PatchOp[];
+}

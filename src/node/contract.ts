@@ -1,0 +1,15 @@
+/**
+ * The names on a Node through which the node agent publishes its verdict, defined once for every writer and
+ * reader (the agent, the webhook's node cache, the repair controller, the chart's policies and affinity):
+ * - label      `meshgate.io/cni-verified`: "true" | "false" — for scheduling only (anyone with node patch, and a
+ *              kubelet at registration, can set labels: a label alone never verifies a node)
+ * - condition  `MeshCNIVerified` on nodes/status: status "True"/"False", reason = the verdict's code — the verdict
+ * - annotation `meshgate.io/cni-evidence`: the verdict's evidence (file, chain, plugin type) as compact JSON
+ * - taint      `meshgate.io/cni-unverified:NoSchedule` while unverified (optional)
+ * The chart's ValidatingAdmissionPolicy lets only the node agent (for its own Node) and the repair controller
+ * (only to withdraw) change any of them.
+ */
+export const VERIFIED_LABEL = 'meshgate.io/cni-verified';
+export const CONDITION_TYPE = 'MeshCNIVerified';
+export const EVIDENCE_ANNOTATION = 'meshgate.io/cni-evidence';
+export const UNVERIFIED_TAINT = { key: 'meshgate.io/cni-unverified', effect: 'NoSchedule' } as const;

@@ -1,0 +1,64 @@
+/**
+ * Rules for every container that is not the mesh's own (app, init and ephemeral containers alike), one check per
+ * rule in the manner of Pod Security admission's policy checks: each reads field values, never names.
+ * - proxy identity: the redirect rules exempt the proxy's UID (and GID); anything else running as it bypasses the
+ *   proxy while the validator, under another identity, sees nothing wrong.
+ * - network rewrite: a privileged container or one with NET_ADMIN/SYS_ADMIN can flush the redirect rules.
+ * UIDs the pod spec leaves to the image cannot be seen at admission (README: threat model).
+ */
+import type { Compiled } from '../config/compile.ts';
+import type { Pod } from '../pod/types.ts';
+import { canRewriteNetwork, effectiveGroup, effectiveUser } from '../pod/security.ts';
+import type { Found, PodMesh } from './identify.ts';
+
+export interface RuleVerdict {
+  reason: 'proxy_identity' | 'redirect_tamper';
+  message: string;
+}
+
+function describe(f: Found): string {
+  const kind =
+    f.list === 'ephemeralContainers'
+      ? 'ephemeral container'
+      : f.list === 'initContainers'
+        ? 'init container'
+        : 'container';
+  return `${kind} ${f.container.name}`;
+}
+
+export function proxyIdentityRule(pod: Pod, mesh: PodMesh, cfg: Compiled): RuleVerdict | undefined {
+  const { proxyUid: uid, proxyGid: gid } = cfg.identity;
+  const why = 'whose traffic the redirect rules exempt: only the proxy may run as it';
+  const podSc = pod.spec.securityContext;
+  if (podSc?.runAsUser === uid)
+    return {
+      reason: 'proxy_identity',
+      message: `the pod's securityContext.runAsUser is ${uid}, the proxy's UID, ${why}`,
+    };
+  if (gid !== undefined && podSc?.runAsGroup === gid)
+    return {
+      reason: 'proxy_identity',
+      message: `the pod's securityContext.runAsGroup is ${gid}, the proxy's GID, ${why}`,
+    };
+  for (const f of mesh.apps) {
+    if (effectiveUser(pod, f.container) === uid)
+      return { reason: 'proxy_identity', message: `${describe(f)} runs as UID ${uid}, the proxy's, ${why}` };
+    if (gid !== undefined && effectiveGroup(pod, f.container) === gid)
+      return { reason: 'proxy_identity', message: `${describe(f)} runs as GID ${gid}, the proxy's, ${why}` };
+  }
+  return undefined;
+}
+
+export function networkRewriteRule(mesh: PodMesh): RuleVerdict | undefined {
+  for (const f of mesh.apps) {
+    const how = canRewriteNetwork(f.container);
+    if (how)
+      return {
+        reason: 'redirect_tamper',
+        message:
+          `${describe(f)} ${how}, so it could remove the pod's redirect rules; ` +
+          "only the mesh's own init container may",
+      };
+  }
+  return undefined;
+}

@@ -1,0 +1,107 @@
+/**
+ * What the mutating and the validating webhook both ask first of a pod, in the order an operator would read it:
+ * is it ours to judge (system namespaces, kubelet mirror pods), does it try to opt out, are its mesh containers
+ * real, does anything else in it bypass or rewrite the redirect, and does it exempt more than a pod may. Pure:
+ * (pod, requester, compiled config) → skip | deny | the pod's mesh containers for the next step.
+ */
+import type { Compiled } from '../config/compile.ts';
+import { INJECT_LABEL, MIRROR_ANNOTATION } from '../inject/constants.ts';
+import type { ReasonCode } from '../inject/reasons.ts';
+import type { Pod } from '../pod/types.ts';
+import { judgeSettings } from './exclusions.ts';
+import { identifyPod, type PodMesh } from './identify.ts';
+import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount } from './limits.ts';
+import { networkRewriteRule, proxyIdentityRule } from './rules.ts';
+
+export interface PodInput {
+  pod: Pod;
+  /** The request's namespace. */
+  namespace: string;
+  /** request.userInfo.username; undefined offline (CLI). Only a node's kubelet creates mirror pods. */
+  requester?: string;
+}
+
+export type Screened =
+  | { kind: 'skip'; reason: ReasonCode }
+  | { kind: 'deny'; reason: ReasonCode; message: string }
+  | { kind: 'guard'; mesh: PodMesh };
+
+function optOut(pod: Pod, cfg: Compiled): string | undefined {
+  if (pod.metadata?.labels?.[INJECT_LABEL] === 'false') return `label ${INJECT_LABEL}=false`;
+  return cfg.profile.optOut(pod);
+}
+
+export function screen(input: PodInput, cfg: Compiled): Screened {
+  const { pod, namespace } = input;
+  const c = cfg.config;
+  if (c.systemNamespaces.includes(namespace)) return { kind: 'skip', reason: 'system_namespace' };
+  if (namespace === c.meshNamespace) return { kind: 'skip', reason: 'mesh_namespace' };
+  // The annotation alone proves nothing (anyone can write it): a mirror pod is one its own node's kubelet creates.
+  const node = pod.spec.nodeName;
+  if (
+    pod.metadata?.annotations?.[MIRROR_ANNOTATION] !== undefined &&
+    node &&
+    input.requester === `system:node:${node}`
+  ) {
+    return { kind: 'skip', reason: 'mirror_pod' };
+  }
+  const off = optOut(pod, cfg);
+  if (off) {
+    return c.injection.allowPodOptOut
+      ? { kind: 'skip', reason: 'pod_opted_out' }
+      : {
+          kind: 'deny',
+          reason: 'opt_out_refused',
+          message:
+            `the pod sets ${off}, but pods in this namespace must run in the mesh ` +
+            '(injection.allowPodOptOut is false)',
+        };
+  }
+  if (pod.spec.hostNetwork) {
+    return c.injection.allowPodOptOut
+      ? { kind: 'skip', reason: 'host_network_allowed' }
+      : {
+          kind: 'deny',
+          reason: 'host_network',
+          message: "hostNetwork: true shares the node's network, where no proxy can redirect the pod's traffic",
+        };
+  }
+  const terms = nodeSelectorTermCount(pod.spec);
+  if (terms > MAX_NODE_SELECTOR_TERMS) {
+    return {
+      kind: 'deny',
+      reason: 'too_large',
+      message:
+        `the pod has ${terms} required node-selector terms; ` +
+        `meshgate adds its node requirement to each and handles at most ${MAX_NODE_SELECTOR_TERMS}`,
+    };
+  }
+  const mesh = identifyPod(pod, cfg);
+  const impostor = mesh.impostors[0];
+  if (impostor) {
+    const kind =
+      impostor.list === 'containers'
+        ? 'container'
+        : impostor.list === 'initContainers'
+          ? 'init container'
+          : 'ephemeral container';
+    return {
+      kind: 'deny',
+      reason: 'impostor_container',
+      message: `${kind} ${impostor.container.name} is not the real one: ${impostor.problem}`,
+    };
+  }
+  const rule = proxyIdentityRule(pod, mesh, cfg) ?? networkRewriteRule(mesh);
+  if (rule) return { kind: 'deny', ...rule };
+  const fromAnnotations = judgeSettings(
+    cfg.profile.annotationSettings(pod.metadata?.annotations ?? {}),
+    cfg,
+    "the pod's annotations",
+  );
+  if (fromAnnotations) return { kind: 'deny', ...fromAnnotations };
+  if (mesh.init) {
+    const fromInit = judgeSettings(mesh.init.settings, cfg, `init container ${mesh.init.container.name}`);
+    if (fromInit) return { kind: 'deny', ...fromInit };
+  }
+  return { kind: 'guard', mesh };
+}

@@ -1,0 +1,80 @@
+/**
+ * Pods change after CREATE: container images are mutable, labels and annotations too, and ephemeral containers
+ * are added through pods/ephemeralcontainers. The CNI plugin reads the pod when its sandbox is created — which a
+ * scheduling gate can delay for as long as the author likes — so an UPDATE between CREATE and start can undo what
+ * admission checked. The rule: an update may not change the mesh's containers or what meshgate and the mesh
+ * recorded on the pod, and may not make the pod's posture worse than it was.
+ */
+import type { Compiled } from '../config/compile.ts';
+import type { NodeFacts } from '../facts/node-facts.ts';
+import { REDIRECT_LABEL, STATUS_ANNOTATION } from '../inject/constants.ts';
+import type { ReasonCode } from '../inject/reasons.ts';
+import { ISTIO_STATUS } from '../mesh/istio.ts';
+import type { Pod } from '../pod/types.ts';
+import { sameJson } from '../util/same.ts';
+import { identifyPod, type MeshContainer } from './identify.ts';
+import { checkPosture } from './posture.ts';
+
+export type UpdateResult = { ok: true; reason: ReasonCode } | { ok: false; reason: ReasonCode; message: string };
+
+/** What meshgate and the meshes record on a pod and read back later: fixed once the pod exists. */
+const RECORDED_ANNOTATIONS = [STATUS_ANNOTATION, ISTIO_STATUS];
+const RECORDED_LABELS = [REDIRECT_LABEL];
+
+function meshContainers(pod: Pod, cfg: Compiled): MeshContainer[] {
+  const m = identifyPod(pod, cfg);
+  return [m.proxy, m.init, m.validator].filter((c): c is NonNullable<typeof c> => c !== undefined);
+}
+
+export function checkUpdate(
+  oldPod: Pod,
+  newPod: Pod,
+  namespace: string,
+  requester: string | undefined,
+  nodes: NodeFacts,
+  cfg: Compiled,
+): UpdateResult {
+  const before = checkPosture({ pod: oldPod, namespace, requester }, nodes, cfg);
+  // A pod meshgate never admitted as meshed (created before its namespace opted in) is not made worse by any update.
+  const meshed = meshContainers(oldPod, cfg);
+  if (!before.ok && meshed.length === 0) return { ok: true, reason: 'ok' };
+  for (const m of meshed) {
+    const now = newPod.spec[m.list]?.[m.index];
+    if (!now || !sameJson(now, m.container)) {
+      return {
+        ok: false,
+        reason: 'mesh_container_changed',
+        message:
+          `the update changes ${m.container.name} (${describeChange(m.container, now)}); ` +
+          "the mesh's containers cannot change after the pod is created",
+      };
+    }
+  }
+  for (const [kind, keys, get] of [
+    ['annotation', RECORDED_ANNOTATIONS, (p: Pod) => p.metadata?.annotations],
+    ['label', RECORDED_LABELS, (p: Pod) => p.metadata?.labels],
+  ] as const) {
+    for (const key of keys) {
+      const was = get(oldPod)?.[key];
+      const is = get(newPod)?.[key];
+      if (was !== is)
+        return {
+          ok: false,
+          reason: 'mesh_metadata_changed',
+          message:
+            `the update changes ${kind} ${key} (${JSON.stringify(was ?? null)} → ${JSON.stringify(is ?? null)}); ` +
+            'it records how the pod is meshed and cannot change',
+        };
+    }
+  }
+  const after = checkPosture({ pod: newPod, namespace, requester }, nodes, cfg);
+  if (!after.ok && (before.ok || before.reason !== after.reason))
+    return { ok: false, reason: after.reason, message: `after this update: ${after.message}` };
+  return { ok: true, reason: 'ok' };
+}
+
+function describeChange(was: MeshContainer['container'], now: MeshContainer['container'] | undefined): string {
+  if (!now) return 'it would be gone';
+  if (was.image !== now.image) return `image ${was.image} → ${now.image}`;
+  return 'its spec differs';
+}

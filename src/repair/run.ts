@@ -1,0 +1,137 @@
+/**
+ * The repair controller assembled: a pod watch on every replica (warm cache, /readyz), a Lease-guarded leader that
+ * alone acts (src/kube/lease.ts), a periodic resync while leading, and the HTTP endpoints. Further leader-only loops
+ * (node quarantine) hang off `onStartedLeading`/`isLeader` the same way the pod repair does.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { FastifyInstance } from 'fastify';
+import type { MeshgateConfig } from '../config/types.ts';
+import type { DeepReadonly } from '../util/readonly.ts';
+import { compileConfig } from '../config/compile.ts';
+import { LeaderElector, type ElectorOptions } from '../kube/lease.ts';
+import { kubeLeaseStore } from '../kube/lease-store.ts';
+import { RepairController } from './controller.ts';
+import { VALIDATION_FAILURES } from './failures.ts';
+import { buildRepairApp } from './http.ts';
+import { kubeRepairApi } from './kube-api.ts';
+import { createRepairMetrics, type RepairMetrics } from './metrics.ts';
+import { startQuarantine, type QuarantineSettings, type RunningQuarantine } from './quarantine-run.ts';
+import { startUnmeshed, type RunningUnmeshed, type UnmeshedSettings } from './unmeshed-run.ts';
+import { watchRepairPods } from './watch.ts';
+
+export interface RepairRunOptions {
+  kc: KubeConfig;
+  config: DeepReadonly<MeshgateConfig>;
+  /** undefined: no leader election (a single replica acts alone). */
+  lease?: { namespace: string; name: string } & Pick<
+    ElectorOptions,
+    'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'
+  >;
+  maxDeletesPerMinute: number;
+  dryRun: boolean;
+  /** Withdraw a node's verification when validation failures cluster on it; undefined: never. */
+  quarantine?: QuarantineSettings;
+  /** Find (and evict, or report) pods of opted-in namespaces running without meshgate's redirect; undefined: no. */
+  unmeshed?: UnmeshedSettings;
+  /** Serve /healthz, /readyz, /metrics here; undefined: no HTTP. */
+  listen?: { host: string; port: number };
+  logger: Logger;
+}
+
+export interface RunningRepair {
+  controller: RepairController;
+  metrics: RepairMetrics;
+  elector?: LeaderElector;
+  quarantine?: RunningQuarantine;
+  unmeshed?: RunningUnmeshed;
+  app?: FastifyInstance;
+  /** The HTTP port actually bound (0 in options picks a free one). */
+  port?: number;
+  stop(): Promise<void>;
+}
+
+/** Postponed deletions (the per-minute limit) and pods missed during a handover are retried this often. */
+const RESYNC_MS = 30_000;
+
+export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
+  const metrics = createRepairMetrics({ processMetrics: true });
+  let elector: LeaderElector | undefined;
+  const isLeader = () => elector?.isLeader() ?? true;
+  const validator = { name: o.config.validator.name, failures: VALIDATION_FAILURES[o.config.mesh] };
+  const cfg = compileConfig(o.config);
+  const deps = { isLeader, dryRun: o.dryRun, metrics, logger: o.logger };
+  // Before the pod watch: its first list already reports failures to count.
+  const quarantine = o.quarantine ? await startQuarantine(o.kc, cfg, validator, o.quarantine, deps) : undefined;
+  const unmeshed = o.unmeshed ? await startUnmeshed(o.kc, cfg, o.unmeshed, deps) : undefined;
+  const controller = new RepairController(kubeRepairApi(o.kc), {
+    validator,
+    maxDeletesPerMinute: o.maxDeletesPerMinute,
+    dryRun: o.dryRun,
+    isLeader,
+    metrics,
+    logger: o.logger,
+    onFailure: quarantine && ((f) => void quarantine.quarantine.recordFailure(f)),
+  });
+  const watch = await watchRepairPods(o.kc, controller, o.logger);
+  if (o.lease) {
+    elector = new LeaderElector(kubeLeaseStore(o.kc, o.lease.namespace, o.lease.name), {
+      ...o.lease,
+      log: o.logger,
+      onStartedLeading: () => {
+        metrics.leader.set(1);
+        metrics.leaderTransitions.inc();
+        void controller.resync();
+        void quarantine?.quarantine.tick();
+        unmeshed?.sweep();
+      },
+      onStoppedLeading: () => metrics.leader.set(0),
+    });
+    elector.start();
+  } else {
+    metrics.leader.set(1);
+    void quarantine?.quarantine.tick();
+    unmeshed?.sweep();
+  }
+  const resync = setInterval(() => void controller.resync(), RESYNC_MS);
+  let app: FastifyInstance | undefined;
+  let port: number | undefined;
+  if (o.listen) {
+    // A loop that has not run for three lease durations is wedged (a sleep is at most retryPeriod, a renew bounded).
+    const stale = o.lease ? 3 * o.lease.leaseDurationMs : Infinity;
+    app = buildRepairApp({
+      registry: metrics.registry,
+      alive: () =>
+        elector && Date.now() - elector.lastTick > stale
+          ? { ok: false, why: 'leader election loop stalled' }
+          : { ok: true },
+      ready: () =>
+        !watch.synced()
+          ? { ok: false, why: 'pod cache not synced' }
+          : quarantine && !quarantine.synced()
+            ? { ok: false, why: 'node cache not synced' }
+            : { ok: true },
+    });
+    await app.listen({ host: o.listen.host, port: o.listen.port });
+    const address = app.server.address();
+    port = typeof address === 'object' && address ? address.port : o.listen.port;
+  }
+  return {
+    controller,
+    metrics,
+    elector,
+    quarantine,
+    unmeshed,
+    app,
+    port,
+    async stop() {
+      clearInterval(resync);
+      // Step down and release first, so the other replica takes over while this one finishes.
+      await elector?.stop();
+      watch.stop();
+      quarantine?.stop();
+      unmeshed?.stop();
+      await app?.close();
+    },
+  };
+}

@@ -1,0 +1,139 @@
+// The node agent's /healthz, /readyz and /metrics (src/agent/http.ts, health.ts, metrics.ts) on a real agent loop:
+// real CNI dirs, a hand-written publisher that can fail like an unreachable apiserver, fastify's inject.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { NodeAgent, type AgentConfig, type AgentDeps } from '../../src/agent/agent.ts';
+import { buildAgentApp } from '../../src/agent/http.ts';
+import { liveness, readiness } from '../../src/agent/health.ts';
+import { createAgentMetrics } from '../../src/agent/metrics.ts';
+import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
+import { FakePublisher, memoryLog, sleep } from './fake-publisher.ts';
+
+const MESHED = corpus('istio__10-calico.conflist-istioconfig');
+const PRIMARY = corpus('istio__calico.conflist');
+const noWatch = () => ({ ensure() {}, close() {} });
+
+let dirs: NodeDirs;
+let agent: NodeAgent | undefined;
+afterEach(async () => {
+  await agent?.stop();
+  agent = undefined;
+  dirs?.cleanup();
+});
+
+function setup(conflist: string, resyncMs = 300_000, deps: Partial<AgentDeps> = {}) {
+  dirs = nodeDirs('meshgate-agent-http-');
+  dirs.conf('10-calico.conflist', conflist);
+  for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
+  const config: AgentConfig = {
+    nodeName: 'node-1',
+    confDir: dirs.confDir,
+    binDirs: [dirs.binDir],
+    pluginType: 'istio-cni',
+    runtime: 'containerd',
+    maxConfNum: 1,
+    resyncMs,
+    debounceMs: 20,
+    taintUnverified: false,
+  };
+  const pub = new FakePublisher();
+  const metrics = createAgentMetrics();
+  agent = new NodeAgent(config, {
+    publisher: pub,
+    log: memoryLog(),
+    observer: metrics.observer,
+    watch: noWatch,
+    ...deps,
+  });
+  const a = agent;
+  const app = buildAgentApp({
+    registry: metrics.registry,
+    alive: () => liveness(a.status(), Date.now(), Date.now()),
+    ready: () => readiness(a.status(), Date.now()),
+  });
+  const scrape = async () => (await app.inject('/metrics')).body;
+  return { config, pub, app, scrape, agent: a };
+}
+
+/** The value of one sample in the text format, or undefined when the series is absent. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('node agent endpoints', () => {
+  it('not ready before the first check, ready once the Node carries the verdict; the verdict gauge names its reason', async () => {
+    const { app, scrape, agent: a } = setup(MESHED);
+    const before = await app.inject('/readyz');
+    expect([before.statusCode, before.body]).toEqual([503, 'not ok: the first check has not finished\n']);
+    expect((await app.inject('/healthz')).statusCode).toBe(200);
+    const t0 = Date.now() / 1000;
+    await a.start();
+    expect((await app.inject('/readyz')).statusCode).toBe(200);
+    const text = await scrape();
+    expect(sample(text, 'meshgate_node_agent_verdict{reason="verified"}')).toBe(1);
+    expect(sample(text, 'meshgate_node_agent_verdict{reason="mesh_plugin_missing"}')).toBe(0);
+    expect(sample(text, 'meshgate_node_agent_publishes_total{verified="true"}')).toBe(1);
+    expect(sample(text, 'meshgate_node_agent_publish_errors_total{operation="publish"}')).toBe(0);
+    expect(sample(text, 'meshgate_node_agent_last_check_timestamp_seconds')).toBeGreaterThanOrEqual(Math.floor(t0));
+    expect(sample(text, 'meshgate_node_agent_last_write_timestamp_seconds')).toBeGreaterThanOrEqual(Math.floor(t0));
+  });
+
+  it('a change of the chain moves the verdict gauge to the new reason', async () => {
+    const { scrape, pub, config, agent: a } = setup(MESHED);
+    await a.start();
+    const unverified = pub.next((v) => v.reason === 'mesh_plugin_missing');
+    writeFileSync(join(config.confDir, '10-calico.conflist'), PRIMARY);
+    a.trigger('test');
+    await unverified;
+    const text = await scrape();
+    expect(sample(text, 'meshgate_node_agent_verdict{reason="verified"}')).toBe(0);
+    expect(sample(text, 'meshgate_node_agent_verdict{reason="mesh_plugin_missing"}')).toBe(1);
+    expect(sample(text, 'meshgate_node_agent_publishes_total{verified="false"}')).toBe(1);
+  });
+
+  it('an unreachable apiserver: publish errors counted by operation, not ready, still alive; ready again after the retry', async () => {
+    const { app, scrape, pub, agent: a } = setup(MESHED);
+    pub.failures = 1;
+    const published = pub.next((v) => v.verified, 5_000);
+    await a.start();
+    const notReady = await app.inject('/readyz');
+    expect([notReady.statusCode, notReady.body]).toEqual([
+      503,
+      'not ok: the last check failed at read_node: apiserver unavailable\n',
+    ]);
+    expect((await app.inject('/healthz')).statusCode).toBe(200);
+    expect(sample(await scrape(), 'meshgate_node_agent_publish_errors_total{operation="read_node"}')).toBe(1);
+    // The check itself ran: the verdict is known even though the Node was not told.
+    expect(sample(await scrape(), 'meshgate_node_agent_verdict{reason="verified"}')).toBe(1);
+    await published;
+    await sleep(20);
+    expect((await app.inject('/readyz')).statusCode).toBe(200);
+  });
+
+  it('counts heartbeats on an unchanged node', async () => {
+    const { scrape, pub, agent: a } = setup(MESHED, 100);
+    await a.start();
+    await sleep(600);
+    const text = await scrape();
+    expect(sample(text, 'meshgate_node_agent_heartbeats_total')).toBe(pub.heartbeats.length);
+    expect(pub.heartbeats.length).toBeGreaterThanOrEqual(2);
+    expect(sample(text, 'meshgate_node_agent_publishes_total{verified="true"}')).toBe(1);
+  });
+
+  it('a CNI dir read that throws counts as a check error, not a publish error', async () => {
+    const readSnapshot = async () => {
+      throw new Error('EIO: i/o error, scandir');
+    };
+    const { app, scrape, pub, agent: a } = setup(MESHED, 300_000, { readSnapshot });
+    await a.start();
+    const text = await scrape();
+    expect(sample(text, 'meshgate_node_agent_check_errors_total')).toBe(1);
+    expect(sample(text, 'meshgate_node_agent_publish_errors_total{operation="read_node"}')).toBe(0);
+    expect((await app.inject('/readyz')).body).toBe(
+      'not ok: the last check failed at read_files: EIO: i/o error, scandir\n',
+    );
+    expect(pub.reads).toBe(0);
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * Class 6, every way a pod gets a node: the binding guard judges what the pod needs from its spec, never from a
+ * label its author can remove, and refuses bindings of CNI-mode pods to unverified nodes and of unmeshed pods.
+ */
+import { describe, expect, it } from 'vitest';
+import { checkBinding, redirectNeed } from '../../src/policy/binding.ts';
+import { validate } from '../../src/admission/validate.ts';
+import type { AdmissionRequest } from '../../src/admission/review.ts';
+import type { PodNeeds } from '../../src/kube/pod-mode-cache.ts';
+import { cfg, istio, istioPod, pod, verified } from '../inject/fixtures.ts';
+
+describe('what a pod needs from its node, from its spec', () => {
+  const c = cfg('istio');
+  it.each([
+    ['Istio-injected (istio-init)', istioPod(), 'init'],
+    ['CNI mode (validator)', istioPod({ initContainers: [c.validator as never] }), 'cni'],
+    [
+      "CNI mode without meshgate's label (removed by its author)",
+      {
+        ...istioPod({ initContainers: [c.validator as never] }),
+        metadata: { name: 'w', annotations: { 'sidecar.istio.io/status': istio.status } },
+      },
+      'cni',
+    ],
+    ['no proxy at all', pod(), 'unmeshed'],
+    ['look-alike containers', pod({ initContainers: [{ name: 'istio-init', image: 'busybox' }] }), 'unmeshed'],
+    ['system namespace', pod(), 'exempt'],
+  ] as const)('%s → %s', (name, p, want) => {
+    expect(redirectNeed(p as never, name === 'system namespace' ? 'kube-system' : 'demo', c)).toBe(want);
+  });
+
+  it('the decision per need and node', () => {
+    expect(checkBinding('demo/w', 'bad', 'cni', verified)).toMatchObject({
+      ok: false,
+      reason: 'binding_node_unverified',
+    });
+    expect(checkBinding('demo/w', 'good', 'cni', verified)).toMatchObject({ ok: true });
+    expect(checkBinding('demo/w', 'bad', 'init', verified)).toMatchObject({ ok: true, reason: 'init_mode' });
+    expect(checkBinding('demo/w', 'good', 'unmeshed', verified)).toMatchObject({
+      ok: false,
+      reason: 'binding_unmeshed',
+    });
+    expect(checkBinding('demo/w', 'nowhere', 'cni', verified)).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/node_not_found/),
+    });
+  });
+});
+
+function bindingRequest(kind: 'subresource' | 'legacy', node: string): AdmissionRequest {
+  const object = {
+    apiVersion: 'v1',
+    kind: 'Binding',
+    metadata: { name: 'w', namespace: 'demo' },
+    target: { apiVersion: 'v1', kind: 'Node', name: node },
+  };
+  return kind === 'subresource'
+    ? {
+        uid: '1',
+        kind: { group: '', version: 'v1', kind: 'Binding' },
+        resource: { group: '', version: 'v1', resource: 'pods' },
+        subResource: 'binding',
+        name: 'w',
+        namespace: 'demo',
+        operation: 'CREATE',
+        object,
+      }
+    : {
+        uid: '1',
+        kind: { group: '', version: 'v1', kind: 'Binding' },
+        resource: { group: '', version: 'v1', resource: 'bindings' },
+        name: 'w',
+        namespace: 'demo',
+        operation: 'CREATE',
+        object,
+      };
+}
+
+describe('both binding endpoints go through the guard', () => {
+  const c = cfg('istio');
+  const fixed = (need: 'cni' | 'init'): PodNeeds => ({ get: () => need, fetch: async () => need });
+  it.each(['subresource', 'legacy'] as const)(
+    '%s: CNI pod to an unverified node refused, to a verified one allowed',
+    async (kind) => {
+      expect(
+        await validate(bindingRequest(kind, 'bad'), { config: c, nodes: verified, podNeeds: fixed('cni') }),
+      ).toMatchObject({ kind: 'deny', reason: 'binding_node_unverified' });
+      expect(
+        await validate(bindingRequest(kind, 'good'), { config: c, nodes: verified, podNeeds: fixed('cni') }),
+      ).toMatchObject({ kind: 'allow' });
+      expect(
+        await validate(bindingRequest(kind, 'bad'), { config: c, nodes: verified, podNeeds: fixed('init') }),
+      ).toMatchObject({ kind: 'allow', reason: 'init_mode' });
+    },
+  );
+
+  it('a pod the cache does not know is read once and judged from its spec', async () => {
+    let gets = 0;
+    const needs: PodNeeds = {
+      get: () => undefined,
+      fetch: async () => {
+        gets++;
+        return redirectNeed(istioPod({ initContainers: [c.validator as never] }), 'demo', c);
+      },
+    };
+    expect(
+      await validate(bindingRequest('legacy', 'bad'), { config: c, nodes: verified, podNeeds: needs }),
+    ).toMatchObject({ kind: 'deny' });
+    expect(gets).toBe(1);
+  });
+});

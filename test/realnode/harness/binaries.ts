@@ -1,0 +1,112 @@
+// Finds everything a real node runs: kubelet, pause and the proxy stand-in (scripts/build-realnode.sh), istio-cni
+// (scripts/build-istio.sh, found by test/e2e/harness/istio.ts), and Debian's containerd, runc, ctr and CNI plugins
+// (scripts/bootstrap.mjs installs them). The realnode cache key is recomputed here exactly as its script computes
+// it, so a run always uses binaries built from the tree it runs in; a missing piece is an error that says which
+// command builds or installs it.
+import { createHash } from 'node:crypto';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from '../../e2e/harness/binaries.ts';
+import { findIstioBinaries } from '../../e2e/harness/istio.ts';
+
+const cacheRoot = () => process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate');
+
+function keyOf(files: string[]): string {
+  const hash = createHash('sha256');
+  for (const f of files) hash.update(readFileSync(f));
+  return hash.digest('hex').slice(0, 12);
+}
+
+function completeDir(name: string, key: string, build: string): string {
+  const dir = join(cacheRoot(), `${name}-${key}`);
+  if (!existsSync(join(dir, '.complete'))) {
+    throw new Error(
+      `${name} binaries are not built: ${dir}/.complete is missing. Run \`bash ${build}\` (npm run scenarios does it through scripts/bootstrap.mjs).`,
+    );
+  }
+  return dir;
+}
+
+/** Same key as scripts/build-realnode.sh: sha256(go.mod ‖ go.sum ‖ script ‖ proxy.c ‖ cri/{go.mod,go.sum,main.go}), first 12 hex digits. */
+export function realNodeCacheKey(root = repoRoot): string {
+  return keyOf(
+    [
+      'test/e2e/controlplane/go.mod',
+      'test/e2e/controlplane/go.sum',
+      'scripts/build-realnode.sh',
+      'test/realnode/images/proxy.c',
+      'test/realnode/cri/go.mod',
+      'test/realnode/cri/go.sum',
+      'test/realnode/cri/main.go',
+    ].map((f) => join(root, f)),
+  );
+}
+
+/** Debian's CNI plugins (containernetworking-plugins) live here, not in /opt/cni/bin. */
+export const DEBIAN_CNI_DIR = '/usr/lib/cni';
+/** The interface plugins every node's chain uses. */
+export const BASE_CNI_PLUGINS = ['bridge', 'host-local', 'loopback', 'portmap'];
+
+export interface RealNodeBinaries {
+  kubelet: string;
+  pause: string;
+  proxy: string;
+  /** The CRI client of the emulation check (test/realnode/cri). */
+  cri: string;
+  istioCni: string;
+  /** Istio's rule generator (istio-init runs it), put into the proxyv2 stand-in image. */
+  istioIptables: string;
+  containerd: string;
+  ctr: string;
+  runc: string;
+  /** Absolute paths of BASE_CNI_PLUGINS, by name. */
+  cniPlugins: Record<string, string>;
+  kubernetesVersion: string;
+  pauseVersion: string;
+}
+
+function onPath(cmd: string, pkg: string): string {
+  for (const d of (process.env.PATH ?? '').split(':')) {
+    const p = join(d, cmd);
+    try {
+      accessSync(p, constants.X_OK);
+      if (statSync(p).isFile()) return p;
+    } catch {
+      // not in this dir
+    }
+  }
+  throw new Error(`${cmd} is not on PATH: apt-get install ${pkg} (scripts/bootstrap.mjs does it as root)`);
+}
+
+export function findRealNodeBinaries(): RealNodeBinaries {
+  const rn = completeDir('realnode', realNodeCacheKey(), 'scripts/build-realnode.sh');
+  const manifest = JSON.parse(readFileSync(join(rn, 'manifest.json'), 'utf8')) as {
+    kubernetesVersion: string;
+    pauseVersion: string;
+  };
+  const cniPlugins = Object.fromEntries(
+    BASE_CNI_PLUGINS.map((p) => {
+      const path = join(DEBIAN_CNI_DIR, p);
+      if (!existsSync(path))
+        throw new Error(`CNI plugin ${path} is missing: apt-get install containernetworking-plugins`);
+      return [p, path];
+    }),
+  );
+  onPath('nsenter', 'util-linux');
+  onPath('iptables-save', 'iptables');
+  return {
+    kubelet: join(rn, 'bin/kubelet'),
+    pause: join(rn, 'bin/pause'),
+    proxy: join(rn, 'bin/meshgate-e2e-proxy'),
+    cri: join(rn, 'bin/meshgate-e2e-cri'),
+    istioCni: findIstioBinaries().bin('istio-cni'),
+    istioIptables: findIstioBinaries().bin('istio-iptables'),
+    containerd: onPath('containerd', 'containerd'),
+    ctr: onPath('ctr', 'containerd'),
+    runc: onPath('runc', 'runc'),
+    cniPlugins,
+    kubernetesVersion: manifest.kubernetesVersion,
+    pauseVersion: manifest.pauseVersion,
+  };
+}

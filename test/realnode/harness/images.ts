@@ -1,0 +1,255 @@
+// The images real nodes run, built locally (no registry here) and imported into each node's containerd:
+//   localhost/meshgate-e2e/pause:<v>   kubernetes' pause.c, static: the sandbox image (the real thing, rebuilt)
+//   localhost/meshgate-e2e/proxyv2:<t> STAND-IN for Istio's proxyv2: test/realnode/images/proxy.c as pilot-agent
+//                                      (listens on the proxy's ports for `proxy sidecar`), and for `istio-iptables`
+//                                      the REAL istio-iptables of Istio 1.27.0 with Debian's iptables binaries
+//   localhost/meshgate-e2e/meshgate:dev  meshgate itself: the files the Dockerfile's runtime stage copies, on a
+//                                      STAND-IN for the distroless Node 24 base (this machine's Node 24 binary from
+//                                      node_modules plus the shared libraries ldd lists, /etc/passwd with 65532)
+// Archives are cached under ${MESHGATE_CACHE}/realnode-images, keyed by what went into them, so an unchanged tree
+// reuses them and a changed src/ gives a new meshgate image.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { repoRoot } from '../../e2e/harness/binaries.ts';
+import { parseDockerfile, splitFlags } from '../../docker/dockerfile.ts';
+import { buildImage, type BuiltImage, type ImageConfig } from './image.ts';
+import type { RealNodeBinaries } from './binaries.ts';
+
+export const IMAGE_PREFIX = 'localhost/meshgate-e2e';
+export const pauseRef = (version: string) => `${IMAGE_PREFIX}/pause:${version}`;
+/** Istio's injector renders `<hub>/proxyv2:<tag>`; the tier gives it this hub and tag (harness/mesh.ts). */
+export const PROXYV2_HUB = IMAGE_PREFIX;
+export const PROXYV2_TAG = '1.27.0-standin';
+export const PROXY_REF = `${PROXYV2_HUB}/proxyv2:${PROXYV2_TAG}`;
+export const MESHGATE_REF = `${IMAGE_PREFIX}/meshgate:dev`;
+/** The stand-in proxy's user, like Istio's proxy (istio-cni exempts this uid from redirection). */
+export const PROXY_UID = 1337;
+/** The distroless :nonroot user the Dockerfile runs as. */
+const NONROOT_UID = 65532;
+
+const imageCache = () => join(process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate'), 'realnode-images');
+
+/** Files that go into a rootfs: destination path in the image → source file or dir on this machine. */
+export type Contents = Map<string, string>;
+
+/**
+ * Builds (or reuses) the archive for `ref` from `contents`. The key hashes every source's path, size and mtime plus
+ * the config, so edits rebuild and an unchanged tree costs only the stat calls.
+ */
+export async function cachedImage(
+  ref: string,
+  contents: Contents,
+  config: ImageConfig,
+  extra: (root: string) => void = () => {},
+): Promise<BuiltImage> {
+  const hash = createHash('sha256')
+    .update(ref)
+    .update(JSON.stringify(config))
+    .update(readFileSync(new URL(import.meta.url)));
+  const walk = (p: string): void => {
+    const st = statSync(p);
+    hash.update(`${p}\0${st.size}\0${st.mtimeMs}\0${st.mode}\n`);
+    if (st.isDirectory()) for (const e of readdirSync(p).sort()) walk(join(p, e));
+  };
+  for (const [dest, src] of [...contents].sort()) {
+    hash.update(dest);
+    walk(src);
+  }
+  const key = hash.digest('hex').slice(0, 12);
+  const dir = imageCache();
+  const slug = ref.replace(/[^a-zA-Z0-9.-]+/g, '_');
+  const archive = join(dir, `${slug}-${key}.oci.tar`);
+  const meta = `${archive}.json`;
+  if (existsSync(archive) && existsSync(meta))
+    return { ...(JSON.parse(readFileSync(meta, 'utf8')) as BuiltImage), reused: true };
+
+  mkdirSync(dir, { recursive: true });
+  const work = mkdtempSync(join(dir, '.build-'));
+  try {
+    const root = join(work, 'rootfs');
+    mkdirSync(root, { mode: 0o755 });
+    for (const [dest, src] of contents) {
+      const target = join(root, dest);
+      mkdirSync(dirname(target), { recursive: true });
+      cpSync(src, target, { recursive: true, dereference: true });
+    }
+    extra(root);
+    const built = await buildImage({ ref, rootfs: root, config }, work);
+    renameSync(built.archive, archive);
+    const result = { ...built, archive, reused: false };
+    writeFileSync(meta, JSON.stringify(result));
+    // Old archives of the same image: keep the newest 3.
+    const old = readdirSync(dir)
+      .filter((f) => f.startsWith(`${slug}-`) && f.endsWith('.oci.tar'))
+      .map((f) => join(dir, f))
+      .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
+      .slice(3);
+    for (const f of old) {
+      rmSync(f, { force: true });
+      rmSync(`${f}.json`, { force: true });
+    }
+    return result;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** /etc/passwd and /etc/group with root, the proxy's 1337 and distroless' nonroot 65532; /tmp world-writable. */
+export function baseFiles(root: string): void {
+  mkdirSync(join(root, 'etc'), { recursive: true });
+  writeFileSync(
+    join(root, 'etc/passwd'),
+    `root:x:0:0:root:/root:/sbin/nologin\nistio-proxy:x:${PROXY_UID}:${PROXY_UID}::/:/sbin/nologin\nnonroot:x:${NONROOT_UID}:${NONROOT_UID}:nonroot:/home/nonroot:/sbin/nologin\n`,
+  );
+  writeFileSync(join(root, 'etc/group'), `root:x:0:\nistio-proxy:x:${PROXY_UID}:\nnonroot:x:${NONROOT_UID}:\n`);
+  mkdirSync(join(root, 'tmp'));
+  chmodSync(join(root, 'tmp'), 0o1777);
+  mkdirSync(join(root, 'home/nonroot'), { recursive: true });
+}
+
+export function pauseImage(bins: RealNodeBinaries): Promise<BuiltImage> {
+  return cachedImage(pauseRef(bins.pauseVersion), new Map([['pause', bins.pause]]), {
+    entrypoint: ['/pause'],
+    user: '65535:65535',
+  });
+}
+
+/** Where Debian's iptables keeps its extensions (compiled into libxtables as XTABLES_LIBDIR). */
+const XTABLES_LIBDIR = '/usr/lib/x86_64-linux-gnu/xtables';
+/** The two iptables multi-binaries and the names istio-iptables runs (it probes legacy, then nft, then plain). */
+const XTABLES = {
+  'xtables-nft-multi': [
+    'iptables',
+    'iptables-save',
+    'iptables-restore',
+    'iptables-nft',
+    'iptables-nft-save',
+    'iptables-nft-restore',
+    'ip6tables',
+    'ip6tables-save',
+    'ip6tables-restore',
+    'ip6tables-nft',
+    'ip6tables-nft-save',
+    'ip6tables-nft-restore',
+  ],
+  'xtables-legacy-multi': [
+    'iptables-legacy',
+    'iptables-legacy-save',
+    'iptables-legacy-restore',
+    'ip6tables-legacy',
+    'ip6tables-legacy-save',
+    'ip6tables-legacy-restore',
+  ],
+} as const;
+
+/**
+ * The stand-in for Istio's proxyv2 (`<hub>/proxyv2:<tag>`): entrypoint /usr/local/bin/pilot-agent is proxy.c, which
+ * listens on the proxy's ports for `proxy sidecar …` and exec()s the real istio-iptables for `istio-iptables …`
+ * (istio-init). iptables comes from this machine (Debian's 1.8.9, nft default like the host's alternatives), with
+ * the shared libraries ldd lists and every extension module (-m owner, -j REDIRECT, … are dlopen()ed).
+ */
+export function proxyImage(bins: RealNodeBinaries): Promise<BuiltImage> {
+  const contents: Contents = new Map([
+    ['usr/local/bin/pilot-agent', bins.proxy],
+    ['usr/local/bin/istio-iptables', bins.istioIptables],
+  ]);
+  for (const multi of Object.keys(XTABLES)) {
+    const bin = join('/usr/sbin', multi);
+    contents.set(relative('/', bin), realpathSync(bin));
+    for (const lib of sharedLibraries(bin)) contents.set(relative('/', lib), realpathSync(lib));
+  }
+  contents.set(relative('/', XTABLES_LIBDIR), XTABLES_LIBDIR);
+  if (existsSync('/etc/protocols')) contents.set('etc/protocols', '/etc/protocols');
+  return cachedImage(
+    PROXY_REF,
+    contents,
+    { entrypoint: ['/usr/local/bin/pilot-agent'], user: `${PROXY_UID}:${PROXY_UID}` },
+    (root) => {
+      baseFiles(root);
+      for (const [multi, names] of Object.entries(XTABLES))
+        for (const n of names) symlinkSync(multi, join(root, 'usr/sbin', n));
+      mkdirSync(join(root, 'run'), { mode: 0o755 }); // iptables-legacy takes /run/xtables.lock
+    },
+  );
+}
+
+/** Shared libraries of a dynamically linked binary, as ldd resolves them here (the loader included). */
+function sharedLibraries(bin: string): string[] {
+  const out = execFileSync('ldd', [bin], { encoding: 'utf8' });
+  return [...out.matchAll(/(?:=>\s*)?(\/\S+)\s+\(0x/g)].map((m) => m[1]);
+}
+
+/** Production dependencies as `npm prune --omit=dev` would leave them: npm's own list of their dirs. */
+function productionModules(): string[] {
+  const out = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  return out.split('\n').filter((p) => p.startsWith(`${join(repoRoot, 'node_modules')}/`));
+}
+
+/**
+ * meshgate's image: the Dockerfile's runtime stage read for real (WORKDIR, ENV, USER, ENTRYPOINT and every
+ * `COPY --from=build /app/X`), with the build stage's /app/X taken from this checkout (node_modules: production
+ * dependencies only). The tier does not typecheck: test/docker replays the Dockerfile's build for that.
+ */
+export function meshgateImage(): Promise<BuiltImage> {
+  const runtime = parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')).at(-1)!;
+  let workdir = '/';
+  const config: ImageConfig = { env: {} };
+  const contents: Contents = new Map();
+  for (const ins of runtime.instructions) {
+    if (ins.op === 'WORKDIR') workdir = ins.args;
+    else if (ins.op === 'ENV') for (const [, k, v] of ins.args.matchAll(/(\w+)=(\S+)/g)) config.env![k] = v;
+    else if (ins.op === 'USER') config.user = ins.args;
+    else if (ins.op === 'ENTRYPOINT') config.entrypoint = JSON.parse(ins.args) as string[];
+    else if (ins.op === 'COPY') {
+      const { flags, rest } = splitFlags(ins.args);
+      const dest = rest.pop()!;
+      for (const src of rest) {
+        const rel = relative('/app', src);
+        if (flags.from === undefined || rel.startsWith('..'))
+          throw new Error(
+            `Dockerfile line ${ins.line}: COPY ${ins.args}: images.ts only models COPY --from=<build> /app/...`,
+          );
+        const target = relative('/', join(workdir, dest.endsWith('/') || dest === './' ? join(dest, rel) : dest));
+        if (rel === 'node_modules') {
+          for (const m of productionModules())
+            contents.set(join(target, relative(join(repoRoot, 'node_modules'), m)), m);
+        } else {
+          contents.set(target, join(repoRoot, rel));
+        }
+      }
+    } else if (ins.op !== 'ARG' && ins.op !== 'LABEL' && ins.op !== 'EXPOSE') {
+      throw new Error(
+        `Dockerfile line ${ins.line}: ${ins.op} in the runtime stage is not modelled by test/realnode/harness/images.ts`,
+      );
+    }
+  }
+  config.workingDir = workdir;
+  // The distroless base: /nodejs/bin/node (the path the ENTRYPOINT names) and its libraries.
+  const node = realpathSync(join(repoRoot, 'node_modules/.bin/node'));
+  const entryNode = config.entrypoint?.[0] ?? '/nodejs/bin/node';
+  contents.set(relative('/', entryNode), node);
+  for (const lib of sharedLibraries(node)) contents.set(relative('/', lib), realpathSync(lib));
+  // A package's nested node_modules come along with it; npm lists the production ones again, which is harmless.
+  return cachedImage(MESHGATE_REF, contents, config, baseFiles);
+}

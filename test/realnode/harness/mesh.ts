@@ -1,0 +1,171 @@
+// The mesh on the real nodes, installed as a user installs it: Istio's own injector (Istio 1.27.0's webhook, the
+// istio-discovery chart with pilot.cni.enabled=false, so it injects istio-init) pointed at the stand-in proxyv2,
+// and meshgate as its companion: the webhook (harness/webhook.ts), the node agent on every node reading that
+// node's own CNI dirs, and the repair controller as a process (`meshgate repair-controller --config <the webhook's>`). The
+// istio-cni plugin itself is already chained on rn-1 (harness/cni.ts).
+import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { repoRoot } from '../../e2e/harness/binaries.ts';
+import { startIstioInjector, type IstioInjector } from '../../e2e/harness/istio.ts';
+import * as procs from '../../e2e/harness/procs.ts';
+import { waitFor } from '../../e2e/harness/wait.ts';
+import { rawConfig } from '../../support/config.ts';
+import { startNodeAgent, VERIFIED_LABEL, type RunningNodeAgent } from './agent.ts';
+import type { RealCluster } from './cluster.ts';
+import { chartDefaults, type ChartDefaults } from './chart.ts';
+import { MESHGATE_REF, PROXYV2_HUB, PROXYV2_TAG } from './images.ts';
+import type { RealNode } from './node.ts';
+import { MESH_NAMESPACE, startWebhook, type Webhook } from './webhook.ts';
+
+/** What opts a namespace in: Istio's injector selects istio-injection, meshgate's webhooks meshgate.io/inject. */
+export const OPT_IN_LABELS = { 'istio-injection': 'enabled', 'meshgate.io/inject': 'enabled' };
+const NODE = () => join(repoRoot, 'node_modules/.bin/node');
+const MESHGATE_BIN = () => join(repoRoot, 'bin/meshgate.js');
+
+export interface AgentVariant {
+  /** Read another conf dir than the node's runtime loads (S8: an agent misconfigured). */
+  confDir?: string;
+  /** Override the chart's nodeAgent.taintUnverified (S7 measures the other setting too). */
+  taintUnverified?: boolean;
+}
+
+export interface MeshStack {
+  istio: IstioInjector;
+  webhook: Webhook;
+  agents: Map<string, RunningNodeAgent>;
+  /**
+   * (Re)starts the node agent of `node` with the chart's flags, changed as `opts` says; a no-op when it already
+   * runs that way.
+   */
+  restartAgent(node: RealNode, opts?: AgentVariant, force?: boolean): Promise<void>;
+  chart: ChartDefaults;
+  repair(): procs.Component;
+  /**
+   * Restarts the repair controller (same flags) with a fresh state: a new Lease name, so the new process leads at
+   * once instead of waiting for the old Lease to expire, and no failures remembered from an earlier scenario.
+   */
+  restartRepair(): Promise<void>;
+  /** `meshgate repair-controller --help`: which capabilities (flags) this build has. */
+  repairHelp(): Promise<string>;
+  /** Creates a namespace (opted in or not) with what istiod would have put there: the istio-ca-root-cert ConfigMap. */
+  namespace(name: string, labels?: Record<string, string>): Promise<void>;
+  /** Waits until the node's published label is `want` (the agent's verdict reached the apiserver). */
+  waitVerdict(node: string, want: boolean, timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The webhook's config: the istio profile, recognising the stand-in proxyv2 and running the validator from meshgate's image. */
+export function meshgateConfig(): Record<string, unknown> {
+  const repo = `${PROXYV2_HUB}/proxyv2`;
+  return {
+    validator: { image: MESHGATE_REF },
+    recognisedImages: { proxy: [repo], init: [repo], validator: [repo] },
+  };
+}
+
+/** @param repairFlags more `meshgate repair-controller` flags (the capabilities S6 and S8 switch on) */
+export async function startMeshStack(cluster: RealCluster, repairFlags: string[] = []): Promise<MeshStack> {
+  const { cp } = cluster;
+  const chart = chartDefaults();
+  const core = cp.kc.makeApiClient(CoreV1Api);
+  const istio = await startIstioInjector(cp, { hub: PROXYV2_HUB, tag: PROXYV2_TAG });
+  await istio.register();
+  await core.createNamespace({ body: { metadata: { name: MESH_NAMESPACE } } });
+  const webhook = await startWebhook(cp, cluster.runDir, meshgateConfig());
+  await webhook.register(chart.webhook);
+
+  const agents = new Map<string, RunningNodeAgent>();
+  const variants = new Map<string, string>();
+  const restartAgent = async (node: RealNode, opts: AgentVariant = {}, force = false) => {
+    const running = agents.get(node.name);
+    const variant = JSON.stringify(opts);
+    if (!force && running && running.component.exit === null && variants.get(node.name) === variant) return;
+    await running?.stop();
+    const taint = opts.taintUnverified ?? chart.taintUnverified;
+    const args = [
+      ...chart.agentArgs.filter((a) => a !== '--taint-unverified'),
+      ...(taint ? ['--taint-unverified'] : []),
+    ];
+    agents.set(node.name, startNodeAgent(node, { kubeconfig: cp.kubeconfigPath, confDir: opts.confDir, args }));
+    variants.set(node.name, variant);
+  };
+  for (const n of cluster.nodes) await restartAgent(n);
+
+  const logs = join(cluster.runDir, 'logs');
+  mkdirSync(logs, { recursive: true });
+  // The same configuration file as the webhook's, as the chart mounts one ConfigMap into both.
+  const configFile = join(cluster.runDir, 'meshgate-config.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify(rawConfig('istio', { meshNamespace: MESH_NAMESPACE, ...meshgateConfig() }), null, 2),
+  );
+  let repair: procs.Component | undefined;
+  let generation = 0;
+  const restartRepair = async () => {
+    if (repair) await procs.stopComponent(repair);
+    repair = procs.startComponent(
+      'meshgate-repair-controller',
+      NODE(),
+      [
+        MESHGATE_BIN(),
+        'repair-controller',
+        `--config=${configFile}`,
+        `--kubeconfig=${cp.kubeconfigPath}`,
+        `--lease-name=meshgate-repair-controller-${++generation}`,
+        ...chart.repairArgs,
+        ...repairFlags,
+      ],
+      { logPath: join(logs, 'meshgate-repair-controller.log'), pgidFile: join(logs, 'pgids') },
+    );
+  };
+  await restartRepair();
+
+  const waitVerdict = async (node: string, want: boolean, timeoutMs = 30_000) => {
+    await waitFor(
+      `${VERIFIED_LABEL}=${want} on ${node}`,
+      async () => (await core.readNode({ name: node })).metadata?.labels?.[VERIFIED_LABEL] === String(want),
+      { timeoutMs, describe: () => agents.get(node)?.logs(20) ?? '' },
+    );
+  };
+  for (const n of cluster.nodes) await waitVerdict(n.name, n.mesh);
+
+  return {
+    istio,
+    webhook,
+    agents,
+    chart,
+    restartAgent,
+    repair: () => repair!,
+    restartRepair,
+    repairHelp: () =>
+      new Promise((resolve) =>
+        execFile(NODE(), [MESHGATE_BIN(), 'repair-controller', '--help'], (_err, stdout, stderr) =>
+          resolve(`${stdout}${stderr}`),
+        ),
+      ),
+    async namespace(name, labels = {}) {
+      await core.createNamespace({ body: { metadata: { name, labels } } });
+      await core.createNamespacedConfigMap({
+        namespace: name,
+        body: { metadata: { name: 'istio-ca-root-cert' }, data: { 'root-cert.pem': cp.ca.certPem } },
+      });
+      await waitFor(
+        `serviceaccount ${name}/default`,
+        async () => {
+          await core.readNamespacedServiceAccount({ name: 'default', namespace: name });
+          return true;
+        },
+        { timeoutMs: 30_000 },
+      );
+    },
+    waitVerdict,
+    async stop() {
+      if (repair) await procs.stopComponent(repair);
+      await Promise.all([...agents.values()].map((a) => a.stop()));
+      await webhook.down();
+      await istio.stop();
+    },
+  };
+}

@@ -1,0 +1,263 @@
+// `npm run scenarios`: the real-node tier (docs/real-nodes.md). Real kubelets, containerd, runc, CNI plugins and
+// istio-cni, Istio's own injector and meshgate (webhook, node agents, repair controller), all inside one network
+// namespace this run creates (the script re-executes itself under `flock … unshare --net`). It runs:
+//   1. judge controls: pods outside meshgate, to show the judge tells a redirected pod from an unredirected one;
+//   2. the scenario matrix S1–S8 of issue 13 (test/realnode/scenarios/), one table row each;
+//   3. the emulation check: check-node's prediction against the chain containerd really runs (emulation/);
+// and ends with `scenarios: N passed, M failed; pods running without redirection: K`, where N + M counts the eight
+// scenarios, the judge controls, the emulation check and the teardown check. Exit 0 only when all passed.
+// MESHGATE_REALNODE_ONLY=S2,S7 runs some scenarios (and skips the emulation unless it is named: EMU);
+// MESHGATE_REALNODE_HOLD=1 keeps the cluster up at the end until Ctrl-C.
+import { spawnSync } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { repoRoot } from '../e2e/harness/binaries.ts';
+import { describeError } from '../e2e/harness/wait.ts';
+import { startRealCluster, type RealCluster } from './harness/cluster.ts';
+import { isInside, reexecIsolated } from './harness/isolation.ts';
+import { startMeshStack, type MeshStack } from './harness/mesh.ts';
+import { istioShapedPod, plainPod } from './harness/pods.ts';
+import { runCases, printResults, type Case } from './harness/runner.ts';
+import { Timings } from './harness/timings.ts';
+import { capabilitiesFrom } from './scenarios/capabilities.ts';
+import { removeNamespace, resetNodes, type Scenario, type ScenarioResult } from './scenarios/common.ts';
+import { printMatrix } from './scenarios/matrix.ts';
+import { s1 } from './scenarios/s1-node-lacks-plugin.ts';
+import { s2, s3 } from './scenarios/s2-s3-chain-changes.ts';
+import { s4, s5 } from './scenarios/s4-s5-webhook-down.ts';
+import { s6 } from './scenarios/s6-late-label.ts';
+import { s7 } from './scenarios/s7-daemonset.ts';
+import { s8 } from './scenarios/s8-validator-fails.ts';
+import { runEmulationCheck } from './emulation/check.ts';
+
+/** S8 last: withdrawing a node's verification may keep it withdrawn until a probe passes (issue 13). */
+const SCENARIOS: Scenario[] = [s1, s2, s3, s4, s5, s6, s7, s8];
+const CONTROLS_NS = 'controls';
+
+/**
+ * Pods no mesh webhook touches (namespace not opted in), shaped like Istio's CNI-mode injection by hand: on rn-1
+ * istio-cni redirects the mesh pod, on rn-2 nothing does. If the judge could not say "not redirected", every
+ * scenario's 0 would mean nothing.
+ */
+function controlCases(): Case[] {
+  return [
+    {
+      node: 'rn-1',
+      pod: istioShapedPod('mesh-rn-1', 'rn-1'),
+      mesh: true,
+      expect: { rules: true, reachesProxy: true, running: true },
+    },
+    {
+      node: 'rn-1',
+      pod: plainPod('plain-rn-1', 'rn-1'),
+      mesh: false,
+      expect: { rules: false, reachesProxy: false, running: true },
+    },
+    {
+      node: 'rn-2',
+      pod: istioShapedPod('mesh-rn-2', 'rn-2'),
+      mesh: true,
+      expect: { rules: false, reachesProxy: false, running: true },
+    },
+    {
+      node: 'rn-2',
+      pod: plainPod('plain-rn-2', 'rn-2'),
+      mesh: false,
+      expect: { rules: false, reachesProxy: false, running: true },
+    },
+  ];
+}
+
+/** MESHGATE_REALNODE_HOLD=1: keep the cluster up to look around until Ctrl-C (which then tears it down). */
+async function hold(c: RealCluster): Promise<void> {
+  console.log(
+    `\nholding (MESHGATE_REALNODE_HOLD). In another shell, as root:\n` +
+      `  nsenter --net=/proc/${process.pid}/ns/net ${c.cp.binDir}/kubectl --kubeconfig ${c.cp.kubeconfigPath} get pods -A -o wide\n` +
+      `  node dirs: ${c.nodes.map((n) => n.dir).join(' ')}\nCtrl-C tears down.`,
+  );
+  await new Promise((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+}
+
+/** Outside the namespace (network available): make sure every build is there, timing each (cold or warm). */
+function builds(t: Timings): void {
+  for (const s of ['build-controlplane.sh', 'build-istio.sh', 'build-realnode.sh']) {
+    const r = t.sync(`build ${s}`, () =>
+      spawnSync('bash', [join(repoRoot, 'scripts', s)], { stdio: ['ignore', 'inherit', 'inherit'] }),
+    );
+    if (r.status !== 0) {
+      console.error(`scenarios: scripts/${s} failed (exit ${r.status})`);
+      process.exit(1);
+    }
+  }
+  console.log(`builds:\n${t.report()}`);
+}
+
+function repairHelp(): string {
+  const r = spawnSync(
+    join(repoRoot, 'node_modules/.bin/node'),
+    [join(repoRoot, 'bin/meshgate.js'), 'repair-controller', '--help'],
+    { encoding: 'utf8' },
+  );
+  return `${r.stdout}${r.stderr}`;
+}
+
+/**
+ * Runs one scenario and resets the nodes for the next. Its namespaces are deleted in the background once all their
+ * pods are marked terminating (the rest of their termination takes ~6 s and concerns no other scenario: each counts
+ * only its own namespaces); `removals` collects those deletions, which the caller awaits before the emulation check.
+ */
+async function runScenario(
+  s: Scenario,
+  cluster: RealCluster,
+  mesh: MeshStack,
+  capabilities: ReturnType<typeof capabilitiesFrom>,
+  timings: Timings,
+  last: boolean,
+  removals: Promise<void>[],
+): Promise<ScenarioResult> {
+  const t0 = performance.now();
+  let result: ScenarioResult;
+  try {
+    const r = await s.run({ cluster, mesh, capabilities });
+    result = { id: s.id, title: s.title, ...r, durationMs: performance.now() - t0 };
+  } catch (err) {
+    result = {
+      id: s.id,
+      title: s.title,
+      created: 0,
+      running: 0,
+      unredirected: 0,
+      seen: [],
+      failures: [`the scenario broke: ${describeError(err)}`],
+      durationMs: performance.now() - t0,
+    };
+  }
+  timings.entries.push({ what: `${s.id} ${s.title}`, ms: result.durationMs });
+  console.log(`${s.id}: ${result.failures.length ? 'FAILED' : 'PASS'} in ${(result.durationMs / 1000).toFixed(1)} s`);
+  const removing = s.namespaces.map((ns) => removeNamespace(cluster, ns));
+  removals.push(...removing.map((r) => r.gone));
+  await Promise.all(removing.map((r) => r.terminating));
+  if (!last) {
+    await timings
+      .async(`${s.id} reset (both nodes' chains and agents)`, () => resetNodes({ cluster, mesh, capabilities }))
+      .catch((err) => result.failures.push(`resetting the nodes after the scenario failed: ${describeError(err)}`));
+  }
+  return result;
+}
+
+async function main(): Promise<number> {
+  const timings = new Timings();
+  const runId = process.env.MESHGATE_REALNODE_RUN ?? `r${Date.now().toString(36)}`;
+  const only = process.env.MESHGATE_REALNODE_ONLY?.split(',').map((s) => s.trim().toUpperCase());
+  console.log(`real-node run ${runId} in network namespace ${readlinkSync('/proc/self/ns/net')}`);
+  let cluster: RealCluster | undefined;
+  let mesh: MeshStack | undefined;
+  let passed = 0;
+  let failed = 0;
+  let unredirected = 0;
+  // `on`, not `once`: the control-plane harness (procs.ts) also handles these signals and exits at once if it
+  // is the only listener left; staying registered keeps the process alive until the teardown below is done.
+  let signalled: NodeJS.Signals | undefined;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) return;
+    signalled = sig;
+    console.error(`\nscenarios: ${sig}: tearing down`);
+    // The main flow fails fast once its components are gone and reports; this only bounds a stuck one.
+    void (cluster?.stop() ?? Promise.resolve([])).finally(() =>
+      setTimeout(() => process.exit(sig === 'SIGINT' ? 130 : 143), 30_000),
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const tier0 = performance.now();
+  try {
+    cluster = await startRealCluster({
+      runId,
+      nodes: [
+        { name: 'rn-1', mesh: true },
+        { name: 'rn-2', mesh: false },
+      ],
+      timings,
+    });
+    const c = cluster;
+    console.log(
+      `nodes Ready: ${c.nodes.map((n) => `${n.name} (${n.ip}, ${n.mesh ? 'bridge+portmap+istio-cni' : 'bridge+portmap'})`).join(', ')}`,
+    );
+
+    await c.cp.kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: CONTROLS_NS } } });
+    const controls = await runCases(c, CONTROLS_NS, controlCases(), timings);
+    console.log('\njudge controls (no meshgate, namespace not opted in):');
+    printResults(controls);
+    const controlsOk = controls.every((r) => r.pass);
+    controlsOk ? passed++ : failed++;
+    await timings.async('judge controls: cleanup', () => removeNamespace(c, CONTROLS_NS).gone);
+
+    const capabilities = capabilitiesFrom(repairHelp());
+    mesh = await timings.async('mesh: Istio injector, meshgate webhook, node agents, repair controller', () =>
+      startMeshStack(c, capabilities.repairFlags),
+    );
+    const ch = mesh.chart;
+    console.log(
+      `\nmesh up: Istio 1.27.0 injector (proxyv2 stand-in); meshgate webhook (chart defaults: mutating ${ch.webhook.mutating}, validating ${ch.webhook.validating}); ` +
+        `node agents ${ch.agentArgs.join(' ')}; repair controller ${[...ch.repairArgs, ...capabilities.repairFlags].join(' ')}`,
+    );
+    const chosen = SCENARIOS.filter((s) => !only || only.includes(s.id));
+    const results: ScenarioResult[] = [];
+    const removals: Promise<void>[] = [];
+    for (const [i, s] of chosen.entries()) {
+      if (signalled) break;
+      results.push(await runScenario(s, c, mesh, capabilities, timings, i === chosen.length - 1, removals));
+    }
+    await timings.async('scenario namespaces deleted (in the background meanwhile)', () => Promise.all(removals));
+    printMatrix(results);
+    passed += results.filter((r) => r.failures.length === 0).length;
+    failed += results.filter((r) => r.failures.length > 0).length;
+    unredirected = results.reduce((n, r) => n + r.unredirected, 0);
+
+    if (!only || only.includes('EMU')) {
+      const emu = await timings.async('emulation check (check-node vs containerd)', () => runEmulationCheck(c));
+      console.log(`\n${emu.line}`);
+      for (const d of emu.disagreements) console.log(`  DISAGREE: ${d}`);
+      if (emu.causes.length) console.log(`  disagreements by cause: ${emu.causes.join('; ')}`);
+      emu.disagreements.length === 0 && emu.cases > 0 ? passed++ : failed++;
+    }
+    if (process.env.MESHGATE_REALNODE_HOLD) await hold(c);
+  } catch (err) {
+    failed++;
+    console.error(`scenarios: ${describeError(err)}`);
+  } finally {
+    await mesh?.stop().catch((err) => console.error(`scenarios: stopping the mesh: ${describeError(err)}`));
+    const left = cluster ? await cluster.stop() : [];
+    console.log(
+      `\ntimings:\n${timings.report()}\n  ${'whole tier (after builds)'.padEnd(40)}  ${((performance.now() - tier0) / 1000).toFixed(1)} s`,
+    );
+    if (left.length > 0) {
+      failed++;
+      console.log(`LEFT BEHIND after teardown:\n  ${left.join('\n  ')}`);
+    } else if (cluster) {
+      passed++;
+      console.log(
+        'after teardown: no cgroups, mounts, run dir or changed sysctls left (cleanup.sh checked by leftovers())',
+      );
+    }
+  }
+  if (signalled) {
+    failed++;
+    console.log(`interrupted by ${signalled}: results above are incomplete`);
+  }
+  console.log(`\nscenarios: ${passed} passed, ${failed} failed; pods running without redirection: ${unredirected}`);
+  if (signalled) return signalled === 'SIGINT' ? 130 : 143;
+  return failed === 0 ? 0 : 1;
+}
+
+if (isInside()) {
+  process.exitCode = await main();
+  process.exit(process.exitCode);
+} else {
+  if (process.getuid?.() === 0) builds(new Timings());
+  await reexecIsolated();
+}

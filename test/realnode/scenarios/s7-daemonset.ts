@@ -1,0 +1,151 @@
+// S7: a DaemonSet in an opted-in namespace. The DaemonSet controller pins each pod to its node before admission
+// (a required node-affinity term on metadata.name), so meshgate knows the node: rn-1 (verified) gets a CNI-mode pod,
+// rn-2 (unverified) is refused with the reason, which the DaemonSet shows as FailedCreate Events (or, with the
+// agent's --taint-unverified, the DaemonSet does not target rn-2 while the taint is there). Then rn-2's mesh plugin
+// is installed (istio-cni chained, as its installer does), the agent verifies rn-2, and the DaemonSet must get its
+// rn-2 pod within FIXED_DEADLINE_MS. The fix comes after a quiet period, when no event of the DaemonSet's own pods
+// would wake its controller: only its retry (exponential backoff) or a change of the node can.
+// Measured twice: (A) the chart's nodeAgent.taintUnverified, as the verdict; (B) the other setting, for comparison.
+import {
+  apps,
+  core,
+  counts,
+  nodeCondition,
+  podTemplate,
+  removeWorkload,
+  type Scenario,
+  type ScenarioContext,
+  unredirectedDetail,
+  visibleEvents,
+  waitRight,
+  sleep,
+} from './common.ts';
+import { appRunning, PodMonitor, redirected } from '../harness/monitor.ts';
+import { OPT_IN_LABELS } from '../harness/mesh.ts';
+import { UNVERIFIED_TAINT } from '../../../src/node/contract.ts';
+
+const NS = 's7';
+/** rn-1's pod must be up first; 60 s bounds a stuck one. */
+const START_DEADLINE_MS = 60_000;
+/** No event of the DaemonSet's pods for this long before rn-2 is fixed. */
+const QUIET_MS = 5_000;
+/** After rn-2 is fixed: a DaemonSet should catch up in seconds; 45 s is generous. */
+const FIXED_DEADLINE_MS = 45_000;
+
+interface Phase {
+  taint: boolean;
+  fixedToRunningMs?: number;
+  refusals: number;
+  /** Refusals after rn-2's chain was fixed. */
+  late: number;
+  seen: string[];
+}
+
+const podOn = (m: PodMonitor, app: string, node: string) =>
+  m
+    .current(NS)
+    .some(
+      (p) =>
+        p.metadata?.labels?.app === app &&
+        !p.metadata?.deletionTimestamp &&
+        p.spec?.nodeName === node &&
+        appRunning(p) &&
+        redirected(m.pods.get(p.metadata!.uid!)?.redirection),
+    );
+
+/** rn-2 unverified (no istio-cni) with its agent tainting or not; DaemonSet `name` created; rn-2 fixed; measured. */
+async function phase(
+  ctx: ScenarioContext,
+  m: PodMonitor,
+  name: string,
+  taint: boolean,
+  failures: string[],
+): Promise<Phase> {
+  const { cluster, mesh } = ctx;
+  const rn2 = cluster.node('rn-2');
+  rn2.writeConflist(rn2.standardChain(false));
+  await mesh.restartAgent(rn2, { taintUnverified: taint });
+  await mesh.waitVerdict('rn-2', false);
+  const tainted = async () =>
+    ((await core(cluster).readNode({ name: 'rn-2' })).spec?.taints ?? []).some((t) => t.key === UNVERIFIED_TAINT.key);
+  if (taint && (await waitRight(Date.now(), 10_000, tainted)) === undefined)
+    failures.push(`${name}: the agent did not taint unverified rn-2`);
+  const t0 = Date.now();
+  await apps(cluster).createNamespacedDaemonSet({
+    namespace: NS,
+    body: {
+      metadata: { name },
+      spec: { selector: { matchLabels: { app: name } }, template: podTemplate(cluster, name) },
+    } as never,
+  });
+  if ((await waitRight(t0, START_DEADLINE_MS, () => podOn(m, name, 'rn-1'))) === undefined)
+    failures.push(`${name}: no redirected pod on verified rn-1`);
+  await sleep(QUIET_MS);
+  if (m.all().some((p) => p.firstSeen >= t0 && p.node === 'rn-2'))
+    failures.push(`${name}: a pod was admitted for unverified rn-2`);
+  const events = (await visibleEvents(cluster, NS, t0)).filter((e) => e.startsWith('Event DaemonSet'));
+  const refusals = Number(/FailedCreate ×(\d+)/.exec(events.join('\n'))?.[1] ?? 0);
+  const seen = [
+    ...events,
+    `${await nodeCondition(cluster, 'rn-2')}${(await tainted()) ? `; taint ${UNVERIFIED_TAINT.key}:${UNVERIFIED_TAINT.effect}` : ''}`,
+  ];
+  if (!taint && refusals === 0)
+    failures.push(`${name}: no FailedCreate Event: the DaemonSet shows no reason for its missing rn-2 pod`);
+  const fixedAt = Date.now();
+  rn2.writeConflist(rn2.standardChain(true));
+  await mesh.waitVerdict('rn-2', true);
+  const fixedToRunningMs = await waitRight(fixedAt, FIXED_DEADLINE_MS, () => podOn(m, name, 'rn-2'));
+  // Refusals after the fix: after the quiet period only a change of rn-2 wakes the DaemonSet controller, i.e. its
+  // label turning true — and meshgate still read the MeshCNIVerified condition as False (the agent writes the
+  // label first, the condition second), refused, and sent the controller back into its backoff.
+  const late = mesh.webhook.reviews.filter(
+    (r) => r.at >= fixedAt && r.verdict.kind === 'deny' && 'message' in r.verdict && r.verdict.message.includes('rn-2'),
+  );
+  const ds = await apps(cluster).readNamespacedDaemonSet({ namespace: NS, name });
+  seen.push(
+    `DaemonSet ${name} (${taint ? 'with' : 'without'} --taint-unverified): desired ${ds.status?.desiredNumberScheduled}, ready ${ds.status?.numberReady}; ` +
+      `rn-2's pod ${fixedToRunningMs === undefined ? `not Running ${FIXED_DEADLINE_MS / 1000} s after rn-2 was fixed` : `Running ${(fixedToRunningMs / 1000).toFixed(1)} s after rn-2 was fixed`}`,
+  );
+  if (late.length)
+    seen.push(
+      `${late.length} refusal(s) for rn-2 after its chain was fixed: ${late[0].verdict.kind === 'deny' ? late[0].verdict.message.slice(0, 160) : ''}`,
+    );
+  await removeWorkload(cluster, NS, 'DaemonSet', name);
+  return { taint, fixedToRunningMs, refusals, late: late.length, seen };
+}
+
+export const s7: Scenario = {
+  id: 'S7',
+  title: 'DaemonSet pod pre-bound to an unverified node',
+  namespaces: [NS],
+  async run(ctx) {
+    const { cluster, mesh } = ctx;
+    await mesh.namespace(NS, OPT_IN_LABELS);
+    const m = new PodMonitor(cluster, [NS]);
+    m.start();
+    const failures: string[] = [];
+    try {
+      const a = await phase(ctx, m, 'agent', mesh.chart.taintUnverified, failures);
+      // Until rn-2 is fixed the cluster is right (rn-2's pod refused with its reason); "right again" is counted
+      // from the fix: rn-2 verified, its DaemonSet pod still missing.
+      const rightMs = a.fixedToRunningMs;
+      if (a.fixedToRunningMs === undefined) {
+        failures.push(
+          `with the chart's defaults (nodeAgent.taintUnverified ${a.taint}) the DaemonSet had no pod on rn-2 ${FIXED_DEADLINE_MS / 1000} s after rn-2 was verified` +
+            (a.taint
+              ? ''
+              : `: it was refused ${a.refusals} times before the fix, so its controller retries with exponential backoff (5 ms doubling, capped at 1000 s)`) +
+            (a.late
+              ? `; ${a.late} refusal(s) came after the fix: rn-2's label turning true woke the controller while meshgate still read rn-2's MeshCNIVerified condition as False (the agent writes the label before the condition)`
+              : ''),
+        );
+      }
+      const b = await phase(ctx, m, 'agent-other', !a.taint, []);
+      await m.settled();
+      failures.push(...unredirectedDetail(m));
+      return { ...counts(m), rightMs, seen: [...a.seen, ...b.seen.map((s) => `(for comparison) ${s}`)], failures };
+    } finally {
+      await m.stop();
+    }
+  },
+};
