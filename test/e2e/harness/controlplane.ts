@@ -28,6 +28,11 @@ export interface StartOptions {
   /** Extra kube-apiserver flags, e.g. ['--runtime-config=admissionregistration.k8s.io/v1beta1=true']. */
   apiserverArgs?: string[];
   featureGates?: Record<string, boolean>;
+  /**
+   * Give the apiserver a client certificate of the cluster CA for kubelets (--kubelet-client-certificate), so
+   * logs/exec/port-forward reach real kubelets (test/realnode), which trust that CA. Default false (kwok needs none).
+   */
+  kubeletClientCert?: boolean;
   /** Budget for the whole startup. Default 180 s: the apiserver alone needs ~10–40 s on a busy 2-core box. */
   startTimeoutMs?: number;
 }
@@ -56,7 +61,22 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
+/** Startup attempts: a port picked free can be taken by a parallel test before the component binds it. */
+const START_ATTEMPTS = 3;
+
 export async function startControlPlane(opts: StartOptions = {}): Promise<ControlPlane> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      const portTaken = err instanceof Error && err.message.includes('address already in use');
+      if (!portTaken || attempt === START_ATTEMPTS) throw err;
+      process.stderr.write(`control plane: a port was taken while starting (attempt ${attempt}); retrying\n`);
+    }
+  }
+}
+
+async function startOnce(opts: StartOptions): Promise<ControlPlane> {
   const bins = findControlPlaneBinaries();
   const withCM = opts.withControllerManager ?? true;
   const withScheduler = opts.withScheduler ?? true;
@@ -76,9 +96,7 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
   let stopped = false;
 
   const describe = (lines = 30) =>
-    [...running.keys()]
-      .map((c) => `--- ${c} (${logPath(c)}) ---\n${procs.tail(logPath(c), lines)}`)
-      .join('\n');
+    [...running.keys()].map((c) => `--- ${c} (${logPath(c)}) ---\n${procs.tail(logPath(c), lines)}`).join('\n');
   const start = (name: ComponentName, argv: string[], env?: NodeJS.ProcessEnv) => {
     const c = procs.startComponent(name, bins.bin(name), argv, { logPath: logPath(name), pgidFile, env, cwd: dir });
     running.set(name, c);
@@ -110,24 +128,42 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     const admin = writePki(dir, server, ca);
 
     const etcd = start('etcd', args.etcdArgs(layout));
-    await waitFor('etcd /health', async () => {
-      procs.assertRunning(etcd);
-      const r = await httpGet(`http://127.0.0.1:${layout.etcdClientPort}/health`);
-      return r.status === 200 && r.body.includes('"true"');
-    }, { timeoutMs: remaining(), describe });
+    await waitFor(
+      'etcd /health',
+      async () => {
+        procs.assertRunning(etcd);
+        const r = await httpGet(`http://127.0.0.1:${layout.etcdClientPort}/health`);
+        return r.status === 200 && r.body.includes('"true"');
+      },
+      { timeoutMs: remaining(), describe },
+    );
 
-    const apiserver = start('kube-apiserver', args.apiserverArgs(layout, opts.apiserverArgs ?? [], opts.featureGates ?? {}));
-    await waitFor('kube-apiserver /readyz', async () => {
-      procs.assertRunning(apiserver);
-      return (await httpGet(`${server}/readyz`, admin)).status === 200;
-    }, { timeoutMs: remaining(), describe });
+    const kubeletClient = opts.kubeletClientCert ? writeKubeletClientCert(dir, ca) : [];
+    const apiserver = start(
+      'kube-apiserver',
+      args.apiserverArgs(layout, [...kubeletClient, ...(opts.apiserverArgs ?? [])], opts.featureGates ?? {}),
+    );
+    await waitFor(
+      'kube-apiserver /readyz',
+      async () => {
+        procs.assertRunning(apiserver);
+        return (await httpGet(`${server}/readyz`, admin)).status === 200;
+      },
+      { timeoutMs: remaining(), describe },
+    );
 
     const probes: Promise<unknown>[] = [];
     const probe = (c: procs.Component, url: string) =>
-      probes.push(waitFor(`${c.name} ${url}`, async () => {
-        procs.assertRunning(c);
-        return (await httpGet(url, { insecure: true })).status === 200;
-      }, { timeoutMs: remaining(), describe }));
+      probes.push(
+        waitFor(
+          `${c.name} ${url}`,
+          async () => {
+            procs.assertRunning(c);
+            return (await httpGet(url, { insecure: true })).status === 200;
+          },
+          { timeoutMs: remaining(), describe },
+        ),
+      );
     if (withCM) {
       const cm = start('kube-controller-manager', args.controllerManagerArgs(layout));
       probe(cm, `https://127.0.0.1:${layout.controllerManagerPort}/healthz`);
@@ -151,9 +187,11 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     if (withCM) {
       // The controller-manager's serviceaccount controller creates it; pods are rejected until it exists.
       const core = kc.makeApiClient(CoreV1Api);
-      await waitFor('ServiceAccount default/default', () =>
-        core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }),
-      { timeoutMs: remaining(), describe });
+      await waitFor(
+        'ServiceAccount default/default',
+        () => core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' }),
+        { timeoutMs: remaining(), describe },
+      );
     }
 
     const env = { ...process.env, KUBECONFIG: args.pkiPaths(dir).adminKubeconfig };
@@ -167,7 +205,8 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
       ca,
       pids: () => Object.fromEntries([...running].filter(([, c]) => !c.exit).map(([n, c]) => [n, c.pid])),
       kubectl: (argv, o) => runTool(bins.bin('kubectl'), argv, { ...o, env: { ...env, ...o?.env } }),
-      helm: (argv, o) => runTool(bins.bin('helm'), argv, { ...o, env: { ...env, HELM_CACHE_HOME: join(dir, 'helm'), ...o?.env } }),
+      helm: (argv, o) =>
+        runTool(bins.bin('helm'), argv, { ...o, env: { ...env, HELM_CACHE_HOME: join(dir, 'helm'), ...o?.env } }),
       addNode: (name, o) => {
         if (!withKwok) throw new Error('addNode needs kwok: start the control plane with withKwok: true');
         return createKwokNode(kc, name, { ...o, controllerManager: withCM, describe });
@@ -176,9 +215,10 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
       describe,
       stop,
     };
-    const nodes: ({ name: string } & NodeOptions)[] = typeof opts.nodes === 'number'
-      ? Array.from({ length: opts.nodes }, (_, i) => ({ name: `kwok-node-${i}` }))
-      : (opts.nodes ?? []);
+    const nodes: ({ name: string } & NodeOptions)[] =
+      typeof opts.nodes === 'number'
+        ? Array.from({ length: opts.nodes }, (_, i) => ({ name: `kwok-node-${i}` }))
+        : (opts.nodes ?? []);
     await Promise.all(nodes.map((n) => cp.addNode(n.name, n)));
     return cp;
   } catch (err) {
@@ -198,8 +238,13 @@ function writePki(dir: string, server: string, ca: CertificateAuthority) {
   write(p.caKey, ca.keyPem);
   const serving = ca.issue({
     commonName: 'kube-apiserver',
-    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc',
-      'kubernetes.default.svc.cluster.local'],
+    dnsNames: [
+      'localhost',
+      'kubernetes',
+      'kubernetes.default',
+      'kubernetes.default.svc',
+      'kubernetes.default.svc.cluster.local',
+    ],
     ipAddresses: ['127.0.0.1', '10.96.0.1'], // 10.96.0.1: the `kubernetes` Service IP in SERVICE_CIDR
   });
   write(p.apiserverCert, serving.certPem);
@@ -215,4 +260,22 @@ function writePki(dir: string, server: string, ca: CertificateAuthority) {
   write(p.controllerManagerKubeconfig, kubeconfig(server, ca.certPem, cm, 'kube-controller-manager'));
   write(p.schedulerKubeconfig, kubeconfig(server, ca.certPem, sched, 'kube-scheduler'));
   return { ca: ca.certPem, cert: admin.certPem, key: admin.keyPem };
+}
+
+/** The apiserver's client identity towards kubelets (system:masters, like kubeadm's apiserver-kubelet-client). */
+function writeKubeletClientCert(dir: string, ca: CertificateAuthority): string[] {
+  const pair = ca.issue({
+    commonName: 'kube-apiserver-kubelet-client',
+    organizations: ['system:masters'],
+    usage: 'client',
+  });
+  const cert = join(dir, 'pki', 'kubelet-client.crt');
+  const key = join(dir, 'pki', 'kubelet-client.key');
+  writeFileSync(cert, pair.certPem, { mode: 0o600 });
+  writeFileSync(key, pair.keyPem, { mode: 0o600 });
+  return [
+    `--kubelet-client-certificate=${cert}`,
+    `--kubelet-client-key=${key}`,
+    '--kubelet-preferred-address-types=InternalIP',
+  ];
 }

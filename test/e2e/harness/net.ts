@@ -4,11 +4,24 @@ import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 
+/** Ports this process has handed out: the kernel may offer a released port again, e.g. etcd's to kwok. */
+const handedOut = new Set<number>();
+
 /**
- * A currently free TCP port on 127.0.0.1 (the kernel picks it). Another process could take it before the caller
- * binds it; the window is short and startup failures report the component's log, which names the port.
+ * A currently free TCP port on 127.0.0.1 (the kernel picks it), never one this process handed out before. Another
+ * process could still take it before the caller binds it; startControlPlane retries on "address already in use".
  */
-export function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await kernelPort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error('freePort: the kernel kept offering ports this process already handed out');
+}
+
+function kernelPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
