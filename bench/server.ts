@@ -8,8 +8,8 @@
  * `exit` shuts down cleanly (which is also when `--cpu-prof` writes its profile).
  */
 import pino from 'pino';
-import { KubeConfig } from '@kubernetes/client-node';
 import { startServer } from '../src/server/start.ts';
+import { loadKubeConfig } from '../src/kube/client.ts';
 import { testConfig } from '../test/support/config.ts';
 import { nodeFactsFromState } from '../src/facts/node-state.ts';
 import type { MeshName } from '../src/mesh/types.ts';
@@ -46,8 +46,8 @@ async function main(): Promise<void> {
     'bench',
   );
   const logger = pino({ level: settings.logLevel });
-  const kc = settings.kubeconfig ? new KubeConfig() : undefined;
-  kc?.loadFromFile(settings.kubeconfig!);
+  // Only with a cluster, as in production: static facts never load the Kubernetes client (src/kube/client.ts).
+  const kc = await loadKubeConfig({ kubeconfig: settings.kubeconfig, inCluster: false });
   const server = await startServer({
     config: testConfig(settings.mesh ?? 'custom'),
     port: 0,

@@ -99,7 +99,10 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     const config = configFromFlags({ config: f.config, mesh: f.mesh });
     const quarantine = quarantineSettings(f, config.meshNamespace);
     const unmeshed = unmeshedSettings(f);
-    const kc = loadKubeConfig({ kubeconfig: f.kubeconfig, inCluster: io.env.KUBERNETES_SERVICE_HOST !== undefined });
+    const kc = await loadKubeConfig({
+      kubeconfig: f.kubeconfig,
+      inCluster: io.env.KUBERNETES_SERVICE_HOST !== undefined,
+    });
     if (!kc) throw new UsageError('no cluster credentials: pass --kubeconfig or run in a cluster');
     const logger = pino({ level: f['log-level'] });
     // POD_NAME (downward API) names the replica; the suffix tells a restarted process from its predecessor.

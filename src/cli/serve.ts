@@ -138,7 +138,10 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     const config = compileConfig(configFromFlags({ config: f.config, mesh: f.mesh }));
-    const kc = loadKubeConfig({ kubeconfig: f.kubeconfig, inCluster: io.env.KUBERNETES_SERVICE_HOST !== undefined });
+    const kc = await loadKubeConfig({
+      kubeconfig: f.kubeconfig,
+      inCluster: io.env.KUBERNETES_SERVICE_HOST !== undefined,
+    });
     if (!kc && (f['cert-secret'] || f['webhook-config']))
       throw new UsageError('--cert-secret and --webhook-config need cluster credentials');
     if (kc && f['node-state']) io.stderr('meshgate serve: --node-state is ignored: node facts come from the cluster\n');

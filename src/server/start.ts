@@ -18,12 +18,7 @@ import { createMetrics, registerCertificateMetrics, registerNodeMetrics } from '
 import { SelfSignedSource } from '../tls/self-signed.ts';
 import { FileSource } from '../tls/file-source.ts';
 import type { CertSource } from '../tls/source.ts';
-import { startNodeCache } from '../kube/node-cache.ts';
-import { startPodNeedCache, type PodNeeds } from '../kube/pod-mode-cache.ts';
-import { SecretSource } from '../tls/secret-source.ts';
-import { kubeSecretStore } from '../kube/secret-store.ts';
-import { caBundleHolds, syncCaBundle } from '../kube/ca-bundle.ts';
-import { describeKubeError } from '../kube/errors.ts';
+import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import { preEncode } from '../util/base64-json.ts';
 
 export interface ServeOptions {
@@ -64,7 +59,9 @@ export interface RunningServer {
   shutdown(): Promise<void>;
 }
 
-function certSource(o: ServeOptions, logger: Logger): CertSource {
+type Cluster = typeof import('./cluster.ts');
+
+function certSource(o: ServeOptions, cluster: Cluster | undefined, logger: Logger): CertSource {
   if (o.certFile && o.keyFile) {
     return new FileSource({
       certFile: o.certFile,
@@ -72,41 +69,14 @@ function certSource(o: ServeOptions, logger: Logger): CertSource {
       onError: (err) => logger.error({ err }, 'certificate reload failed; serving the previous pair'),
     });
   }
-  if (o.certSecret && o.kc) {
-    const { kc, webhookConfigName: name } = o;
-    const store = kubeSecretStore(kc, o.certSecret.namespace, o.certSecret.name);
-    return new SecretSource({
-      store,
-      sans: o.tlsSans,
-      where: `Secret ${o.certSecret.namespace}/${o.certSecret.name}`,
-      log: logger,
-      // A new CA signs only once both webhook configurations trust it.
-      trustCheck: name ? (bundle) => caBundleHolds(kc, name, bundle) : undefined,
-      onError: (err) => logger.error({ err: describeKubeError(err) }, 'certificate secret sync failed'),
-    });
+  if (o.certSecret && o.kc && cluster) {
+    return cluster.secretCertSource(o.kc, o.certSecret, o.tlsSans, o.webhookConfigName, logger);
   }
   return new SelfSignedSource({
     sans: o.tlsSans,
     log: logger,
     onError: (err) => logger.error({ err }, 'certificate renewal failed'),
   });
-}
-
-/** Patches our CA into the webhook configurations now and after every change, retrying every 10 s on failure. */
-function keepCaBundle(kc: KubeConfig, name: string, certs: CertSource, logger: Logger): void {
-  let timer: NodeJS.Timeout | undefined;
-  const sync = () => {
-    clearTimeout(timer);
-    syncCaBundle(kc, name, certs.current().ca!)
-      .then((n) => n > 0 && logger.info({ webhookConfig: name, patched: n }, 'caBundle updated'))
-      .catch((err) => {
-        logger.warn({ err: describeKubeError(err), webhookConfig: name }, 'caBundle update failed; retrying in 10 s');
-        timer = setTimeout(sync, 10_000);
-        timer.unref();
-      });
-  };
-  certs.onChange(sync);
-  sync();
 }
 
 /**
@@ -123,9 +93,11 @@ const SIZED_ECHO_PATCH = [
 
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const logger = o.logger ?? pino({ level: 'info' });
-  const certs = o.certSource ?? certSource(o, logger);
+  // Loaded only with cluster credentials: the embedded default never loads the Kubernetes client.
+  const cluster = o.kc ? await import('./cluster.ts') : undefined;
+  const certs = o.certSource ?? certSource(o, cluster, logger);
   await certs.start();
-  if (o.kc && o.webhookConfigName) keepCaBundle(o.kc, o.webhookConfigName, certs, logger);
+  if (o.kc && cluster && o.webhookConfigName) cluster.keepCaBundle(o.kc, o.webhookConfigName, certs, logger);
   if (o.writeCaTo && certs.current().ca) {
     mkdirSync(o.writeCaTo, { recursive: true });
     const writeCa = () => writeFileSync(join(o.writeCaTo!, 'ca.crt'), certs.current().ca!);
@@ -137,21 +109,10 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   let nodes: NodeFacts;
   let podNeeds: PodNeeds | undefined;
   let synced: Promise<void> = Promise.resolve();
-  if (o.kc) {
-    const cache = startNodeCache(
-      o.kc,
-      { pluginType: o.config.config.cni.pluginType, maxVerdictAgeMs: o.config.config.cni.maxVerdictAgeSeconds * 1000 },
-      (err) => logger.warn({ err: describeKubeError(err) }, 'node watch interrupted; resuming'),
-    );
-    stops.push(() => cache.reflector.stop());
-    nodes = cache.store;
-    cache.ready.catch((err) => logger.error({ err: describeKubeError(err) }, 'node list failed'));
-    const pods = startPodNeedCache(o.kc, o.config, (err) =>
-      logger.warn({ err: describeKubeError(err) }, 'pod watch interrupted; resuming'),
-    );
-    stops.push(() => pods.stop());
-    podNeeds = pods;
-    synced = Promise.all([cache.ready, pods.ready]).then(() => undefined);
+  if (o.kc && cluster) {
+    const caches = cluster.startCaches(o.kc, o.config, logger);
+    stops.push(() => caches.stop());
+    ({ nodes, podNeeds, synced } = caches);
   } else {
     nodes = o.nodeState!;
   }
