@@ -15,4 +15,11 @@ export const RESERVED_NAMES: ReadonlySet<string> = new Set(
   Object.values(PROFILES).flatMap((p) => Object.values(p.names)),
 );
 
+/** Whose container each reserved name is (the first profile that uses it), for messages. */
+export const RESERVED_BY: ReadonlyMap<string, string> = new Map(
+  Object.values(PROFILES)
+    .reverse()
+    .flatMap((p) => Object.values(p.names).map((n) => [n, p.title] as const)),
+);
+
 export { type MeshName, type MeshProfile, MESH_NAMES } from './types.ts';

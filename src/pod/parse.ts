@@ -25,10 +25,12 @@ const expected = (path: string | null, what: string, v: unknown) =>
 const member = (path: string | null, key: string) => (path === null ? null : `${path}.${key}`);
 const item = (path: string | null, i: number) => (path === null ? null : `${path}[${i}]`);
 
-const optional =
-  (check: Check): Check =>
-  (v, path) =>
-    v === undefined ? undefined : check(v, path);
+/** A mapping's member that may be absent: mapping() skips it when undefined, without a call per absent field. */
+interface Optional {
+  optional: Check;
+}
+const optional = (check: Check): Optional => ({ optional: check });
+
 const string: Check = (v, path) => (typeof v === 'string' ? undefined : expected(path, 'a string', v));
 const boolean: Check = (v, path) => (typeof v === 'boolean' ? undefined : expected(path, 'true or false', v));
 const integer: Check = (v, path) => (Number.isInteger(v) ? undefined : expected(path, 'an integer', v));
@@ -44,13 +46,19 @@ function listOf(check: Check): Check {
   };
 }
 
-function mapping(fields: Record<string, Check>): Check {
+function mapping(fields: Record<string, Check | Optional>): Check {
   const keys = Object.keys(fields);
-  const checks = keys.map((k) => fields[k]);
+  const checks = keys.map((k) => {
+    const f = fields[k];
+    return typeof f === 'function' ? f : f.optional;
+  });
+  const required = keys.map((k) => typeof fields[k] === 'function');
   return (v, path) => {
     if (!isObject(v)) return expected(path, 'a mapping', v);
     for (let i = 0; i < keys.length; i++) {
-      const problem = checks[i](v[keys[i]], member(path, keys[i]));
+      const value = v[keys[i]];
+      if (value === undefined && !required[i]) continue;
+      const problem = checks[i](value, member(path, keys[i]));
       if (problem) return problem;
     }
     return undefined;

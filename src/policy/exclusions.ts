@@ -25,6 +25,8 @@ export interface ExclusionVerdict {
 export function judgeSettings(s: RedirectSettings, cfg: Compiled, source: string): ExclusionVerdict | undefined {
   if (s.invalid.length) return { reason: 'invalid_annotation', message: s.invalid.join('; ') };
   if (s.narrowing.length) return { reason: 'redirect_narrowed', message: s.narrowing.join('; ') };
+  // Nothing excluded, nothing to weigh (most pods): every bound below holds for empty lists.
+  if (s.outboundCidrs.length + s.outboundPorts.length + s.inboundPorts.length === 0) return undefined;
   const e = cfg.config.exclusions;
   const problems: string[] = [];
   for (const [what, n] of [

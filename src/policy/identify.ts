@@ -10,7 +10,7 @@
  * (src/policy/rules.ts).
  */
 import type { Compiled } from '../config/compile.ts';
-import { RESERVED_NAMES, PROFILES } from '../mesh/index.ts';
+import { RESERVED_BY, RESERVED_NAMES } from '../mesh/index.ts';
 import type { RedirectSettings, Role } from '../mesh/types.ts';
 import { CONTAINER_LISTS, type Container, type ContainerList, type Pod } from '../pod/types.ts';
 import { sameJson } from '../util/same.ts';
@@ -111,8 +111,7 @@ function judgeValidator(f: Found, pod: Pod, cfg: Compiled): { problem: string } 
 }
 
 function foreignMesh(name: string): string {
-  const owner = Object.values(PROFILES).find((p) => Object.values(p.names).includes(name));
-  return owner ? owner.title : 'a mesh';
+  return RESERVED_BY.get(name) ?? 'a mesh';
 }
 
 export function identifyPod(pod: Pod, cfg: Compiled): PodMesh {
