@@ -1,17 +1,18 @@
 # syntax=docker/dockerfile:1
 # meshgate: one image for `serve` (webhook), `node-agent` (DaemonSet) and `validate-redirect` (injected init container).
-# Sources are TypeScript run by Node's type stripping, so there is no compile output: the build stage only installs,
-# typechecks and drops dev dependencies (including the `node` npm package, a second Node binary).
+# The build stage installs, typechecks, compiles src/ to dist/ (tsconfig.build.json) and drops dev dependencies
+# (including the `node` npm package, a second Node binary). The image holds dist/ only, no TypeScript: Node then
+# loads no type stripper, and a process starts in half the time and memory (bin/meshgate.js picks dist/).
 # test/docker/dockerfile.test.ts replays these steps outside Docker so this file cannot silently rot.
 
 FROM node:24-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --prefer-offline --no-audit --no-fund
-COPY tsconfig.json ./
+COPY tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
 COPY src ./src
-RUN npx tsc -p . && npm prune --omit=dev --no-audit --no-fund
+RUN npx tsc -p . && npx tsc -p tsconfig.build.json && npm prune --omit=dev --no-audit --no-fund
 
 # Distroless: Node 24 and glibc only, no shell or package manager. The :nonroot variant's user is 65532.
 FROM gcr.io/distroless/nodejs24-debian12:nonroot
@@ -21,7 +22,7 @@ ENV NODE_ENV=production
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/bin ./bin
-COPY --from=build /app/src ./src
+COPY --from=build /app/dist ./dist
 USER 65532:65532
 # No `meshgate` on PATH (no shell, no /usr/bin/env for a shebang): containers pass only args, e.g.
 # ["serve", "--port=8443"]; a container that must set command uses ["/nodejs/bin/node", "/app/bin/meshgate.js", ...].

@@ -42,8 +42,10 @@ export async function meshgatePeer(
   route: '/allow' | '/mutate',
   reviews: Review[],
   verifiedNodes: string[],
+  /** The server script to fork: bench/compiled.ts's compiled one, as the image runs meshgate. */
+  script: string,
 ): Promise<Peer> {
-  const child = await startServerChild({ logLevel: 'warn', verifiedNodes, mesh }, [], { cpu: SERVER_CPU });
+  const child = await startServerChild({ logLevel: 'warn', verifiedNodes, mesh }, [], { cpu: SERVER_CPU, script });
   return {
     name,
     what,

@@ -42,7 +42,14 @@ describe('Dockerfile structure', () => {
       'charts/meshgate/values.yaml',
     ])
       expect(ignored(p), p).toBe(true);
-    for (const p of ['package.json', 'package-lock.json', 'tsconfig.json', 'bin/meshgate.js', 'src/cli/main.ts'])
+    for (const p of [
+      'package.json',
+      'package-lock.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'bin/meshgate.js',
+      'src/cli/main.ts',
+    ])
       expect(ignored(p), p).toBe(false);
   });
 
@@ -88,12 +95,15 @@ describe('Dockerfile build, replayed', () => {
     for (const p of [
       'package.json',
       'bin/meshgate.js',
-      'src/cli/main.ts',
+      'dist/cli/main.js',
+      'dist/validator/validate.js',
       'node_modules/fastify',
       'node_modules/yaml',
     ]) {
       expect(existsSync(join(app(), p)), p).toBe(true);
     }
+    // Compiled JavaScript only: no TypeScript for Node to strip at every start (bin/meshgate.js picks dist/).
+    expect(existsSync(join(app(), 'src')), 'src').toBe(false);
     // The `node` devDependency is a second Node binary; typescript and vitest are build-time only.
     for (const p of ['node_modules/node', 'node_modules/.bin/node', 'node_modules/typescript', 'node_modules/vitest']) {
       expect(existsSync(join(app(), p)), p).toBe(false);

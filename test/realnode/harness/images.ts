@@ -207,6 +207,46 @@ function productionModules(): string[] {
 }
 
 /**
+ * The build stage's dist/: this checkout's src/ compiled by tsconfig.build.json, cached by what went into it (the
+ * sources, both tsconfigs, the compiler's version) so an unchanged tree keeps its files, their mtimes and so its
+ * image key.
+ */
+function compiledSources(): string {
+  const hash = createHash('sha256');
+  const files = readdirSync(join(repoRoot, 'src'), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
+  for (const f of [...files, join(repoRoot, 'tsconfig.json'), join(repoRoot, 'tsconfig.build.json')])
+    hash
+      .update(`${relative(repoRoot, f)}\0`)
+      .update(readFileSync(f))
+      .update('\0');
+  const tsc = join(repoRoot, 'node_modules/typescript');
+  hash.update(JSON.parse(readFileSync(join(tsc, 'package.json'), 'utf8')).version);
+  const dir = imageCache();
+  const out = join(dir, `dist-${hash.digest('hex').slice(0, 12)}`);
+  if (existsSync(`${out}.complete`)) return out;
+  rmSync(out, { recursive: true, force: true });
+  execFileSync(process.execPath, [join(tsc, 'bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', out], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  writeFileSync(`${out}.complete`, '');
+  // Older compilations (other trees): keep the newest 3.
+  const old = readdirSync(dir)
+    .filter((f) => /^dist-[0-9a-f]{12}$/.test(f))
+    .map((f) => join(dir, f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
+    .slice(3);
+  for (const d of old) {
+    rmSync(`${d}.complete`, { force: true });
+    rmSync(d, { recursive: true, force: true });
+  }
+  return out;
+}
+
+/**
  * meshgate's image: the Dockerfile's runtime stage read for real (WORKDIR, ENV, USER, ENTRYPOINT and every
  * `COPY --from=build /app/X`), with the build stage's /app/X taken from this checkout (node_modules: production
  * dependencies only). The tier does not typecheck: test/docker replays the Dockerfile's build for that.
@@ -234,6 +274,8 @@ export function meshgateImage(): Promise<BuiltImage> {
         if (rel === 'node_modules') {
           for (const m of productionModules())
             contents.set(join(target, relative(join(repoRoot, 'node_modules'), m)), m);
+        } else if (rel === 'dist') {
+          contents.set(target, compiledSources());
         } else {
           contents.set(target, join(repoRoot, rel));
         }
