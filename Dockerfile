@@ -17,7 +17,9 @@ RUN npx tsc -p . && npx tsc -p tsconfig.build.json && npm prune --omit=dev --no-
 # Distroless: Node 24 and glibc only, no shell or package manager. The :nonroot variant's user is 65532.
 FROM gcr.io/distroless/nodejs24-debian12:nonroot
 WORKDIR /app
-ENV NODE_ENV=production
+# A 2 MiB young-generation semi-space instead of V8's 16: a webhook under load stays ~20-45 MiB smaller at no
+# measured CPU cost per review (docs/benchmarks.md). A NODE_OPTIONS set on the container replaces this one.
+ENV NODE_ENV=production NODE_OPTIONS=--max-semi-space-size=2
 # Owned by root and read-only to the runtime users (65532 here, the validator's own UID in injected pods).
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules

@@ -1,25 +1,48 @@
 /**
  * The benchmark server as the image runs meshgate: JavaScript compiled by tsc, so Node loads no type stripper
- * (the Dockerfile ships dist/ only; tsconfig.build.json). Peers are compared by memory too, and the stripper is
- * ~20 MiB of a Node process. The whole tree is compiled (bench/server.ts imports test/support) into .cache/, inside
- * the checkout, so the compiled files resolve node_modules and package.json's "type": "module" as the sources do.
+ * (the Dockerfile ships dist/ only; tsconfig.build.json), under the NODE_OPTIONS the image sets. Peers are compared
+ * by memory too, and the stripper is ~20 MiB of a Node process. The whole tree is compiled (bench/server.ts imports
+ * test/support) into .cache/, inside the checkout, so the compiled files resolve node_modules and package.json's
+ * "type": "module" as the sources do.
  */
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../test/e2e/harness/binaries.ts';
+import { parseDockerfile } from '../test/docker/dockerfile.ts';
 
-let compiled: string | undefined;
+export interface CompiledServer {
+  script: string;
+  /** Node flags: the image's ENV NODE_OPTIONS, read from the Dockerfile's runtime stage. */
+  execArgv: string[];
+}
 
-/** Path of the compiled bench/server.js, compiled on first use (~15 s) in this run. */
-export function compiledServerScript(log: (s: string) => void): string {
+let compiled: CompiledServer | undefined;
+
+/** The image's NODE_OPTIONS (runtime stage ENV), as flags. */
+export function imageNodeOptions(): string[] {
+  const runtime = parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')).at(-1)!;
+  let flags: string[] = [];
+  for (const ins of runtime.instructions) {
+    if (ins.op !== 'ENV') continue;
+    // The last NODE_OPTIONS wins, as in the image; the pattern takes one flag (no spaces), as the Dockerfile sets.
+    for (const [, k, v] of ins.args.matchAll(/(\w+)=(\S+)/g)) if (k === 'NODE_OPTIONS') flags = [v];
+  }
+  return flags;
+}
+
+/** The compiled bench/server.js and the image's Node flags, compiled on first use (~15 s) in this run. */
+export function compiledServer(log: (s: string) => void): CompiledServer {
   if (compiled) return compiled;
   const out = join(repoRoot, '.cache', 'bench-dist');
   rmSync(out, { recursive: true, force: true });
-  log(`compiling the tree with tsc into ${out} (peers run meshgate's compiled JavaScript, as the image does)`);
+  const execArgv = imageNodeOptions();
+  log(
+    `compiling the tree with tsc into ${out}: meshgate's peers run compiled JavaScript with ${execArgv.join(' ') || 'no Node flags'}, as the image does`,
+  );
   const tsc = join(repoRoot, 'node_modules/typescript/bin/tsc');
   const emit = ['--noEmit', 'false', '--outDir', out, '--rewriteRelativeImportExtensions'];
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json', ...emit], { cwd: repoRoot, stdio: 'inherit' });
-  compiled = join(out, 'bench', 'server.js');
+  compiled = { script: join(out, 'bench', 'server.js'), execArgv };
   return compiled;
 }

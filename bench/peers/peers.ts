@@ -12,6 +12,7 @@ import jsonpatch, { type Operation } from 'fast-json-patch';
 import type { ControlPlane } from '../../test/e2e/harness/index.ts';
 import { startIstioInjector } from '../../test/e2e/harness/index.ts';
 import { startServerChild } from '../procs.ts';
+import type { CompiledServer } from '../compiled.ts';
 import { post } from '../preflight.ts';
 import type { Review } from '../corpus.ts';
 import { pinProcess } from './proc-stats.ts';
@@ -42,10 +43,13 @@ export async function meshgatePeer(
   route: '/allow' | '/mutate',
   reviews: Review[],
   verifiedNodes: string[],
-  /** The server script to fork: bench/compiled.ts's compiled one, as the image runs meshgate. */
-  script: string,
+  /** What to fork: bench/compiled.ts's compiled server and the image's Node flags, as the image runs meshgate. */
+  server: CompiledServer,
 ): Promise<Peer> {
-  const child = await startServerChild({ logLevel: 'warn', verifiedNodes, mesh }, [], { cpu: SERVER_CPU, script });
+  const child = await startServerChild({ logLevel: 'warn', verifiedNodes, mesh }, server.execArgv, {
+    cpu: SERVER_CPU,
+    script: server.script,
+  });
   return {
     name,
     what,

@@ -6,7 +6,7 @@
  * order rotated every round; CPU and memory come from /proc for every peer alike (proc-stats.ts). Figures per peer
  * are medians over the rounds.
  */
-import { compiledServerScript } from '../compiled.ts';
+import { compiledServer } from '../compiled.ts';
 import { loadavg } from 'node:os';
 import { startControlPlane, type ControlPlane } from '../../test/e2e/harness/index.ts';
 import { preflight, type PreflightResult } from '../preflight.ts';
@@ -121,9 +121,9 @@ export async function runPeers(reviews: Review[], o: PeerOptions, log: (s: strin
         istio.injected,
       ],
     ] as const;
-    const script = compiledServerScript(log);
+    const server = compiledServer(log);
     for (const [i, [name, what, mesh, route, bodies]] of own.entries())
-      peers.splice(i, 0, await meshgatePeer(name, what, mesh, route, [...bodies], o.verifiedNodes, script));
+      peers.splice(i, 0, await meshgatePeer(name, what, mesh, route, [...bodies], o.verifiedNodes, server));
     const kyverno = await kyvernoPeer(cp, reviews, log).catch(
       (err: Error): KyvernoUnavailable => ({ unavailable: `failed to start: ${err.message}` }),
     );
