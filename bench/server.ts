@@ -10,6 +10,7 @@
 import pino from 'pino';
 import { startServer } from '../src/server/start.ts';
 import { loadKubeConfig } from '../src/kube/client.ts';
+import { preEncode } from '../src/util/base64-json.ts';
 import { testConfig } from '../test/support/config.ts';
 import { nodeFactsFromState } from '../src/facts/node-state.ts';
 import type { MeshName } from '../src/mesh/types.ts';
@@ -30,6 +31,24 @@ export type ServerMessage =
   | { type: 'cpu'; userUs: number; systemUs: number; rssBytes: number; heapUsedBytes: number; monoUs: number };
 
 export type ParentMessage = { type: 'cpu' } | { type: 'level'; level: ServerSettings['logLevel'] } | { type: 'exit' };
+
+/**
+ * ~2.2 KB of JSON Patch, as large as meshgate's CNI-mode patch (validator, proxy, volume, affinity, label,
+ * status). Its value is pre-encoded like meshgate's templates: the route costs what answering that much costs.
+ */
+const SIZED_ECHO_PATCH = [
+  {
+    op: 'add' as const,
+    path: '/metadata/annotations',
+    value: preEncode({ 'bench.meshgate.io/echo': 'x'.repeat(2170) }),
+  },
+];
+
+/** The transport baselines: POST /allow (decode, allow) and /allow-sized (decode, a canned meshgate-sized patch). */
+const ECHO_ROUTES = {
+  '/allow': () => ({ kind: 'allow', reason: 'echo' }) as const,
+  '/allow-sized': () => ({ kind: 'patch', reason: 'echo', ops: SIZED_ECHO_PATCH }) as const,
+};
 
 async function main(): Promise<void> {
   const settings = JSON.parse(process.argv[2] ?? '{}') as ServerSettings;
@@ -56,7 +75,7 @@ async function main(): Promise<void> {
     ...(kc ? { kc } : { nodeState }),
     drainSeconds: 0,
     logger,
-    benchRoutes: true,
+    extraRoutes: ECHO_ROUTES,
   });
   await server.synced;
   const send = (m: ServerMessage) => process.send!(m);

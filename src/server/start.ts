@@ -19,7 +19,6 @@ import { SelfSignedSource } from '../tls/self-signed.ts';
 import { FileSource } from '../tls/file-source.ts';
 import type { CertSource } from '../tls/source.ts';
 import type { PodNeeds } from '../kube/pod-mode-cache.ts';
-import { preEncode } from '../util/base64-json.ts';
 
 export interface ServeOptions {
   config: Compiled;
@@ -36,8 +35,8 @@ export interface ServeOptions {
   /** Seconds between readiness going false and the listener closing, so endpoints stop routing here. */
   drainSeconds: number;
   logger?: Logger;
-  /** Adds the benchmark's transport baselines: POST /allow (decode, allow) and /allow-sized (a canned patch). */
-  benchRoutes?: boolean;
+  /** Routes served beside /mutate and /validate: the benchmark's transport baselines (bench/server.ts). */
+  extraRoutes?: AppDeps['routes'];
   /** Self-managed certificates shared by replicas through this Secret (needs kc); overrides self-signed. */
   certSecret?: { namespace: string; name: string };
   /** Keep the caBundle of these Mutating/ValidatingWebhookConfigurations (one name) equal to our CA. */
@@ -78,18 +77,6 @@ function certSource(o: ServeOptions, cluster: Cluster | undefined, logger: Logge
     onError: (err) => logger.error({ err }, 'certificate renewal failed'),
   });
 }
-
-/**
- * ~2.2 KB of JSON Patch, as large as meshgate's CNI-mode patch (validator, proxy, volume, affinity, label,
- * status). Its value is pre-encoded like meshgate's templates: the route costs what answering that much costs.
- */
-const SIZED_ECHO_PATCH = [
-  {
-    op: 'add' as const,
-    path: '/metadata/annotations',
-    value: preEncode({ 'bench.meshgate.io/echo': 'x'.repeat(2170) }),
-  },
-];
 
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const logger = o.logger ?? pino({ level: 'info' });
@@ -136,13 +123,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     routes: {
       '/mutate': handlers.mutate,
       '/validate': handlers.validate,
-      ...(o.benchRoutes
-        ? {
-            '/allow': () => ({ kind: 'allow', reason: 'echo' }) as const,
-            // Echo with a canned patch the size of a typical meshgate patch: the transport cost of the bigger answer.
-            '/allow-sized': () => ({ kind: 'patch', reason: 'echo', ops: SIZED_ECHO_PATCH }) as const,
-          }
-        : {}),
+      ...o.extraRoutes,
     },
     ready: () => {
       if (closing) return { ready: false, why: 'shutting down' };
