@@ -28,7 +28,7 @@ export const QUARANTINE_FLAGS = {
   'webhook-config': { type: 'string', default: 'meshgate' },
 } as const;
 
-/** The help lines; `--evict-unmeshed` comes before `--max-evictions-per-minute` (scripts find the switch by name). */
+/** The help lines of the quarantine and unmeshed-pod flags. */
 export const QUARANTINE_USAGE = `node quarantine (docs/repair.md):
   --withdraw-verdicts BOOL        withdraw a node's verification (quarantine mark, label false, condition False,
                                   an Event) when validation fails for --withdraw-after pods on it within

@@ -20,7 +20,7 @@ import { startMeshStack, type MeshStack } from './harness/mesh.ts';
 import { istioShapedPod, plainPod } from './harness/pods.ts';
 import { runCases, printResults, type Case } from './harness/runner.ts';
 import { Timings } from './harness/timings.ts';
-import { capabilitiesFrom } from './scenarios/capabilities.ts';
+import { REPAIR_SWITCHES } from './scenarios/capabilities.ts';
 import { removeNamespace, resetNodes, type Scenario, type ScenarioResult } from './scenarios/common.ts';
 import { printMatrix } from './scenarios/matrix.ts';
 import { s1 } from './scenarios/s1-node-lacks-plugin.ts';
@@ -96,15 +96,6 @@ function builds(t: Timings): void {
   console.log(`builds:\n${t.report()}`);
 }
 
-function repairHelp(): string {
-  const r = spawnSync(
-    join(repoRoot, 'node_modules/.bin/node'),
-    [join(repoRoot, 'bin/meshgate.js'), 'repair-controller', '--help'],
-    { encoding: 'utf8' },
-  );
-  return `${r.stdout}${r.stderr}`;
-}
-
 /**
  * Runs one scenario and resets the nodes for the next. Its namespaces are deleted in the background once all their
  * pods are marked terminating (the rest of their termination takes ~6 s and concerns no other scenario: each counts
@@ -114,7 +105,6 @@ async function runScenario(
   s: Scenario,
   cluster: RealCluster,
   mesh: MeshStack,
-  capabilities: ReturnType<typeof capabilitiesFrom>,
   timings: Timings,
   last: boolean,
   removals: Promise<void>[],
@@ -122,7 +112,7 @@ async function runScenario(
   const t0 = performance.now();
   let result: ScenarioResult;
   try {
-    const r = await s.run({ cluster, mesh, capabilities });
+    const r = await s.run({ cluster, mesh });
     result = { id: s.id, title: s.title, ...r, durationMs: performance.now() - t0 };
   } catch (err) {
     result = {
@@ -143,7 +133,7 @@ async function runScenario(
   await Promise.all(removing.map((r) => r.terminating));
   if (!last) {
     await timings
-      .async(`${s.id} reset (both nodes' chains and agents)`, () => resetNodes({ cluster, mesh, capabilities }))
+      .async(`${s.id} reset (both nodes' chains and agents)`, () => resetNodes({ cluster, mesh }))
       .catch((err) => result.failures.push(`resetting the nodes after the scenario failed: ${describeError(err)}`));
   }
   return result;
@@ -196,21 +186,20 @@ async function main(): Promise<number> {
     controlsOk ? passed++ : failed++;
     await timings.async('judge controls: cleanup', () => removeNamespace(c, CONTROLS_NS).gone);
 
-    const capabilities = capabilitiesFrom(repairHelp());
     mesh = await timings.async('mesh: Istio injector, meshgate webhook, node agents, repair controller', () =>
-      startMeshStack(c, capabilities.repairFlags),
+      startMeshStack(c, [...REPAIR_SWITCHES]),
     );
     const ch = mesh.chart;
     console.log(
       `\nmesh up: Istio 1.27.0 injector (proxyv2 stand-in); meshgate webhook (chart defaults: mutating ${ch.webhook.mutating}, validating ${ch.webhook.validating}); ` +
-        `node agents ${ch.agentArgs.join(' ')}; repair controller ${[...ch.repairArgs, ...capabilities.repairFlags].join(' ')}`,
+        `node agents ${ch.agentArgs.join(' ')}; repair controller ${[...ch.repairArgs, ...REPAIR_SWITCHES].join(' ')}`,
     );
     const chosen = SCENARIOS.filter((s) => !only || only.includes(s.id));
     const results: ScenarioResult[] = [];
     const removals: Promise<void>[] = [];
     for (const [i, s] of chosen.entries()) {
       if (signalled) break;
-      results.push(await runScenario(s, c, mesh, capabilities, timings, i === chosen.length - 1, removals));
+      results.push(await runScenario(s, c, mesh, timings, i === chosen.length - 1, removals));
     }
     await timings.async('scenario namespaces deleted (in the background meanwhile)', () => Promise.all(removals));
     printMatrix(results);

@@ -3,7 +3,6 @@
 // and meshgate as its companion: the webhook (harness/webhook.ts), the node agent on every node reading that
 // node's own CNI dirs, and the repair controller as a process (`meshgate repair-controller --config <the webhook's>`). The
 // istio-cni plugin itself is already chained on rn-1 (harness/cni.ts).
-import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -47,8 +46,6 @@ export interface MeshStack {
    * once instead of waiting for the old Lease to expire, and no failures remembered from an earlier scenario.
    */
   restartRepair(): Promise<void>;
-  /** `meshgate repair-controller --help`: which capabilities (flags) this build has. */
-  repairHelp(): Promise<string>;
   /** Creates a namespace (opted in or not) with what istiod would have put there: the istio-ca-root-cert ConfigMap. */
   namespace(name: string, labels?: Record<string, string>): Promise<void>;
   /** Waits until the node's published label is `want` (the agent's verdict reached the apiserver). */
@@ -139,12 +136,6 @@ export async function startMeshStack(cluster: RealCluster, repairFlags: string[]
     restartAgent,
     repair: () => repair!,
     restartRepair,
-    repairHelp: () =>
-      new Promise((resolve) =>
-        execFile(NODE(), [MESHGATE_BIN(), 'repair-controller', '--help'], (_err, stdout, stderr) =>
-          resolve(`${stdout}${stderr}`),
-        ),
-      ),
     async namespace(name, labels = {}) {
       await core.createNamespace({ body: { metadata: { name, labels } } });
       await core.createNamespacedConfigMap({

@@ -14,17 +14,9 @@ import { QUARANTINE_ANNOTATION, QUARANTINE_HISTORY_ANNOTATION } from '../../../s
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-export interface Capabilities {
-  /** The repair controller's flags that switch on S6's and S8's capabilities, when its --help lists them. */
-  repairFlags: string[];
-  /** Why a capability's flag was not passed (for the FAILED message), by scenario. */
-  missing: { s6?: string; s8?: string };
-}
-
 export interface ScenarioContext {
   cluster: RealCluster;
   mesh: MeshStack;
-  capabilities: Capabilities;
 }
 
 export interface ScenarioResult {

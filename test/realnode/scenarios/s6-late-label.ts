@@ -27,7 +27,7 @@ export const s6: Scenario = {
   id: 'S6',
   title: 'namespace labelled after its pods exist',
   namespaces: [NS],
-  async run({ cluster, mesh, capabilities }) {
+  async run({ cluster, mesh }) {
     await mesh.namespace(NS);
     const m = new PodMonitor(cluster, [NS]);
     m.start();
@@ -52,8 +52,7 @@ export const s6: Scenario = {
       if (rightMs === undefined) {
         failures.push(
           `MISSING CAPABILITY (S6): ${stillUnmeshed.length} pods of opted-in namespace ${NS} still run without redirection ${DEADLINE_MS / 1000} s after the label; ` +
-            "the repair controller must evict pods of an opted-in namespace that run without meshgate's redirect so their controllers recreate them meshed" +
-            (capabilities.missing.s6 ? ` (${capabilities.missing.s6})` : ''),
+            "the repair controller must evict pods of an opted-in namespace that run without meshgate's redirect so their controllers recreate them meshed",
         );
       }
       const lateUnredirected = m.unredirected().filter((p) => p.firstSeen >= t0);
