@@ -7,16 +7,12 @@ import type { MeshName, MeshProfile } from './types.ts';
 export const PROFILES: Readonly<Record<MeshName, MeshProfile>> = { istio, linkerd, custom };
 
 /**
- * Names that only a mesh's own containers may carry, whichever mesh meshgate guards: a container under one of them
- * that is not the real thing is refused (a look-alike `istio-proxy` running busybox would otherwise pass for a
- * proxy with any tool that trusts names, including the meshes' own CNI plugins).
+ * Names that only a mesh's own containers may carry, whichever mesh meshgate guards, each with the title of the
+ * mesh it belongs to (the first profile that uses it), for messages: a container under one of them that is not the
+ * real thing is refused (a look-alike `istio-proxy` running busybox would otherwise pass for a proxy with any tool
+ * that trusts names, including the meshes' own CNI plugins).
  */
-export const RESERVED_NAMES: ReadonlySet<string> = new Set(
-  Object.values(PROFILES).flatMap((p) => Object.values(p.names)),
-);
-
-/** Whose container each reserved name is (the first profile that uses it), for messages. */
-export const RESERVED_BY: ReadonlyMap<string, string> = new Map(
+export const RESERVED_NAMES: ReadonlyMap<string, string> = new Map(
   Object.values(PROFILES)
     .reverse()
     .flatMap((p) => Object.values(p.names).map((n) => [n, p.title] as const)),

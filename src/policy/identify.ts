@@ -10,7 +10,7 @@
  * (src/policy/rules.ts).
  */
 import type { Compiled } from '../config/compile.ts';
-import { RESERVED_BY, RESERVED_NAMES } from '../mesh/index.ts';
+import { RESERVED_NAMES } from '../mesh/index.ts';
 import type { RedirectSettings, Role } from '../mesh/types.ts';
 import { CONTAINER_LISTS, type Container, type ContainerList, type Pod } from '../pod/types.ts';
 import { sameJson } from '../util/same.ts';
@@ -110,10 +110,6 @@ function judgeValidator(f: Found, pod: Pod, cfg: Compiled): { problem: string } 
   return { problem: `it is neither meshgate's validator (${ownProblem}) nor ${cfg.profile.title}'s own (${theirs})` };
 }
 
-function foreignMesh(name: string): string {
-  return RESERVED_BY.get(name) ?? 'a mesh';
-}
-
 export function identifyPod(pod: Pod, cfg: Compiled): PodMesh {
   const out: PodMesh = { impostors: [], apps: [] };
   for (const list of CONTAINER_LISTS) {
@@ -123,12 +119,12 @@ export function identifyPod(pod: Pod, cfg: Compiled): PodMesh {
       const f: Found = { list, index, container };
       const role = roleOf(container.name, cfg);
       if (role === undefined) {
-        if (RESERVED_NAMES.has(container.name)) {
+        const owner = RESERVED_NAMES.get(container.name);
+        if (owner !== undefined) {
           out.impostors.push({
             ...f,
             problem:
-              `the name is reserved for ${foreignMesh(container.name)}'s containers, ` +
-              `and meshgate guards mesh ${cfg.profile.name}`,
+              `the name is reserved for ${owner}'s containers, ` + `and meshgate guards mesh ${cfg.profile.name}`,
           });
         } else {
           out.apps.push(f);

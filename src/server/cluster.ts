@@ -15,8 +15,24 @@ import { describeKubeError } from '../kube/errors.ts';
 import { SecretSource } from '../tls/secret-source.ts';
 import type { CertSource } from '../tls/source.ts';
 
+/** The cluster-backed parts, bound to one cluster's credentials and the server's logger. */
+export interface Cluster {
+  secretCertSource(secret: { namespace: string; name: string }, sans: string[], webhookConfigName?: string): CertSource;
+  keepCaBundle(name: string, certs: CertSource): void;
+  startCaches(config: Compiled): ClusterCaches;
+}
+
+export function connect(kc: KubeConfig, logger: Logger): Cluster {
+  return {
+    secretCertSource: (secret, sans, webhookConfigName) =>
+      secretCertSource(kc, secret, sans, webhookConfigName, logger),
+    keepCaBundle: (name, certs) => keepCaBundle(kc, name, certs, logger),
+    startCaches: (config) => startCaches(kc, config, logger),
+  };
+}
+
 /** Self-managed certificates shared by replicas through a Secret; a new CA signs only once both configs trust it. */
-export function secretCertSource(
+function secretCertSource(
   kc: KubeConfig,
   secret: { namespace: string; name: string },
   sans: string[],
@@ -34,7 +50,7 @@ export function secretCertSource(
 }
 
 /** Patches our CA into the webhook configurations now and after every change, retrying every 10 s on failure. */
-export function keepCaBundle(kc: KubeConfig, name: string, certs: CertSource, logger: Logger): void {
+function keepCaBundle(kc: KubeConfig, name: string, certs: CertSource, logger: Logger): void {
   let timer: NodeJS.Timeout | undefined;
   const sync = () => {
     clearTimeout(timer);
@@ -59,7 +75,7 @@ export interface ClusterCaches {
 }
 
 /** Watch-backed node facts and pod needs: what the admission path reads instead of calling the API. */
-export function startCaches(kc: KubeConfig, config: Compiled, logger: Logger): ClusterCaches {
+function startCaches(kc: KubeConfig, config: Compiled, logger: Logger): ClusterCaches {
   const cni = config.config.cni;
   const cache = startNodeCache(
     kc,

@@ -19,6 +19,7 @@ import { SelfSignedSource } from '../tls/self-signed.ts';
 import { FileSource } from '../tls/file-source.ts';
 import type { CertSource } from '../tls/source.ts';
 import type { PodNeeds } from '../kube/pod-mode-cache.ts';
+import type { Cluster } from './cluster.ts';
 
 export interface ServeOptions {
   config: Compiled;
@@ -58,8 +59,6 @@ export interface RunningServer {
   shutdown(): Promise<void>;
 }
 
-type Cluster = typeof import('./cluster.ts');
-
 function certSource(o: ServeOptions, cluster: Cluster | undefined, logger: Logger): CertSource {
   if (o.certFile && o.keyFile) {
     return new FileSource({
@@ -68,9 +67,7 @@ function certSource(o: ServeOptions, cluster: Cluster | undefined, logger: Logge
       onError: (err) => logger.error({ err }, 'certificate reload failed; serving the previous pair'),
     });
   }
-  if (o.certSecret && o.kc && cluster) {
-    return cluster.secretCertSource(o.kc, o.certSecret, o.tlsSans, o.webhookConfigName, logger);
-  }
+  if (o.certSecret && cluster) return cluster.secretCertSource(o.certSecret, o.tlsSans, o.webhookConfigName);
   return new SelfSignedSource({
     sans: o.tlsSans,
     log: logger,
@@ -81,10 +78,10 @@ function certSource(o: ServeOptions, cluster: Cluster | undefined, logger: Logge
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const logger = o.logger ?? pino({ level: 'info' });
   // Loaded only with cluster credentials: the embedded default never loads the Kubernetes client.
-  const cluster = o.kc ? await import('./cluster.ts') : undefined;
+  const cluster = o.kc ? (await import('./cluster.ts')).connect(o.kc, logger) : undefined;
   const certs = o.certSource ?? certSource(o, cluster, logger);
   await certs.start();
-  if (o.kc && cluster && o.webhookConfigName) cluster.keepCaBundle(o.kc, o.webhookConfigName, certs, logger);
+  if (cluster && o.webhookConfigName) cluster.keepCaBundle(o.webhookConfigName, certs);
   if (o.writeCaTo && certs.current().ca) {
     mkdirSync(o.writeCaTo, { recursive: true });
     const writeCa = () => writeFileSync(join(o.writeCaTo!, 'ca.crt'), certs.current().ca!);
@@ -96,8 +93,8 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   let nodes: NodeFacts;
   let podNeeds: PodNeeds | undefined;
   let synced: Promise<void> = Promise.resolve();
-  if (o.kc && cluster) {
-    const caches = cluster.startCaches(o.kc, o.config, logger);
+  if (cluster) {
+    const caches = cluster.startCaches(o.config);
     stops.push(() => caches.stop());
     ({ nodes, podNeeds, synced } = caches);
   } else {
