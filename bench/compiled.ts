@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../test/e2e/harness/binaries.ts';
-import { parseDockerfile } from '../test/docker/dockerfile.ts';
+import { envPairs, parseDockerfile } from '../test/docker/dockerfile.ts';
 
 export interface CompiledServer {
   script: string;
@@ -20,14 +20,12 @@ export interface CompiledServer {
 let compiled: CompiledServer | undefined;
 
 /** The image's NODE_OPTIONS (runtime stage ENV), as flags. */
-export function imageNodeOptions(): string[] {
+function imageNodeOptions(): string[] {
   const runtime = parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')).at(-1)!;
   let flags: string[] = [];
-  for (const ins of runtime.instructions) {
-    if (ins.op !== 'ENV') continue;
-    // The last NODE_OPTIONS wins, as in the image; the pattern takes one flag (no spaces), as the Dockerfile sets.
-    for (const [, k, v] of ins.args.matchAll(/(\w+)=(\S+)/g)) if (k === 'NODE_OPTIONS') flags = [v];
-  }
+  // The last NODE_OPTIONS wins, as in the image; envPairs takes one flag (no spaces), as the Dockerfile sets.
+  for (const ins of runtime.instructions)
+    if (ins.op === 'ENV') for (const [k, v] of envPairs(ins)) if (k === 'NODE_OPTIONS') flags = [v];
   return flags;
 }
 

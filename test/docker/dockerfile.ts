@@ -18,6 +18,11 @@ export interface Stage {
   instructions: Instruction[];
 }
 
+/** The `KEY=value` pairs of an ENV instruction, in order (values without spaces: all this Dockerfile sets). */
+export function envPairs(ins: Instruction): Array<[string, string]> {
+  return [...ins.args.matchAll(/(\w+)=(\S+)/g)].map(([, k, v]) => [k, v]);
+}
+
 /** Parses into stages; line continuations joined, comments and blank lines dropped. */
 export function parseDockerfile(text: string): Stage[] {
   const stages: Stage[] = [];
@@ -128,7 +133,7 @@ export function replay(stages: Stage[], o: ReplayOptions): ReplayedStage[] {
           mkdirSync(at('.'), { recursive: true });
           break;
         case 'ENV':
-          for (const [, k, v] of ins.args.matchAll(/(\w+)=(\S+)/g)) s.env[k] = v;
+          for (const [k, v] of envPairs(ins)) s.env[k] = v;
           break;
         case 'USER':
           s.user = ins.args;

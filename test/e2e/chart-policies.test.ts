@@ -6,7 +6,6 @@ import {
   AdmissionregistrationV1Api,
   CoreV1Api,
   PatchStrategy,
-  RbacAuthorizationV1Api,
   setHeaderOptions,
   type KubeConfig,
   type V1Pod,
@@ -17,8 +16,8 @@ import type { Verdict } from '../../src/cni/types.ts';
 import { syncCaBundle } from '../../src/kube/ca-bundle.ts';
 import { kubeSecretStore } from '../../src/kube/secret-store.ts';
 import { chartDir } from '../chart/helm.ts';
-import { describeError, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
-import { ImpersonatingKubeConfig, kubelet, serviceAccount, type Identity } from './impersonate.ts';
+import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+import { grantClusterRole, impersonate, kubelet, outcome, serviceAccount, type Identity } from './impersonate.ts';
 
 const NS = 'meshgate';
 const AGENT = serviceAccount(NS, 'meshgate-node-agent');
@@ -47,11 +46,6 @@ function verdict(verified: boolean): Verdict {
 }
 
 /** 'allowed', or the apiserver's error. */
-const outcome = (call: Promise<unknown>) =>
-  call.then(
-    () => 'allowed',
-    (err) => describeError(err),
-  );
 
 /** A read-modify-write of a Node (taints carry the resourceVersion they were computed from): retried on 409. */
 async function withFreshNode(fn: () => Promise<string>): Promise<string> {
@@ -64,11 +58,7 @@ async function withFreshNode(fn: () => Promise<string>): Promise<string> {
 describe('the chart’s admission policies on a real apiserver', () => {
   let cp: ControlPlane;
   let core: CoreV1Api;
-  const as = (who: Identity, node?: string): KubeConfig =>
-    new ImpersonatingKubeConfig(
-      cp.kc,
-      node ? { ...who, extra: { 'authentication.kubernetes.io/node-name': node } } : who,
-    );
+  const as = (who: Identity, node?: string): KubeConfig => impersonate(cp.kc, who, node);
   const api = (who: Identity, node?: string) => as(who, node).makeApiClient(CoreV1Api);
 
   beforeAll(async () => {
@@ -88,20 +78,12 @@ describe('the chart’s admission policies on a real apiserver', () => {
     ]);
     expect(res.code, res.stderr).toBe(0);
     // An operator allowed to patch Nodes (as cluster tooling often is), to show that RBAC alone would let it lie.
-    const rbac = cp.kc.makeApiClient(RbacAuthorizationV1Api);
-    await rbac.createClusterRole({
-      body: {
-        metadata: { name: 'node-ops' },
-        rules: [{ apiGroups: [''], resources: ['nodes', 'nodes/status'], verbs: ['get', 'patch', 'update'] }],
-      },
-    });
-    await rbac.createClusterRoleBinding({
-      body: {
-        metadata: { name: 'node-ops' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'node-ops' },
-        subjects: [{ kind: 'User', name: OPS.user, apiGroup: 'rbac.authorization.k8s.io' }],
-      },
-    });
+    await grantClusterRole(
+      cp.kc,
+      'node-ops',
+      [{ apiGroups: [''], resources: ['nodes', 'nodes/status'], verbs: ['get', 'patch', 'update'] }],
+      OPS,
+    );
     // Policies take effect a moment after they are created: wait until each refuses a request it must refuse.
     // The node probe alternates the label's value on a Node of its own, so a probe that got through early does not
     // make the next one a no-op.

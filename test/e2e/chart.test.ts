@@ -5,7 +5,7 @@
 import {
   AdmissionregistrationV1Api,
   CoreV1Api,
-  KubeConfig,
+  type KubeConfig,
   PatchStrategy,
   setHeaderOptions,
   type V1Pod,
@@ -17,25 +17,12 @@ import type { Verdict } from '../../src/cni/types.ts';
 import { chartDir, helmWithValues, parseManifests, templateArgs, type Obj } from '../chart/helm.ts';
 import { profileValues } from '../chart/profiles.ts';
 import { describeError, freePort, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+import { impersonate, serviceAccount } from './impersonate.ts';
 
 const NS = 'meshgate';
-const AGENT = `system:serviceaccount:${NS}:meshgate-node-agent`;
-const NODE_CLAIM = 'authentication.kubernetes.io/node-name';
-
-/** The admin kubeconfig acting as the node agent's service account, with (or without) a token bound to `node`. */
-class AgentKubeConfig extends KubeConfig {
-  readonly node?: string;
-  constructor(admin: KubeConfig, node?: string) {
-    super();
-    this.node = node;
-    this.loadFromString(admin.exportConfig());
-  }
-  override async applySecurityAuthentication(context: Parameters<KubeConfig['applySecurityAuthentication']>[0]) {
-    await super.applySecurityAuthentication(context);
-    context.setHeaderParam('Impersonate-User', AGENT);
-    if (this.node) context.setHeaderParam(`Impersonate-Extra-${encodeURIComponent(NODE_CLAIM)}`, this.node);
-  }
-}
+/** The node agent's service account; with a node, as its token bound to a pod there presents it. */
+const AGENT = serviceAccount(NS, 'meshgate-node-agent');
+const agentAs = (admin: KubeConfig, node?: string) => impersonate(admin, AGENT, node);
 
 function verdict(verified: boolean): Verdict {
   return {
@@ -134,7 +121,7 @@ describe('meshgate chart on a real apiserver', () => {
       expect(res.stdout).toContain('kubectl get nodes -L meshgate.io/cni-verified');
       expect(res.stdout).toContain('check-node --plugin-type istio-cni');
       // The policy takes effect a moment after it is created. Probe with a change that is harmless if allowed.
-      const probe = new AgentKubeConfig(cp.kc).makeApiClient(CoreV1Api);
+      const probe = agentAs(cp.kc).makeApiClient(CoreV1Api);
       let n = 0;
       await waitFor('the node-agent policy to be enforced', () =>
         probe
@@ -223,7 +210,7 @@ describe('meshgate chart on a real apiserver', () => {
     );
 
     it('the agent’s real publisher may write its own Node: label, annotation, condition and taint', async () => {
-      const publisher = new KubeNodePublisher(new AgentKubeConfig(cp.kc, 'node-a'));
+      const publisher = new KubeNodePublisher(agentAs(cp.kc, 'node-a'));
       await publisher.publish('node-a', verdict(false), true);
       let state = await publisher.read('node-a');
       expect(state).toMatchObject({
@@ -315,7 +302,7 @@ describe('meshgate chart on a real apiserver', () => {
         "may not change the Node's status",
       ],
     ])('denies the agent %s', async (_name, tokenNode, node, body, status, message) => {
-      const result = await denied(new AgentKubeConfig(cp.kc, tokenNode), node, body, status);
+      const result = await denied(agentAs(cp.kc, tokenNode), node, body, status);
       expect(result).toContain('HTTP 403');
       expect(result).toContain(message);
     });

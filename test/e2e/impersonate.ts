@@ -3,7 +3,8 @@
  * admission policies exactly as a component's service account, a kubelet or an operator would meet them.
  * Watches apply the same headers (client-node's Watch authenticates through applySecurityAuthentication).
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
+import { describeError } from './harness/wait.ts';
 
 export interface Identity {
   user: string;
@@ -37,3 +38,30 @@ export const serviceAccount = (namespace: string, name: string): Identity => ({
 
 /** A kubelet as the Node authorizer and NodeRestriction know it. */
 export const kubelet = (node: string): Identity => ({ user: `system:node:${node}`, group: 'system:nodes' });
+
+/** The claim a pod-bound service-account token carries: the node its pod runs on. */
+export const NODE_CLAIM = 'authentication.kubernetes.io/node-name';
+
+/** The admin kubeconfig acting as `who`, with a token bound to a pod on `node` when one is given. */
+export const impersonate = (admin: KubeConfig, who: Identity, node?: string): ImpersonatingKubeConfig =>
+  new ImpersonatingKubeConfig(admin, node ? { ...who, extra: { ...who.extra, [NODE_CLAIM]: node } } : who);
+
+/** A ClusterRole `name` with `rules`, bound to the user `who`: someone RBAC alone would let act. */
+export async function grantClusterRole(admin: KubeConfig, name: string, rules: V1PolicyRule[], who: Identity) {
+  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+  await rbac.createClusterRole({ body: { metadata: { name }, rules } });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ kind: 'User', name: who.user, apiGroup: 'rbac.authorization.k8s.io' }],
+    },
+  });
+}
+
+/** 'allowed', or the API error in one line: what tests of RBAC and admission policies compare. */
+export const outcome = (call: Promise<unknown>): Promise<string> =>
+  call.then(
+    () => 'allowed',
+    (err) => describeError(err),
+  );

@@ -6,14 +6,7 @@
 // runs) as the repair SA. Nodes are kwok's: validator failures are written through the pods' status subresource as
 // a kubelet would; a probe pod on a kwok node completes its init container with exit 0 (kwok's pod-ready stage), which
 // is what a passing validator looks like to the controller. Figures are printed, not asserted (2 shared cores).
-import {
-  CoreV1Api,
-  PatchStrategy,
-  RbacAuthorizationV1Api,
-  setHeaderOptions,
-  type V1Node,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeAgent } from '../../src/agent/agent.ts';
@@ -26,8 +19,8 @@ import { startRepair, type RunningRepair } from '../../src/repair/run.ts';
 import { chartDir } from '../chart/helm.ts';
 import { memoryLog } from '../agent/fake-publisher.ts';
 import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
-import { describeError, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
-import { ImpersonatingKubeConfig, serviceAccount, type Identity } from './impersonate.ts';
+import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+import { grantClusterRole, impersonate, outcome, serviceAccount, type Identity } from './impersonate.ts';
 
 const NS = 'meshgate';
 const APP = 'shop';
@@ -40,11 +33,6 @@ const HOLD_MS = 3_000;
 const RESYNC_MS = 1_500;
 const strategic = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const outcome = (call: Promise<unknown>) =>
-  call.then(
-    () => 'allowed',
-    (err) => describeError(err),
-  );
 const figures: string[] = [];
 
 describe('node quarantine on a real apiserver (S8)', () => {
@@ -54,11 +42,7 @@ describe('node quarantine on a real apiserver (S8)', () => {
   const agents: NodeAgent[] = [];
   const dirs: NodeDirs[] = [];
   let owner: { apiVersion: string; kind: string; name: string; uid: string; controller: boolean };
-  const as = (who: Identity, node?: string) =>
-    new ImpersonatingKubeConfig(
-      cp.kc,
-      node ? { ...who, extra: { 'authentication.kubernetes.io/node-name': node } } : who,
-    );
+  const as = (who: Identity, node?: string) => impersonate(cp.kc, who, node);
   const config = buildConfig({ mesh: 'istio', meshNamespace: NS });
 
   beforeAll(async () => {
@@ -86,20 +70,12 @@ describe('node quarantine on a real apiserver (S8)', () => {
     ]);
     expect(res.code, res.stderr).toBe(0);
     // An operator allowed to patch Nodes (as cluster tooling often is): only the policies stop it.
-    const rbac = cp.kc.makeApiClient(RbacAuthorizationV1Api);
-    await rbac.createClusterRole({
-      body: {
-        metadata: { name: 'node-ops' },
-        rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] }],
-      },
-    });
-    await rbac.createClusterRoleBinding({
-      body: {
-        metadata: { name: 'node-ops' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'node-ops' },
-        subjects: [{ kind: 'User', name: OPS.user, apiGroup: 'rbac.authorization.k8s.io' }],
-      },
-    });
+    await grantClusterRole(
+      cp.kc,
+      'node-ops',
+      [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] }],
+      OPS,
+    );
     // Policies take effect a moment after they are created: wait until one refuses what it must.
     // On a Node of its own, so a probe that got through early marks no node the test uses.
     let n = 0;

@@ -23,8 +23,8 @@ import { startRepair, type RunningRepair } from '../../src/repair/run.ts';
 import { chartDir } from '../chart/helm.ts';
 import { CUSTOM_REQUIRED } from '../chart/profiles.ts';
 import { rawConfig } from '../support/config.ts';
-import { describeError, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
-import { ImpersonatingKubeConfig, serviceAccount } from './impersonate.ts';
+import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+import { ImpersonatingKubeConfig, outcome, serviceAccount } from './impersonate.ts';
 import { createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
 
 const NS = 'meshgate';
@@ -33,11 +33,6 @@ const OTHER = 'other';
 const REPAIR = serviceAccount(NS, 'meshgate-repair-controller');
 const REPLICAS = 3;
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const outcome = (call: Promise<unknown>) =>
-  call.then(
-    () => 'allowed',
-    (err) => describeError(err),
-  );
 
 describe('unmeshed pods of a namespace opted in late are evicted through the webhook (S6)', () => {
   let cp: ControlPlane;

@@ -61,13 +61,8 @@ export function listen(server: Server, port: number): Promise<number> {
   });
 }
 
-/** A loopback port nothing listens on (bound, read, released: another process could take it, but only in theory). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  const port = await listen(server, 0);
-  await new Promise((r) => server.close(r));
-  return port;
-}
+/** A loopback port nothing listens on: the e2e harness's, which never hands out the same port twice. */
+export { freePort } from '../e2e/harness/net.ts';
 
 /**
  * A listener that never accepts: a child process binds with backlog 1 and then blocks its event loop. Once the

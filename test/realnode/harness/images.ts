@@ -28,7 +28,7 @@ import {
 import { homedir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { repoRoot } from '../../e2e/harness/binaries.ts';
-import { parseDockerfile, splitFlags } from '../../docker/dockerfile.ts';
+import { envPairs, parseDockerfile, splitFlags } from '../../docker/dockerfile.ts';
 import { buildImage, type BuiltImage, type ImageConfig } from './image.ts';
 import type { RealNodeBinaries } from './binaries.ts';
 
@@ -53,6 +53,19 @@ export type Contents = Map<string, string>;
  * Builds (or reuses) the archive for `ref` from `contents`. The key hashes every source's path, size and mtime plus
  * the config, so edits rebuild and an unchanged tree costs only the stat calls.
  */
+/** Removes all but the newest 3 entries of `dir` that `match`, and the sibling `<entry><companion>` of each. */
+function keepNewest(dir: string, match: (name: string) => boolean, companion: string): void {
+  const old = readdirSync(dir)
+    .filter(match)
+    .map((f) => join(dir, f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
+    .slice(3);
+  for (const p of old) {
+    rmSync(`${p}${companion}`, { force: true });
+    rmSync(p, { recursive: true, force: true });
+  }
+}
+
 export async function cachedImage(
   ref: string,
   contents: Contents,
@@ -95,16 +108,8 @@ export async function cachedImage(
     renameSync(built.archive, archive);
     const result = { ...built, archive, reused: false };
     writeFileSync(meta, JSON.stringify(result));
-    // Old archives of the same image: keep the newest 3.
-    const old = readdirSync(dir)
-      .filter((f) => f.startsWith(`${slug}-`) && f.endsWith('.oci.tar'))
-      .map((f) => join(dir, f))
-      .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
-      .slice(3);
-    for (const f of old) {
-      rmSync(f, { force: true });
-      rmSync(`${f}.json`, { force: true });
-    }
+    // Old archives of the same image (other trees may use them): keep the newest 3, each with its metadata.
+    keepNewest(dir, (f) => f.startsWith(`${slug}-`) && f.endsWith('.oci.tar'), '.json');
     return result;
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -233,16 +238,8 @@ function compiledSources(): string {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   writeFileSync(`${out}.complete`, '');
-  // Older compilations (other trees): keep the newest 3.
-  const old = readdirSync(dir)
-    .filter((f) => /^dist-[0-9a-f]{12}$/.test(f))
-    .map((f) => join(dir, f))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
-    .slice(3);
-  for (const d of old) {
-    rmSync(`${d}.complete`, { force: true });
-    rmSync(d, { recursive: true, force: true });
-  }
+  // Older compilations (other trees): keep the newest 3, each with its marker.
+  keepNewest(dir, (f) => /^dist-[0-9a-f]{12}$/.test(f), '.complete');
   return out;
 }
 
@@ -258,7 +255,7 @@ export function meshgateImage(): Promise<BuiltImage> {
   const contents: Contents = new Map();
   for (const ins of runtime.instructions) {
     if (ins.op === 'WORKDIR') workdir = ins.args;
-    else if (ins.op === 'ENV') for (const [, k, v] of ins.args.matchAll(/(\w+)=(\S+)/g)) config.env![k] = v;
+    else if (ins.op === 'ENV') for (const [k, v] of envPairs(ins)) config.env![k] = v;
     else if (ins.op === 'USER') config.user = ins.args;
     else if (ins.op === 'ENTRYPOINT') config.entrypoint = JSON.parse(ins.args) as string[];
     else if (ins.op === 'COPY') {
