@@ -25,6 +25,18 @@ function elector(
   return { e, events, state };
 }
 
+/** A fresh store and clock; candidate `a` starts first (and so creates the Lease), then `b`. */
+async function twoCandidates() {
+  const clock = new FakeClock();
+  const store = new MemoryLeaseStore();
+  const a = elector(store, clock, 'a');
+  a.e.start();
+  await settle();
+  const b = elector(store, clock, 'b');
+  b.e.start();
+  return { clock, store, a, b };
+}
+
 /** Fails the test the moment two electors both believe they lead. */
 function neverBoth(...es: LeaderElector[]) {
   return () => expect(es.filter((e) => e.isLeader()).length).toBeLessThanOrEqual(1);
@@ -32,13 +44,7 @@ function neverBoth(...es: LeaderElector[]) {
 
 describe('LeaderElector', () => {
   it('the first candidate creates the Lease and leads; the second waits while it renews', async () => {
-    const clock = new FakeClock();
-    const store = new MemoryLeaseStore();
-    const a = elector(store, clock, 'a');
-    a.e.start();
-    await settle();
-    const b = elector(store, clock, 'b');
-    b.e.start();
+    const { clock, store, a, b } = await twoCandidates();
     await clock.advance(60_000, neverBoth(a.e, b.e));
     expect(a.e.isLeader()).toBe(true);
     expect(b.e.isLeader()).toBe(false);
@@ -52,13 +58,7 @@ describe('LeaderElector', () => {
   });
 
   it('a leader that cannot reach the apiserver stops acting before anyone else may start', async () => {
-    const clock = new FakeClock();
-    const store = new MemoryLeaseStore();
-    const a = elector(store, clock, 'a');
-    a.e.start();
-    await settle();
-    const b = elector(store, clock, 'b');
-    b.e.start();
+    const { clock, store, a, b } = await twoCandidates();
     await clock.advance(5_000, neverBoth(a.e, b.e));
     const lastRenew = store.lease!.spec.renewTime;
     a.state.down = true;
@@ -91,13 +91,7 @@ describe('LeaderElector', () => {
   });
 
   it('stop() steps down, then releases: the other candidate takes over at its next retry', async () => {
-    const clock = new FakeClock();
-    const store = new MemoryLeaseStore();
-    const a = elector(store, clock, 'a');
-    a.e.start();
-    await settle();
-    const b = elector(store, clock, 'b');
-    b.e.start();
+    const { clock, store, a, b } = await twoCandidates();
     await clock.advance(4_000);
     const stopping = a.e.stop();
     await settle();
