@@ -1,6 +1,6 @@
 /**
  * The benchmark server as the image runs meshgate: JavaScript compiled by tsc, so Node loads no type stripper
- * (the Dockerfile ships dist/ only; tsconfig.build.json), under the NODE_OPTIONS the image sets. Peers are compared
+ * (the Dockerfile ships dist/ only; tsconfig.build.json), under the Node flags the image sets. Peers are compared
  * by memory too, and the stripper is ~20 MiB of a Node process. The whole tree is compiled (bench/server.ts imports
  * test/support) into .cache/, inside the checkout, so the compiled files resolve node_modules and package.json's
  * "type": "module" as the sources do.
@@ -13,20 +13,24 @@ import { envPairs, parseDockerfile } from '../test/docker/dockerfile.ts';
 
 export interface CompiledServer {
   script: string;
-  /** Node flags: the image's ENV NODE_OPTIONS, read from the Dockerfile's runtime stage. */
+  /** Node flags: the image's ENTRYPOINT flags and ENV NODE_OPTIONS, read from the Dockerfile's runtime stage. */
   execArgv: string[];
 }
 
 let compiled: CompiledServer | undefined;
 
-/** The image's NODE_OPTIONS (runtime stage ENV), as flags. */
-function imageNodeOptions(): string[] {
+/** The image's Node flags: those its ENTRYPOINT gives node before the script, then its NODE_OPTIONS (runtime ENV). */
+function imageNodeFlags(): string[] {
   const runtime = parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')).at(-1)!;
-  let flags: string[] = [];
-  // The last NODE_OPTIONS wins, as in the image; envPairs takes one flag (no spaces), as the Dockerfile sets.
-  for (const ins of runtime.instructions)
-    if (ins.op === 'ENV') for (const [k, v] of envPairs(ins)) if (k === 'NODE_OPTIONS') flags = [v];
-  return flags;
+  let options: string[] = [];
+  let entry: string[] = [];
+  for (const ins of runtime.instructions) {
+    // The last of each wins, as in the image; Node splits NODE_OPTIONS at spaces.
+    if (ins.op === 'ENV')
+      for (const [k, v] of envPairs(ins)) if (k === 'NODE_OPTIONS') options = v.split(/\s+/).filter(Boolean);
+    if (ins.op === 'ENTRYPOINT') entry = (JSON.parse(ins.args) as string[]).slice(1).filter((a) => a.startsWith('-'));
+  }
+  return [...entry, ...options];
 }
 
 /** The compiled bench/server.js and the image's Node flags, compiled on first use (~15 s) in this run. */
@@ -34,7 +38,7 @@ export function compiledServer(log: (s: string) => void): CompiledServer {
   if (compiled) return compiled;
   const out = join(repoRoot, '.cache', 'bench-dist');
   rmSync(out, { recursive: true, force: true });
-  const execArgv = imageNodeOptions();
+  const execArgv = imageNodeFlags();
   log(
     `compiling the tree with tsc into ${out}: meshgate's peers run compiled JavaScript with ${execArgv.join(' ') || 'no Node flags'}, as the image does`,
   );

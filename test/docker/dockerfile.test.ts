@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../e2e/harness/binaries.ts';
-import { dockerignore, parseDockerfile, replay, type ReplayedStage } from './dockerfile.ts';
+import { dockerignore, envPairs, parseDockerfile, replay, type ReplayedStage } from './dockerfile.ts';
 
 const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
 const stages = parseDockerfile(dockerfile);
@@ -28,8 +28,26 @@ describe('Dockerfile structure', () => {
     expect(runtime.filter((i) => i.op === 'RUN')).toEqual([]);
     expect(JSON.parse(runtime.find((i) => i.op === 'ENTRYPOINT')!.args)).toEqual([
       '/nodejs/bin/node',
+      '--no-maglev',
       '/app/bin/meshgate.js',
     ]);
+  });
+
+  it('reads ENV words and double-quoted values, and refuses what it cannot read', () => {
+    const env = (args: string) => envPairs({ op: 'ENV', args, line: 7 });
+    expect(env('A=1 B="--x --y" C=""')).toEqual([
+      ['A', '1'],
+      ['B', '--x --y'],
+      ['C', ''],
+    ]);
+    expect(() => env('A="unterminated')).toThrow('line 7: ENV A="unterminated: cannot read "A="unterminated"');
+    expect(() => env('A=1 B')).toThrow('cannot read "B"');
+    // The runtime stage's flags, as Node will split them.
+    const runtime = stages
+      .at(-1)!
+      .instructions.filter((i) => i.op === 'ENV')
+      .flatMap(envPairs);
+    expect(Object.fromEntries(runtime).NODE_OPTIONS).toBe('--max-semi-space-size=2');
   });
 
   it('keeps node_modules, .git, tests and certificates out of the build context', () => {

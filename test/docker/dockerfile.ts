@@ -18,9 +18,21 @@ export interface Stage {
   instructions: Instruction[];
 }
 
-/** The `KEY=value` pairs of an ENV instruction, in order (values without spaces: all this Dockerfile sets). */
+/**
+ * The `KEY=value` pairs of an ENV instruction, in order. A value is a word or a double-quoted string without
+ * escapes (`NODE_OPTIONS="--a --b"`): what this Dockerfile writes. Anything else is an error, not a guess.
+ */
 export function envPairs(ins: Instruction): Array<[string, string]> {
-  return [...ins.args.matchAll(/(\w+)=(\S+)/g)].map(([, k, v]) => [k, v]);
+  const pairs: Array<[string, string]> = [];
+  const rest = ins.args.replace(
+    /(\w+)=(?:"([^"\\]*)"|([^\s"\\]+))\s*/g,
+    (_, k: string, quoted?: string, word?: string) => {
+      pairs.push([k, quoted ?? word ?? '']);
+      return '';
+    },
+  );
+  if (rest.trim() !== '') throw new Error(`line ${ins.line}: ENV ${ins.args}: cannot read "${rest.trim()}"`);
+  return pairs;
 }
 
 /** Parses into stages; line continuations joined, comments and blank lines dropped. */
