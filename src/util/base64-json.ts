@@ -2,9 +2,11 @@
  * The patch encoder: an AdmissionReview answer carries its JSON Patch (RFC 6902) as base64 of its JSON text.
  *
  * Most of meshgate's patch is the same in every review: the containers, volumes and other templates the
- * configuration compiles to. `preEncode` serialises such a value once, when the configuration is compiled, and the
- * encoder copies that JSON into every patch holding the value; everything else in a patch (paths, the status
- * annotation, values built for this pod) is serialised per review. The text is then base64-encoded in one go.
+ * configuration compiles to. `preEncode` serialises such a value once, when the configuration is compiled, to UTF-8
+ * bytes, and the encoder copies those bytes into every patch holding the value; everything else in a patch (paths,
+ * the status annotation, values built for this pod) is serialised per review. The patch is written as bytes into one
+ * reused buffer, never as a string of many pieces (whose flattening and UTF-8 conversion cost more than writing it),
+ * and base64-encoded from there in one go.
  *
  * The only memo is the JSON of pre-encoded values, and its key is explicit: the value itself (identity). `preEncode`
  * deep-freezes the value before it serialises it, so the JSON cannot go stale; a copy (`{ ...template, resources }`)
@@ -22,8 +24,10 @@ declare const PRE_ENCODED: unique symbol;
 /** A value whose JSON the encoder already holds: deeply read-only, so the JSON stays true. */
 export type PreEncoded<T> = DeepReadonly<T> & { readonly [PRE_ENCODED]: true };
 
-/** JSON text of pre-encoded values, by identity. Filled only by preEncode (at compile time), never per request. */
-const preEncodedJson = new WeakMap<object, string>();
+/** UTF-8 JSON of pre-encoded values, by identity. Filled only by preEncode (at compile time), never per request. */
+const preEncodedJson = new WeakMap<object, Uint8Array>();
+
+const utf8 = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8');
 
 /**
  * Freezes `value` all the way down and records its JSON, and that of each item when it is a list (a patch may add
@@ -31,67 +35,143 @@ const preEncodedJson = new WeakMap<object, string>();
  */
 export function preEncode<T extends object>(value: T): PreEncoded<T> {
   deepFreeze(value);
-  preEncodedJson.set(value, JSON.stringify(value));
+  preEncodedJson.set(value, utf8(value));
   if (Array.isArray(value)) {
-    for (const item of value)
-      if (typeof item === 'object' && item !== null) preEncodedJson.set(item, JSON.stringify(item));
+    for (const item of value) if (typeof item === 'object' && item !== null) preEncodedJson.set(item, utf8(item));
   }
   return value as unknown as PreEncoded<T>;
 }
 
-/** JSON.stringify's text for a JSON value, with pre-encoded values (also as list items) copied in. */
-function jsonOf(v: unknown): string {
-  if (typeof v === 'object' && v !== null) {
-    const known = preEncodedJson.get(v);
-    if (known !== undefined) return known;
-    if (Array.isArray(v)) {
-      // A list built for this pod from templates (the init containers to add): its items are pre-encoded.
-      let s = '[';
-      for (let i = 0; i < v.length; i++) {
-        const item: unknown = v[i];
-        if (i > 0) s += ',';
-        s += item === undefined || typeof item === 'function' || typeof item === 'symbol' ? 'null' : jsonOf(item);
+/**
+ * Where a patch is written: one buffer reused by every call (each finishes before the next begins, and nothing
+ * keeps it), instead of a new one per review. 64 KiB holds any ordinary patch; a longer one is written into a buffer
+ * of its own, sized as it grows, and dropped with the call.
+ */
+const SCRATCH = Buffer.allocUnsafe(64 * 1024);
+
+/** Strings up to this length are written by a loop in JavaScript; longer ones by Buffer#write (a call into C++). */
+const SHORT = 48;
+
+class PatchWriter {
+  buf = SCRATCH;
+  at = 0;
+
+  /** Room for `bytes` more. */
+  private room(bytes: number): void {
+    if (this.at + bytes <= this.buf.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.at + bytes));
+    this.buf.copy(bigger, 0, 0, this.at);
+    this.buf = bigger;
+  }
+
+  /** `s` as UTF-8. */
+  text(s: string): void {
+    const len = s.length;
+    this.room(3 * len);
+    if (len > SHORT) {
+      this.at += this.buf.write(s, this.at, 'utf8');
+      return;
+    }
+    const b = this.buf;
+    let at = this.at;
+    for (let i = 0; i < len; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) {
+        this.at = at + b.write(s.slice(i), at, 'utf8');
+        return;
       }
-      return `${s}]`;
+      b[at++] = c;
+    }
+    this.at = at;
+  }
+
+  /** `s` as a JSON string: copied between quotes when nothing in it needs escaping, else as JSON.stringify writes it. */
+  string(s: string): void {
+    const len = s.length;
+    if (len > SHORT) {
+      this.text(JSON.stringify(s));
+      return;
+    }
+    this.room(len + 2);
+    const b = this.buf;
+    let at = this.at;
+    b[at++] = 0x22;
+    for (let i = 0; i < len; i++) {
+      const c = s.charCodeAt(i);
+      // Control characters, `"`, `\\` and anything beyond ASCII: JSON.stringify decides.
+      if (c < 0x20 || c === 0x22 || c === 0x5c || c >= 0x7f) {
+        this.text(JSON.stringify(s));
+        return;
+      }
+      b[at++] = c;
+    }
+    b[at++] = 0x22;
+    this.at = at;
+  }
+
+  /** JSON.stringify's text for a JSON value, with pre-encoded values (also as list items) copied in. */
+  value(v: unknown): void {
+    if (typeof v === 'string') this.string(v);
+    // Numbers, booleans, null; in a list, what JSON has no value for (undefined, a function, a symbol) is null.
+    else if (typeof v !== 'object' || v === null) this.text(JSON.stringify(v) ?? 'null');
+    else this.object(v);
+  }
+
+  private object(v: object): void {
+    const known = preEncodedJson.get(v);
+    if (known !== undefined) {
+      this.room(known.length);
+      this.buf.set(known, this.at);
+      this.at += known.length;
+    } else if (!Array.isArray(v)) {
+      this.text(JSON.stringify(v));
+    } else {
+      // A list built for this pod from templates (the init containers to add): its items are pre-encoded.
+      this.text('[');
+      for (let i = 0; i < v.length; i++) {
+        if (i > 0) this.text(',');
+        this.value(v[i]);
+      }
+      this.text(']');
     }
   }
-  return JSON.stringify(v);
+
+  /** The JSON text of a JSON Patch; returns the buffer and the length written (the buffer is reused). */
+  patch(ops: ReadonlyArray<{ op: string; path: string; value?: unknown }>): { buf: Buffer; length: number } {
+    this.buf = SCRATCH;
+    this.at = 0;
+    this.text('[');
+    for (let i = 0; i < ops.length; i++) {
+      const o = ops[i];
+      this.text(i > 0 ? ',{"op":' : '{"op":');
+      this.string(o.op);
+      this.text(',"path":');
+      this.string(o.path);
+      // As JSON.stringify: a member whose value JSON cannot hold (undefined, a function, a symbol) is left out.
+      const v = o.value;
+      if (v !== undefined && typeof v !== 'function' && typeof v !== 'symbol') {
+        this.text(',"value":');
+        this.value(v);
+      }
+      this.text('}');
+    }
+    this.text(']');
+    const written = { buf: this.buf, length: this.at };
+    this.buf = SCRATCH;
+    return written;
+  }
 }
 
-/** `{"op":…,"path":` for the three ops meshgate writes (RFC 6902 has six; any other is serialised as it is). */
-const OP_OPENINGS: Readonly<Record<string, string>> = {
-  add: '{"op":"add","path":',
-  remove: '{"op":"remove","path":',
-  replace: '{"op":"replace","path":',
-};
+const writer = new PatchWriter();
 
 /** The JSON text of a JSON Patch. */
 export function jsonPatch(ops: ReadonlyArray<{ op: string; path: string; value?: unknown }>): string {
-  let s = '[';
-  for (let i = 0; i < ops.length; i++) {
-    const o = ops[i];
-    if (i > 0) s += ',';
-    s += Object.hasOwn(OP_OPENINGS, o.op) ? OP_OPENINGS[o.op] : `{"op":${JSON.stringify(o.op)},"path":`;
-    s += JSON.stringify(o.path);
-    // As JSON.stringify: a member whose value is undefined (or a function) is left out.
-    if ('value' in o && o.value !== undefined && typeof o.value !== 'function') s += `,"value":${jsonOf(o.value)}`;
-    s += '}';
-  }
-  return `${s}]`;
+  const { buf, length } = writer.patch(ops);
+  return buf.toString('utf8', 0, length);
 }
-
-/**
- * Where a patch's UTF-8 bytes are written to be base64-encoded: reused by every call (each finishes before the
- * next begins, and nothing keeps it), instead of a new Buffer per review. 64 KiB holds any ordinary patch; a longer
- * text takes the allocating path.
- */
-const scratch = Buffer.allocUnsafe(64 * 1024);
 
 /** Base64 of the JSON of a JSON Patch, as an AdmissionReview response's `patch` carries it. */
 export function base64JsonPatch(ops: ReadonlyArray<{ op: string; path: string; value?: unknown }>): string {
-  const text = jsonPatch(ops);
-  // A UTF-16 code unit is at most 3 UTF-8 bytes: a text that might not fit is encoded the allocating way.
-  if (text.length * 3 > scratch.length) return Buffer.from(text, 'utf8').toString('base64');
-  const n = scratch.write(text, 0, 'utf8');
-  return scratch.toString('base64', 0, n);
+  const { buf, length } = writer.patch(ops);
+  return buf.toString('base64', 0, length);
 }

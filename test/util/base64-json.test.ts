@@ -69,6 +69,42 @@ describe('base64JsonPatch', () => {
     }
   });
 
+  it('long strings that need escaping, and characters JSON.stringify escapes, in paths and values', () => {
+    const odd = ['"q"', 'back\\slash', 'tab\there', 'nl\n', '\u0000', '\u2028', '\ud800', 'é', '𝄞', '\u007f'];
+    for (const piece of odd) {
+      for (const len of [1, 47, 48, 49, 300]) {
+        const s = `${'x'.repeat(len)}${piece}${'y'.repeat(len)}`;
+        const ops: Op[] = [
+          { op: 'add', path: `/a/${s}`, value: s },
+          { op: 'add', path: '/b', value: [s, { s }, preEncode({ s })] },
+        ];
+        expect(decoded(ops), `${JSON.stringify(piece)} at ${len}`).toEqual(plain(ops));
+        expect(jsonPatch(ops)).toBe(JSON.stringify(ops));
+      }
+    }
+  });
+
+  it('a patch longer than the reused buffer is written whole, and the next one from the start', () => {
+    const big = 'z'.repeat(40_000);
+    const ops: Op[] = [
+      { op: 'add', path: '/a', value: big },
+      { op: 'add', path: '/b', value: [shared, big, 'é'.repeat(30_000)] },
+      { op: 'add', path: '/c', value: 1 },
+    ];
+    expect(Buffer.byteLength(jsonPatch(ops))).toBeGreaterThan(2 * 64 * 1024);
+    expect(decoded(ops)).toEqual(plain(ops));
+    const small: Op[] = [{ op: 'replace', path: '/d', value: shared }];
+    expect(decoded(small)).toEqual(plain(small));
+  });
+
+  it('leaves out a value JSON cannot hold, and writes null for one in a list, as JSON.stringify does', () => {
+    const ops = [
+      { op: 'add', path: '/s', value: Symbol('s') },
+      { op: 'add', path: '/l', value: [Symbol('s'), () => 1, undefined, null, true, 1.5] },
+    ] as unknown as Op[];
+    expect(jsonPatch(ops)).toBe(JSON.stringify(ops));
+  });
+
   it('pre-encoding freezes the value all the way down, so its JSON cannot go stale', () => {
     expect(Object.isFrozen(shared.env[0])).toBe(true);
     expect(() => {
