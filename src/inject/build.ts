@@ -14,6 +14,7 @@ import { recordStatus, type InjectionStatus } from './status.ts';
 import type { Allowed } from './redirect.ts';
 import { proxyResources } from './overrides.ts';
 import { EXCLUSION_ENV } from '../mesh/custom.ts';
+import { tokenMountOps } from './service-account.ts';
 
 export type Built = { ok: true; ops: PatchOp[]; status: InjectionStatus } | { ok: false; problems: string[] };
 
@@ -70,5 +71,11 @@ export function buildInjection(pod: Pod, mesh: PodMesh, cfg: Compiled, r: Allowe
     mesh.proxy ? mesh.proxy.native : r.native,
   );
   if (ops.length > 0) ops.push(...patch.setMetadataEntries(pod, recorded));
+  // After every insertion: the paths name the containers where the patch leaves them.
+  const lists = {
+    initContainers: front.length > 0 ? [...front, ...(pod.spec.initContainers ?? [])] : (pod.spec.initContainers ?? []),
+    containers: addProxy && !r.native ? [...pod.spec.containers, proxy] : pod.spec.containers,
+  };
+  ops.push(...tokenMountOps(pod, lists, ops.length));
   return { ok: true, ops, status: recorded.status };
 }

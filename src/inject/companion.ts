@@ -18,6 +18,7 @@ import type { PatchOp } from './patch.ts';
 import { recordStatus, readStatus, type InjectionStatus } from './status.ts';
 import { decideRedirect, unverifiedWhy, type Allowed, type RedirectDecision } from './redirect.ts';
 import type { ReasonCode } from './reasons.ts';
+import { tokenMountOps } from './service-account.ts';
 
 export type Adjusted =
   | { kind: 'deny'; reason: ReasonCode; message: string; redirect?: RedirectDecision }
@@ -75,6 +76,8 @@ export function adjust(pod: Pod, mesh: PodMesh, facts: NodeFacts, cfg: Compiled)
   const ops: PatchOp[] = [];
   const added: string[] = [];
   const removed: string[] = [];
+  /** The init containers as the ops leave them. */
+  let inits: readonly Container[] = pod.spec.initContainers ?? [];
   if (r.kind === 'cni' && mesh.init) {
     ops.push(patch.removeInitContainer(mesh.init.index));
     removed.push(mesh.init.container.name);
@@ -82,10 +85,12 @@ export function adjust(pod: Pod, mesh: PodMesh, facts: NodeFacts, cfg: Compiled)
       ops.push({ op: 'add', path: `/spec/initContainers/${mesh.init.index}`, value: validator });
       added.push(validator.name);
     }
+    inits = mesh.validator ? inits.toSpliced(mesh.init.index, 1) : inits.toSpliced(mesh.init.index, 1, validator);
     ops.push(...cfg.profile.statusOps(pod, mesh.init.container.name, mesh.validator?.container.name ?? validator.name));
   } else if (r.kind === 'init' && r.validate && !mesh.validator && mesh.init) {
     ops.push({ op: 'add', path: `/spec/initContainers/${mesh.init.index + 1}`, value: validator });
     added.push(validator.name);
+    inits = inits.toSpliced(mesh.init.index + 1, 0, validator);
   }
   if (r.kind === 'cni' && r.affinity) ops.push(...patch.requireNodeLabel(pod, NODE_VERIFIED_LABEL, 'true'));
   // Reinvocation sees the pod after meshgate's own patch: what it removed then is still part of the record.
@@ -99,5 +104,7 @@ export function adjust(pod: Pod, mesh: PodMesh, facts: NodeFacts, cfg: Compiled)
     r.native,
   );
   ops.push(...patch.setMetadataEntries(pod, recorded));
+  // Also to the mesh's own containers that lack the mount: see tokenMountOps for why that is the same pod.
+  ops.push(...tokenMountOps(pod, { initContainers: inits, containers: pod.spec.containers }, ops.length));
   return { kind: 'patch', reason: r.reason, ops, status: recorded.status, redirect: r };
 }

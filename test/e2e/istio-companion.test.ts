@@ -54,6 +54,23 @@ afterAll(async () => {
 });
 
 const inits = (p: V1Pod) => (p.spec?.initContainers ?? []).map((c) => c.name);
+/** The containers, with the ServiceAccount token volume's generated suffix blanked (each create draws its own). */
+const containers = (p: V1Pod) =>
+  JSON.parse(
+    JSON.stringify({ init: p.spec?.initContainers, containers: p.spec?.containers }).replace(
+      /kube-api-access-[a-z0-9]{5}/g,
+      'kube-api-access-*',
+    ),
+  );
+const TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
+const mutateCalls = (since: number, name: string) =>
+  mg.reviews
+    .slice(since)
+    .filter(
+      (r) =>
+        r.route === 'mutate' && (r.body as { request: { object?: V1Pod } }).request.object?.metadata?.name === name,
+    )
+    .map((r) => r.verdict.reason);
 const status = (p: V1Pod) =>
   JSON.parse(p.metadata!.annotations!['sidecar.istio.io/status']) as { initContainers: string[] };
 
@@ -129,6 +146,8 @@ describe("meshgate next to Istio's own injector", () => {
       });
       expect(inits(first)).toEqual(inits(after));
       expect(first.metadata!.annotations).toEqual(after.metadata!.annotations);
+      // The ServiceAccount token mount included: meshgate adds it to the validator in either order.
+      expect(containers(first)).toEqual(containers(after));
       const calls = mg.reviews
         .slice(before)
         .filter((r) => r.route === 'mutate')
@@ -139,6 +158,21 @@ describe("meshgate next to Istio's own injector", () => {
       await mg.unregister('a-meshgate');
       await mg.register({ name: 'z-meshgate' });
     }
+  });
+
+  it("one mutate call per pod: meshgate's patch holds the ServiceAccount token mounts the plugin's re-run would add", async () => {
+    const before = mg.reviews.length;
+    const p = await create('called-once', { nodeName: 'node-verified' });
+    // Twice before meshgate added the mounts: the re-run gave istio-validation and istio-proxy theirs, and the
+    // apiserver called meshgate again for that change.
+    expect(mutateCalls(before, 'called-once')).toEqual(['node_verified']);
+    const token = (c: { volumeMounts?: Array<{ mountPath: string }> }) =>
+      (c.volumeMounts ?? []).filter((m) => m.mountPath === TOKEN_PATH).length;
+    expect([...p.spec!.initContainers!, ...p.spec!.containers].map((c) => [c.name, token(c)])).toEqual([
+      ['istio-validation', 1],
+      ['istio-proxy', 1],
+      ['app', 1],
+    ]);
   });
 
   it('a pod Istio skipped (its own opt-out label) is refused, never admitted unmeshed', async () => {

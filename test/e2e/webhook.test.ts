@@ -198,6 +198,50 @@ describe('Pod Security restricted', () => {
   });
 });
 
+describe('reinvocation: one mutate call per pod create', () => {
+  const mutateCalls = (since: number, name: string) =>
+    mg.reviews
+      .slice(since)
+      .filter(
+        (r) =>
+          r.route === 'mutate' && (r.body as { request: { object?: V1Pod } }).request.object?.metadata?.name === name,
+      )
+      .map((r) => r.verdict.reason);
+  const tokenMounts = (p: V1Pod) =>
+    [...(p.spec!.initContainers ?? []), ...p.spec!.containers].map((c) => [
+      c.name,
+      (c.volumeMounts ?? [])
+        .filter((m) => m.mountPath === '/var/run/secrets/kubernetes.io/serviceaccount')
+        .map((m) => m.name.replace(/-[a-z0-9]{5}$/, '-*')),
+    ]);
+
+  it("meshgate's patch holds the ServiceAccount token mounts, so the plugin's re-run changes nothing and meshgate is called once", async () => {
+    const before = mg.reviews.length;
+    const p = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('called-once') });
+    // Twice before meshgate added the mounts itself: the re-run added them and the apiserver called meshgate again.
+    expect(mutateCalls(before, 'called-once')).toEqual(['affinity_verified']);
+    expect(tokenMounts(p)).toEqual([
+      ['meshgate-validate', ['kube-api-access-*']],
+      ['meshgate-proxy', ['kube-api-access-*']],
+      ['app', ['kube-api-access-*']],
+    ]);
+  });
+
+  it('with automount off there is nothing to add: no mount, one call', async () => {
+    const before = mg.reviews.length;
+    const p = await core.createNamespacedPod({
+      namespace: 'mesh',
+      body: restrictedPod('no-automount', { automountServiceAccountToken: false }),
+    });
+    expect(mutateCalls(before, 'no-automount')).toEqual(['affinity_verified']);
+    expect(tokenMounts(p)).toEqual([
+      ['meshgate-validate', []],
+      ['meshgate-proxy', []],
+      ['app', []],
+    ]);
+  });
+});
+
 describe('captured AdmissionReviews', () => {
   it('records real pods CREATE and pods/binding CREATE bodies as fixtures (CAPTURE=1 rewrites them)', () => {
     const podCreate = mg.reviews.find(

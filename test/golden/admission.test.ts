@@ -91,7 +91,8 @@ describe('golden: AdmissionReviews from shared/corpus/admission', () => {
         const body = res.json();
         if (body.response?.patch) {
           const ops = JSON.parse(Buffer.from(body.response.patch, 'base64').toString());
-          jsonpatch.applyPatch(structuredClone(review.request!.object), ops, true, false);
+          // Copies of the ops: an applied op's value becomes part of the document, which later ops change.
+          jsonpatch.applyPatch(structuredClone(review.request!.object), structuredClone(ops), true, false);
           body.response.patch = ops;
         }
         results[route] = { status: res.statusCode, body };
@@ -99,13 +100,19 @@ describe('golden: AdmissionReviews from shared/corpus/admission', () => {
           // The safety net must accept what the mutating webhook produced.
           const mutated = jsonpatch.applyPatch(
             structuredClone(review),
-            body.response.patch.map((op: { path: string }) => ({ ...op, path: `/request/object${op.path}` })),
+            structuredClone(body.response.patch).map((op: { path: string }) => ({
+              ...op,
+              path: `/request/object${op.path}`,
+            })),
             true,
             false,
           ).newDocument;
           const after = (await app.inject({ method: 'POST', url: '/validate', payload: mutated as object })).json();
           expect(after.response.allowed).toBe(true);
           results['validate-after-mutate'] = { body: after };
+          // Idempotent, as the apiserver's reinvocation needs: the mutated pod gets no patch.
+          const again = (await app.inject({ method: 'POST', url: '/mutate', payload: mutated as object })).json();
+          expect(again.response.patch).toBeUndefined();
         }
       }
       expectGolden(

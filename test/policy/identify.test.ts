@@ -263,4 +263,28 @@ describe('containers are judged by what they are', () => {
       validator: m.validator ? (m.validator.own ? 'own' : 'mesh') : undefined,
     }).toEqual(want);
   });
+
+  /** The ServiceAccount token mount in every container, as meshgate adds it (src/inject/service-account.ts). */
+  const withToken = (p: Pod): Pod => {
+    const out = structuredClone(p);
+    out.spec.volumes = [...(out.spec.volumes ?? []), { name: 'kube-api-access-abcde', projected: {} }];
+    for (const c of [...(out.spec.initContainers ?? []), ...out.spec.containers])
+      c.volumeMounts = [
+        ...((c.volumeMounts as []) ?? []),
+        { name: 'kube-api-access-abcde', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+      ];
+    return out;
+  };
+  it.each(refused)('%s, with the token mount in every container: refused the same', (_n, mesh, p, reason, message) => {
+    const c = cfg(mesh);
+    const posture = checkPosture(input(withToken(p)), verified, c);
+    expect(posture).toMatchObject({ ok: false, reason });
+    expect(!posture.ok && posture.message).toMatch(message);
+    expect(decide(input(withToken(p)), verified, c)).toMatchObject({ kind: 'deny', reason });
+  });
+  it.each(real)('%s, with the token mount in every container: the same roles', (_n, mesh, p) => {
+    const strip = (m: ReturnType<typeof identifyPod>) =>
+      JSON.stringify({ ...m, impostors: m.impostors.map((i) => i.problem) }, (k, v) => (k === 'container' ? 0 : v));
+    expect(strip(identifyPod(withToken(p), cfg(mesh)))).toBe(strip(identifyPod(p, cfg(mesh))));
+  });
 });
