@@ -148,9 +148,10 @@ export function buildWorkload(samples: Sample[], deps: HandlerDeps): Workload {
     const key = `${v.kind}:${v.reason}`;
     mix[key] = (mix[key] ?? 0) + 1;
     if (v.kind !== 'patch') continue;
+    // Op values are meshgate's shared, frozen templates, and later ops add to them: the pod gets copies.
     const injected = jsonpatch.applyPatch(
       structuredClone(s.review.request.object),
-      v.ops as Operation[],
+      structuredClone(v.ops) as Operation[],
       true,
       false,
     ).newDocument;

@@ -47,7 +47,8 @@ function measure(shape: string, scale: number, deps: HandlerDeps): PathoRow {
   const verdict = mutate(request, deps);
   if (verdict.kind !== 'patch')
     throw new Error(`${shape} ×${scale}: expected a patch, got ${verdict.kind} ${verdict.reason}`);
-  jsonpatch.applyPatch(structuredClone(pod), verdict.ops as Operation[], true, false); // the patch must apply (untimed)
+  // The patch must apply (untimed); op values are shared, frozen templates, so the pod gets copies.
+  jsonpatch.applyPatch(structuredClone(pod), structuredClone(verdict.ops) as Operation[], true, false);
   const input = { pod: pod as unknown as Pod, namespace: 'shop' };
   return {
     shape,
