@@ -18,6 +18,7 @@ import type { ControlPlane } from '../../test/e2e/harness/index.ts';
 import { startIstioInjector, waitFor, type IstioInjector } from '../../test/e2e/harness/index.ts';
 import { publishVerdict } from '../../test/e2e/meshgate.ts';
 import { percentile, round } from '../stats.ts';
+import { sampleProc } from '../peers/proc-stats.ts';
 import { auditedCreates, webhookDelta, webhookHistograms, type WebhookFigures } from './apiserver-metrics.ts';
 import { ISTIO_LABEL, MESHGATE_LABEL, startMeshgate, type RunningMeshgate } from './webhooks.ts';
 
@@ -39,6 +40,8 @@ export interface Phase {
   seconds: number;
   client: { p50Ms: number; p99Ms: number; maxMs: number };
   apiserver: { p50Ms: number; p99Ms: number; maxMs: number; audited: number };
+  /** CPU (user + system, every thread, /proc) each process spent during the phase, per pod created, ms. */
+  cpuMsPerCreate: Record<string, number>;
 }
 
 export interface SetupResult {
@@ -123,11 +126,17 @@ async function phase(
   pods: V1Pod[],
   count: number,
   concurrency: number,
+  /** The processes whose CPU the phase reports, by name: the apiserver, etcd, the webhooks. */
+  procs: Record<string, number>,
 ): Promise<Phase> {
+  const cpu = () => Object.fromEntries(Object.entries(procs).map(([name, pid]) => [name, sampleProc(pid).cpuS]));
+  const c0 = cpu();
   const t0 = performance.now();
   const r = await createPods(poster, nss, pods, count, concurrency, prefix);
   const seconds = round((performance.now() - t0) / 1000, 1);
+  const c1 = cpu();
   const spans = await audited(auditLog, prefix, count);
+  const perCreate = (name: string) => round(((c1[name] - c0[name]) * 1000) / Math.max(1, r.ms.length), 3);
   return {
     created: r.ms.length,
     failed: r.failed,
@@ -135,6 +144,7 @@ async function phase(
     seconds,
     client: stats(r.ms),
     apiserver: { ...stats(spans), audited: spans.length },
+    cpuMsPerCreate: Object.fromEntries(Object.keys(procs).map((name) => [name, perCreate(name)])),
   };
 }
 
@@ -169,10 +179,16 @@ export async function runSetup(
     await namespaces(cp, [warm, serialNs, ...nss], labels);
     const w = await createPods(poster, [warm], pods, o.warmupPods, o.concurrency, warm);
     if (w.failed === o.warmupPods) throw new Error(`${setup}: every warm-up create failed: ${w.firstFailure}`);
+    const pids = cp.pids();
+    const procs: Record<string, number> = {};
+    if (pids['kube-apiserver']) procs.apiserver = pids['kube-apiserver'];
+    if (pids.etcd) procs.etcd = pids.etcd;
+    if (istio) procs.istio = istio.pid;
+    if (meshgate) procs.meshgate = meshgate.child.pid;
     const before = await webhookHistograms(cp);
-    const burst = await phase(poster, auditLog, nss, `b-${key}-`, pods, o.pods, o.concurrency);
+    const burst = await phase(poster, auditLog, nss, `b-${key}-`, pods, o.pods, o.concurrency, procs);
     const after = await webhookHistograms(cp);
-    const serial = await phase(poster, auditLog, [serialNs], serialNs, pods, o.serialPods, 1);
+    const serial = await phase(poster, auditLog, [serialNs], serialNs, pods, o.serialPods, 1, procs);
     const webhooks: Record<string, WebhookFigures> = {};
     for (const [name, h] of after) {
       const d = webhookDelta(before.get(name), h);
@@ -184,8 +200,12 @@ export async function runSetup(
           p99Ms: round(d.p99Ms, 2),
         };
     }
+    const cpuText = (p: Phase) =>
+      Object.entries(p.cpuMsPerCreate)
+        .map(([name, ms]) => `${name} ${ms}`)
+        .join(', ');
     const line = (what: string, p: Phase) =>
-      `${what} ${p.created} created, ${p.failed} failed in ${p.seconds} s; client p50 ${p.client.p50Ms} p99 ${p.client.p99Ms} ms; apiserver p50 ${p.apiserver.p50Ms} p99 ${p.apiserver.p99Ms} ms`;
+      `${what} ${p.created} created, ${p.failed} failed in ${p.seconds} s; client p50 ${p.client.p50Ms} p99 ${p.client.p99Ms} ms; apiserver p50 ${p.apiserver.p50Ms} p99 ${p.apiserver.p99Ms} ms; CPU ms per create: ${cpuText(p)}`;
     log(
       `${setup.padEnd(15)} ${line('burst:', burst)} | ${line('serial:', serial)}${burst.firstFailure ? ` | first failure: ${burst.firstFailure.slice(0, 160)}` : ''}`,
     );

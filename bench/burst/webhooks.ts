@@ -1,12 +1,13 @@
 /**
- * The webhooks of the apiserver burst (bench/burst): meshgate in a process of its own (bench/server.ts with the
- * cluster's kubeconfig, so its node and pod caches watch the cluster as in production), registered like the chart
- * registers it (mutating pods CREATE with reinvocation, validating pods and bindings), and Istio's injector with
- * the configuration its chart renders (test/e2e/harness/istio.ts).
+ * The webhooks of the apiserver burst (bench/burst): meshgate in a process of its own (bench/server.ts compiled and
+ * run with the image's Node flags, given the cluster's kubeconfig, so its node and pod caches watch the cluster as in
+ * production), registered like the chart registers it (mutating pods CREATE with reinvocation, validating pods and
+ * bindings), and Istio's injector with the configuration its chart renders (test/e2e/harness/istio.ts).
  */
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
 import type { ControlPlane } from '../../test/e2e/harness/index.ts';
 import { startServerChild, type ServerChild } from '../procs.ts';
+import { compiledServer } from '../compiled.ts';
 
 export const MESHGATE_LABEL = { 'meshgate.io/inject': 'enabled' };
 export const ISTIO_LABEL = { 'istio-injection': 'enabled' };
@@ -29,7 +30,13 @@ export async function startMeshgate(
   name: string,
   echo = false,
 ): Promise<RunningMeshgate> {
-  const child = await startServerChild({ logLevel: 'warn', verifiedNodes: [], mesh, kubeconfig: cp.kubeconfigPath });
+  // As the image runs meshgate: compiled JavaScript with the image's Node flags (bench/compiled.ts).
+  const server = compiledServer((s) => console.log(s));
+  const child = await startServerChild(
+    { logLevel: 'warn', verifiedNodes: [], mesh, kubeconfig: cp.kubeconfigPath },
+    server.execArgv,
+    { script: server.script },
+  );
   const api = cp.kc.makeApiClient(AdmissionregistrationV1Api);
   const caBundle = Buffer.from(child.ca).toString('base64');
   const common = {
