@@ -17,7 +17,15 @@ import {
   type ControlPlane,
   type IstioInjector,
 } from './harness/index.ts';
-import { apiError, createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import {
+  apiError,
+  createNamespace,
+  mutateCalls,
+  publishVerdict,
+  restrictedPod,
+  startMeshgate,
+  type Meshgate,
+} from './meshgate.ts';
 
 const V = 'v1.34.2';
 let cp: ControlPlane;
@@ -63,14 +71,6 @@ const containers = (p: V1Pod) =>
     ),
   );
 const TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
-const mutateCalls = (since: number, name: string) =>
-  mg.reviews
-    .slice(since)
-    .filter(
-      (r) =>
-        r.route === 'mutate' && (r.body as { request: { object?: V1Pod } }).request.object?.metadata?.name === name,
-    )
-    .map((r) => r.verdict.reason);
 const status = (p: V1Pod) =>
   JSON.parse(p.metadata!.annotations!['sidecar.istio.io/status']) as { initContainers: string[] };
 
@@ -165,7 +165,7 @@ describe("meshgate next to Istio's own injector", () => {
     const p = await create('called-once', { nodeName: 'node-verified' });
     // Twice before meshgate added the mounts: the re-run gave istio-validation and istio-proxy theirs, and the
     // apiserver called meshgate again for that change.
-    expect(mutateCalls(before, 'called-once')).toEqual(['node_verified']);
+    expect(mutateCalls(mg, before, 'called-once')).toEqual(['node_verified']);
     const token = (c: { volumeMounts?: Array<{ mountPath: string }> }) =>
       (c.volumeMounts ?? []).filter((m) => m.mountPath === TOKEN_PATH).length;
     expect([...p.spec!.initContainers!, ...p.spec!.containers].map((c) => [c.name, token(c)])).toEqual([

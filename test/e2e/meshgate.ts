@@ -43,6 +43,20 @@ export interface Meshgate {
   stop(): Promise<void>;
 }
 
+/**
+ * The reasons of the mutate calls the apiserver made for the pod named `name` since review `since` (an index into
+ * `reviews`): one per call, so a pod create that costs two calls shows two.
+ */
+export function mutateCalls(mg: Meshgate, since: number, name: string): string[] {
+  return mg.reviews
+    .slice(since)
+    .filter(
+      (r) =>
+        r.route === 'mutate' && (r.body as { request: { object?: V1Pod } }).request.object?.metadata?.name === name,
+    )
+    .map((r) => r.verdict.reason);
+}
+
 /** meshgate with a test config of `mesh` (default custom: meshgate injects its own templates) plus `config` overrides. */
 export async function startMeshgate(
   cp: ControlPlane,

@@ -10,6 +10,7 @@ import {
   apiError,
   createNamespace,
   publishVerdict,
+  mutateCalls,
   names,
   restrictedPod,
   startMeshgate,
@@ -199,14 +200,6 @@ describe('Pod Security restricted', () => {
 });
 
 describe('reinvocation: one mutate call per pod create', () => {
-  const mutateCalls = (since: number, name: string) =>
-    mg.reviews
-      .slice(since)
-      .filter(
-        (r) =>
-          r.route === 'mutate' && (r.body as { request: { object?: V1Pod } }).request.object?.metadata?.name === name,
-      )
-      .map((r) => r.verdict.reason);
   const tokenMounts = (p: V1Pod) =>
     [...(p.spec!.initContainers ?? []), ...p.spec!.containers].map((c) => [
       c.name,
@@ -219,7 +212,7 @@ describe('reinvocation: one mutate call per pod create', () => {
     const before = mg.reviews.length;
     const p = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('called-once') });
     // Twice before meshgate added the mounts itself: the re-run added them and the apiserver called meshgate again.
-    expect(mutateCalls(before, 'called-once')).toEqual(['affinity_verified']);
+    expect(mutateCalls(mg, before, 'called-once')).toEqual(['affinity_verified']);
     expect(tokenMounts(p)).toEqual([
       ['meshgate-validate', ['kube-api-access-*']],
       ['meshgate-proxy', ['kube-api-access-*']],
@@ -233,7 +226,7 @@ describe('reinvocation: one mutate call per pod create', () => {
       namespace: 'mesh',
       body: restrictedPod('no-automount', { automountServiceAccountToken: false }),
     });
-    expect(mutateCalls(before, 'no-automount')).toEqual(['affinity_verified']);
+    expect(mutateCalls(mg, before, 'no-automount')).toEqual(['affinity_verified']);
     expect(tokenMounts(p)).toEqual([
       ['meshgate-validate', []],
       ['meshgate-proxy', []],
