@@ -48,13 +48,18 @@ export interface Meshgate {
  * `reviews`): one per call, so a pod create that costs two calls shows two.
  */
 export function mutateCalls(mg: Meshgate, since: number, name: string): string[] {
+  return mutateVerdicts(mg, since, name).map((v) => v.reason);
+}
+
+/** The verdicts of those calls. */
+export function mutateVerdicts(mg: Meshgate, since: number, name: string): AdmissionVerdict[] {
   return mg.reviews
     .slice(since)
     .filter(
       (r) =>
         r.route === 'mutate' && (r.body as { request: { object?: V1Pod } }).request.object?.metadata?.name === name,
     )
-    .map((r) => r.verdict.reason);
+    .map((r) => r.verdict);
 }
 
 /** meshgate with a test config of `mesh` (default custom: meshgate injects its own templates) plus `config` overrides. */
