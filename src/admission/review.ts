@@ -135,7 +135,13 @@ function writeResponse(body: AdmissionResponseBody): string {
   if (r.patchType !== undefined) s += `,"patchType":${JSON.stringify(r.patchType)}`;
   if (r.status !== undefined) s += `,"status":${JSON.stringify(r.status)}`;
   if (r.warnings !== undefined) s += `,"warnings":${JSON.stringify(r.warnings)}`;
-  if (r.auditAnnotations !== undefined) s += `,"auditAnnotations":${JSON.stringify(r.auditAnnotations)}`;
+  if (r.auditAnnotations !== undefined) {
+    // Member by member: JSON.stringify of an object costs several times that of its strings.
+    let members = '';
+    for (const k in r.auditAnnotations)
+      members += `${members ? ',' : ''}${JSON.stringify(k)}:${JSON.stringify(r.auditAnnotations[k])}`;
+    s += `,"auditAnnotations":{${members}}`;
+  }
   if (r.patch !== undefined) s += `,"patch":"${r.patch}"`;
   return `${s}}}`;
 }

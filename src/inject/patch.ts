@@ -5,7 +5,7 @@
  */
 import type { Pod, Container } from '../pod/types.ts';
 import { preEncode } from '../util/base64-json.ts';
-import { NODE_VERIFIED_LABEL } from './constants.ts';
+import { NODE_VERIFIED_LABEL, REDIRECT_LABEL, STATUS_ANNOTATION } from './constants.ts';
 
 export type PatchOp =
   | { op: 'add'; path: string; value: unknown }
@@ -19,6 +19,12 @@ export function escapePointer(segment: string): string {
 }
 
 const FIELD_PATHS = { labels: '/metadata/labels', annotations: '/metadata/annotations' } as const;
+
+/** Pointers to the entries meshgate sets on every pod it patches, escaped once instead of per review. */
+const OWN_ENTRY_PATHS: Readonly<Record<'labels' | 'annotations', ReadonlyMap<string, string>>> = {
+  labels: new Map([[REDIRECT_LABEL, `${FIELD_PATHS.labels}/${escapePointer(REDIRECT_LABEL)}`]]),
+  annotations: new Map([[STATUS_ANNOTATION, `${FIELD_PATHS.annotations}/${escapePointer(STATUS_ANNOTATION)}`]]),
+};
 
 /**
  * Sets string entries of metadata.labels and metadata.annotations, creating metadata or either map when
@@ -42,7 +48,11 @@ export function setMetadataEntries(
     // `add` on an existing member replaces it (RFC 6902 §4.1), so one op shape serves both cases.
     for (const key in want)
       if (existing[key] !== want[key])
-        ops.push({ op: 'add', path: `${FIELD_PATHS[field]}/${escapePointer(key)}`, value: want[key] });
+        ops.push({
+          op: 'add',
+          path: OWN_ENTRY_PATHS[field].get(key) ?? `${FIELD_PATHS[field]}/${escapePointer(key)}`,
+          value: want[key],
+        });
   }
   return ops;
 }

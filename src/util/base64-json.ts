@@ -85,24 +85,24 @@ class PatchWriter {
     this.at = at;
   }
 
-  /** `s` as a JSON string: copied between quotes when nothing in it needs escaping, else as JSON.stringify writes it. */
+  /**
+   * `s` as a JSON string, as JSON.stringify writes it: printable ASCII is copied between quotes, with `"` and `\\`
+   * escaped in the loop (the status annotation is JSON in a string); a control character or anything beyond ASCII
+   * leaves the escaping to JSON.stringify.
+   */
   string(s: string): void {
     const len = s.length;
-    if (len > SHORT) {
-      this.text(JSON.stringify(s));
-      return;
-    }
-    this.room(len + 2);
+    this.room(2 * len + 2);
     const b = this.buf;
     let at = this.at;
     b[at++] = 0x22;
     for (let i = 0; i < len; i++) {
       const c = s.charCodeAt(i);
-      // Control characters, `"`, `\\` and anything beyond ASCII: JSON.stringify decides.
-      if (c < 0x20 || c === 0x22 || c === 0x5c || c >= 0x7f) {
+      if (c < 0x20 || c >= 0x7f) {
         this.text(JSON.stringify(s));
         return;
       }
+      if (c === 0x22 || c === 0x5c) b[at++] = 0x5c;
       b[at++] = c;
     }
     b[at++] = 0x22;
