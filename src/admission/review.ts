@@ -9,6 +9,9 @@ import { base64JsonPatch } from '../util/base64-json.ts';
 
 export const SUPPORTED_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'];
 
+/** The audit annotation that carries a verdict's reason code. */
+const REASON_AUDIT_KEY = 'meshgate.io/reason';
+
 export interface AdmissionRequest {
   uid: string;
   kind: { group: string; version: string; kind: string };
@@ -108,7 +111,7 @@ export function encodeResponse(apiVersion: string, uid: string, v: Verdict): Adm
   if (v.kind === 'error')
     response.status = { code: 500, reason: 'InternalError', message: `meshgate: ${v.message} [${v.reason}]` };
   if (v.kind !== 'error' && v.warnings?.length) response.warnings = v.warnings.map((w) => `meshgate: ${w}`);
-  response.auditAnnotations = { 'meshgate.io/reason': v.reason };
+  response.auditAnnotations = { [REASON_AUDIT_KEY]: v.reason };
   return { apiVersion, kind: 'AdmissionReview', response };
 }
 
@@ -128,18 +131,24 @@ export function serializeResponse(body: AdmissionResponseBody): string {
   );
 }
 
+/** The JSON of the strings every answer holds, written once: a review's own strings are its uid and messages. */
+const QUOTED: ReadonlyMap<string, string> = new Map(
+  [...SUPPORTED_VERSIONS, 'JSONPatch', REASON_AUDIT_KEY].map((v) => [v, JSON.stringify(v)]),
+);
+const quoted = (v: string) => QUOTED.get(v) ?? JSON.stringify(v);
+
 function writeResponse(body: AdmissionResponseBody): string {
   const r = body.response;
-  let s = `{"apiVersion":${JSON.stringify(body.apiVersion)},"kind":"AdmissionReview",`;
+  let s = `{"apiVersion":${quoted(body.apiVersion)},"kind":"AdmissionReview",`;
   s += `"response":{"uid":${JSON.stringify(r.uid)},"allowed":${r.allowed === true}`;
-  if (r.patchType !== undefined) s += `,"patchType":${JSON.stringify(r.patchType)}`;
+  if (r.patchType !== undefined) s += `,"patchType":${quoted(r.patchType)}`;
   if (r.status !== undefined) s += `,"status":${JSON.stringify(r.status)}`;
   if (r.warnings !== undefined) s += `,"warnings":${JSON.stringify(r.warnings)}`;
   if (r.auditAnnotations !== undefined) {
     // Member by member: JSON.stringify of an object costs several times that of its strings.
     let members = '';
     for (const k in r.auditAnnotations)
-      members += `${members ? ',' : ''}${JSON.stringify(k)}:${JSON.stringify(r.auditAnnotations[k])}`;
+      members += `${members ? ',' : ''}${quoted(k)}:${JSON.stringify(r.auditAnnotations[k])}`;
     s += `,"auditAnnotations":{${members}}`;
   }
   if (r.patch !== undefined) s += `,"patch":"${r.patch}"`;

@@ -41,8 +41,14 @@ describe('serializeResponse', () => {
     ['patch', { kind: 'patch', reason: 'node_verified', ops: [{ op: 'add', path: '/x', value: 1 }], warnings: ['w'] }],
     ['deny', { kind: 'deny', reason: 'node_unverified', message: 'no "quotes" here' }],
     ['allow', { kind: 'allow', reason: 'host_network' }],
+    ['error', { kind: 'error', reason: 'internal', message: 'line\nbreak \u2028 é' }],
   ] as const)('parses back to the encoded response (%s)', (_n, verdict) => {
-    const body = encodeResponse('admission.k8s.io/v1', 'uid-1', verdict as never);
-    expect(JSON.parse(serializeResponse(body))).toEqual(body);
+    for (const [version, uid] of [
+      ['admission.k8s.io/v1', 'uid-1'],
+      ['admission.k8s.io/v1beta1', 'uid "with" \\ quotes ✓'],
+    ]) {
+      const body = encodeResponse(version, uid, verdict as never);
+      expect(JSON.parse(serializeResponse(body))).toEqual(body);
+    }
   });
 });
