@@ -4,7 +4,7 @@
  * heartbeat), and whether the chains the agents saw belong to the mesh meshgate is configured for. Pure; Nodes
  * are reduced to a `NodeSummary` as they are read, so thousands of Nodes cost a few hundred bytes each.
  */
-import { CONDITION_TYPE, EVIDENCE_ANNOTATION } from '../node/contract.ts';
+import { EVIDENCE_ANNOTATION, verdictCondition, type VerdictNode } from '../node/contract.ts';
 import { factFromNode, type NodeExpectations, type NodeFact } from '../facts/node-facts.ts';
 import { isReadError, type AgentPod, type Read, type WorkloadStatus } from './facts.ts';
 import { result, type CheckResult, type Item } from './report.ts';
@@ -21,29 +21,14 @@ export interface NodeSummary {
   chain?: string[];
 }
 
-interface NodeLike {
-  metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  status?: {
-    conditions?: Array<{
-      type?: string;
-      status?: string;
-      reason?: string;
-      message?: string;
-      lastHeartbeatTime?: string | Date;
-    }>;
-    nodeInfo?: { kubeletVersion?: string };
-  };
-}
-
-export function summarizeNode(node: NodeLike, expect: NodeExpectations, now: number): NodeSummary {
-  const cond = node.status?.conditions?.find((c) => c.type === CONDITION_TYPE);
-  const beat = cond?.lastHeartbeatTime === undefined ? NaN : new Date(cond.lastHeartbeatTime).getTime();
+export function summarizeNode(node: VerdictNode, expect: NodeExpectations, now: number): NodeSummary {
+  const { condition, heartbeatAt } = verdictCondition(node);
   const summary: NodeSummary = {
     name: node.metadata?.name ?? '',
     fact: factFromNode(node, expect, now),
-    hasCondition: cond !== undefined,
+    hasCondition: condition !== undefined,
   };
-  if (!Number.isNaN(beat)) summary.heartbeatAgeMs = now - beat;
+  if (heartbeatAt !== undefined) summary.heartbeatAgeMs = now - heartbeatAt;
   try {
     const ev = JSON.parse(node.metadata?.annotations?.[EVIDENCE_ANNOTATION] ?? '') as {
       pluginType?: unknown;

@@ -5,7 +5,13 @@
  * answered from counters kept up to date on every change, never by scanning 5,000 nodes per review.
  */
 import { NATIVE_SIDECAR_MIN_MINOR } from '../inject/constants.ts';
-import { CONDITION_TYPE, EVIDENCE_ANNOTATION, VERIFIED_LABEL } from '../node/contract.ts';
+import {
+  CONDITION_TYPE,
+  EVIDENCE_ANNOTATION,
+  VERIFIED_LABEL,
+  verdictCondition,
+  type VerdictNode,
+} from '../node/contract.ts';
 import { describeMark, QUARANTINE_ANNOTATION, QUARANTINE_REASON, readMark } from '../node/quarantine.ts';
 
 export interface NodeFact {
@@ -42,20 +48,6 @@ export function kubeletMinor(version: string | undefined): number | undefined {
 export function supportsNativeSidecars(version: string | undefined): boolean {
   const minor = kubeletMinor(version);
   return minor !== undefined && minor >= NATIVE_SIDECAR_MIN_MINOR;
-}
-
-interface NodeLike {
-  metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  status?: {
-    conditions?: Array<{
-      type?: string;
-      status?: string;
-      reason?: string;
-      message?: string;
-      lastHeartbeatTime?: string | Date;
-    }>;
-    nodeInfo?: { kubeletVersion?: string };
-  };
 }
 
 /** Why a node is not verified, besides the agent's own reason codes (src/cni/reasons.ts). */
@@ -104,12 +96,10 @@ export function aged(f: NodeFact, maxAgeMs: number, now: number): NodeFact {
  * node patch can set — never counts. A quarantine mark (src/node/quarantine.ts) unverifies a node whatever else it
  * says.
  */
-export function factFromNode(node: NodeLike, expect: NodeExpectations, now = Date.now()): NodeFact {
+export function factFromNode(node: VerdictNode, expect: NodeExpectations, now = Date.now()): NodeFact {
   const name = node.metadata?.name ?? '';
   const label = node.metadata?.labels?.[VERIFIED_LABEL];
-  const cond = node.status?.conditions?.find((c) => c.type === CONDITION_TYPE) as
-    | { type?: string; status?: string; reason?: string; message?: string; lastHeartbeatTime?: string | Date }
-    | undefined;
+  const { condition: cond, heartbeatAt } = verdictCondition(node);
   const kubeletVersion = node.status?.nodeInfo?.kubeletVersion;
   const no = (reason: keyof typeof NODE_REASONS, detail?: string): NodeFact => ({
     name,
@@ -145,14 +135,13 @@ export function factFromNode(node: NodeLike, expect: NodeExpectations, now = Dat
   if (typeof pluginType !== 'string') return no('evidence_missing');
   if (pluginType !== expect.pluginType)
     return no('plugin_mismatch', `verified for ${pluginType}, configured for ${expect.pluginType}`);
-  const beat = cond.lastHeartbeatTime === undefined ? undefined : new Date(cond.lastHeartbeatTime).getTime();
   const fact = {
     name,
     verified: true,
     reason: cond.reason || 'verified',
     message: cond.message || 'verified',
     kubeletVersion,
-    heartbeatAt: Number.isNaN(beat) ? undefined : beat,
+    heartbeatAt,
   };
   return aged(fact, expect.maxVerdictAgeMs, now);
 }

@@ -13,3 +13,25 @@ export const VERIFIED_LABEL = 'meshgate.io/cni-verified';
 export const CONDITION_TYPE = 'MeshCNIVerified';
 export const EVIDENCE_ANNOTATION = 'meshgate.io/cni-evidence';
 export const UNVERIFIED_TAINT = { key: 'meshgate.io/cni-unverified', effect: 'NoSchedule' } as const;
+
+/** The agent's condition as a Node carries it (client-node's V1NodeCondition fits). */
+export interface VerdictCondition {
+  type?: string;
+  status?: string;
+  reason?: string;
+  message?: string;
+  lastHeartbeatTime?: string | Date;
+}
+
+/** The parts of a Node the verdict's readers look at (client-node's V1Node fits). */
+export interface VerdictNode {
+  metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  status?: { conditions?: VerdictCondition[]; nodeInfo?: { kubeletVersion?: string } };
+}
+
+/** The node's MeshCNIVerified condition, and its heartbeat in ms since the epoch (absent or unreadable: undefined). */
+export function verdictCondition(node: VerdictNode): { condition?: VerdictCondition; heartbeatAt?: number } {
+  const condition = node.status?.conditions?.find((c) => c.type === CONDITION_TYPE);
+  const beat = condition?.lastHeartbeatTime === undefined ? NaN : new Date(condition.lastHeartbeatTime).getTime();
+  return { condition, heartbeatAt: Number.isNaN(beat) ? undefined : beat };
+}

@@ -2,7 +2,7 @@
  * What the repair controller keeps of a Node: meshgate's marks only (never the whole object: a watch on thousands
  * of Nodes must stay small). Pure.
  */
-import { CONDITION_TYPE, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../node/contract.ts';
+import { UNVERIFIED_TAINT, VERIFIED_LABEL, verdictCondition, type VerdictNode } from '../node/contract.ts';
 import {
   QUARANTINE_ANNOTATION,
   QUARANTINE_HISTORY_ANNOTATION,
@@ -26,30 +26,14 @@ export interface NodeView {
   taints: Array<{ key: string; effect: string; value?: string; timeAdded?: string }>;
 }
 
-interface NodeLike {
-  metadata?: {
-    name?: string;
-    uid?: string;
-    resourceVersion?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
+interface NodeLike extends VerdictNode {
+  metadata?: VerdictNode['metadata'] & { uid?: string; resourceVersion?: string };
   spec?: { taints?: Array<{ key: string; effect: string; value?: string; timeAdded?: string | Date }> };
-  status?: {
-    conditions?: Array<{
-      type?: string;
-      status?: string;
-      reason?: string;
-      message?: string;
-      lastHeartbeatTime?: string | Date;
-    }>;
-  };
 }
 
 export function nodeView(node: NodeLike): NodeView {
   const a = node.metadata?.annotations ?? {};
-  const cond = node.status?.conditions?.find((c) => c.type === CONDITION_TYPE);
-  const beat = cond?.lastHeartbeatTime === undefined ? NaN : new Date(cond.lastHeartbeatTime).getTime();
+  const { condition: cond, heartbeatAt } = verdictCondition(node);
   const taints = (node.spec?.taints ?? []).map((t) => ({
     key: t.key,
     effect: t.effect,
@@ -65,7 +49,7 @@ export function nodeView(node: NodeLike): NodeView {
       status: cond.status,
       reason: cond.reason,
       message: cond.message,
-      heartbeatAt: Number.isNaN(beat) ? undefined : beat,
+      heartbeatAt,
     },
     mark: readMark(a[QUARANTINE_ANNOTATION]),
     history: readHistory(a[QUARANTINE_HISTORY_ANNOTATION]),
