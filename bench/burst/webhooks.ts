@@ -8,6 +8,7 @@ import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
 import type { ControlPlane } from '../../test/e2e/harness/index.ts';
 import { startServerChild, type ServerChild } from '../procs.ts';
 import { compiledServer } from '../compiled.ts';
+import { webhookConfigurations } from '../../test/e2e/meshgate.ts';
 
 export const MESHGATE_LABEL = { 'meshgate.io/inject': 'enabled' };
 export const ISTIO_LABEL = { 'istio-injection': 'enabled' };
@@ -38,66 +39,15 @@ export async function startMeshgate(
     { script: server.script },
   );
   const api = cp.kc.makeApiClient(AdmissionregistrationV1Api);
-  const caBundle = Buffer.from(child.ca).toString('base64');
-  const common = {
-    failurePolicy: 'Fail',
-    sideEffects: 'None',
-    admissionReviewVersions: ['v1'],
-    matchPolicy: 'Equivalent',
-    timeoutSeconds: 10,
-    namespaceSelector: { matchLabels: MESHGATE_LABEL },
-  };
+  const { mutating, validating } = webhookConfigurations({
+    name,
+    url: child.url,
+    ca: child.ca,
+    routes: echo ? { mutate: '/allow-sized', validate: '/allow' } : undefined,
+  });
   try {
-    await api.createMutatingWebhookConfiguration({
-      body: {
-        metadata: { name },
-        webhooks: [
-          {
-            ...common,
-            name: 'inject.meshgate.io',
-            reinvocationPolicy: 'IfNeeded',
-            clientConfig: { url: `${child.url}${echo ? '/allow-sized' : '/mutate'}`, caBundle },
-            rules: [
-              {
-                operations: ['CREATE'],
-                apiGroups: [''],
-                apiVersions: ['v1'],
-                resources: ['pods'],
-                scope: 'Namespaced',
-              },
-            ],
-          },
-        ],
-      } as never,
-    });
-    await api.createValidatingWebhookConfiguration({
-      body: {
-        metadata: { name },
-        webhooks: [
-          {
-            ...common,
-            name: 'enforce.meshgate.io',
-            clientConfig: { url: `${child.url}${echo ? '/allow' : '/validate'}`, caBundle },
-            rules: [
-              {
-                operations: ['CREATE', 'UPDATE'],
-                apiGroups: [''],
-                apiVersions: ['v1'],
-                resources: ['pods', 'pods/ephemeralcontainers'],
-                scope: 'Namespaced',
-              },
-              {
-                operations: ['CREATE'],
-                apiGroups: [''],
-                apiVersions: ['v1'],
-                resources: ['pods/binding', 'bindings'],
-                scope: 'Namespaced',
-              },
-            ],
-          },
-        ],
-      } as never,
-    });
+    await api.createMutatingWebhookConfiguration({ body: mutating as never });
+    await api.createValidatingWebhookConfiguration({ body: validating as never });
   } catch (err) {
     await child.stop();
     throw err;

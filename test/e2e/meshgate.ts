@@ -110,49 +110,76 @@ async function registerWebhooks(
   optIn: Record<string, string> | undefined,
   name: string,
 ) {
-  const caBundle = Buffer.from(server.ca!).toString('base64');
-  const namespaceSelector = { matchLabels: { 'meshgate.io/inject': 'enabled' } };
-  const common = {
+  const { mutating, validating } = webhookConfigurations({
+    name,
+    url: server.url,
+    ca: server.ca!,
     failurePolicy,
+    optIn,
+  });
+  await api.deleteMutatingWebhookConfiguration({ name }).catch(() => undefined);
+  await api.deleteValidatingWebhookConfiguration({ name }).catch(() => undefined);
+  await api.createMutatingWebhookConfiguration({ body: mutating as never });
+  await api.createValidatingWebhookConfiguration({ body: validating as never });
+}
+
+/**
+ * Both webhook configurations as the chart renders them, for a meshgate at `url` serving with `ca`: pods CREATE to
+ * /mutate (reinvocation IfNeeded), pod CREATE/UPDATE, ephemeral containers and both ways a pod gets a node to
+ * /validate, in namespaces labelled meshgate.io/inject=enabled; `optIn` adds the chart's pod opt-in entry. `routes`
+ * points them elsewhere (the burst bench's echo).
+ */
+export function webhookConfigurations(o: {
+  name: string;
+  url: string;
+  ca: string;
+  failurePolicy?: 'Fail' | 'Ignore';
+  optIn?: Record<string, string>;
+  routes?: { mutate: string; validate: string };
+}): { mutating: object; validating: object } {
+  const caBundle = Buffer.from(o.ca).toString('base64');
+  const routes = o.routes ?? { mutate: '/mutate', validate: '/validate' };
+  const common = {
+    failurePolicy: o.failurePolicy ?? 'Fail',
     sideEffects: 'None',
     admissionReviewVersions: ['v1'],
     matchPolicy: 'Equivalent',
     timeoutSeconds: 10,
-    namespaceSelector,
+    namespaceSelector: { matchLabels: { 'meshgate.io/inject': 'enabled' } },
   };
   const mutating = {
-    metadata: { name },
+    metadata: { name: o.name },
     webhooks: [
       {
         ...common,
         name: 'inject.meshgate.io',
         reinvocationPolicy: 'IfNeeded',
-        clientConfig: { url: `${server.url}/mutate`, caBundle },
+        clientConfig: { url: `${o.url}${routes.mutate}`, caBundle },
         rules: [
           { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
         ],
       },
     ],
   };
-  if (optIn) {
+  if (o.optIn) {
     // As the chart renders it: labelled namespaces stay with the first entry, the pod label selects the rest.
     mutating.webhooks.push({
       ...mutating.webhooks[0],
       name: 'optin.inject.meshgate.io',
       namespaceSelector: {
-        matchLabels: optIn,
+        matchLabels: o.optIn,
         matchExpressions: [{ key: 'meshgate.io/inject', operator: 'NotIn', values: ['enabled'] }],
       },
       objectSelector: { matchLabels: { 'meshgate.io/inject': 'true' } },
     } as never);
   }
   const validating = {
-    metadata: { name },
+    metadata: { name: o.name },
     webhooks: [
       {
         ...common,
         name: 'enforce.meshgate.io',
-        clientConfig: { url: `${server.url}/validate`, caBundle },
+        clientConfig: { url: `${o.url}${routes.validate}`, caBundle },
         // As the chart: pod CREATE and UPDATE (and ephemeral containers), and both ways a pod gets a node.
         rules: [
           {
@@ -173,10 +200,7 @@ async function registerWebhooks(
       },
     ],
   };
-  await api.deleteMutatingWebhookConfiguration({ name }).catch(() => undefined);
-  await api.deleteValidatingWebhookConfiguration({ name }).catch(() => undefined);
-  await api.createMutatingWebhookConfiguration({ body: mutating as never });
-  await api.createValidatingWebhookConfiguration({ body: validating as never });
+  return { mutating, validating };
 }
 
 /** The apiserver's error text for a failed call (admission denials arrive as 4xx with a Status body). */
