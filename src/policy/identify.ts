@@ -23,6 +23,17 @@ export interface Found {
   readonly container: Container;
 }
 
+/** How messages name a found container: "init container istio-init". */
+export function describeFound(f: Pick<Found, 'list' | 'container'>): string {
+  const kind =
+    f.list === 'ephemeralContainers'
+      ? 'ephemeral container'
+      : f.list === 'initContainers'
+        ? 'init container'
+        : 'container';
+  return `${kind} ${f.container.name}`;
+}
+
 export interface MeshContainer extends Found {
   /** meshgate's own template (true) or the mesh's own container (false). */
   readonly own: boolean;

@@ -9,21 +9,11 @@
 import type { Compiled } from '../config/compile.ts';
 import type { Pod } from '../pod/types.ts';
 import { canRewriteNetwork, effectiveGroup, effectiveUser } from '../pod/security.ts';
-import type { Found, PodMesh } from './identify.ts';
+import { describeFound, type PodMesh } from './identify.ts';
 
 export interface RuleVerdict {
   reason: 'proxy_identity' | 'redirect_tamper';
   message: string;
-}
-
-function describe(f: Found): string {
-  const kind =
-    f.list === 'ephemeralContainers'
-      ? 'ephemeral container'
-      : f.list === 'initContainers'
-        ? 'init container'
-        : 'container';
-  return `${kind} ${f.container.name}`;
 }
 
 export function proxyIdentityRule(pod: Pod, mesh: PodMesh, cfg: Compiled): RuleVerdict | undefined {
@@ -42,9 +32,9 @@ export function proxyIdentityRule(pod: Pod, mesh: PodMesh, cfg: Compiled): RuleV
     };
   for (const f of mesh.apps) {
     if (effectiveUser(pod, f.container) === uid)
-      return { reason: 'proxy_identity', message: `${describe(f)} runs as UID ${uid}, the proxy's, ${why}` };
+      return { reason: 'proxy_identity', message: `${describeFound(f)} runs as UID ${uid}, the proxy's, ${why}` };
     if (gid !== undefined && effectiveGroup(pod, f.container) === gid)
-      return { reason: 'proxy_identity', message: `${describe(f)} runs as GID ${gid}, the proxy's, ${why}` };
+      return { reason: 'proxy_identity', message: `${describeFound(f)} runs as GID ${gid}, the proxy's, ${why}` };
   }
   return undefined;
 }
@@ -56,7 +46,7 @@ export function networkRewriteRule(mesh: PodMesh): RuleVerdict | undefined {
       return {
         reason: 'redirect_tamper',
         message:
-          `${describe(f)} ${how}, so it could remove the pod's redirect rules; ` +
+          `${describeFound(f)} ${how}, so it could remove the pod's redirect rules; ` +
           "only the mesh's own init container may",
       };
   }

@@ -9,7 +9,7 @@ import { INJECT_LABEL, MIRROR_ANNOTATION } from '../inject/constants.ts';
 import type { ReasonCode } from '../inject/reasons.ts';
 import type { Pod } from '../pod/types.ts';
 import { judgeSettings } from './exclusions.ts';
-import { identifyPod, type PodMesh } from './identify.ts';
+import { describeFound, identifyPod, type PodMesh } from './identify.ts';
 import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount } from './limits.ts';
 import { networkRewriteRule, proxyIdentityRule } from './rules.ts';
 
@@ -79,16 +79,10 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   const mesh = identifyPod(pod, cfg);
   const impostor = mesh.impostors[0];
   if (impostor) {
-    const kind =
-      impostor.list === 'containers'
-        ? 'container'
-        : impostor.list === 'initContainers'
-          ? 'init container'
-          : 'ephemeral container';
     return {
       kind: 'deny',
       reason: 'impostor_container',
-      message: `${kind} ${impostor.container.name} is not the real one: ${impostor.problem}`,
+      message: `${describeFound(impostor)} is not the real one: ${impostor.problem}`,
     };
   }
   const rule = proxyIdentityRule(pod, mesh, cfg) ?? networkRewriteRule(mesh);
