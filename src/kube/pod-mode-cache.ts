@@ -6,10 +6,9 @@
  */
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Compiled } from '../config/compile.ts';
-import { REDIRECT_LABEL } from '../inject/constants.ts';
 import { parsePod } from '../pod/parse.ts';
 import { redirectNeed, type RedirectNeed } from '../policy/binding.ts';
-import { Reflector, type ListPage } from './reflector.ts';
+import { meshgatePodReflector } from './meshgate-pods.ts';
 
 type PodLike = { metadata?: { name?: string; namespace?: string } };
 
@@ -64,16 +63,7 @@ export function startPodNeedCache(
 ): PodNeeds & { stop(): void; store: PodNeedStore; ready: Promise<void> } {
   const store = new PodNeedStore(cfg);
   const api = kc.makeApiClient(CoreV1Api);
-  const reflector = new Reflector({
-    kc,
-    path: '/api/v1/pods',
-    labelSelector: REDIRECT_LABEL,
-    list: (p) =>
-      api.listPodForAllNamespaces({
-        limit: p.limit,
-        _continue: p._continue,
-        labelSelector: p.labelSelector,
-      }) as unknown as Promise<ListPage>,
+  const reflector = meshgatePodReflector(kc, {
     replace: (items) => store.replace(items as PodLike[]),
     upsert: (p) => store.set(p as PodLike),
     remove: (p) => store.delete(p as PodLike),
