@@ -6,6 +6,7 @@
 import type { Pod, Container } from '../pod/types.ts';
 import { preEncode } from '../util/base64-json.ts';
 import { NODE_VERIFIED_LABEL, REDIRECT_LABEL, STATUS_ANNOTATION } from './constants.ts';
+import { termRequiresLabel } from './target-node.ts';
 
 export type PatchOp =
   | { op: 'add'; path: string; value: unknown }
@@ -126,10 +127,7 @@ export function requireNodeLabel(pod: Pod, key: string, value: string): PatchOp[
     return [{ op: terms ? 'replace' : 'add', path: `${base}/nodeSelectorTerms`, value: freshTerms }];
   const ops: PatchOp[] = [];
   terms.forEach((term, i) => {
-    const has = term.matchExpressions?.some(
-      (e) => e.key === key && e.operator === 'In' && e.values?.length === 1 && e.values[0] === value,
-    );
-    if (has) return;
+    if (termRequiresLabel(term, key, value)) return;
     ops.push(
       term.matchExpressions
         ? { op: 'add', path: `${base}/nodeSelectorTerms/${i}/matchExpressions/-`, value: expr }

@@ -24,6 +24,9 @@ export const REASONS = {
   mode_required:
     'redirect mode "required": CNI mode with a required affinity to verified nodes (Pending until one exists)',
   mode_off: 'redirect mode "off": always the privileged init container',
+  node_unverified_wait:
+    "the pod's node, pinned by its affinity (a DaemonSet's pod), is not verified yet: CNI mode, and a required " +
+    'affinity to verified nodes holds the pod Pending until that node is verified',
   node_unverified_validate:
     "the pod's node is not verified: privileged init container, checked by the validation container",
   cni_only: 'the pod carries no privileged init container to fall back to: CNI mode, pinned to verified nodes',

@@ -1,7 +1,12 @@
 /**
  * Per-pod choice of how traffic is redirected — the part no existing mesh decides per pod:
  *   node known & verified      → CNI mode (no privileged container; the validator proves the redirect)
- *   node known & not verified  → onUnverifiedNode: reject (deny) | validate (init mode plus the validator)
+ *   node known & not verified  → onUnverifiedNode: reject | validate (init mode plus the validator); with reject,
+ *                                a bound pod (spec.nodeName) is denied, and a pod pinned by affinity (a DaemonSet's)
+ *                                gets CNI mode plus the affinity to verified nodes: the scheduler holds it Pending
+ *                                until its node is verified. Denying it instead would stop the DaemonSet controller's
+ *                                slow-start batch, so the pods for verified nodes after it would wait out the
+ *                                controller's backoff too (real-node S7).
  *   node unknown, mode auto    → CNI mode pinned to verified nodes by affinity if any node is verified, else init
  *   node unknown, mode required→ CNI mode pinned by affinity (Pending, visibly, until a node is verified)
  *   mode off                   → always init mode
@@ -12,7 +17,7 @@ import type { NodeFacts } from '../facts/node-facts.ts';
 import { supportsNativeSidecars } from '../facts/node-facts.ts';
 import type { ReasonCode } from './reasons.ts';
 import type { Pod } from '../pod/types.ts';
-import { targetNode } from './target-node.ts';
+import { targetNodeOf } from './target-node.ts';
 
 export type RedirectDecision =
   | {
@@ -55,7 +60,8 @@ export function unverifiedWhy(node: string, facts: NodeFacts): { code: string; t
 }
 
 export function decideRedirect(pod: Pod, facts: NodeFacts, cfg: Compiled): RedirectDecision {
-  const node = targetNode(pod);
+  const target = targetNodeOf(pod);
+  const node = target?.name;
   const fact = node === undefined ? undefined : facts.get(node);
   const nodeNative = () => (node === undefined ? undefined : supportsNativeSidecars(fact?.kubeletVersion));
   const { mode, onUnverifiedNode } = cfg.config.redirect;
@@ -72,6 +78,14 @@ export function decideRedirect(pod: Pod, facts: NodeFacts, cfg: Compiled): Redir
   if (node !== undefined) {
     if (fact?.verified)
       return { kind: 'cni', reason: 'node_verified', node, affinity: false, native: native(cfg, nodeNative) };
+    if (onUnverifiedNode === 'reject' && target?.by === 'affinity')
+      return {
+        kind: 'cni',
+        reason: 'node_unverified_wait',
+        node,
+        affinity: true,
+        native: native(cfg, nodeNative),
+      };
     if (onUnverifiedNode === 'reject') {
       const why = unverifiedWhy(node, facts);
       return {

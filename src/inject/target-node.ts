@@ -1,12 +1,21 @@
-import type { Pod } from '../pod/types.ts';
+import type { NodeSelectorTerm, Pod } from '../pod/types.ts';
 
 /**
- * The node a pod will run on, when admission can know it: `spec.nodeName`, or the single node that every
- * required node-affinity term pins with `matchFields metadata.name In [node]` — how the DaemonSet controller
- * creates its pods (it adds that field selector to each term). Otherwise unknown: the scheduler decides later.
+ * The node a pod will run on, when admission can know it, and how the pod names it:
+ * - `nodeName`: `spec.nodeName` is set, so the pod is bound already and its node's kubelet runs it without asking
+ *   the scheduler;
+ * - `affinity`: every required node-affinity term pins the same single node with `matchFields metadata.name In
+ *   [node]` — how the DaemonSet controller creates its pods (it adds that field selector to each term). The
+ *   scheduler still binds such a pod, and honours any further requirement added to those terms.
+ * Otherwise unknown: the scheduler decides later.
  */
-export function targetNode(pod: Pod): string | undefined {
-  if (pod.spec.nodeName) return pod.spec.nodeName;
+export interface TargetNode {
+  readonly name: string;
+  readonly by: 'nodeName' | 'affinity';
+}
+
+export function targetNodeOf(pod: Pod): TargetNode | undefined {
+  if (pod.spec.nodeName) return { name: pod.spec.nodeName, by: 'nodeName' };
   const terms = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
   if (!terms || terms.length === 0) return undefined;
   let node: string | undefined;
@@ -19,5 +28,29 @@ export function targetNode(pod: Pod): string | undefined {
     if (node !== undefined && node !== name) return undefined;
     node = name;
   }
-  return node;
+  return node === undefined ? undefined : { name: node, by: 'affinity' };
+}
+
+/** The name of the node a pod will run on, when admission can know it (see targetNodeOf). */
+export function targetNode(pod: Pod): string | undefined {
+  return targetNodeOf(pod)?.name;
+}
+
+/**
+ * True when every required node-affinity term of the pod holds `key In [value]`, so the scheduler can bind it only
+ * to a node with that label (terms are ORed, expressions within one ANDed). False with no terms.
+ */
+export function requiresNodeLabel(pod: Pod, key: string, value: string): boolean {
+  const terms = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  if (!terms || terms.length === 0) return false;
+  return terms.every((term) => termRequiresLabel(term, key, value));
+}
+
+/** True when the term holds the expression `key In [value]`. */
+export function termRequiresLabel(term: NodeSelectorTerm, key: string, value: string): boolean {
+  return (
+    term.matchExpressions?.some(
+      (e) => e.key === key && e.operator === 'In' && e.values?.length === 1 && e.values[0] === value,
+    ) ?? false
+  );
 }

@@ -6,10 +6,10 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { REDIRECT_LABEL } from '../inject/constants.ts';
+import { NODE_VERIFIED_LABEL, REDIRECT_LABEL } from '../inject/constants.ts';
 import type { ReasonCode } from '../inject/reasons.ts';
 import { readStatus } from '../inject/status.ts';
-import { targetNode } from '../inject/target-node.ts';
+import { requiresNodeLabel, targetNodeOf } from '../inject/target-node.ts';
 import { unverifiedWhy } from '../inject/redirect.ts';
 import { findContainer } from '../pod/types.ts';
 import type { PodMesh } from './identify.ts';
@@ -92,10 +92,23 @@ export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): 
       message: `label ${REDIRECT_LABEL}=${label} but the pod's containers are those of ${mode} mode`,
     };
   }
-  const node = targetNode(pod);
-  if (mode === 'cni' && node !== undefined && !nodes.get(node)?.verified) {
+  const target = targetNodeOf(pod);
+  if (mode === 'cni' && target !== undefined && !nodes.get(target.name)?.verified) {
+    const node = target.name;
     const why = unverifiedWhy(node, nodes);
     const text = `${why.code}: ${why.text}`;
+    // Pinned by affinity and held to verified nodes: the scheduler binds it only once its node is verified, and the
+    // binding guard checks the node again then.
+    if (target.by === 'affinity' && requiresNodeLabel(pod, NODE_VERIFIED_LABEL, 'true')) {
+      return {
+        ok: true,
+        reason: 'ok',
+        warnings: [
+          `node ${node} has no verified CNI chain (${text}); ` +
+            `the pod stays Pending until the node is verified (its affinity requires ${NODE_VERIFIED_LABEL}=true)`,
+        ],
+      };
+    }
     if (cfg.config.redirect.onUnverifiedNode === 'reject') {
       return {
         ok: false,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideRedirect } from '../../src/inject/redirect.ts';
-import { targetNode } from '../../src/inject/target-node.ts';
+import { requiresNodeLabel, targetNode, targetNodeOf } from '../../src/inject/target-node.ts';
 import { cfg, facts, pinnedTo, pod } from './fixtures.ts';
 
 const V = 'v1.34.1';
@@ -56,11 +56,25 @@ describe('decideRedirect: every branch', () => {
       want: { kind: 'deny', nodeReason: 'node_not_found' },
     },
     {
-      name: 'DaemonSet-pinned unverified node, reject → deny',
+      name: 'DaemonSet-pinned unverified node, reject → cni + affinity: Pending until the node is verified',
       p: pod(pinnedTo('bad')),
       f: oneVerified,
       c: {},
-      want: { kind: 'deny', node: 'bad' },
+      want: { kind: 'cni', reason: 'node_unverified_wait', node: 'bad', affinity: true },
+    },
+    {
+      name: 'DaemonSet-pinned node missing from cache, reject → cni + affinity',
+      p: pod(pinnedTo('ghost')),
+      f: empty,
+      c: { redirect: { mode: 'required' } },
+      want: { kind: 'cni', reason: 'node_unverified_wait', node: 'ghost', affinity: true },
+    },
+    {
+      name: 'DaemonSet-pinned unverified node, validate → init + validator',
+      p: pod(pinnedTo('bad')),
+      f: oneVerified,
+      c: { redirect: { onUnverifiedNode: 'validate' } },
+      want: { kind: 'init', reason: 'node_unverified_validate', node: 'bad', validate: true },
     },
     {
       name: 'unknown node, auto, some verified → cni + affinity',
@@ -160,6 +174,25 @@ describe('native sidecars', () => {
 describe('targetNode', () => {
   it('prefers spec.nodeName', () => expect(targetNode(pod({ nodeName: 'a', ...pinnedTo('b') }))).toBe('a'));
   it('reads a DaemonSet pin', () => expect(targetNode(pod(pinnedTo('b')))).toBe('b'));
+  it('says how the pod names its node: bound already, or pinned for the scheduler', () => {
+    expect(targetNodeOf(pod({ nodeName: 'a', ...pinnedTo('b') }))).toEqual({ name: 'a', by: 'nodeName' });
+    expect(targetNodeOf(pod(pinnedTo('b')))).toEqual({ name: 'b', by: 'affinity' });
+    expect(targetNodeOf(pod())).toBeUndefined();
+  });
+  it('requiresNodeLabel holds only when every term requires the label', () => {
+    const p = pod(pinnedTo('a'));
+    expect(requiresNodeLabel(p, 'k', 'v')).toBe(false);
+    const terms = p.spec.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms!;
+    terms[0].matchExpressions = [{ key: 'k', operator: 'In', values: ['v'] }];
+    expect(requiresNodeLabel(p, 'k', 'v')).toBe(true);
+    terms.push({ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['a'] }] });
+    expect(requiresNodeLabel(p, 'k', 'v')).toBe(false);
+    terms[1].matchExpressions = [{ key: 'k', operator: 'NotIn', values: ['v'] }];
+    expect(requiresNodeLabel(p, 'k', 'v')).toBe(false);
+    terms[1].matchExpressions = [{ key: 'k', operator: 'In', values: ['v', 'w'] }];
+    expect(requiresNodeLabel(p, 'k', 'v')).toBe(false);
+    expect(requiresNodeLabel(pod(), 'k', 'v')).toBe(false);
+  });
   it('is unknown when terms pin different nodes', () => {
     const p = pod(pinnedTo('a'));
     p.spec.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms!.push({

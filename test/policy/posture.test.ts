@@ -5,7 +5,8 @@ import { checkPosture } from '../../src/policy/posture.ts';
 import { decide } from '../../src/inject/decide.ts';
 import type { Pod } from '../../src/pod/types.ts';
 import type { Compiled } from '../../src/config/compile.ts';
-import { cfg, facts, input, istio, istioPod, pod, verified } from '../inject/fixtures.ts';
+import { cfg, facts, input, istio, istioPod, pinnedTo, pod, verified } from '../inject/fixtures.ts';
+import { checkBinding, redirectNeed } from '../../src/policy/binding.ts';
 
 function mutated(p: Pod, c: Compiled, f = verified): Pod {
   const d = decide(input(p), f, c);
@@ -19,6 +20,7 @@ describe('final posture', () => {
     ['unscheduled', {}],
     ['on a verified node', { nodeName: 'good' }],
     ['on an unverified node (validate)', { nodeName: 'bad' }],
+    ['pinned by affinity to an unverified node (validate)', pinnedTo('bad')],
   ];
   const none = facts({ bad: { verified: false } });
   it.each(specs)('accepts what the mutating webhook produced, %s, for every profile and mode', (_n, spec) => {
@@ -98,6 +100,47 @@ describe('final posture', () => {
       ok: true,
       warnings: [expect.stringMatching(/validation container will stop the pod/)],
     });
+  });
+
+  it('a pod pinned by affinity to an unverified node (reject): admitted in CNI mode, held to verified nodes', () => {
+    for (const [mesh, base] of [
+      ['custom', pod(pinnedTo('bad'))],
+      ['istio', istioPod(pinnedTo('bad'))],
+    ] as const) {
+      const c = cfg(mesh);
+      const out = mutated(base, c);
+      expect(out.metadata?.labels?.['meshgate.io/redirect'], mesh).toBe('cni');
+      expect(out.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution, mesh).toEqual({
+        nodeSelectorTerms: [
+          {
+            matchFields: [{ key: 'metadata.name', operator: 'In', values: ['bad'] }],
+            matchExpressions: [{ key: 'meshgate.io/cni-verified', operator: 'In', values: ['true'] }],
+          },
+        ],
+      });
+      expect(checkPosture(input(out), verified, c), mesh).toMatchObject({
+        ok: true,
+        warnings: [
+          expect.stringMatching(/node bad has no verified CNI chain .*stays Pending until the node is verified/),
+        ],
+      });
+      // The scheduler cannot bind it before bad is verified; a Binding written by hand is refused all the same.
+      const need = redirectNeed(out, 'demo', c);
+      expect(need, mesh).toBe('cni');
+      expect(checkBinding('demo/web', 'bad', need, verified), mesh).toMatchObject({
+        ok: false,
+        reason: 'binding_node_unverified',
+      });
+      // A later webhook that drops the requirement leaves a pod the scheduler could bind there: refused.
+      const stripped = structuredClone(out);
+      stripped.spec.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!
+        .nodeSelectorTerms![0].matchExpressions = [];
+      expect(checkPosture(input(stripped), verified, c), mesh).toMatchObject({
+        ok: false,
+        reason: 'node_unverified',
+        message: expect.stringMatching(/its node bad has no verified CNI chain/),
+      });
+    }
   });
 
   it('a CNI-mode Istio pod istio-cni would skip (no sidecar.istio.io/status) is refused', () => {

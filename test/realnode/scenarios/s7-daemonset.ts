@@ -1,10 +1,13 @@
 // S7: a DaemonSet in an opted-in namespace. The DaemonSet controller pins each pod to its node before admission
-// (a required node-affinity term on metadata.name), so meshgate knows the node: rn-1 (verified) gets a CNI-mode pod,
-// rn-2 (unverified) is refused with the reason, which the DaemonSet shows as FailedCreate Events (or, with the
-// agent's --taint-unverified, the DaemonSet does not target rn-2 while the taint is there). Then rn-2's mesh plugin
-// is installed (istio-cni chained, as its installer does), the agent verifies rn-2, and the DaemonSet must get its
-// rn-2 pod within FIXED_DEADLINE_MS. The fix comes after a quiet period, when no event of the DaemonSet's own pods
-// would wake its controller: only its retry (exponential backoff) or a change of the node can.
+// (a required node-affinity term on metadata.name), so meshgate knows the node: rn-1 (verified) gets a CNI-mode pod
+// at once. rn-2 (unverified) gets a CNI-mode pod that meshgate holds to verified nodes by affinity, so the scheduler
+// keeps it Pending (a FailedScheduling Event says why) — or, with the agent's --taint-unverified, the DaemonSet does
+// not target rn-2 while the taint is there. It is never refused: a refused create stops the DaemonSet controller's
+// slow-start batch, so rn-1's pod waited out the controller's exponential backoff whenever rn-2 came first in its
+// node order (1 in 8 syncs, or 7 in 8 when rn-2 registered first: Go's map order for two nodes); a CI run failed
+// that way. Then rn-2's mesh plugin is installed (istio-cni chained, as its installer does), the agent verifies
+// rn-2, and the DaemonSet must have a redirected pod there within FIXED_DEADLINE_MS. The fix comes after a quiet
+// period, when no event of the DaemonSet's own pods would wake any controller: only a change of the node can.
 // Measured twice: (A) the chart's nodeAgent.taintUnverified, as the verdict; (B) the other setting, for comparison.
 import {
   apps,
@@ -22,10 +25,11 @@ import {
 } from './common.ts';
 import { appRunning, PodMonitor, redirected } from '../harness/monitor.ts';
 import { OPT_IN_LABELS } from '../harness/mesh.ts';
-import { UNVERIFIED_TAINT } from '../../../src/node/contract.ts';
+import { UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../../src/node/contract.ts';
+import type { V1Pod } from '@kubernetes/client-node';
 
 const NS = 's7';
-/** rn-1's pod must be up first; 60 s bounds a stuck one. */
+/** rn-1's pod must be up first; 60 s bounds a stuck one (it takes seconds). */
 const START_DEADLINE_MS = 60_000;
 /** No event of the DaemonSet's pods for this long before rn-2 is fixed. */
 const QUIET_MS = 5_000;
@@ -53,6 +57,42 @@ const podOn = (m: PodMonitor, app: string, node: string) =>
         redirected(m.pods.get(p.metadata!.uid!)?.redirection),
     );
 
+const dsPods = (m: PodMonitor, app: string) =>
+  m.current(NS).filter((p) => p.metadata?.labels?.app === app && !p.metadata?.deletionTimestamp);
+
+/** The node a DaemonSet pod is pinned to (its first term's metadata.name field). */
+const pinnedTo = (p: V1Pod) =>
+  p.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.[0]?.matchFields?.find(
+    (f) => f.key === 'metadata.name',
+  )?.values?.[0];
+
+/** Every required term also requires meshgate.io/cni-verified=true, so only a verified node can take the pod. */
+const heldToVerified = (p: V1Pod) =>
+  (p.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []).every((t) =>
+    t.matchExpressions?.some((e) => e.key === VERIFIED_LABEL && e.operator === 'In' && e.values?.[0] === 'true'),
+  );
+
+/** What each of the DaemonSet's pods is doing, for a failure message. */
+function describePods(m: PodMonitor, app: string): string {
+  const pods = dsPods(m, app);
+  if (pods.length === 0) return 'none';
+  return pods
+    .map((p) => {
+      const states = [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])]
+        .map(
+          (c) =>
+            `${c.name} ${Object.keys(c.state ?? {})[0] ?? '?'}${c.restartCount ? ` (${c.restartCount} restarts)` : ''}`,
+        )
+        .join(', ');
+      const judged = m.pods.get(p.metadata!.uid!)?.redirection;
+      return (
+        `${p.metadata?.name} for ${pinnedTo(p) ?? '?'} on ${p.spec?.nodeName ?? '(unbound)'} ${p.status?.phase}` +
+        `${states ? ` [${states}]` : ''}${judged ? ` redirected: ${redirected(judged) ? 'yes' : 'no'}` : ''}`
+      );
+    })
+    .join('; ');
+}
+
 /** rn-2 unverified (no istio-cni) with its agent tainting or not; DaemonSet `name` created; rn-2 fixed; measured. */
 async function phase(
   ctx: ScenarioContext,
@@ -79,25 +119,40 @@ async function phase(
     } as never,
   });
   if ((await waitRight(t0, START_DEADLINE_MS, () => podOn(m, name, 'rn-1'))) === undefined)
-    failures.push(`${name}: no redirected pod on verified rn-1`);
+    failures.push(
+      `${name}: no redirected pod on verified rn-1 ${START_DEADLINE_MS / 1000} s after the DaemonSet was created; ` +
+        `its pods: ${describePods(m, name)}`,
+    );
   await sleep(QUIET_MS);
   if (m.all().some((p) => p.firstSeen >= t0 && p.node === 'rn-2'))
-    failures.push(`${name}: a pod was admitted for unverified rn-2`);
-  const events = (await visibleEvents(cluster, NS, t0)).filter((e) => e.startsWith('Event DaemonSet'));
+    failures.push(`${name}: a pod was bound to unverified rn-2`);
+  const events = (await visibleEvents(cluster, NS, t0)).filter(
+    (e) => e.startsWith('Event DaemonSet') || e.startsWith('Event Pod FailedScheduling'),
+  );
   const refusals = Number(/FailedCreate ×(\d+)/.exec(events.join('\n'))?.[1] ?? 0);
   const seen = [
     ...events,
     `${await nodeCondition(cluster, 'rn-2')}${(await tainted()) ? `; taint ${UNVERIFIED_TAINT.key}:${UNVERIFIED_TAINT.effect}` : ''}`,
   ];
-  if (!taint && refusals === 0)
-    failures.push(`${name}: no FailedCreate Event: the DaemonSet shows no reason for its missing rn-2 pod`);
+  if (refusals > 0)
+    failures.push(`${name}: meshgate refused ${refusals} of the DaemonSet's pods (FailedCreate), which stalls it`);
+  if (!taint) {
+    // The pod for rn-2 exists, held by meshgate's affinity, and says why it waits.
+    const waiting = dsPods(m, name).filter((p) => !p.spec?.nodeName && pinnedTo(p) === 'rn-2');
+    if (waiting.length !== 1 || !waiting.every(heldToVerified))
+      failures.push(
+        `${name}: expected one pod for rn-2, unbound and held to verified nodes by affinity; its pods: ${describePods(m, name)}`,
+      );
+    if (!events.some((e) => e.startsWith('Event Pod FailedScheduling') && e.includes('affinity')))
+      failures.push(`${name}: no FailedScheduling Event tells why the pod for rn-2 waits`);
+  }
   const fixedAt = Date.now();
   rn2.writeConflist(rn2.standardChain(true));
   await mesh.waitVerdict('rn-2', true);
   const fixedToRunningMs = await waitRight(fixedAt, FIXED_DEADLINE_MS, () => podOn(m, name, 'rn-2'));
-  // Refusals after the fix: after the quiet period only a change of rn-2 wakes the DaemonSet controller, i.e. its
-  // label turning true — and meshgate still read the MeshCNIVerified condition as False (the agent writes the
-  // label first, the condition second), refused, and sent the controller back into its backoff.
+  // Refusals after the fix: a create (with --taint-unverified, the taint's removal wakes the DaemonSet controller)
+  // that reached meshgate while it still read rn-2's MeshCNIVerified condition as False would send the controller
+  // back into its backoff; the agent writes the condition before it removes the taint or sets the label.
   const late = mesh.webhook.reviews.filter(
     (r) => r.at >= fixedAt && r.verdict.kind === 'deny' && 'message' in r.verdict && r.verdict.message.includes('rn-2'),
   );
@@ -131,12 +186,9 @@ export const s7: Scenario = {
       const rightMs = a.fixedToRunningMs;
       if (a.fixedToRunningMs === undefined) {
         failures.push(
-          `with the chart's defaults (nodeAgent.taintUnverified ${a.taint}) the DaemonSet had no pod on rn-2 ${FIXED_DEADLINE_MS / 1000} s after rn-2 was verified` +
-            (a.taint
-              ? ''
-              : `: it was refused ${a.refusals} times before the fix, so its controller retries with exponential backoff (5 ms doubling, capped at 1000 s)`) +
+          `with the chart's defaults (nodeAgent.taintUnverified ${a.taint}) the DaemonSet had no redirected pod on rn-2 ${FIXED_DEADLINE_MS / 1000} s after rn-2 was verified` +
             (a.late
-              ? `; ${a.late} refusal(s) came after the fix: rn-2's label turning true woke the controller while meshgate still read rn-2's MeshCNIVerified condition as False (the agent writes the label before the condition)`
+              ? `; ${a.late} refusal(s) came after the fix, while meshgate still read rn-2's MeshCNIVerified condition as False`
               : ''),
         );
       }
