@@ -87,6 +87,57 @@ describe('pods/binding guard', () => {
     await publishVerdict(cp, 'node-unverified', false);
   });
 
+  it("a DaemonSet's pod for the unverified node waits unbound, and its pod for the verified node runs", async () => {
+    // Refusing the pod for node-unverified would stop the DaemonSet controller's slow-start batch: its pod for
+    // node-verified would wait out the controller's backoff whenever node-unverified came first.
+    const apps = cp.kc.makeApiClient(AppsV1Api);
+    await apps.createNamespacedDaemonSet({
+      namespace: 'mesh',
+      body: {
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'agent' },
+        spec: {
+          selector: { matchLabels: { app: 'agent' } },
+          template: { metadata: { labels: { app: 'agent' } }, spec: restrictedPod('agent').spec },
+        },
+      } as never,
+    });
+    const [first] = await waitForPodsRunning(cp.kc, 'mesh', 'app=agent', 1);
+    expect(first.spec!.nodeName).toBe('node-verified');
+    const waiting = await waitFor('the pod for node-unverified, Pending', async () => {
+      const pods = (await core.listNamespacedPod({ namespace: 'mesh', labelSelector: 'app=agent' })).items;
+      return pods.find((p) => JSON.stringify(p.spec?.affinity ?? {}).includes('"node-unverified"'));
+    });
+    expect(waiting.spec!.nodeName).toBeUndefined();
+    expect(waiting.metadata!.labels!['meshgate.io/redirect']).toBe('cni');
+    expect(JSON.parse(waiting.metadata!.annotations!['meshgate.io/status'])).toMatchObject({
+      reason: 'node_unverified_wait',
+      node: 'node-unverified',
+      affinity: true,
+    });
+    for (const term of waiting.spec!.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!
+      .nodeSelectorTerms)
+      expect(term.matchExpressions).toContainEqual({
+        key: 'meshgate.io/cni-verified',
+        operator: 'In',
+        values: ['true'],
+      });
+    const refused = (await core.listNamespacedEvent({ namespace: 'mesh', fieldSelector: 'reason=FailedCreate' })).items;
+    expect(refused.filter((e) => e.involvedObject.name === 'agent').map((e) => e.message)).toEqual([]);
+
+    // The node is verified: the scheduler binds the waiting pod there.
+    await publishVerdict(cp, 'node-unverified', true);
+    const pods = await waitForPodsRunning(cp.kc, 'mesh', 'app=agent', 2, { timeoutMs: 90_000 });
+    expect(pods.map((p) => p.spec!.nodeName).sort()).toEqual(['node-unverified', 'node-verified']);
+    await publishVerdict(cp, 'node-unverified', false);
+    await apps.deleteNamespacedDaemonSet({ namespace: 'mesh', name: 'agent' });
+    await waitFor(
+      'the DaemonSet pods gone',
+      async () => (await core.listNamespacedPod({ namespace: 'mesh', labelSelector: 'app=agent' })).items.length === 0,
+    );
+  });
+
   it('measures how often the pod cache misses under a burst of bindings', async () => {
     const before = await metrics();
     const replicas = 40;
