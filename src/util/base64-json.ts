@@ -92,6 +92,10 @@ class PatchWriter {
    */
   string(s: string): void {
     const len = s.length;
+    if (len > SHORT) {
+      this.text(JSON.stringify(s));
+      return;
+    }
     this.room(2 * len + 2);
     const b = this.buf;
     let at = this.at;
