@@ -4,14 +4,12 @@
  * names that need escaping, and read back to the status.
  */
 import { describe, expect, it } from 'vitest';
-import { readdirSync, readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
 import { type InjectionStatus, readStatus, statusJson } from '../../src/inject/status.ts';
 import { decide } from '../../src/inject/decide.ts';
-import { podTemplates } from '../../src/manifests/workloads.ts';
 import { parsePod } from '../../src/pod/parse.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { testConfig } from '../support/config.ts';
+import { corpusTemplatePods } from '../support/corpus.ts';
 
 describe('statusJson', () => {
   it('writes what JSON.stringify writes, for every corpus pod under every profile and node state', () => {
@@ -19,25 +17,18 @@ describe('statusJson', () => {
       nodeFactsFromState({ nodes: { 'node-a': { verified: true, kubeletVersion: 'v1.34.1' } } }, 'test'),
       nodeFactsFromState({ nodes: { 'node-a': { verified: false, kubeletVersion: 'v1.28.1' } } }, 'test'),
     ];
-    const dir = new URL('../../../shared/corpus/manifests/', import.meta.url);
     const seen = new Set<string>();
-    for (const file of readdirSync(dir).filter((f) => /\.ya?ml$/.test(f))) {
-      for (const doc of parseAllDocuments(readFileSync(new URL(file, dir), 'utf8'))) {
-        const value = doc.errors.length ? undefined : doc.toJS();
-        if (!value?.kind) continue;
-        for (const t of podTemplates(value)) {
-          const parsed = parsePod({ metadata: t.template.metadata ?? {}, spec: t.template.spec });
-          if (!parsed.ok) continue;
-          for (const mesh of ['custom', 'istio', 'linkerd'] as const)
-            for (const facts of states) {
-              const d = decide({ pod: parsed.pod, namespace: 'apps' }, facts, testConfig(mesh));
-              if (d.kind !== 'patch') continue;
-              const json = statusJson(d.status);
-              expect(json).toBe(JSON.stringify(d.status));
-              seen.add(json);
-            }
+    for (const template of corpusTemplatePods()) {
+      const parsed = parsePod(template);
+      if (!parsed.ok) continue;
+      for (const mesh of ['custom', 'istio', 'linkerd'] as const)
+        for (const facts of states) {
+          const d = decide({ pod: parsed.pod, namespace: 'apps' }, facts, testConfig(mesh));
+          if (d.kind !== 'patch') continue;
+          const json = statusJson(d.status);
+          expect(json).toBe(JSON.stringify(d.status));
+          seen.add(json);
         }
-      }
     }
     // Statuses of both modes, with and without removed init containers, affinity and a native sidecar.
     expect(seen.size).toBeGreaterThan(5);

@@ -6,31 +6,22 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
 import { parsePod } from '../../src/pod/parse.ts';
-import { podTemplates } from '../../src/manifests/workloads.ts';
 import { mulberry32, type Rng } from '../http/mutators.ts';
 import { referenceParsePod } from './reference-parser.ts';
+import { corpusTemplatePods } from '../support/corpus.ts';
 
-const corpus = new URL('../../../shared/corpus/', import.meta.url);
+const admission = new URL('../../../shared/corpus/admission/', import.meta.url);
 
 function corpusPods(): unknown[] {
   const pods: unknown[] = [];
-  const admission = new URL('admission/', corpus);
   for (const file of readdirSync(admission).filter((f) => f.endsWith('.json'))) {
     const review = JSON.parse(readFileSync(new URL(file, admission), 'utf8')) as {
       request?: { object?: unknown; oldObject?: unknown };
     };
     for (const o of [review.request?.object, review.request?.oldObject]) if (o) pods.push(o);
   }
-  const manifests = new URL('manifests/', corpus);
-  for (const file of readdirSync(manifests).filter((f) => /\.ya?ml$/.test(f))) {
-    for (const doc of parseAllDocuments(readFileSync(new URL(file, manifests), 'utf8'))) {
-      const value = doc.errors.length ? undefined : doc.toJS();
-      if (!value?.kind) continue;
-      for (const t of podTemplates(value)) pods.push({ metadata: t.template.metadata ?? {}, spec: t.template.spec });
-    }
-  }
+  pods.push(...corpusTemplatePods());
   return pods;
 }
 

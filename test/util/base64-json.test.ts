@@ -4,15 +4,13 @@
  * JSON.stringify writes, on the corpus's real patches and on odd values (multi-byte UTF-8, undefined, functions).
  */
 import { describe, expect, it } from 'vitest';
-import { readdirSync, readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
 import { base64JsonPatch, jsonPatch, preEncode } from '../../src/util/base64-json.ts';
 
-import { podTemplates } from '../../src/manifests/workloads.ts';
 import { decide } from '../../src/inject/decide.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { parsePod } from '../../src/pod/parse.ts';
 import { testConfig } from '../support/config.ts';
+import { corpusTemplatePods } from '../support/corpus.ts';
 
 const configs = [testConfig('custom'), testConfig('istio'), testConfig('linkerd')];
 
@@ -129,22 +127,15 @@ describe('base64JsonPatch', () => {
 
   it('encodes the real patch of every corpus pod template, for every mesh profile', () => {
     const facts = nodeFactsFromState({ nodes: { 'node-a': { verified: true, kubeletVersion: 'v1.34.1' } } }, 'test');
-    const dir = new URL('../../../shared/corpus/manifests/', import.meta.url);
     let patched = 0;
-    for (const file of readdirSync(dir).filter((f) => /\.ya?ml$/.test(f))) {
-      for (const doc of parseAllDocuments(readFileSync(new URL(file, dir), 'utf8'))) {
-        const value = doc.errors.length ? undefined : doc.toJS();
-        if (!value?.kind) continue;
-        for (const t of podTemplates(value)) {
-          const parsed = parsePod({ metadata: t.template.metadata ?? {}, spec: t.template.spec });
-          if (!parsed.ok) continue;
-          for (const cfg of configs) {
-            const d = decide({ pod: parsed.pod, namespace: 'apps' }, facts, cfg);
-            if (d.kind !== 'patch') continue;
-            patched++;
-            expect(decoded(d.ops)).toEqual(plain(d.ops));
-          }
-        }
+    for (const template of corpusTemplatePods()) {
+      const parsed = parsePod(template);
+      if (!parsed.ok) continue;
+      for (const cfg of configs) {
+        const d = decide({ pod: parsed.pod, namespace: 'apps' }, facts, cfg);
+        if (d.kind !== 'patch') continue;
+        patched++;
+        expect(decoded(d.ops)).toEqual(plain(d.ops));
       }
     }
     expect(patched).toBeGreaterThan(20);

@@ -1,0 +1,19 @@
+/** The pod templates of every workload manifest in shared/corpus/manifests, as the CLI reads them. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
+import { podTemplates } from '../../src/manifests/workloads.ts';
+
+const MANIFESTS = new URL('../../../shared/corpus/manifests/', import.meta.url);
+
+/** Each template as a pod (its metadata and spec), unparsed: some are refused by the pod parser on purpose. */
+export function corpusTemplatePods(): Array<{ metadata: unknown; spec: unknown }> {
+  const pods: Array<{ metadata: unknown; spec: unknown }> = [];
+  for (const file of readdirSync(MANIFESTS).filter((f) => /\.ya?ml$/.test(f))) {
+    for (const doc of parseAllDocuments(readFileSync(new URL(file, MANIFESTS), 'utf8'))) {
+      const value = doc.errors.length ? undefined : doc.toJS();
+      if (!value?.kind) continue;
+      for (const t of podTemplates(value)) pods.push({ metadata: t.template.metadata ?? {}, spec: t.template.spec });
+    }
+  }
+  return pods;
+}
