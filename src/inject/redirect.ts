@@ -17,7 +17,7 @@ import type { NodeFacts } from '../facts/node-facts.ts';
 import { supportsNativeSidecars } from '../facts/node-facts.ts';
 import type { ReasonCode } from './reasons.ts';
 import type { Pod } from '../pod/types.ts';
-import { targetNodeOf } from './target-node.ts';
+import { targetNode } from './target-node.ts';
 
 export type RedirectDecision =
   | {
@@ -60,7 +60,7 @@ export function unverifiedWhy(node: string, facts: NodeFacts): { code: string; t
 }
 
 export function decideRedirect(pod: Pod, facts: NodeFacts, cfg: Compiled): RedirectDecision {
-  const target = targetNodeOf(pod);
+  const target = targetNode(pod);
   const node = target?.name;
   const fact = node === undefined ? undefined : facts.get(node);
   const nodeNative = () => (node === undefined ? undefined : supportsNativeSidecars(fact?.kubeletVersion));
@@ -78,15 +78,9 @@ export function decideRedirect(pod: Pod, facts: NodeFacts, cfg: Compiled): Redir
   if (node !== undefined) {
     if (fact?.verified)
       return { kind: 'cni', reason: 'node_verified', node, affinity: false, native: native(cfg, nodeNative) };
-    if (onUnverifiedNode === 'reject' && target?.by === 'affinity')
-      return {
-        kind: 'cni',
-        reason: 'node_unverified_wait',
-        node,
-        affinity: true,
-        native: native(cfg, nodeNative),
-      };
     if (onUnverifiedNode === 'reject') {
+      if (target?.by === 'affinity')
+        return { kind: 'cni', reason: 'node_unverified_wait', node, affinity: true, native: native(cfg, nodeNative) };
       const why = unverifiedWhy(node, facts);
       return {
         kind: 'deny',

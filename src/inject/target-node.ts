@@ -14,7 +14,7 @@ export interface TargetNode {
   readonly by: 'nodeName' | 'affinity';
 }
 
-export function targetNodeOf(pod: Pod): TargetNode | undefined {
+export function targetNode(pod: Pod): TargetNode | undefined {
   if (pod.spec.nodeName) return { name: pod.spec.nodeName, by: 'nodeName' };
   const terms = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
   if (!terms || terms.length === 0) return undefined;
@@ -29,11 +29,6 @@ export function targetNodeOf(pod: Pod): TargetNode | undefined {
     node = name;
   }
   return node === undefined ? undefined : { name: node, by: 'affinity' };
-}
-
-/** The name of the node a pod will run on, when admission can know it (see targetNodeOf). */
-export function targetNode(pod: Pod): string | undefined {
-  return targetNodeOf(pod)?.name;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { NodeFacts } from '../facts/node-facts.ts';
 import { NODE_VERIFIED_LABEL, REDIRECT_LABEL } from '../inject/constants.ts';
 import type { ReasonCode } from '../inject/reasons.ts';
 import { readStatus } from '../inject/status.ts';
-import { requiresNodeLabel, targetNodeOf } from '../inject/target-node.ts';
+import { requiresNodeLabel, targetNode } from '../inject/target-node.ts';
 import { unverifiedWhy } from '../inject/redirect.ts';
 import { findContainer } from '../pod/types.ts';
 import type { PodMesh } from './identify.ts';
@@ -92,7 +92,7 @@ export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): 
       message: `label ${REDIRECT_LABEL}=${label} but the pod's containers are those of ${mode} mode`,
     };
   }
-  const target = targetNodeOf(pod);
+  const target = targetNode(pod);
   if (mode === 'cni' && target !== undefined && !nodes.get(target.name)?.verified) {
     const node = target.name;
     const why = unverifiedWhy(node, nodes);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideRedirect } from '../../src/inject/redirect.ts';
-import { requiresNodeLabel, targetNode, targetNodeOf } from '../../src/inject/target-node.ts';
+import { requiresNodeLabel, targetNode } from '../../src/inject/target-node.ts';
 import { cfg, facts, pinnedTo, pod } from './fixtures.ts';
 
 const V = 'v1.34.1';
@@ -172,12 +172,12 @@ describe('native sidecars', () => {
 });
 
 describe('targetNode', () => {
-  it('prefers spec.nodeName', () => expect(targetNode(pod({ nodeName: 'a', ...pinnedTo('b') }))).toBe('a'));
-  it('reads a DaemonSet pin', () => expect(targetNode(pod(pinnedTo('b')))).toBe('b'));
+  it('prefers spec.nodeName', () => expect(targetNode(pod({ nodeName: 'a', ...pinnedTo('b') }))?.name).toBe('a'));
+  it('reads a DaemonSet pin', () => expect(targetNode(pod(pinnedTo('b')))?.name).toBe('b'));
   it('says how the pod names its node: bound already, or pinned for the scheduler', () => {
-    expect(targetNodeOf(pod({ nodeName: 'a', ...pinnedTo('b') }))).toEqual({ name: 'a', by: 'nodeName' });
-    expect(targetNodeOf(pod(pinnedTo('b')))).toEqual({ name: 'b', by: 'affinity' });
-    expect(targetNodeOf(pod())).toBeUndefined();
+    expect(targetNode(pod({ nodeName: 'a', ...pinnedTo('b') }))).toEqual({ name: 'a', by: 'nodeName' });
+    expect(targetNode(pod(pinnedTo('b')))).toEqual({ name: 'b', by: 'affinity' });
+    expect(targetNode(pod())).toBeUndefined();
   });
   it('requiresNodeLabel holds only when every term requires the label', () => {
     const p = pod(pinnedTo('a'));
