@@ -134,8 +134,7 @@ export function identifyPod(pod: Pod, cfg: Compiled): PodMesh {
         if (owner !== undefined) {
           out.impostors.push({
             ...f,
-            problem:
-              `the name is reserved for ${owner}'s containers, ` + `and meshgate guards mesh ${cfg.profile.name}`,
+            problem: `the name is reserved for ${owner}'s containers, and meshgate guards mesh ${cfg.profile.name}`,
           });
         } else {
           out.apps.push(f);

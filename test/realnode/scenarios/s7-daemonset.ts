@@ -39,7 +39,6 @@ const FIXED_DEADLINE_MS = 45_000;
 interface Phase {
   taint: boolean;
   fixedToRunningMs?: number;
-  refusals: number;
   /** Refusals after rn-2's chain was fixed. */
   late: number;
   seen: string[];
@@ -166,7 +165,7 @@ async function phase(
       `${late.length} refusal(s) for rn-2 after its chain was fixed: ${late[0].verdict.kind === 'deny' ? late[0].verdict.message.slice(0, 160) : ''}`,
     );
   await removeWorkload(cluster, NS, 'DaemonSet', name);
-  return { taint, fixedToRunningMs, refusals, late: late.length, seen };
+  return { taint, fixedToRunningMs, late: late.length, seen };
 }
 
 export const s7: Scenario = {
