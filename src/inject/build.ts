@@ -18,11 +18,14 @@ import { tokenMountOps } from './service-account.ts';
 
 export type Built = { ok: true; ops: PatchOp[]; status: InjectionStatus } | { ok: false; problems: string[] };
 
+/** The annotations that ask for an exemption from the redirect. */
+const EXCLUSION_ANNOTATIONS: readonly string[] = Object.values(EXCLUSION_ENV);
+
 function initFor(pod: Pod, cfg: Compiled): Container {
   const t = cfg.own!.init as Container;
   const a = pod.metadata?.annotations;
   // The shared template when the pod asks for no exemption (most pods): nothing built per review.
-  if (!a || Object.values(EXCLUSION_ENV).every((k) => a[k] === undefined)) return t;
+  if (!a || EXCLUSION_ANNOTATIONS.every((k) => a[k] === undefined)) return t;
   return { ...t, env: exclusionEnv(a) };
 }
 

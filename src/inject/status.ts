@@ -51,6 +51,8 @@ export function recordStatus(
 }
 
 const quote = JSON.stringify;
+/** A list of names as JSON; most lists of a status are empty. */
+const names = (xs: readonly string[]) => (xs.length === 0 ? '[]' : quote(xs));
 
 /**
  * JSON.stringify(status), written member by member in the order recordStatus sets them: JSON.stringify of the
@@ -61,10 +63,10 @@ const quote = JSON.stringify;
 export function statusJson(s: Readonly<InjectionStatus>): string {
   let j =
     `{"version":1,"mode":"${s.mode}","reason":"${s.reason}","nativeSidecar":${s.nativeSidecar}` +
-    `,"initContainers":${quote(s.initContainers)},"containers":${quote(s.containers)}` +
-    `,"volumes":${quote(s.volumes)},"affinity":${s.affinity}`;
+    `,"initContainers":${names(s.initContainers)},"containers":${names(s.containers)}` +
+    `,"volumes":${names(s.volumes)},"affinity":${s.affinity}`;
   if (s.node !== undefined) j += `,"node":${quote(s.node)}`;
-  if (s.removedInitContainers !== undefined) j += `,"removedInitContainers":${quote(s.removedInitContainers)}`;
+  if (s.removedInitContainers !== undefined) j += `,"removedInitContainers":${names(s.removedInitContainers)}`;
   return `${j}}`;
 }
 
