@@ -4,7 +4,7 @@
  * always echoes the request's uid and apiVersion, as the apiserver requires.
  */
 import type { PatchOp } from '../inject/patch.ts';
-import { isObject } from '../util/json.ts';
+import { isObject, jsonString } from '../util/json.ts';
 import { base64JsonPatch } from '../util/base64-json.ts';
 
 export const SUPPORTED_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'];
@@ -144,11 +144,11 @@ function writeResponse(body: AdmissionResponseBody): string {
   const opening =
     OPENING.get(body.apiVersion) ??
     `{"apiVersion":${JSON.stringify(body.apiVersion)},"kind":"AdmissionReview","response":{"uid":`;
-  let s = `${opening}${JSON.stringify(r.uid)},"allowed":${r.allowed === true}`;
+  let s = `${opening}${jsonString(r.uid)},"allowed":${r.allowed === true}`;
   if (r.patchType !== undefined) s += ',"patchType":"JSONPatch"';
   if (r.status !== undefined) s += `,"status":${JSON.stringify(r.status)}`;
   if (r.warnings !== undefined) s += `,"warnings":${JSON.stringify(r.warnings)}`;
-  if (r.auditAnnotations !== undefined) s += `${AUDIT_OPENING}${JSON.stringify(r.auditAnnotations[REASON_AUDIT_KEY])}}`;
+  if (r.auditAnnotations !== undefined) s += `${AUDIT_OPENING}${jsonString(r.auditAnnotations[REASON_AUDIT_KEY])}}`;
   if (r.patch !== undefined) s += `,"patch":"${r.patch}"`;
   return `${s}}}`;
 }

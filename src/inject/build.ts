@@ -58,7 +58,7 @@ export function buildInjection(pod: Pod, mesh: PodMesh, cfg: Compiled, r: Allowe
   if ((r.kind === 'cni' || r.validate) && !mesh.validator) front.push(cfg.validator as Container);
   const addProxy = !mesh.proxy;
   if (addProxy && r.native) front.push(proxy);
-  const ops: PatchOp[] = [...patch.prependInitContainers(pod, front)];
+  const ops: PatchOp[] = patch.prependInitContainers(pod, front);
   if (addProxy && !r.native) ops.push(patch.appendContainer(proxy));
   const volumes = missingVolumes(pod, cfg);
   ops.push(...patch.appendVolumes(pod, volumes));

@@ -58,7 +58,7 @@ export function setMetadataEntries(
   return ops;
 }
 
-/** Inserts containers at the front of spec.initContainers, in the given order. */
+/** Inserts containers at the front of spec.initContainers, in the given order; the list returned is new. */
 export function prependInitContainers(pod: Pod, containers: readonly Container[], at = 0): PatchOp[] {
   if (containers.length === 0) return [];
   if (!pod.spec.initContainers || (pod.spec.initContainers.length === 0 && at === 0)) {

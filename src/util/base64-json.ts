@@ -117,8 +117,9 @@ class PatchWriter {
   /** JSON.stringify's text for a JSON value, with pre-encoded values (also as list items) copied in. */
   value(v: unknown): void {
     if (typeof v === 'string') this.string(v);
-    // Numbers, booleans, null; in a list, what JSON has no value for (undefined, a function, a symbol) is null.
-    else if (typeof v !== 'object' || v === null) this.text(JSON.stringify(v) ?? 'null');
+    else if (v === true || v === false || v === null) this.text(String(v));
+    // Numbers; in a list, what JSON has no value for (undefined, a function, a symbol) is null.
+    else if (typeof v !== 'object') this.text(JSON.stringify(v) ?? 'null');
     else this.object(v);
   }
 
@@ -129,7 +130,7 @@ class PatchWriter {
       this.buf.set(known, this.at);
       this.at += known.length;
     } else if (!Array.isArray(v)) {
-      this.text(JSON.stringify(v));
+      this.members(v as Record<string, unknown>);
     } else {
       // A list built for this pod from templates (the init containers to add): its items are pre-encoded.
       this.text('[');
@@ -139,6 +140,31 @@ class PatchWriter {
       }
       this.text(']');
     }
+  }
+
+  /**
+   * An object built for this pod (a token mount, an affinity term) member by member, as JSON.stringify writes it:
+   * its own enumerable keys in their order, members JSON cannot hold left out. Cheaper than JSON.stringify of the
+   * object and a copy of its text (measured: a ServiceAccount token mount). An object with a toJSON method (none that
+   * meshgate builds, none that JSON.parse makes) is left to JSON.stringify.
+   */
+  private members(v: Record<string, unknown>): void {
+    if (typeof v.toJSON === 'function') {
+      this.text(JSON.stringify(v));
+      return;
+    }
+    this.text('{');
+    let first = true;
+    for (const k of Object.keys(v)) {
+      const x = v[k];
+      if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
+      if (!first) this.text(',');
+      first = false;
+      this.string(k);
+      this.text(':');
+      this.value(x);
+    }
+    this.text('}');
   }
 
   /** The JSON text of a JSON Patch; returns the buffer and the length written (the buffer is reused). */

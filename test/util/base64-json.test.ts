@@ -103,6 +103,29 @@ describe('base64JsonPatch', () => {
     expect(jsonPatch(ops)).toBe(JSON.stringify(ops));
   });
 
+  it('writes objects built per review member by member, exactly as JSON.stringify does', () => {
+    const inherited = Object.create({ inheritedKey: 'x' }) as Record<string, unknown>;
+    inherited.own = 1;
+    const hidden: Record<string, unknown> = { shown: true };
+    Object.defineProperty(hidden, 'hidden', { value: 'x', enumerable: false });
+    const values: unknown[] = [
+      {},
+      { name: 'kube-api-access-x', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+      { b: 1, a: 2, 10: 'ten', 2: 'two', '-1': 'minus' },
+      { u: undefined, f: () => 1, s: Symbol('s'), [Symbol('k')]: 1, n: null, ok: false },
+      { nums: [0, -0, 1.5, 1e21, Number.NaN, Number.POSITIVE_INFINITY, -1e-7] },
+      { deep: { list: [{ a: undefined }, [{}], 'q"\\\n'] }, 'key "quoted"': 'é✓𝄞', '\u2028': 'ls' },
+      { when: new Date(0), custom: { toJSON: () => 'custom' } },
+      { toJSON: 'a string, not a method' },
+      inherited,
+      hidden,
+    ];
+    for (const value of values) {
+      const ops: Op[] = [{ op: 'add', path: '/x', value }];
+      expect(jsonPatch(ops)).toBe(JSON.stringify(ops));
+    }
+  });
+
   it('pre-encoding freezes the value all the way down, so its JSON cannot go stale', () => {
     expect(Object.isFrozen(shared.env[0])).toBe(true);
     expect(() => {
