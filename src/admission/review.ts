@@ -133,17 +133,16 @@ export function serializeResponse(body: AdmissionResponseBody): string {
   );
 }
 
-/** Every answer's text up to its uid, per apiVersion: the review's own strings are its uid and messages. */
-const OPENING: ReadonlyMap<string, string> = new Map(
-  SUPPORTED_VERSIONS.map((v) => [v, `{"apiVersion":${JSON.stringify(v)},"kind":"AdmissionReview","response":{"uid":`]),
-);
+/** An answer's text up to its uid. */
+const openingOf = (apiVersion: string) =>
+  `{"apiVersion":${jsonString(apiVersion)},"kind":"AdmissionReview","response":{"uid":`;
+/** The opening of every supported apiVersion, written once: the review's own strings are its uid and messages. */
+const OPENING: ReadonlyMap<string, string> = new Map(SUPPORTED_VERSIONS.map((v) => [v, openingOf(v)]));
 const AUDIT_OPENING = `,"auditAnnotations":{${JSON.stringify(REASON_AUDIT_KEY)}:`;
 
 function writeResponse(body: AdmissionResponseBody): string {
   const r = body.response;
-  const opening =
-    OPENING.get(body.apiVersion) ??
-    `{"apiVersion":${JSON.stringify(body.apiVersion)},"kind":"AdmissionReview","response":{"uid":`;
+  const opening = OPENING.get(body.apiVersion) ?? openingOf(body.apiVersion);
   let s = `${opening}${jsonString(r.uid)},"allowed":${r.allowed === true}`;
   if (r.patchType !== undefined) s += ',"patchType":"JSONPatch"';
   if (r.status !== undefined) s += `,"status":${JSON.stringify(r.status)}`;
