@@ -139,7 +139,7 @@ export async function mainRun(
     }
     // A′ then B back to back: the same answer size, so the ratio is meshgate's work alone.
     const sized: MainRun['sized'] = [];
-    for (let round = 1; round <= Math.min(o.rounds, 3); round++) {
+    for (let round = 1; round <= Math.min(o.rounds, 10); round++) {
       const aSized = await phase(server, load, o, 'A', bodies.A, o.durationS, round, '/allow-sized');
       show(`round ${round} A′ (/allow-sized)`, aSized);
       const b = await phase(server, load, o, 'B', bodies.B, o.durationS, round);

@@ -8,7 +8,7 @@ import { PATHS } from './http-bench.ts';
 import type { PathoShape } from './pathological.ts';
 import type { FactsScale } from './facts-scale.ts';
 import type { AgentLatency } from './agent-latency.ts';
-import { median, round } from './stats.ts';
+import { halfMedians, median, round } from './stats.ts';
 
 export const AGGREGATION =
   'ratios and targets: median of the ratio within each round (A, B, C back to back, in reverse order every other ' +
@@ -110,6 +110,9 @@ export function httpTable(phases: Phase[], s: HttpSummary): string {
   const passing = tp.filter((x) => x >= 0.85).length;
   rows.push(
     `  spread of throughput B/A over the rounds: ${f(Math.min(...tp), 3)}–${f(Math.max(...tp), 3)}; ${passing} of ${tp.length} rounds at or above 0.85`,
+    `  median of the first and of the second half of the rounds: ${halfMedians(tp)
+      .map((x) => f(x, 3))
+      .join(' and ')} (far apart: the host drifted during the run)`,
   );
   return rows.join('\n');
 }

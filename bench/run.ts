@@ -7,7 +7,8 @@
  *   4. node agent: CNI conf change → verdict published (and, with --with-apiserver, → Node updated)
  *   5. one CPU profile of the server under route B, summarised
  * Prints tables and writes bench/results/latest.json. Targets print PASS/FAIL but never set the exit code.
- * Flags: --with-apiserver, --duration S (per measured phase, default 4), --rounds N (default 7).
+ * Flags: --with-apiserver, --duration S (per measured phase), --rounds N: by default 40 rounds of 1 s (stats.ts,
+ * DEFAULT_ROUNDS: only the median of many rounds is stable on this host).
  * Run instead, on their own: --peers (meshgate next to Istio's and Kyverno's injectors: bench/peers), --burst
  * [--pods N] (pod creates through a real apiserver with each webhook: bench/burst), --before REF (this tree
  * against REF's, in-process and over HTTP in the same run: bench/compare).
@@ -40,7 +41,7 @@ import {
   summariseHttp,
   type Target,
 } from './report.ts';
-import { round } from './stats.ts';
+import { DEFAULT_ROUNDS, round } from './stats.ts';
 
 const started = performance.now();
 const { values: flags } = parseArgs({
@@ -50,8 +51,9 @@ const { values: flags } = parseArgs({
     burst: { type: 'boolean', default: false },
     before: { type: 'string' },
     pods: { type: 'string', default: '2000' },
-    duration: { type: 'string', default: '4' },
-    rounds: { type: 'string', default: '7' },
+    // Each mode has its own defaults (main and --before: DEFAULT_ROUNDS; --peers: bench/peers/main.ts).
+    duration: { type: 'string' },
+    rounds: { type: 'string' },
   },
 });
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
@@ -99,9 +101,9 @@ const bodies = bodiesFor(reviews.mutate, reviews.validate);
 const sizes = bodies.B.map((b) => Buffer.byteLength(b)).sort((a, b) => a - b);
 const http: HttpOptions = {
   connections: 16,
-  durationS: Number(flags.duration),
+  durationS: Number(flags.duration ?? DEFAULT_ROUNDS.durationS),
   warmupS: 2,
-  rounds: Number(flags.rounds),
+  rounds: Number(flags.rounds ?? DEFAULT_ROUNDS.rounds),
   verifiedNodes,
 };
 

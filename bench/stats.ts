@@ -55,3 +55,17 @@ export function nsPerCall(fn: (i: number) => unknown, iterations: number, rounds
 }
 
 export const round = (x: number, digits = 2): number => (Number.isFinite(x) ? Number(x.toFixed(digits)) : x);
+
+/**
+ * Rounds of the echo-against-meshgate comparisons (`npm run bench` and `--before`): many one-second rounds. This
+ * shared host's speed swings ±20 % within a second, so one round's B/A ratio scatters (0.63–1.06) however long
+ * it is. Within one hour, one tree's median of 8–10 rounds of 3 s read 0.736 to 0.855; of 40 one-second rounds,
+ * 0.785 to 0.845 over three setups, and two runs of 60 one-second pairs in one setup 0.826 and 0.834.
+ */
+export const DEFAULT_ROUNDS = { durationS: 1, rounds: 40 } as const;
+
+/** The medians of the first and of the second half of `values` (in measuring order): whether a run drifted. */
+export function halfMedians(values: number[]): [number, number] {
+  const mid = Math.floor(values.length / 2);
+  return [median(values.slice(0, mid)), median(values.slice(mid))];
+}

@@ -17,7 +17,7 @@ import { repoRoot } from '../../test/e2e/harness/binaries.ts';
 import { buildWorkload, loadSamples, pinnedNodes } from '../corpus.ts';
 import type { InProcess } from '../in-process.ts';
 import { startLoadChild, startServerChild, type LoadChild, type ServerChild } from '../procs.ts';
-import { median, round } from '../stats.ts';
+import { DEFAULT_ROUNDS, halfMedians, median, round } from '../stats.ts';
 import { extractTree } from './tree.ts';
 
 const SERVER_CPU = 1;
@@ -60,7 +60,7 @@ function inProcess(root: string, reviewsFile: string, nodes: string[]): InProces
 
 export async function compareMain(
   ref: string,
-  flags: { duration: string; rounds: string },
+  flags: { duration?: string; rounds?: string },
   resultsDir: string,
   log: (s: string) => void,
 ): Promise<void> {
@@ -102,10 +102,10 @@ export async function compareMain(
         script: `${s.root}/bench/server.ts`,
       });
     load = await startLoadChild(LOAD_CPU);
-    const durationS = Number(flags.duration);
+    const durationS = Number(flags.duration ?? DEFAULT_ROUNDS.durationS);
     for (const s of sides) for (const path of ['/allow', '/mutate']) await measure(s.server!, load, path, bodies, 2);
     const rounds: Array<Record<string, { A: Measured; B: Measured }>> = [];
-    const nRounds = Number(flags.rounds);
+    const nRounds = Number(flags.rounds ?? DEFAULT_ROUNDS.rounds);
     for (let r = 0; r < nRounds; r++) {
       const round_: Record<string, { A: Measured; B: Measured }> = {};
       const order = r % 2 ? [...sides].reverse() : sides;
@@ -150,6 +150,12 @@ export async function compareMain(
       const x = summary[s.name];
       log(
         `  ${s.name.padEnd(7)} ${`${x.inProcess.mutateUs} / ${x.inProcess.mutateAndAnswerUs} (+answer)`.padStart(22)} | ${String(x.aRps.toFixed(0)).padStart(8)} ${String(x.bRps.toFixed(0)).padStart(8)} | ${x.throughputBA.toFixed(3).padStart(7)} | ${x.cpuBA.toFixed(3).padStart(7)} | ${x.aCpuUs.toFixed(0)}, ${x.bCpuUs.toFixed(0)}, +${x.addedCpuUs.toFixed(1)} | ${x.p99BA.toFixed(2)}`,
+      );
+    }
+    for (const s of sides) {
+      const [first, second] = halfMedians(rounds.map((r) => r[s.name].B.rps / r[s.name].A.rps));
+      log(
+        `  ${s.name}: throughput B/A, median of the first and of the second half of the rounds: ${first.toFixed(3)} and ${second.toFixed(3)}`,
       );
     }
     const after = summary.after;
