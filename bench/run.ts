@@ -56,6 +56,18 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string' },
   },
 });
+// Numbers are checked here, once: a mistyped one would otherwise run a whole benchmark of NaN-second phases.
+for (const [name, integer] of [
+  ['duration', false],
+  ['rounds', true],
+  ['pods', true],
+] as const) {
+  const v = flags[name];
+  if (v !== undefined && !(Number(v) > 0 && (!integer || Number.isInteger(Number(v))))) {
+    console.error(`bench: --${name} ${JSON.stringify(v)}: expected a positive ${integer ? 'whole number' : 'number'}`);
+    process.exit(2);
+  }
+}
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(resultsDir, { recursive: true });
 const log = (s: string) => console.log(s);
