@@ -4,14 +4,17 @@
  *   A = POST /allow     decode the review, answer allowed (the transport: TLS, HTTP, JSON in and out)
  *   B = POST /mutate    the corpus pods (A sends the very same bodies, so only the admission work differs)
  *   C = POST /validate  the same pods with meshgate's patch applied offline
- * Each route is warmed up once, then `rounds` rounds of A B C (C B A in even rounds); the server's CPU is read
- * over IPC around every phase.
- * The CPU profile (part 5) runs in a second server started with --cpu-prof.
+ * The server runs as the image runs meshgate (bench/compiled.ts: compiled JavaScript, the Dockerfile's Node flags),
+ * so the ratios are those of what ships. Each route is warmed up once, then `rounds` rounds of A B C (C B A in even
+ * rounds); the server's CPU is read over IPC around every phase.
+ * The CPU profile (part 5) runs in a second server, from the TypeScript sources (so its lines are the sources'),
+ * started with --cpu-prof.
  */
 import { join } from 'node:path';
 import type { Review } from './corpus.ts';
 import { preflight, type PreflightResult } from './preflight.ts';
-import { startLoadChild, startServerChild, type LoadChild, type ServerChild } from './procs.ts';
+import { compiledServer } from './compiled.ts';
+import { startLoadChild, startServerChild, type ChildPlacement, type LoadChild, type ServerChild } from './procs.ts';
 import type { LoadResult } from './load.ts';
 import type { ServerSettings } from './server.ts';
 import { median } from './stats.ts';
@@ -77,8 +80,9 @@ async function withProcesses<T>(
   settings: ServerSettings,
   execArgv: string[],
   body: (s: ServerChild, l: LoadChild) => Promise<T>,
+  place: ChildPlacement = {},
 ): Promise<T> {
-  const server = await startServerChild(settings, execArgv);
+  const server = await startServerChild(settings, execArgv, place);
   let load: LoadChild | undefined;
   try {
     load = await startLoadChild();
@@ -110,59 +114,65 @@ export async function mainRun(
   o: HttpOptions,
   log: (s: string) => void,
 ): Promise<MainRun> {
-  return withProcesses({ logLevel: 'warn', verifiedNodes: o.verifiedNodes }, [], async (server, load) => {
-    const checks = {
-      A: await preflight(server.url, server.ca, PATHS.A, reviews.mutate),
-      B: await preflight(server.url, server.ca, PATHS.B, reviews.mutate),
-      C: await preflight(server.url, server.ca, PATHS.C, reviews.validate),
-    };
-    log(
-      `preflight over HTTPS with the CA enforced: ${checks.B.checked} mutate bodies (${checks.B.patched} patched), ${checks.C.checked} validate bodies (${checks.C.denied.length} denied)`,
-    );
-    for (const d of checks.C.denied)
-      log(`  FINDING: /validate denies meshgate's own injected pod ${d.uid}: ${d.message}`);
-    for (const route of ['A', 'B', 'C'] as const) {
-      log(`warm-up ${route} ${PATHS[route]} ${o.warmupS} s`);
-      await phase(server, load, o, route, bodies[route], o.warmupS, 0);
-    }
-    const show = (what: string, p: Phase) =>
+  const image = compiledServer(log);
+  return withProcesses(
+    { logLevel: 'warn', verifiedNodes: o.verifiedNodes },
+    image.execArgv,
+    async (server, load) => {
+      const checks = {
+        A: await preflight(server.url, server.ca, PATHS.A, reviews.mutate),
+        B: await preflight(server.url, server.ca, PATHS.B, reviews.mutate),
+        C: await preflight(server.url, server.ca, PATHS.C, reviews.validate),
+      };
       log(
-        `${what} ${p.route} ${PATHS[p.route].padEnd(9)} ${p.rps.toFixed(0).padStart(5)} req/s  p50 ${p.p50Ms.toFixed(2)} ms  p99 ${p.p99Ms.toFixed(2)} ms  ${p.cpuSPer1k.toFixed(3)} CPU-s/1k`,
+        `preflight over HTTPS with the CA enforced: ${checks.B.checked} mutate bodies (${checks.B.patched} patched), ${checks.C.checked} validate bodies (${checks.C.denied.length} denied)`,
       );
-    const phases: Phase[] = [];
-    for (let round = 1; round <= o.rounds; round++) {
-      // Odd rounds run A B C, even rounds C B A: a drift of the shared machine within a round favours no route.
-      for (const route of round % 2 === 1 ? (['A', 'B', 'C'] as const) : (['C', 'B', 'A'] as const)) {
-        phases.push(await phase(server, load, o, route, bodies[route], o.durationS, round));
-        show(`round ${round}`, phases.at(-1)!);
+      for (const d of checks.C.denied)
+        log(`  FINDING: /validate denies meshgate's own injected pod ${d.uid}: ${d.message}`);
+      for (const route of ['A', 'B', 'C'] as const) {
+        log(`warm-up ${route} ${PATHS[route]} ${o.warmupS} s`);
+        await phase(server, load, o, route, bodies[route], o.warmupS, 0);
       }
-    }
-    // A′ then B back to back: the same answer size, so the ratio is meshgate's work alone.
-    const sized: MainRun['sized'] = [];
-    for (let round = 1; round <= Math.min(o.rounds, 10); round++) {
-      const aSized = await phase(server, load, o, 'A', bodies.A, o.durationS, round, '/allow-sized');
-      show(`round ${round} A′ (/allow-sized)`, aSized);
-      const b = await phase(server, load, o, 'B', bodies.B, o.durationS, round);
-      show(`round ${round}`, b);
-      sized.push({ aSized, b, throughputRatio: b.rps / aSized.rps, cpuRatio: b.cpuSPer1k / aSized.cpuSPer1k });
-    }
-    log(
-      `  same-size answers: throughput B/A′ ${median(sized.map((x) => x.throughputRatio)).toFixed(3)}, CPU/review B/A′ ${median(sized.map((x) => x.cpuRatio)).toFixed(3)} (median of ${sized.length} rounds; A′ answers a canned, pre-encoded 2.2 KB patch)`,
-    );
-    const serial: Phase[] = [];
-    for (const route of ['A', 'B'] as const) {
-      serial.push(await phase(server, load, { ...o, connections: 1 }, route, bodies[route], o.durationS / 2, 1));
-      show('1 connection', serial.at(-1)!);
-    }
-    await server.setLogLevel('info');
-    const info: Phase[] = [];
-    for (const route of ['A', 'B'] as const) {
-      info.push(await phase(server, load, o, route, bodies[route], o.durationS, 1));
-      show('log level info', info.at(-1)!);
-    }
-    await server.setLogLevel('warn');
-    return { phases, serial, info, preflight: checks, sized };
-  });
+      const show = (what: string, p: Phase) =>
+        log(
+          `${what} ${p.route} ${PATHS[p.route].padEnd(9)} ${p.rps.toFixed(0).padStart(5)} req/s  p50 ${p.p50Ms.toFixed(2)} ms  p99 ${p.p99Ms.toFixed(2)} ms  ${p.cpuSPer1k.toFixed(3)} CPU-s/1k`,
+        );
+      const phases: Phase[] = [];
+      for (let round = 1; round <= o.rounds; round++) {
+        // Odd rounds run A B C, even rounds C B A: a drift of the shared machine within a round favours no route.
+        for (const route of round % 2 === 1 ? (['A', 'B', 'C'] as const) : (['C', 'B', 'A'] as const)) {
+          phases.push(await phase(server, load, o, route, bodies[route], o.durationS, round));
+          show(`round ${round}`, phases.at(-1)!);
+        }
+      }
+      // A′ then B back to back: the same answer size, so the ratio is meshgate's work alone.
+      const sized: MainRun['sized'] = [];
+      for (let round = 1; round <= Math.min(o.rounds, 10); round++) {
+        const aSized = await phase(server, load, o, 'A', bodies.A, o.durationS, round, '/allow-sized');
+        show(`round ${round} A′ (/allow-sized)`, aSized);
+        const b = await phase(server, load, o, 'B', bodies.B, o.durationS, round);
+        show(`round ${round}`, b);
+        sized.push({ aSized, b, throughputRatio: b.rps / aSized.rps, cpuRatio: b.cpuSPer1k / aSized.cpuSPer1k });
+      }
+      log(
+        `  same-size answers: throughput B/A′ ${median(sized.map((x) => x.throughputRatio)).toFixed(3)}, CPU/review B/A′ ${median(sized.map((x) => x.cpuRatio)).toFixed(3)} (median of ${sized.length} rounds; A′ answers a canned, pre-encoded 2.2 KB patch)`,
+      );
+      const serial: Phase[] = [];
+      for (const route of ['A', 'B'] as const) {
+        serial.push(await phase(server, load, { ...o, connections: 1 }, route, bodies[route], o.durationS / 2, 1));
+        show('1 connection', serial.at(-1)!);
+      }
+      await server.setLogLevel('info');
+      const info: Phase[] = [];
+      for (const route of ['A', 'B'] as const) {
+        info.push(await phase(server, load, o, route, bodies[route], o.durationS, 1));
+        show('log level info', info.at(-1)!);
+      }
+      await server.setLogLevel('warn');
+      return { phases, serial, info, preflight: checks, sized };
+    },
+    { script: image.script },
+  );
 }
 
 /** Seconds per profiled phase: 2 × 4 s per route gives a few thousand samples each. */
