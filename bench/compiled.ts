@@ -1,9 +1,9 @@
 /**
- * The benchmark server as the image runs meshgate: JavaScript compiled by tsc, so Node loads no type stripper
- * (the Dockerfile ships dist/ only; tsconfig.build.json), under the Node flags the image sets. Peers are compared
- * by memory too, and the stripper is ~20 MiB of a Node process. The whole tree is compiled (bench/server.ts imports
- * test/support) into .cache/, inside the checkout, so the compiled files resolve node_modules and package.json's
- * "type": "module" as the sources do.
+ * The benchmark server as the image runs meshgate (`npm run bench`, `--peers`, `--burst`): JavaScript compiled by
+ * tsc, so Node loads no type stripper (the Dockerfile ships dist/ only; tsconfig.build.json), under the Node flags
+ * the image sets. Peers are compared by memory too, and the stripper is ~20 MiB of a Node process. The whole tree
+ * is compiled (bench/server.ts imports test/support) into .cache/, inside the checkout, so the compiled files
+ * resolve node_modules and package.json's "type": "module" as the sources do.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -40,7 +40,7 @@ export function compiledServer(log: (s: string) => void): CompiledServer {
   rmSync(out, { recursive: true, force: true });
   const execArgv = imageNodeFlags();
   log(
-    `compiling the tree with tsc into ${out}: meshgate's peers run compiled JavaScript with ${execArgv.join(' ') || 'no Node flags'}, as the image does`,
+    `compiling the tree with tsc into ${out}: meshgate's bench server runs compiled JavaScript with ${execArgv.join(' ') || 'no Node flags'}, as the image does`,
   );
   const tsc = join(repoRoot, 'node_modules/typescript/bin/tsc');
   const emit = ['--noEmit', 'false', '--outDir', out, '--rewriteRelativeImportExtensions'];
