@@ -85,8 +85,8 @@ describe('the chart’s admission policies on a real apiserver', () => {
       OPS,
     );
     // Policies take effect a moment after they are created: wait until each refuses a request it must refuse.
-    // The node probe alternates the label's value on a Node of its own, so a probe that got through early does not
-    // make the next one a no-op.
+    // The node and webhook-configs probes alternate the value they write, so a probe that got through early does not
+    // make the next one a no-op (which the policies, comparing old and new, rightly allow).
     let n = 0;
     await core.createNode({ body: { metadata: { name: 'probe' } } });
     await waitFor('the node policies to be enforced', () =>
@@ -107,7 +107,7 @@ describe('the chart’s admission policies on a real apiserver', () => {
         as(WEBHOOK)
           .makeApiClient(AdmissionregistrationV1Api)
           .patchMutatingWebhookConfiguration(
-            { name: 'meshgate', body: [{ op: 'replace', path: '/webhooks/0/timeoutSeconds', value: 29 }] },
+            { name: 'meshgate', body: [{ op: 'replace', path: '/webhooks/0/timeoutSeconds', value: 28 + (n++ % 2) }] },
             jsonPatch,
           ),
       ).then((r) => r.includes('ValidatingAdmissionPolicy')),
