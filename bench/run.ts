@@ -11,7 +11,8 @@
  * DEFAULT_ROUNDS: only the median of many rounds is stable on this host).
  * Run instead, on their own: --peers (meshgate next to Istio's and Kyverno's injectors: bench/peers), --burst
  * [--pods N] (pod creates through a real apiserver with each webhook: bench/burst), --before REF (this tree
- * against REF's, in-process and over HTTP in the same run: bench/compare).
+ * against REF's, in-process and over HTTP in the same run: bench/compare), --decompose (the server's CPU per review
+ * split by part, sampled by Linux perf: bench/decompose).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -49,6 +50,7 @@ const { values: flags } = parseArgs({
     'with-apiserver': { type: 'boolean', default: false },
     peers: { type: 'boolean', default: false },
     burst: { type: 'boolean', default: false },
+    decompose: { type: 'boolean', default: false },
     before: { type: 'string' },
     pods: { type: 'string', default: '2000' },
     // Each mode has its own defaults (main and --before: DEFAULT_ROUNDS; --peers: bench/peers/main.ts).
@@ -73,10 +75,11 @@ mkdirSync(resultsDir, { recursive: true });
 const log = (s: string) => console.log(s);
 
 // The comparisons that need other programs or another tree run on their own (each prints its targets last).
-if (flags.peers || flags.burst || flags.before) {
+if (flags.peers || flags.burst || flags.before || flags.decompose) {
   if (flags.before) await (await import('./compare/main.ts')).compareMain(flags.before, flags, resultsDir, log);
   if (flags.burst) await (await import('./burst/main.ts')).burstMain(Number(flags.pods), resultsDir, log);
   if (flags.peers) await (await import('./peers/main.ts')).peersMain(flags, resultsDir, log);
+  if (flags.decompose) await (await import('./decompose/main.ts')).decomposeMain(flags, resultsDir, log);
   process.exit(0);
 }
 const section = (s: string) => console.log(`\n== ${s} ==`);

@@ -1,0 +1,194 @@
+/**
+ * `npm run bench -- --decompose [--duration S] [--rounds N]`: where the server's CPU per review goes, for the echo
+ * (A, /allow), the echo with a meshgate-sized answer (A′, /allow-sized), meshgate's mutate (B) and validate (C,
+ * also run so that, as in production and in the main run, the shared code sees both), sampled by Linux perf
+ * (bench/decompose/perf.ts) and split into parts (classify.ts). The throughput ratio B/A scatters from hour to hour
+ * on this host; CPU per review split by part, with the routes alternating in one run, says what B − A is made of,
+ * and so what a target on B/A asks of meshgate's own code.
+ *
+ * The server runs as the image runs it (bench/compiled.ts), plus --perf-basic-prof, pinned to CPU 1 with the load
+ * generator on CPU 0. Sampling costs the server a few percent; every route pays it alike.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { testConfig } from '../../test/support/config.ts';
+import { nodeFactsFromState } from '../../src/facts/node-state.ts';
+import { buildWorkload, loadSamples, pinnedNodes } from '../corpus.ts';
+import { compiledServer } from '../compiled.ts';
+import { startLoadChild, startServerChild, type LoadChild } from '../procs.ts';
+import { median, round } from '../stats.ts';
+import { PART_LABELS, PARTS, type Part } from './classify.ts';
+import { perfUnavailable, readParts, record } from './perf.ts';
+
+const ROUTES = { A: '/allow', 'A′': '/allow-sized', B: '/mutate', C: '/validate' } as const;
+type Route = keyof typeof ROUTES;
+const ORDER: Route[] = ['A', 'A′', 'B', 'C'];
+const CONNECTIONS = 16;
+/**
+ * A server serves this many rounds, then the next rounds get a fresh one. perf names JIT frames from
+ * /tmp/perf-PID.map, where code the GC freed keeps its entry; over 32 phases in one server, new code at reused
+ * addresses was charged to old functions (4 µs per review of "decision" in the echo's phases), while 16 phases read
+ * 0.0–0.2 (the echo's decision row is printed as the check). A server per round is no cure: after a short warm-up
+ * its mutate route was not yet at its steady speed (240–370 µs per review against ~225).
+ */
+const ROUNDS_PER_SERVER = 4;
+/** Each route's warm-up in each fresh server. */
+const WARMUP_S = 2;
+const SERVER_CPU = 1;
+const LOAD_CPU = 0;
+/** The throughput target of issue 14: meshgate's mutate route at least this share of the echo's reviews per second. */
+const THROUGHPUT_TARGET = 0.85;
+
+interface RouteTotals {
+  reviews: number;
+  /** CPU by part, ns, summed over the route's phases. */
+  ns: Record<Part, number>;
+  samples: number;
+  /** process.cpuUsage() over the phases, µs: perf's sum is checked against it. */
+  cpuUs: number;
+  rps: number[];
+  errors: number;
+}
+
+export async function decomposeMain(
+  flags: { duration?: string; rounds?: string },
+  resultsDir: string,
+  log: (s: string) => void,
+): Promise<void> {
+  const why = perfUnavailable();
+  if (why) throw new Error(`--decompose needs Linux perf: ${why}`);
+  const durationS = Number(flags.duration ?? 2);
+  const rounds = Number(flags.rounds ?? 8);
+  const samples = loadSamples();
+  const verifiedNodes = pinnedNodes(samples);
+  const facts = nodeFactsFromState(
+    { nodes: Object.fromEntries(verifiedNodes.map((n) => [n, { verified: true, kubeletVersion: 'v1.34.1' }])) },
+    'bench',
+  );
+  const work = buildWorkload(samples, { config: testConfig('custom'), nodes: facts });
+  // As the main run sends them: A, A′ and B the very same bodies, C the pods with meshgate's patch applied.
+  const creates = work.mutate.map((s) => JSON.stringify(s.review));
+  const bodies: Record<Route, string[]> = {
+    A: creates,
+    'A′': creates,
+    B: creates,
+    C: work.validate.map((s) => JSON.stringify(s.review)),
+  };
+  log(
+    `\n== decompose: server CPU per review by part, sampled by perf; ${creates.length} corpus pod CREATE reviews, ${CONNECTIONS} connections, ${durationS} s × ${rounds} rounds per route; load average ${loadavg()
+      .map((x) => round(x))
+      .join(' ')} ==`,
+  );
+  const compiled = compiledServer(log);
+  const dir = mkdtempSync(join(tmpdir(), 'meshgate-decompose-'));
+  const totals = Object.fromEntries(
+    ORDER.map((r) => [
+      r,
+      { reviews: 0, ns: Object.fromEntries(PARTS.map((p) => [p, 0])), samples: 0, cpuUs: 0, rps: [], errors: 0 },
+    ]),
+  ) as unknown as Record<Route, RouteTotals>;
+  /** Rounds `first`… (up to ROUNDS_PER_SERVER of them) in a server of their own. */
+  const someRounds = async (load: LoadChild, first: number) => {
+    const server = await startServerChild(
+      { logLevel: 'silent', verifiedNodes },
+      // --perf-basic-prof also turns on V8's log, by default a file per isolate in the working directory.
+      [...compiled.execArgv, '--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${join(dir, 'v8.log')}`],
+      { cpu: SERVER_CPU, script: compiled.script },
+    );
+    try {
+      const run = (route: Route, s: number) =>
+        load.run({
+          url: server.url,
+          ca: server.ca,
+          path: ROUTES[route],
+          bodies: bodies[route],
+          connections: CONNECTIONS,
+          durationS: s,
+        });
+      for (const route of ORDER) await run(route, WARMUP_S);
+      for (let i = first; i < Math.min(rounds, first + ROUNDS_PER_SERVER); i++) {
+        for (const route of i % 2 === 0 ? ORDER : [...ORDER].reverse()) {
+          const file = join(dir, `${i}-${ROUTES[route].slice(1)}.data`);
+          const before = await server.cpu();
+          const stop = await record(server.pid, file);
+          const r = await run(route, durationS);
+          await stop();
+          const after = await server.cpu();
+          const parts = await readParts(file);
+          rmSync(file);
+          const t = totals[route];
+          t.reviews += r.ok + r.non2xx;
+          t.errors += r.non2xx + r.errors + r.timeouts;
+          t.cpuUs += after.cpuUs - before.cpuUs;
+          t.samples += parts.samples;
+          t.rps.push(r.rps);
+          for (const p of PARTS) t.ns[p] += parts.ns[p];
+          log(
+            `  round ${i + 1} ${route.padEnd(2)} ${ROUTES[route].padEnd(13)} ${Math.round(r.rps)} reviews/s, ${round((after.cpuUs - before.cpuUs) / (r.ok + r.non2xx), 1)} µs CPU per review, ${parts.samples} samples`,
+          );
+        }
+      }
+    } finally {
+      await server.stop();
+      // The JIT symbol map node wrote for perf.
+      rmSync(join('/tmp', `perf-${server.pid}.map`), { force: true });
+    }
+  };
+  try {
+    const load = await startLoadChild(LOAD_CPU);
+    try {
+      for (let i = 0; i < rounds; i += ROUNDS_PER_SERVER) await someRounds(load, i);
+    } finally {
+      await load.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const errors = ORDER.filter((r) => totals[r].errors > 0);
+  if (errors.length > 0) throw new Error(`errored answers on ${errors.map((r) => ROUTES[r]).join(', ')}`);
+
+  const us = (r: Route, p: Part) => totals[r].ns[p] / 1000 / totals[r].reviews;
+  const sampled = (r: Route) => PARTS.reduce((s, p) => s + us(r, p), 0);
+  const measured = (r: Route) => totals[r].cpuUs / totals[r].reviews;
+  const cell = (x: number | string) => (typeof x === 'number' ? x.toFixed(1) : x).padStart(8);
+  const signed = (x: number) => cell(`${x >= 0 ? '+' : ''}${x.toFixed(1)}`);
+  /** A row: each route's figure, then B − A, A′ − A and B − A′. */
+  const row = (name: string, f: (r: Route) => number) =>
+    `${name.padEnd(28)}${ORDER.map((r) => cell(f(r))).join('')}${signed(f('B') - f('A'))}${signed(f('A′') - f('A'))}${signed(f('B') - f('A′'))}`;
+  log(
+    [
+      `${'µs of server CPU per review'.padEnd(28)}${[...ORDER, 'B − A', 'A′ − A', 'B − A′'].map(cell).join('')}`,
+      ...PARTS.map((p) => row(p, (r) => us(r, p))),
+      row('all, sampled', sampled),
+      row('all, process.cpuUsage', measured),
+    ].join('\n'),
+  );
+  for (const p of PARTS) log(`  ${p}: ${PART_LABELS[p]}`);
+
+  // At saturation a route's reviews per second are the inverse of its CPU per review, so the target reads as a budget.
+  const [ma, ma2, mb] = [measured('A'), measured('A′'), measured('B')];
+  const budget = ma / THROUGHPUT_TARGET - ma;
+  const rpsRatio = median(totals.B.rps.map((b, i) => b / totals.A.rps[i]));
+  const bound = {
+    throughputBA: round(rpsRatio, 3),
+    cpuRatioAB: round(ma / mb, 3),
+    cpuRatioAAsized: round(ma / ma2, 3),
+    budgetUs: round(budget, 1),
+    addedUs: round(mb - ma, 1),
+    decisionUs: round(us('B', 'decision'), 1),
+    answerSizeUs: round(ma2 - ma, 1),
+  };
+  log(
+    `B/A under perf: ${bound.throughputBA} in reviews per second, ${bound.cpuRatioAB} in CPU per review (A′ alone: ${bound.cpuRatioAAsized})`,
+  );
+  log(
+    `B/A ≥ ${THROUGHPUT_TARGET} allows B ${bound.budgetUs} µs more CPU per review than A; B adds ${bound.addedUs} µs: meshgate's decision ${bound.decisionUs} µs, and a same-size answer with no decision (A′ − A) ${bound.answerSizeUs} µs`,
+  );
+  const out = `${resultsDir}decompose.json`;
+  writeFileSync(
+    out,
+    `${JSON.stringify({ generatedAt: new Date().toISOString(), durationS, rounds, connections: CONNECTIONS, routes: ROUTES, totals, bound }, null, 2)}\n`,
+  );
+  log(`JSON: ${out}`);
+}
