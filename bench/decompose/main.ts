@@ -17,39 +17,25 @@ import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { buildWorkload, loadSamples, pinnedNodes } from '../corpus.ts';
 import { compiledServer } from '../compiled.ts';
 import { startLoadChild, startServerChild, type LoadChild } from '../procs.ts';
-import { median, round } from '../stats.ts';
-import { PART_LABELS, PARTS, type Part } from './classify.ts';
+import { round } from '../stats.ts';
+import { PARTS } from './classify.ts';
+import { report } from './report.ts';
+import { emptyTotals, ORDER, ROUTES, type Route } from './routes.ts';
 import { perfUnavailable, readParts, record } from './perf.ts';
 
-const ROUTES = { A: '/allow', 'A′': '/allow-sized', B: '/mutate', C: '/validate' } as const;
-type Route = keyof typeof ROUTES;
-const ORDER: Route[] = ['A', 'A′', 'B', 'C'];
 const CONNECTIONS = 16;
 /**
  * A server serves this many rounds, then the next rounds get a fresh one. perf names JIT frames from
  * /tmp/perf-PID.map, where code the GC freed keeps its entry; over 32 phases in one server, new code at reused
- * addresses was charged to old functions (4 µs per review of "decision" in the echo's phases), while 16 phases read
- * 0.0–0.2 (the echo's decision row is printed as the check). A server per round is no cure: after a short warm-up
- * its mutate route was not yet at its steady speed (240–370 µs per review against ~225).
+ * addresses was charged to old functions (4.4 µs per review of "decision" in the echo's phases), while 16 phases
+ * read 0.0–0.7 (the echo's decision row is the check). A server per round is no cure: after a 1 s warm-up its mutate
+ * route was not yet at its steady speed (240–370 µs per review; B − A +89.6 µs against +47 to +62).
  */
 const ROUNDS_PER_SERVER = 4;
 /** Each route's warm-up in each fresh server. */
 const WARMUP_S = 2;
 const SERVER_CPU = 1;
 const LOAD_CPU = 0;
-/** The throughput target of issue 14: meshgate's mutate route at least this share of the echo's reviews per second. */
-const THROUGHPUT_TARGET = 0.85;
-
-interface RouteTotals {
-  reviews: number;
-  /** CPU by part, ns, summed over the route's phases. */
-  ns: Record<Part, number>;
-  samples: number;
-  /** process.cpuUsage() over the phases, µs: perf's sum is checked against it. */
-  cpuUs: number;
-  rps: number[];
-  errors: number;
-}
 
 export async function decomposeMain(
   flags: { duration?: string; rounds?: string },
@@ -82,12 +68,7 @@ export async function decomposeMain(
   );
   const compiled = compiledServer(log);
   const dir = mkdtempSync(join(tmpdir(), 'meshgate-decompose-'));
-  const totals = Object.fromEntries(
-    ORDER.map((r) => [
-      r,
-      { reviews: 0, ns: Object.fromEntries(PARTS.map((p) => [p, 0])), samples: 0, cpuUs: 0, rps: [], errors: 0 },
-    ]),
-  ) as unknown as Record<Route, RouteTotals>;
+  const totals = emptyTotals();
   /** Rounds `first`… (up to ROUNDS_PER_SERVER of them) in a server of their own. */
   const someRounds = async (load: LoadChild, first: number) => {
     const server = await startServerChild(
@@ -148,43 +129,7 @@ export async function decomposeMain(
   const errors = ORDER.filter((r) => totals[r].errors > 0);
   if (errors.length > 0) throw new Error(`errored answers on ${errors.map((r) => ROUTES[r]).join(', ')}`);
 
-  const us = (r: Route, p: Part) => totals[r].ns[p] / 1000 / totals[r].reviews;
-  const sampled = (r: Route) => PARTS.reduce((s, p) => s + us(r, p), 0);
-  const measured = (r: Route) => totals[r].cpuUs / totals[r].reviews;
-  const cell = (x: number | string) => (typeof x === 'number' ? x.toFixed(1) : x).padStart(8);
-  const signed = (x: number) => cell(`${x >= 0 ? '+' : ''}${x.toFixed(1)}`);
-  /** A row: each route's figure, then B − A, A′ − A and B − A′. */
-  const row = (name: string, f: (r: Route) => number) =>
-    `${name.padEnd(28)}${ORDER.map((r) => cell(f(r))).join('')}${signed(f('B') - f('A'))}${signed(f('A′') - f('A'))}${signed(f('B') - f('A′'))}`;
-  log(
-    [
-      `${'µs of server CPU per review'.padEnd(28)}${[...ORDER, 'B − A', 'A′ − A', 'B − A′'].map(cell).join('')}`,
-      ...PARTS.map((p) => row(p, (r) => us(r, p))),
-      row('all, sampled', sampled),
-      row('all, process.cpuUsage', measured),
-    ].join('\n'),
-  );
-  for (const p of PARTS) log(`  ${p}: ${PART_LABELS[p]}`);
-
-  // At saturation a route's reviews per second are the inverse of its CPU per review, so the target reads as a budget.
-  const [ma, ma2, mb] = [measured('A'), measured('A′'), measured('B')];
-  const budget = ma / THROUGHPUT_TARGET - ma;
-  const rpsRatio = median(totals.B.rps.map((b, i) => b / totals.A.rps[i]));
-  const bound = {
-    throughputBA: round(rpsRatio, 3),
-    cpuRatioAB: round(ma / mb, 3),
-    cpuRatioAAsized: round(ma / ma2, 3),
-    budgetUs: round(budget, 1),
-    addedUs: round(mb - ma, 1),
-    decisionUs: round(us('B', 'decision'), 1),
-    answerSizeUs: round(ma2 - ma, 1),
-  };
-  log(
-    `B/A under perf: ${bound.throughputBA} in reviews per second, ${bound.cpuRatioAB} in CPU per review (A′ alone: ${bound.cpuRatioAAsized})`,
-  );
-  log(
-    `B/A ≥ ${THROUGHPUT_TARGET} allows B ${bound.budgetUs} µs more CPU per review than A; B adds ${bound.addedUs} µs: meshgate's decision ${bound.decisionUs} µs, and a same-size answer with no decision (A′ − A) ${bound.answerSizeUs} µs`,
-  );
+  const bound = report(totals, log);
   const out = `${resultsDir}decompose.json`;
   writeFileSync(
     out,
