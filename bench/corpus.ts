@@ -11,6 +11,8 @@ import jsonpatch, { type Operation } from 'fast-json-patch';
 import { podTemplates, notAnObject } from '../src/manifests/workloads.ts';
 import { mutate } from '../src/admission/mutate.ts';
 import type { HandlerDeps } from '../src/admission/mutate.ts';
+import { nodeFactsFromState } from '../src/facts/node-state.ts';
+import { testConfig } from '../test/support/config.ts';
 
 export const CORPUS_DIR = fileURLToPath(new URL('../../shared/corpus/', import.meta.url));
 
@@ -158,4 +160,18 @@ export function buildWorkload(samples: Sample[], deps: HandlerDeps): Workload {
     validate.push({ source: s.source, review: { ...s.review, request: { ...s.review.request, object: injected } } });
   }
   return { mutate: sent, validate, mix };
+}
+
+/**
+ * The workload the HTTP comparisons serve (--peers, --before, --decompose): every corpus review under the custom
+ * profile, with the nodes the pods are pinned to verified (kubelet v1.34.1), as their servers are told.
+ */
+export function corpusWorkload(): { verifiedNodes: string[]; work: Workload } {
+  const samples = loadSamples();
+  const verifiedNodes = pinnedNodes(samples);
+  const facts = nodeFactsFromState(
+    { nodes: Object.fromEntries(verifiedNodes.map((n) => [n, { verified: true, kubeletVersion: 'v1.34.1' }])) },
+    'bench',
+  );
+  return { verifiedNodes, work: buildWorkload(samples, { config: testConfig('custom'), nodes: facts }) };
 }

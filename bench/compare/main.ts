@@ -11,10 +11,8 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { testConfig } from '../../test/support/config.ts';
-import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { repoRoot } from '../../test/e2e/harness/binaries.ts';
-import { buildWorkload, loadSamples, pinnedNodes } from '../corpus.ts';
+import { corpusWorkload } from '../corpus.ts';
 import type { InProcess } from '../in-process.ts';
 import { startLoadChild, startServerChild, type LoadChild, type ServerChild } from '../procs.ts';
 import { DEFAULT_ROUNDS, halfMedians, median, round } from '../stats.ts';
@@ -65,13 +63,8 @@ export async function compareMain(
   log: (s: string) => void,
 ): Promise<void> {
   const tree = extractTree(ref);
-  const samples = loadSamples();
-  const verifiedNodes = pinnedNodes(samples);
-  const facts = nodeFactsFromState(
-    { nodes: Object.fromEntries(verifiedNodes.map((n) => [n, { verified: true, kubeletVersion: 'v1.34.1' }])) },
-    'bench',
-  );
-  const reviews = buildWorkload(samples, { config: testConfig('custom'), nodes: facts }).mutate.map((s) => s.review);
+  const { verifiedNodes, work } = corpusWorkload();
+  const reviews = work.mutate.map((s) => s.review);
   const bodies = reviews.map((r) => JSON.stringify(r));
   const reviewsFile = `${resultsDir}compare-reviews.json`;
   writeFileSync(reviewsFile, JSON.stringify(reviews));

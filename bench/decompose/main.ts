@@ -12,9 +12,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { testConfig } from '../../test/support/config.ts';
-import { nodeFactsFromState } from '../../src/facts/node-state.ts';
-import { buildWorkload, loadSamples, pinnedNodes } from '../corpus.ts';
+import { corpusWorkload } from '../corpus.ts';
 import { compiledServer } from '../compiled.ts';
 import { startLoadChild, startServerChild, type LoadChild } from '../procs.ts';
 import { round } from '../stats.ts';
@@ -46,13 +44,7 @@ export async function decomposeMain(
   if (why) throw new Error(`--decompose needs Linux perf: ${why}`);
   const durationS = Number(flags.duration ?? 2);
   const rounds = Number(flags.rounds ?? 8);
-  const samples = loadSamples();
-  const verifiedNodes = pinnedNodes(samples);
-  const facts = nodeFactsFromState(
-    { nodes: Object.fromEntries(verifiedNodes.map((n) => [n, { verified: true, kubeletVersion: 'v1.34.1' }])) },
-    'bench',
-  );
-  const work = buildWorkload(samples, { config: testConfig('custom'), nodes: facts });
+  const { verifiedNodes, work } = corpusWorkload();
   // As the main run sends them: A, A′ and B the very same bodies, C the pods with meshgate's patch applied.
   const creates = work.mutate.map((s) => JSON.stringify(s.review));
   const bodies: Record<Route, string[]> = {

@@ -4,9 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
-import { testConfig } from '../../test/support/config.ts';
-import { nodeFactsFromState } from '../../src/facts/node-state.ts';
-import { buildWorkload, loadSamples, pinnedNodes } from '../corpus.ts';
+import { corpusWorkload } from '../corpus.ts';
 import { round } from '../stats.ts';
 import { runPeers, type PeerOptions } from './run.ts';
 import { peerTable, peerTargets, ratioLine } from './report.ts';
@@ -17,13 +15,7 @@ export async function peersMain(
   log: (s: string) => void,
 ): Promise<void> {
   const started = performance.now();
-  const samples = loadSamples();
-  const verifiedNodes = pinnedNodes(samples);
-  const facts = nodeFactsFromState(
-    { nodes: Object.fromEntries(verifiedNodes.map((n) => [n, { verified: true, kubeletVersion: 'v1.34.1' }])) },
-    'bench',
-  );
-  const work = buildWorkload(samples, { config: testConfig('custom'), nodes: facts });
+  const { verifiedNodes, work } = corpusWorkload();
   const reviews = work.mutate.map((s) => s.review);
   const o: PeerOptions = {
     connections: 16,
