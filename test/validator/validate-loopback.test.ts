@@ -121,8 +121,9 @@ describe('validateRedirect on loopback', () => {
     ['http', /not a proof.*HTTP\/1\.1 400|closed.*HTTP\/1\.1 400/],
     ['forge', /not a proof for our token and connection/],
     ['reset', /failed after it was established: ECONNRESET/],
-    // The probe gets what is left of the 500 ms after listening (a millisecond or two may be gone).
-    ['silent', /no proof within (4[89]\d|500)ms/],
+    // The probe gets what is left of the 500 ms after listening: up to 500, less by however long listening took
+    // (a loaded machine may take more than the usual millisecond or two).
+    ['silent', /no proof within ([1-9]\d?|[1-4]\d\d|500)ms/],
   ])('a %s server at the probe address: wrong_listener', async (behaviour, want) => {
     const server = await startServer(behaviour);
     cleanups.push(() => server.close());
