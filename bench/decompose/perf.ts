@@ -8,7 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { classify, PARTS, type Part } from './classify.ts';
 
-/** Sampling rate: ~3,000 samples per second of CPU, low enough that perf's own cost stays a few percent. */
+/** Sampling rate: ~2,000 samples per second of CPU, low enough that perf's own cost stays a few percent. */
 const FREQUENCY_HZ = 1999;
 
 export type PartNs = Record<Part, number>;
