@@ -160,6 +160,13 @@ describe('unmeshed pods of a namespace opted in late are evicted through the web
 
   it('labelled: its unmeshed pods are evicted one at a time as the budget allows, and come back meshed; the bare pod gets an Event', async () => {
     let lastSeen: unknown;
+    // Both nodes cordoned until the budget has refused an eviction: a replacement then cannot become ready between
+    // the first eviction and the next, as kwok can make one ready within milliseconds (a CI run saw no refusal).
+    const cordon = (unschedulable: boolean) =>
+      Promise.all(
+        ['node-a', 'node-b'].map((name) => core.patchNode({ name, body: { spec: { unschedulable } } }, merge)),
+      );
+    await cordon(true);
     const t0 = Date.now();
     await core.patchNamespace(
       { name: APP, body: { metadata: { labels: { 'meshgate.io/inject': 'enabled' } } } },
@@ -170,6 +177,12 @@ describe('unmeshed pods of a namespace opted in late are evicted through the web
       async () => (await events(APP)).some((e) => e.reason === 'MeshUnmeshedEvicted') && Date.now(),
       { timeoutMs: 30_000 },
     );
+    await waitFor(
+      'an eviction refused by the PodDisruptionBudget',
+      async () => (await events(APP)).some((e) => e.reason === 'MeshUnmeshedEvictionBlocked'),
+      { timeoutMs: 30_000 },
+    );
+    await cordon(false);
     const pods = await waitFor(
       `${REPLICAS} meshed replicas and no original`,
       async () => {
@@ -209,7 +222,8 @@ describe('unmeshed pods of a namespace opted in late are evicted through the web
         .map((e) => e.pod)
         .sort(),
     ).toEqual([...originals].sort());
-    // The budget was respected: evictions after the first were refused until a meshed replacement was ready.
+    // The budget was respected: evictions after the first were refused until a meshed replacement was ready (the
+    // wait above saw the refusal; every original was evicted in the end, retried every 10 s).
     expect(ev.some((e) => e.reason === 'MeshUnmeshedEvictionBlocked')).toBe(true);
     expect(ev.find((e) => e.reason === 'MeshUnmeshedEvicted')!.message).toMatch(
       /created before the namespace was opted in.*recreates it through the webhook/,
