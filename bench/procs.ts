@@ -77,6 +77,13 @@ export interface ChildPlacement {
   script?: string;
 }
 
+/**
+ * Where the comparisons that pin their processes put them (--peers, --before, --decompose): every server under test
+ * on one CPU, the load generator on the other, so peers and trees compared side by side get the same core.
+ */
+export const SERVER_CPU = 1;
+export const LOAD_CPU = 0;
+
 /** fork() options that start node under `taskset -c CPU` when a CPU is given. */
 export function pinnedFork(execArgv: string[], cpu: number | undefined): { execPath?: string; execArgv: string[] } {
   return cpu === undefined

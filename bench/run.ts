@@ -53,7 +53,7 @@ const { values: flags } = parseArgs({
     decompose: { type: 'boolean', default: false },
     before: { type: 'string' },
     pods: { type: 'string', default: '2000' },
-    // Each mode has its own defaults (main and --before: DEFAULT_ROUNDS; --peers: bench/peers/main.ts).
+    // Each mode has its own defaults (main and --before: DEFAULT_ROUNDS; --peers and --decompose: their main.ts).
     duration: { type: 'string' },
     rounds: { type: 'string' },
   },

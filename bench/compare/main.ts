@@ -14,12 +14,9 @@ import { fileURLToPath } from 'node:url';
 import { repoRoot } from '../../test/e2e/harness/binaries.ts';
 import { corpusWorkload } from '../corpus.ts';
 import type { InProcess } from '../in-process.ts';
-import { startLoadChild, startServerChild, type LoadChild, type ServerChild } from '../procs.ts';
+import { LOAD_CPU, SERVER_CPU, startLoadChild, startServerChild, type LoadChild, type ServerChild } from '../procs.ts';
 import { DEFAULT_ROUNDS, halfMedians, median, round } from '../stats.ts';
 import { extractTree } from './tree.ts';
-
-const SERVER_CPU = 1;
-const LOAD_CPU = 0;
 
 interface Side {
   name: 'before' | 'after';

@@ -14,7 +14,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { corpusWorkload } from '../corpus.ts';
 import { compiledServer } from '../compiled.ts';
-import { startLoadChild, startServerChild, type LoadChild } from '../procs.ts';
+import { LOAD_CPU, SERVER_CPU, startLoadChild, startServerChild, type LoadChild } from '../procs.ts';
 import { round } from '../stats.ts';
 import { PARTS } from './classify.ts';
 import { report } from './report.ts';
@@ -32,8 +32,6 @@ const CONNECTIONS = 16;
 const ROUNDS_PER_SERVER = 4;
 /** Each route's warm-up in each fresh server. */
 const WARMUP_S = 2;
-const SERVER_CPU = 1;
-const LOAD_CPU = 0;
 
 export async function decomposeMain(
   flags: { duration?: string; rounds?: string },

@@ -20,7 +20,8 @@ import { httpGet } from '../../test/e2e/harness/net.ts';
 import * as procs from '../../test/e2e/harness/procs.ts';
 import { testConfig } from '../../test/support/config.ts';
 import type { Review } from '../corpus.ts';
-import { SERVER_CPU, type Peer } from './peers.ts';
+import { SERVER_CPU } from '../procs.ts';
+import type { Peer } from './peers.ts';
 
 export type KyvernoUnavailable = { unavailable: string };
 

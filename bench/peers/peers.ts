@@ -11,7 +11,7 @@
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import type { ControlPlane } from '../../test/e2e/harness/index.ts';
 import { startIstioInjector } from '../../test/e2e/harness/index.ts';
-import { startServerChild } from '../procs.ts';
+import { SERVER_CPU, startServerChild } from '../procs.ts';
 import type { CompiledServer } from '../compiled.ts';
 import { post } from '../preflight.ts';
 import type { Review } from '../corpus.ts';
@@ -31,10 +31,6 @@ export interface Peer {
   bodies: string[];
   stop(): Promise<void>;
 }
-
-/** The CPU every peer is pinned to; the load generator gets the other one. */
-export const SERVER_CPU = 1;
-export const LOAD_CPU = 0;
 
 export async function meshgatePeer(
   name: string,
