@@ -19,7 +19,7 @@ const MAX_VERDICT_AGE = 20 * 60;
 /** What every profile shares. */
 function base(
   mesh: MeshName,
-): Pick<MeshgateConfig, 'mesh' | 'meshNamespace' | 'systemNamespaces' | 'redirect' | 'exclusions'> {
+): Pick<MeshgateConfig, 'mesh' | 'meshNamespace' | 'systemNamespaces' | 'redirect' | 'exclusions' | 'apps'> {
   return {
     mesh,
     meshNamespace: 'meshgate',
@@ -28,6 +28,8 @@ function base(
     // One /8 of outbound destinations and 64 ports each way: room for real exemptions (a database subnet, SMTP),
     // never "everything" however the entries are split up.
     exclusions: { outboundCidrCoverage: 8, maxOutboundPorts: 64, maxInboundPorts: 64 },
+    // The redirect exempts the proxy's identity: no other container may be able to take it (docs/security.md).
+    apps: { privileges: 'restricted', baselineNamespaces: [] },
   };
 }
 

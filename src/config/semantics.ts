@@ -83,6 +83,10 @@ export function checkSemantics(c: MeshgateConfig): string[] {
   oneOf(p, 'redirect.mode', c.redirect.mode, ['auto', 'required', 'off']);
   oneOf(p, 'redirect.onUnverifiedNode', c.redirect.onUnverifiedNode, ['reject', 'validate']);
   oneOf(p, 'injection.nativeSidecar', c.injection.nativeSidecar, ['auto', 'on', 'off']);
+  oneOf(p, 'apps.privileges', c.apps.privileges, ['restricted', 'baseline']);
+  c.apps.baselineNamespaces.forEach((ns, i) => {
+    if (!DNS_LABEL.test(ns)) p.push(`apps.baselineNamespaces[${i}]: "${ns}" is not a namespace name`);
+  });
   if (!DNS_LABEL.test(c.meshNamespace)) p.push(`meshNamespace: "${c.meshNamespace}" is not a namespace name`);
   name(p, 'proxy.name', c.proxy.name);
   name(p, 'init.name', c.init.name);

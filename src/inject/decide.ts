@@ -51,7 +51,7 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
     const a = adjust(pod, mesh, facts, cfg);
     if (a.kind === 'deny') return a;
     if (a.ops.length === 0) return { kind: 'skip', reason: 'already_injected' };
-    return bounded({ ...a, warnings: [] });
+    return bounded({ ...a, warnings: s.warnings });
   }
 
   // A pod holding meshgate's proxy and a redirect (judged by content) is injected: reinvocation, re-applied output.
@@ -67,6 +67,6 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
     ops: built.ops,
     status: built.status,
     redirect,
-    warnings: [],
+    warnings: s.warnings,
   });
 }

@@ -47,6 +47,9 @@ export const REASONS = {
   impostor_container: "a container uses a name reserved for the mesh's containers but is not the real one",
   proxy_identity: "a container other than the proxy runs as the proxy's UID or GID, which the redirect exempts",
   redirect_tamper: "a container other than the mesh init container could rewrite the pod's network rules",
+  proxy_escalation:
+    "a container other than the mesh's could run as, or switch to, the proxy's UID or GID (which the redirect " +
+    'exempts) or send raw packets past the redirect',
   redirect_narrowed: 'a setting narrows or switches off the redirect itself',
   exclusion_refused: 'the pod exempts more from redirection than a pod may',
   mesh_cni_skips: "the mesh's CNI plugin would not redirect this pod",

@@ -104,6 +104,7 @@ export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): 
         ok: true,
         reason: 'ok',
         warnings: [
+          ...s.warnings,
           `node ${node} has no verified CNI chain (${text}); ` +
             `the pod stays Pending until the node is verified (its affinity requires ${NODE_VERIFIED_LABEL}=true)`,
         ],
@@ -120,10 +121,11 @@ export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): 
       ok: true,
       reason: 'ok',
       warnings: [
+        ...s.warnings,
         `node ${node} has no verified CNI chain (${text}); ` +
           'the validation container will stop the pod if redirection is missing',
       ],
     };
   }
-  return { ok: true, reason: 'ok', warnings: [] };
+  return { ok: true, reason: 'ok', warnings: s.warnings };
 }

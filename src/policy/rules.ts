@@ -9,10 +9,11 @@
 import type { Compiled } from '../config/compile.ts';
 import type { Pod } from '../pod/types.ts';
 import { canRewriteNetwork, effectiveGroup, effectiveUser } from '../pod/security.ts';
+import { escalationProblem } from './escalation.ts';
 import { describeFound, type PodMesh } from './identify.ts';
 
 export interface RuleVerdict {
-  reason: 'proxy_identity' | 'redirect_tamper';
+  reason: 'proxy_identity' | 'redirect_tamper' | 'proxy_escalation';
   message: string;
 }
 
@@ -49,6 +50,30 @@ export function networkRewriteRule(mesh: PodMesh): RuleVerdict | undefined {
           `${describeFound(f)} ${how}, so it could remove the pod's redirect rules; ` +
           "only the mesh's own init container may",
       };
+  }
+  return undefined;
+}
+
+/**
+ * `apps.privileges: restricted` (src/policy/escalation.ts): no container but the mesh's may be able to run as, or
+ * become, the proxy. In `apps.baselineNamespaces` the same finding is a warning instead (a namespace that cannot
+ * comply yet), so the pod is admitted and the operator still sees it.
+ */
+export function escalationRule(
+  pod: Pod,
+  namespace: string,
+  mesh: PodMesh,
+  cfg: Compiled,
+): { verdict: RuleVerdict } | { warning: string } | undefined {
+  const apps = cfg.config.apps;
+  if (apps.privileges !== 'restricted') return undefined;
+  for (const f of mesh.apps) {
+    const problem = escalationProblem(pod, f.container, cfg.identity);
+    if (!problem) continue;
+    const message = `${describeFound(f)} ${problem}`;
+    if (apps.baselineNamespaces.includes(namespace))
+      return { warning: `${message} (allowed here: namespace ${namespace} is in apps.baselineNamespaces)` };
+    return { verdict: { reason: 'proxy_escalation', message } };
   }
   return undefined;
 }

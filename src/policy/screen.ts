@@ -11,7 +11,7 @@ import type { Pod } from '../pod/types.ts';
 import { judgeSettings } from './exclusions.ts';
 import { describeFound, identifyPod, type PodMesh } from './identify.ts';
 import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount } from './limits.ts';
-import { networkRewriteRule, proxyIdentityRule } from './rules.ts';
+import { escalationRule, networkRewriteRule, proxyIdentityRule } from './rules.ts';
 
 export interface PodInput {
   pod: Pod;
@@ -24,7 +24,8 @@ export interface PodInput {
 export type Screened =
   | { kind: 'skip'; reason: ReasonCode }
   | { kind: 'deny'; reason: ReasonCode; message: string }
-  | { kind: 'guard'; mesh: PodMesh };
+  /** warnings: what the pod is allowed although it breaks a rule (a namespace listed as not able to comply yet). */
+  | { kind: 'guard'; mesh: PodMesh; warnings: string[] };
 
 function optOut(pod: Pod, cfg: Compiled): string | undefined {
   if (pod.metadata?.labels?.[INJECT_LABEL] === 'false') return `label ${INJECT_LABEL}=false`;
@@ -87,6 +88,9 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   }
   const rule = proxyIdentityRule(pod, mesh, cfg) ?? networkRewriteRule(mesh);
   if (rule) return { kind: 'deny', ...rule };
+  const escalation = escalationRule(pod, namespace, mesh, cfg);
+  if (escalation && 'verdict' in escalation) return { kind: 'deny', ...escalation.verdict };
+  const warnings = escalation ? [escalation.warning] : [];
   const fromAnnotations = judgeSettings(
     cfg.profile.annotationSettings(pod.metadata?.annotations ?? {}),
     cfg,
@@ -97,5 +101,5 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
     const fromInit = judgeSettings(mesh.init.settings, cfg, `init container ${mesh.init.container.name}`);
     if (fromInit) return { kind: 'deny', ...fromInit };
   }
-  return { kind: 'guard', mesh };
+  return { kind: 'guard', mesh, warnings };
 }
