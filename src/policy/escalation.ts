@@ -26,7 +26,11 @@ const ROOT_MUST_LACK = ['SETUID', 'SETGID', 'NET_RAW'] as const;
  * Why this container could run as, or become, the proxy's identity; undefined when it provably cannot. The text
  * completes "container app …".
  */
-export function escalationProblem(pod: Pod, c: Container, id: Pick<MeshIdentity, 'proxyUid' | 'proxyGid'>): string | undefined {
+export function escalationProblem(
+  pod: Pod,
+  c: Container,
+  id: Pick<MeshIdentity, 'proxyUid' | 'proxyGid'>,
+): string | undefined {
   const uid = effectiveUser(pod, c);
   if (uid === undefined)
     return (
