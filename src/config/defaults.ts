@@ -24,7 +24,7 @@ function base(
     mesh,
     meshNamespace: 'meshgate',
     systemNamespaces: ['kube-system', 'kube-public', 'kube-node-lease'],
-    redirect: { mode: 'auto', onUnverifiedNode: 'reject' },
+    redirect: { mode: 'auto', onUnverifiedNode: 'reject', beforeInitContainers: false },
     // One /8 of outbound destinations and 64 ports each way: room for real exemptions (a database subnet, SMTP),
     // never "everything" however the entries are split up.
     exclusions: { outboundCidrCoverage: 8, maxOutboundPorts: 64, maxInboundPorts: 64 },

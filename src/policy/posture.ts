@@ -11,6 +11,7 @@ import type { ReasonCode } from '../inject/reasons.ts';
 import { readStatus } from '../inject/status.ts';
 import { requiresNodeLabel, targetNode } from '../inject/target-node.ts';
 import { unverifiedWhy } from '../inject/redirect.ts';
+import { orderProblem } from '../inject/order.ts';
 import { findContainer } from '../pod/types.ts';
 import type { PodMesh } from './identify.ts';
 import { screen, type PodInput } from './screen.ts';
@@ -67,6 +68,8 @@ export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): 
     if (skips)
       return { ok: false, reason: 'mesh_cni_skips', message: `the pod relies on the CNI plugin, but ${skips}` };
   }
+  const order = orderProblem(pod, mode, mesh, cfg.config.redirect.beforeInitContainers);
+  if (order) return { ok: false, ...order };
   const status = readStatus(pod.metadata?.annotations);
   if (status && 'error' in status) return { ok: false, reason: 'status_mismatch', message: status.error };
   if (status) {
