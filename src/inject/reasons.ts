@@ -50,6 +50,8 @@ export const REASONS = {
   impostor_container: "a container uses a name reserved for the mesh's containers but is not the real one",
   proxy_identity: "a container other than the proxy runs as the proxy's UID or GID, which the redirect exempts",
   redirect_tamper: "a container other than the mesh init container could rewrite the pod's network rules",
+  proxy_config_refused:
+    "the pod configures the mesh's proxy to run another binary, bootstrap or control plane than the mesh's own",
   proxy_escalation:
     "a container other than the mesh's could run as, or switch to, the proxy's UID or GID (which the redirect " +
     'exempts) or send raw packets past the redirect',

@@ -5,9 +5,9 @@
  * everything for `drop: [ALL]`, then add each named one, then drop each named one — so a named drop always wins, and
  * `drop: [ALL]` + `add: [X]` leaves X.
  *
- * Only a root process keeps them: a process that starts as another UID loses its effective and permitted sets at
- * execve (Kubernetes sets no ambient capabilities), and `allowPrivilegeEscalation: false` (no_new_privs) stops
- * set-user-ID binaries and file capabilities from granting any back.
+ * The runtime gives them to the container's first process whatever its UID (as its permitted set, before the first
+ * execve): a root process keeps them; another UID keeps those that a file capability on its entrypoint names, even
+ * under no_new_privs (src/policy/escalation.ts).
  */
 import type { Container } from './types.ts';
 

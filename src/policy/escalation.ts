@@ -9,9 +9,11 @@
  *   1. its UID is known: `runAsUser` on the container or the pod (admission cannot read an image's USER);
  *   2. where the mesh exempts a GID (Istio), its GID is known too (`runAsGroup`): the image's passwd entry decides
  *      it otherwise;
- *   3. `allowPrivilegeEscalation: false` (no set-user-ID binaries, no file capabilities);
- *   4. as root (UID 0): SETUID, SETGID and NET_RAW are not in its capability set (drop them or ALL).
- * A known non-root UID needs no capability rule: its process holds none after execve (src/pod/capabilities.ts).
+ *   3. `allowPrivilegeEscalation: false` (no set-user-ID binaries);
+ *   4. SETUID, SETGID and NET_RAW are not in its capability set (drop them, or ALL) — whatever its UID: the runtime
+ *      hands a non-root process its capability set as permitted before the first execve, and a file capability on
+ *      the entrypoint (which the pod's `command` chooses) keeps them even under no_new_privs (the kernel only
+ *      intersects gained capabilities with the permitted set the process had: security/commoncap.c).
  * The explicit proxy UID/GID and network-admin rights are refused under every setting (src/policy/rules.ts).
  */
 import type { MeshIdentity } from '../mesh/types.ts';
@@ -19,8 +21,8 @@ import { holdsCapability } from '../pod/capabilities.ts';
 import { effectiveGroup, effectiveUser } from '../pod/security.ts';
 import type { Container, Pod } from '../pod/types.ts';
 
-/** What root must not hold: a way to any UID, to any GID, and to packets past the nat table. */
-const ROOT_MUST_LACK = ['SETUID', 'SETGID', 'NET_RAW'] as const;
+/** What no container may hold: a way to any UID, to any GID, and to packets past the nat table. */
+const MUST_LACK = ['SETUID', 'SETGID', 'NET_RAW'] as const;
 
 /**
  * Why this container could run as, or become, the proxy's identity; undefined when it provably cannot. The text
@@ -47,13 +49,12 @@ export function escalationProblem(
       'does not set allowPrivilegeEscalation: false, so a set-user-ID binary or file capability in its image ' +
       `could switch it to the proxy's UID ${id.proxyUid}`
     );
-  if (uid === 0) {
-    const held = ROOT_MUST_LACK.filter((cap) => holdsCapability(c, cap));
-    if (held.length > 0)
-      return (
-        `runs as root with ${held.join(', ')} (the runtime's default set), so it can switch to the proxy's ` +
-        `UID ${id.proxyUid} or send raw packets past the redirect; drop ${ROOT_MUST_LACK.join(', ')} (or ALL)`
-      );
-  }
+  const held = MUST_LACK.filter((cap) => holdsCapability(c, cap));
+  if (held.length > 0)
+    return (
+      `holds ${held.join(', ')} (the runtime's default set): ${uid === 0 ? 'as root' : 'through a file capability on its entrypoint'} ` +
+      `it can switch to the proxy's UID ${id.proxyUid} or send raw packets past the redirect; ` +
+      `drop ${MUST_LACK.join(', ')} (or ALL)`
+    );
   return undefined;
 }

@@ -11,6 +11,7 @@ import type { Pod } from '../pod/types.ts';
 import { judgeSettings } from './exclusions.ts';
 import { describeFound, identifyPod, type PodMesh } from './identify.ts';
 import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount } from './limits.ts';
+import { podConfigProblem } from '../mesh/contract/index.ts';
 import { escalationRule, networkRewriteRule, proxyIdentityRule } from './rules.ts';
 
 export interface PodInput {
@@ -86,6 +87,8 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
       message: `${describeFound(impostor)} is not the real one: ${impostor.problem}`,
     };
   }
+  const config = podConfigProblem(pod, cfg);
+  if (config) return { kind: 'deny', reason: 'proxy_config_refused', message: config };
   const rule = proxyIdentityRule(pod, mesh, cfg) ?? networkRewriteRule(mesh);
   if (rule) return { kind: 'deny', ...rule };
   const escalation = escalationRule(pod, namespace, mesh, cfg);

@@ -17,7 +17,12 @@ const restricted = (mesh: MeshName, baselineNamespaces: string[] = []) =>
   cfg(mesh, { apps: { privileges: 'restricted', baselineNamespaces } });
 
 /** An app container that provably cannot become the proxy: a known non-root UID/GID, no escalation. */
-const hardened = { runAsUser: 1000, runAsGroup: 1000, allowPrivilegeEscalation: false };
+const hardened = {
+  runAsUser: 1000,
+  runAsGroup: 1000,
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL'] },
+};
 const app = (securityContext: Record<string, unknown>, name = 'app'): Container => ({
   name,
   image: 'nginx',
@@ -31,6 +36,12 @@ const linkerdWith = (containers: Container[]) =>
 
 /** [case, mesh, pod, message fragment] */
 const refused: Array<[string, MeshName, Pod, RegExp]> = [
+  [
+    'a known non-root UID keeping the default capabilities (a file capability on its entrypoint keeps SETUID)',
+    'istio',
+    istioWith([app({ runAsUser: 1000, runAsGroup: 1000, allowPrivilegeEscalation: false })]),
+    /holds SETUID, SETGID, NET_RAW .*through a file capability on its entrypoint/,
+  ],
   [
     'an app with no securityContext (image USER unknown)',
     'istio',
@@ -59,7 +70,7 @@ const refused: Array<[string, MeshName, Pod, RegExp]> = [
     'root with the runtime defaults',
     'istio',
     istioWith([app({ runAsUser: 0, runAsGroup: 0, allowPrivilegeEscalation: false })]),
-    /runs as root with SETUID, SETGID, NET_RAW/,
+    /holds SETUID, SETGID, NET_RAW .*as root/,
   ],
   [
     'root dropping only SETUID',
@@ -67,7 +78,7 @@ const refused: Array<[string, MeshName, Pod, RegExp]> = [
     istioWith([
       app({ runAsUser: 0, runAsGroup: 0, allowPrivilegeEscalation: false, capabilities: { drop: ['SETUID'] } }),
     ]),
-    /runs as root with SETGID, NET_RAW/,
+    /holds SETGID, NET_RAW/,
   ],
   [
     'root dropping ALL but adding SETUID back',
@@ -80,7 +91,7 @@ const refused: Array<[string, MeshName, Pod, RegExp]> = [
         capabilities: { drop: ['ALL'], add: ['CAP_SETUID'] },
       }),
     ]),
-    /runs as root with SETUID\b/,
+    /holds SETUID \(/,
   ],
   [
     'root adding ALL',
@@ -93,7 +104,7 @@ const refused: Array<[string, MeshName, Pod, RegExp]> = [
         capabilities: { add: ['ALL'], drop: ['SETUID', 'SETGID'] },
       }),
     ]),
-    /redirect_tamper|runs as root with NET_RAW/,
+    /redirect_tamper|holds NET_RAW/,
   ],
   [
     'a root user init container',
@@ -120,7 +131,7 @@ const refused: Array<[string, MeshName, Pod, RegExp]> = [
     'Linkerd: root with the defaults',
     'linkerd',
     linkerdWith([app({ runAsUser: 0, allowPrivilegeEscalation: false })]),
-    /runs as root with SETUID, SETGID, NET_RAW/,
+    /holds SETUID, SETGID, NET_RAW .*as root/,
   ],
 ];
 
@@ -129,7 +140,9 @@ const allowed: Array<[string, MeshName, Pod]> = [
   [
     'UID/GID from the pod, escalation off in the container',
     'istio',
-    istioWith([app({ allowPrivilegeEscalation: false })], { securityContext: { runAsUser: 1000, runAsGroup: 3000 } }),
+    istioWith([app({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } })], {
+      securityContext: { runAsUser: 1000, runAsGroup: 3000 },
+    }),
   ],
   [
     'root that dropped ALL (Pod Security restricted, run as root)',
@@ -149,14 +162,14 @@ const allowed: Array<[string, MeshName, Pod]> = [
     ]),
   ],
   [
-    'a non-root UID that adds a capability (lost at execve: no ambient capabilities)',
+    'a non-root UID with ALL dropped that adds NET_BIND_SERVICE back',
     'istio',
-    istioWith([app({ ...hardened, capabilities: { add: ['NET_BIND_SERVICE'] } })]),
+    istioWith([app({ ...hardened, capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] } })]),
   ],
   [
     'Linkerd exempts no GID: a known UID suffices',
     'linkerd',
-    linkerdWith([app({ runAsUser: 1000, allowPrivilegeEscalation: false })]),
+    linkerdWith([app({ runAsUser: 1000, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } })]),
   ],
 ];
 
@@ -241,7 +254,7 @@ describe('escalationProblem names what is missing, one thing at a time', () => {
     expect(escalationProblem(empty, app({ runAsUser: 0 }), id)).toMatch(/runAsGroup/);
     expect(escalationProblem(empty, app({ runAsUser: 0, runAsGroup: 0 }), id)).toMatch(/allowPrivilegeEscalation/);
     expect(escalationProblem(empty, app({ runAsUser: 0, runAsGroup: 0, allowPrivilegeEscalation: false }), id)).toMatch(
-      /root with SETUID, SETGID, NET_RAW/,
+      /holds SETUID, SETGID, NET_RAW .*: as root/,
     );
   });
 });
