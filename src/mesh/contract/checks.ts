@@ -365,9 +365,17 @@ export function securityContext(
       const p = check(v[k], ctx);
       if (p) return `.${k} ${p}`;
     }
-    const candidates = forms.map((f) => f(ctx));
-    if (candidates.some((f) => sameJson(normaliseCaps(f), normaliseCaps(fixed)))) return undefined;
-    return `is ${show(v)}, not what the injector writes (${candidates.map(show).join(' or ')})`;
+    const candidates = forms.map((f) => normaliseCaps(f(ctx)));
+    const got = normaliseCaps(fixed);
+    if (candidates.some((f) => sameJson(f, got))) return undefined;
+    // Name the first field that differs from the nearest form: the one differing in the fewest fields.
+    const diffs = candidates.map((f) =>
+      [...new Set([...Object.keys(f), ...Object.keys(got)])].filter((k) => !sameJson(f[k], got[k])).sort(),
+    );
+    const nearest = diffs.reduce((a, b) => (b.length < a.length ? b : a));
+    const form = candidates[diffs.indexOf(nearest)];
+    const k = nearest[0];
+    return `.${k} is ${got[k] === undefined ? '(absent)' : show(got[k])}, where the injector writes ${form[k] === undefined ? 'nothing' : show(form[k])}`;
   };
 }
 
