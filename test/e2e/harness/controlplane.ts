@@ -1,5 +1,6 @@
 // Starts a real, throwaway Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler) plus kwok for fake nodes, all on 127.0.0.1 in a temp dir, and tears it down without leftovers.
+// Only in a network namespace with no route out (test/support/isolation.ts): it refuses to start anywhere else.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
