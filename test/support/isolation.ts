@@ -128,9 +128,10 @@ export function assertNoRouteOut(what: string, check: RouteCheck = {}): void {
       .join(' ');
     if (route.dst === 'default') found.push(`everything (default route: ${where})`);
     else if (!route.dst.includes(':')) {
-      const dst = parseCidr(route.dst.includes('/') ? route.dst : `${route.dst}/32`);
-      const hit = cidrs.find((c) => c.first <= dst.last && dst.first <= c.last);
-      if (hit) found.push(`${route.dst} in cluster CIDR ${hit.text} (route ${where})`);
+      const dst = readCidr(route.dst.includes('/') ? route.dst : `${route.dst}/32`);
+      const hit = dst && cidrs.find((c) => c.first <= dst.last && dst.first <= c.last);
+      if (!dst) found.push(`somewhere this check cannot read (route ${where})`);
+      else if (hit) found.push(`${route.dst} in cluster CIDR ${hit.text} (route ${where})`);
     }
   }
   if (found.length > 0)
@@ -159,11 +160,17 @@ interface Cidr {
 }
 
 function parseCidr(text: string): Cidr {
+  const c = readCidr(text);
+  if (!c) throw new Error(`network isolation: ${JSON.stringify(text)} is not an IPv4 CIDR (a.b.c.d/n)`);
+  return c;
+}
+
+/** a.b.c.d/n as a range of 32-bit numbers (host bits ignored), or undefined when it is not one. */
+function readCidr(text: string): Cidr | undefined {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/.exec(text);
   const octets = m?.slice(1, 5).map(Number) ?? [];
   const bits = Number(m?.[5]);
-  if (!m || octets.some((o) => o > 255) || bits > 32)
-    throw new Error(`network isolation: ${JSON.stringify(text)} is not an IPv4 CIDR (a.b.c.d/n)`);
+  if (!m || octets.some((o) => o > 255) || bits > 32) return undefined;
   const size = 2 ** (32 - bits);
   const first = Math.floor(octets.reduce((a, o) => a * 256 + o, 0) / size) * size;
   return { text, first, last: first + size - 1 };
