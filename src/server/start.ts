@@ -14,7 +14,7 @@ import { buildApp, type AppDeps } from './app.ts';
 import { trackConnections } from './drain.ts';
 import { resolveLimits, type TransportLimits } from './limits.ts';
 import { secureContextOptions } from './tls-policy.ts';
-import { createMetrics, registerCertificateMetrics, registerNodeMetrics } from './metrics.ts';
+import { createMetrics, registerCertificateMetrics, registerConfigMetrics, registerNodeMetrics } from './metrics.ts';
 import { SelfSignedSource } from '../tls/self-signed.ts';
 import { FileSource } from '../tls/file-source.ts';
 import type { CertSource } from '../tls/source.ts';
@@ -104,6 +104,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const metrics = createMetrics({ defaultMetrics: true });
   registerCertificateMetrics(metrics.registry, certs);
   registerNodeMetrics(metrics.registry, nodes);
+  registerConfigMetrics(metrics.registry, o.config.config.apps);
   const handlers = buildHandlers({
     config: o.config,
     nodes,

@@ -43,13 +43,31 @@ export const oneOf =
       ? undefined
       : `is ${show(v)}, not one of ${values.map(show).join(', ')}`;
 
-/** Equal to one of the forms (deep equality); `undefined` among them allows absence. */
-export const exactly =
-  (...forms: unknown[]): FieldCheck =>
-  (v) =>
-    forms.some((f) => sameJson(f, v))
+/**
+ * A value as the apiserver stores it: an empty list is dropped (Go's `omitempty` on slices), so a template's
+ * `ports: []` comes back absent.
+ */
+function stored(v: unknown): unknown {
+  if (Array.isArray(v)) return v.length === 0 ? undefined : v.map(stored);
+  if (isObject(v)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const y = stored(x);
+      if (y !== undefined) out[k] = y;
+    }
+    return out;
+  }
+  return v;
+}
+
+/** Equal to one of the forms as stored (deep equality); `undefined` among them allows absence. */
+export const exactly = (...forms: unknown[]): FieldCheck => {
+  const want = forms.map(stored);
+  return (v) =>
+    want.some((f) => sameJson(f, stored(v)))
       ? undefined
-      : `is ${v === undefined ? '(absent)' : show(v)}, not ${forms.map((f) => (f === undefined ? '(absent)' : show(f))).join(' or ')}`;
+      : `is ${v === undefined ? '(absent)' : show(v)}, not ${want.map((f) => (f === undefined ? '(absent)' : show(f))).join(' or ')}`;
+};
 
 /** Keys of `v` outside `allowed`, as a problem. */
 export function onlyKeys(v: Record<string, unknown>, allowed: readonly string[], where = ''): Problem {
@@ -317,6 +335,33 @@ export function mounts(contract: MountContract): FieldCheck {
 }
 
 /**
+ * A volume source as the apiserver stores it: configMap, secret, downwardAPI and projected sources get
+ * `defaultMode: 420` (0644) when they have none (pkg/apis/core/v1/defaults.go), and a projected token
+ * `expirationSeconds: 3600`.
+ */
+function storedVolume(v: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (isObject(x) && ['configMap', 'secret', 'downwardAPI', 'projected'].includes(k)) {
+      const { defaultMode, ...rest } = x;
+      const src: Record<string, unknown> = defaultMode === 420 || defaultMode === undefined ? rest : x;
+      if (k === 'projected' && Array.isArray(src.sources))
+        src.sources = src.sources.map((p) => {
+          if (!isObject(p) || !isObject(p.serviceAccountToken)) return p;
+          const { expirationSeconds, ...t } = p.serviceAccountToken;
+          return {
+            ...p,
+            serviceAccountToken:
+              expirationSeconds === 3600 || expirationSeconds === undefined ? t : p.serviceAccountToken,
+          };
+        });
+      out[k] = src;
+    } else out[k] = x;
+  }
+  return out;
+}
+
+/**
  * Volume checks for mount rules. A mount of a volume the pod does not have passes here: the apiserver refuses such a
  * pod itself (validation runs before the validating webhooks, which then see the final volume).
  */
@@ -337,13 +382,15 @@ export const volume = {
       if (medium !== undefined && got !== medium) return `is an emptyDir of medium ${show(got)}, not ${medium}`;
       return undefined;
     },
-  /** Exactly one of the forms (besides its name). */
+  /** Exactly one of the forms (besides its name), as the apiserver stores volumes (storedVolume). */
   equals:
     (...forms: readonly Record<string, unknown>[]): MountRule['volume'] =>
     (vol) => {
       if (!vol) return undefined;
       const { name: _n, ...rest } = vol;
-      return forms.some((f) => sameJson(f, rest)) ? undefined : `is ${show(rest)}, not what the injector adds`;
+      return forms.some((f) => sameJson(storedVolume(f), storedVolume(rest)))
+        ? undefined
+        : `is ${show(rest)}, not what the injector adds`;
     },
   /** Checked by a function of the volume's source. */
   where:
