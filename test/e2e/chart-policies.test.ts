@@ -396,7 +396,8 @@ describe('the chart’s admission policies on a real apiserver', () => {
         }),
       );
       expect(other).toContain(
-        'the meshgate webhook may only write its own TLS Secret meshgate/meshgate-tls, not meshgate/stolen',
+        'the meshgate webhook may only write its own TLS Secret meshgate/meshgate-tls and create its admission ' +
+          'mark Secret meshgate/meshgate-admission-mark, not meshgate/stolen',
       );
     });
   });
