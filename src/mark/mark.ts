@@ -17,7 +17,7 @@
  * A copy within a guarded namespace gains nothing: every pod created there passes meshgate's validating webhook
  * (failurePolicy Fail), which judges the pod itself and re-verifies the mark, and the mutating webhook replaces it.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
 import type { KeyRing } from './keys.ts';
 
 export const ADMITTED_ANNOTATION = 'meshgate.io/admitted';
@@ -34,7 +34,7 @@ const VERSION = 'v1';
 const MAX_MARK_LENGTH = 128;
 const FORM = /^v1\.([0-9a-f]{8})\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/;
 
-function signature(secret: Buffer, keyId: string, namespace: string, issued: number): string {
+function signature(secret: KeyObject, keyId: string, namespace: string, issued: number): string {
   return createHmac('sha256', secret)
     .update(`${ADMITTED_ANNOTATION} ${VERSION}\n${keyId}\n${namespace}\n${issued}`)
     .digest('base64url');

@@ -4,7 +4,7 @@ import { RepairController, type RepairApi } from '../../src/repair/controller.ts
 import { VALIDATION_FAILURES } from '../../src/repair/failures.ts';
 import { createRepairMetrics } from '../../src/repair/metrics.ts';
 import { keyRing } from '../../src/mark/keys.ts';
-import { ISO_T0, KEY_B, RING, T0, markFor } from '../support/mark.ts';
+import { ISO_T0, KEY_A, KEY_B, RING, T0, markFor } from '../support/mark.ts';
 
 const CUSTOM: ValidatorWatch = { name: 'meshgate-validate', failures: VALIDATION_FAILURES.custom };
 const ISTIO: ValidatorWatch = { name: 'istio-validation', failures: VALIDATION_FAILURES.istio };
@@ -147,7 +147,7 @@ describe('decideRepair', () => {
   });
 
   it('a mark by the previous key is trusted after a rotation', () => {
-    const rotated = { ...TRUST, keys: keyRing(KEY_B, [RING.signer.secret]) };
+    const rotated = { ...TRUST, keys: keyRing(KEY_B, [KEY_A]) };
     expect(decideRepair(pod({ exit: 42 }), CUSTOM, rotated).action).toBe('delete');
   });
 
