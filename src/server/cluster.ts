@@ -21,7 +21,10 @@ export interface Cluster {
   secretCertSource(secret: { namespace: string; name: string }, sans: string[], webhookConfigName?: string): CertSource;
   keepCaBundle(name: string, certs: CertSource): void;
   startCaches(config: Compiled): ClusterCaches;
-  /** Creates the admission mark's Secret with a fresh key unless it exists (src/kube/mark-key-secret.ts). */
+  /**
+   * Creates the admission mark's Secret with a fresh key unless it exists (src/kube/mark-key-secret.ts); a failure
+   * is an Error whose message describes the API's answer in one line.
+   */
   ensureMarkKeySecret(secret: { namespace: string; name: string }): Promise<MarkSecretResult>;
 }
 
@@ -31,7 +34,10 @@ export function connect(kc: KubeConfig, logger: Logger): Cluster {
       secretCertSource(kc, secret, sans, webhookConfigName, logger),
     keepCaBundle: (name, certs) => keepCaBundle(kc, name, certs, logger),
     startCaches: (config) => startCaches(kc, config, logger),
-    ensureMarkKeySecret: (secret) => ensureMarkKeySecret(kc, secret.namespace, secret.name),
+    ensureMarkKeySecret: (secret) =>
+      ensureMarkKeySecret(kc, secret.namespace, secret.name).catch((err: unknown) => {
+        throw new Error(describeKubeError(err));
+      }),
   };
 }
 

@@ -22,7 +22,6 @@ import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import type { Cluster } from './cluster.ts';
 import { MarkKeySource } from '../mark/key-source.ts';
 import { keyRing } from '../mark/keys.ts';
-import { describeKubeError } from '../kube/errors.ts';
 
 export interface ServeOptions {
   config: Compiled;
@@ -114,7 +113,7 @@ async function startMarkKeys(
       logger.info({ secret: where }, 'admission mark Secret created with a fresh key');
     } catch (err) {
       logger.error(
-        { err: describeKubeError(err), secret: where },
+        { err: (err as Error).message, secret: where },
         'could not create the admission mark Secret; retrying',
       );
       retry = setTimeout(() => void ensure(), MARK_SECRET_RETRY_MS);
