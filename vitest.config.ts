@@ -1,4 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import { isolateThisRun } from './test/support/isolation.ts';
+
+// Every process of a test run, workers and the kube-apiservers they start included, lives in a network namespace
+// of its own that holds only lo (issue 21): vitest's main process re-executes itself under `unshare --net` here,
+// before any worker starts, and the re-executed one checks that nothing is routable (test/support/isolation.ts).
+await isolateThisRun('vitest');
 
 export default defineConfig({
   test: {

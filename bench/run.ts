@@ -19,6 +19,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { testConfig } from '../test/support/config.ts';
+import { isolateThisRun } from '../test/support/isolation.ts';
 import { NODE_VERIFIED_LABEL } from '../src/inject/constants.ts';
 import { nodeFactsFromState } from '../src/facts/node-state.ts';
 import { buildWorkload, loadSamples, pinnedNodes, podReview } from './corpus.ts';
@@ -70,6 +71,9 @@ for (const [name, integer] of [
     process.exit(2);
   }
 }
+// Every process of a bench run (servers, load generators, apiservers, Istio's injector, Kyverno) lives in a network
+// namespace of its own that holds only lo (issue 21): this re-executes the command under `unshare --net`.
+await isolateThisRun('bench');
 const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(resultsDir, { recursive: true });
 const log = (s: string) => console.log(s);

@@ -6,6 +6,7 @@
  */
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { startControlPlane, waitForPodsRunning } from '../test/e2e/harness/index.ts';
+import { isolateThisRun } from '../test/support/isolation.ts';
 import {
   apiError,
   createNamespace,
@@ -16,6 +17,9 @@ import {
 } from '../test/e2e/meshgate.ts';
 
 const say = (s: string) => process.stdout.write(`${s}\n`);
+// The cluster lives in a network namespace of its own that holds only lo (issue 21): the demo re-executes itself
+// under `unshare --net`, so a shell outside reaches it through nsenter (printed below).
+await isolateThisRun('demo');
 
 say('[demo] starting etcd, kube-apiserver, controller-manager, scheduler and kwok on loopback…');
 const cp = await startControlPlane({
@@ -71,7 +75,8 @@ try {
     .createNamespacedPod({ namespace: 'shop', body: restrictedPod('pinned', { nodeName: 'node-unverified' }) })
     .catch((e) => e);
   say(`[demo] a pod pinned to node-unverified is refused:\n       ${apiError(err)}`);
-  say(`\n[demo] try: ${cp.binDir}/kubectl --kubeconfig ${cp.kubeconfigPath} get pods -n shop -o wide`);
+  const enter = `nsenter --target ${process.pid} --net${process.getuid?.() === 0 ? '' : ' --user --preserve-credentials'}`;
+  say(`\n[demo] try: ${enter} ${cp.binDir}/kubectl --kubeconfig ${cp.kubeconfigPath} get pods -n shop -o wide`);
   say('[demo] Ctrl-C stops everything.');
   if (process.env.CI) await stop();
 } catch (err) {

@@ -14,6 +14,22 @@ export interface Layout {
 
 /** Service ClusterIPs come from here; the first address (10.96.0.1) is the `kubernetes` Service. */
 export const SERVICE_CIDR = '10.96.0.0/16';
+/** Pod IPs kwok hands out; far from the service range and fits thousands of pods. */
+export const POD_CIDR = '10.244.0.0/16';
+/** Flags whose values are cluster address ranges (comma-separated lists). */
+const CIDR_FLAGS = ['--service-cluster-ip-range', '--cluster-cidr', '--cidr'];
+
+/**
+ * Every address range a control plane started with these extra apiserver flags uses: no route may reach any of
+ * them (test/support/isolation.ts). A test pins that it covers every range flag the components are given.
+ */
+export function clusterCidrs(extraApiserverArgs: readonly string[] = []): string[] {
+  const named = extraApiserverArgs.flatMap((a) => {
+    const [flag, value] = a.split('=', 2);
+    return CIDR_FLAGS.includes(flag) && value ? value.split(',') : [];
+  });
+  return [...new Set([SERVICE_CIDR, POD_CIDR, ...named])];
+}
 /** Service-account token issuer, the usual in-cluster name. */
 export const SA_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 
@@ -137,8 +153,7 @@ export function kwokArgs(l: Layout, stageConfigs: string[]): string[] {
     `--server-address=127.0.0.1:${l.kwokPort}`,
     `--node-port=${l.kwokPort}`,
     '--node-ip=127.0.0.1',
-    // Pod IPs kwok hands out; 10.244.0.0/16 is far from the service range and fits thousands of pods.
-    '--cidr=10.244.0.0/16',
+    `--cidr=${POD_CIDR}`,
     ...stageConfigs.flatMap((c) => ['--config', c]),
   ];
 }

@@ -1,9 +1,11 @@
 // Starts a real, throwaway Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler) plus kwok for fake nodes, all on 127.0.0.1 in a temp dir, and tears it down without leftovers.
+// Only in a network namespace with no route out (test/support/isolation.ts): it refuses to start anywhere else.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { assertNoRouteOut } from '../../support/isolation.ts';
 import { findControlPlaneBinaries, type ControlPlaneManifest } from './binaries.ts';
 import * as args from './components.ts';
 import { freePort, httpGet, runTool, type RunOptions, type RunResult } from './net.ts';
@@ -64,7 +66,13 @@ export interface ControlPlane {
 /** Startup attempts: a port picked free can be taken by a parallel test before the component binds it. */
 const START_ATTEMPTS = 3;
 
+/**
+ * Refuses (throws) before starting anything unless this process's network namespace has no route out and none into
+ * the cluster's ranges (issue 21): vitest, the bench and the demo re-execute themselves under `unshare --net`, and
+ * this check keeps a run that bypassed them from letting the apiserver dial a ClusterIP through the gateway.
+ */
 export async function startControlPlane(opts: StartOptions = {}): Promise<ControlPlane> {
+  assertNoRouteOut('a kube-apiserver (test/e2e/harness)', { cidrs: args.clusterCidrs(opts.apiserverArgs) });
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOnce(opts);

@@ -2,25 +2,24 @@
 // meshgate, every containerd and kubelet, the pods' bridges and the test process itself. Nothing in it can reach
 // the machine's network: it has only lo, the node bridge and the pod bridges/veths, and no default route. This
 // machine's own gateway is 192.0.2.1, so a pod packet that reached the real root netns would go to a real host;
-// assertIsolated() proves before the first pod starts that it cannot.
+// assertIsolated() proves before the first pod starts that it cannot. The namespace, its lo and the route check are
+// the ones every tier uses (test/support/isolation.ts); this tier adds the lock, the watchdog and the link check.
 //
 // Not `ip netns exec`: iproute2 also unshares the mount namespace and remounts /sys there, so kubelet's volume
 // mounts would be invisible to a containerd started by another `ip netns exec`.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readlinkSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { assertNoRouteOut, currentNetns, netnsCommand, OUTER_NETNS_ENV } from '../../support/isolation.ts';
 import { BASE, LOCK_FILE, runCleanup } from './host.ts';
 
 /** Set in the re-executed child; its value is the outer process's pid (for the watchdog's messages). */
 export const INSIDE_ENV = 'MESHGATE_REALNODE_INSIDE';
-/** Addresses that must be unreachable from the namespace: this machine's gateway, and the probe we dial. */
-export const MUST_BE_UNREACHABLE = ['192.0.2.1', '203.0.113.1'];
+/** The judge's probe (judge.ts dials it from pods to see where their packets go): unreachable, like the gateway. */
+const PROBE_ADDRESS = '203.0.113.1';
 /** The bridge holding the node IPs (no `dummy` link type in this kernel). */
 export const NODE_BRIDGE = 'mg0';
 /** How long a second run waits for the lock before giving up: a whole run takes about a minute or two. */
 const LOCK_WAIT_SECONDS = 900;
-
-/** The outer process's netns (e.g. net:[4026531840]): the child checks it is in a different one. */
-const OUTER_NETNS_ENV = 'MESHGATE_REALNODE_OUTER_NETNS';
 
 export const isInside = () => process.env[INSIDE_ENV] !== undefined;
 
@@ -48,12 +47,7 @@ export function reexecIsolated(): never | Promise<never> {
       '-E',
       '75',
       LOCK_FILE,
-      'unshare',
-      '--net',
-      '--',
-      process.execPath,
-      ...process.execArgv,
-      ...process.argv.slice(1),
+      ...netnsCommand([process.execPath, ...process.execArgv, ...process.argv.slice(1)]),
     ],
     {
       stdio: 'inherit',
@@ -61,7 +55,7 @@ export function reexecIsolated(): never | Promise<never> {
       env: {
         ...process.env,
         [INSIDE_ENV]: String(process.pid),
-        [OUTER_NETNS_ENV]: readlinkSync('/proc/self/ns/net'),
+        [OUTER_NETNS_ENV]: currentNetns(),
         MESHGATE_REALNODE_RUN: runId,
       },
     },
@@ -110,16 +104,15 @@ const sh = (cmd: string, args: string[]) =>
   execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
 /**
- * In the child: checks that this is a namespace of its own, brings up lo and the node bridge with the node IPs,
- * then asserts isolation. Also sweeps leftovers of earlier runs (we hold the lock, so none is live).
+ * In the child: checks that this is a namespace of its own (lo is already up), brings up the node bridge with the
+ * node IPs, then asserts isolation. Also sweeps leftovers of earlier runs (we hold the lock, so none is live).
  */
 export function setUpNamespace(nodeIps: string[]): { sweep: string } {
-  const own = readlinkSync('/proc/self/ns/net');
+  const own = currentNetns();
   const outer = process.env[OUTER_NETNS_ENV];
   if (!outer || own === outer)
     throw new Error(`refusing to run: this process is not in a network namespace of its own (${own}, outer ${outer})`);
   const sweep = runCleanup('--all');
-  sh('ip', ['link', 'set', 'lo', 'up']);
   sh('ip', ['link', 'add', NODE_BRIDGE, 'type', 'bridge']);
   for (const ip of nodeIps) sh('ip', ['addr', 'add', `${ip}/32`, 'dev', NODE_BRIDGE]);
   sh('ip', ['link', 'set', NODE_BRIDGE, 'up']);
@@ -128,18 +121,12 @@ export function setUpNamespace(nodeIps: string[]): { sweep: string } {
 }
 
 /**
- * Throws unless every address in MUST_BE_UNREACHABLE has no route here and the namespace has no link that could
- * lead out (only lo, our bridges and the pods' veths). Call before the first pod starts, and again any time.
+ * Throws unless the namespace has no route out (assertNoRouteOut: the gateway, the `kubernetes` Service IP, the
+ * judge's probe, no default route) and no link that could lead out (only lo, our bridges and the pods' veths).
+ * Call before the first pod starts, and again any time. The pod CIDR is not checked here: the pod bridges route it.
  */
 export function assertIsolated(): void {
-  for (const addr of MUST_BE_UNREACHABLE) {
-    const r = spawnSync('ip', ['route', 'get', addr], { encoding: 'utf8' });
-    if (r.status === 0) {
-      throw new Error(
-        `ISOLATION BROKEN: \`ip route get ${addr}\` found a route in the test namespace: ${r.stdout.trim()} — aborting before any pod starts`,
-      );
-    }
-  }
+  assertNoRouteOut('real-node pods (ISOLATION BROKEN)', { addresses: [PROBE_ADDRESS] });
   const links = sh('ip', ['-o', 'link', 'show'])
     .split('\n')
     .filter(Boolean)
