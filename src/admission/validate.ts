@@ -1,6 +1,6 @@
 /**
- * Validating handler: final posture for pods CREATE, the update guard for pods UPDATE and
- * pods/ephemeralcontainers, the node guard for pods/binding and the legacy bindings resource. Bindings of pods
+ * Validating handler: final posture and the admission mark (src/mark/admission.ts) for pods CREATE, the update
+ * guard for pods UPDATE and pods/ephemeralcontainers, the node guard for pods/binding and the legacy bindings resource. Bindings of pods
  * the cache does not know cost one GET (the scheduler binds within milliseconds of creation, so the watch may not
  * have delivered the pod yet); hits and misses are counted so the miss rate can be measured.
  */
@@ -10,6 +10,7 @@ import { checkPosture } from '../policy/posture.ts';
 import { checkBinding, type RedirectNeed } from '../policy/binding.ts';
 import { checkUpdate } from '../policy/update.ts';
 import type { PodNeeds } from '../kube/pod-mode-cache.ts';
+import { type AdmissionScope, judgeMark, type Marker } from '../mark/admission.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 import { isBinding, isPodCreate, isPodUpdate, podInput, podUpdateInput } from './pod-request.ts';
 
@@ -19,6 +20,8 @@ export interface ValidateDeps {
   podNeeds?: PodNeeds;
   /** Counts binding lookups by source: cache hit, GET after a miss, or failure. */
   onLookup?: (source: 'cache' | 'get' | 'get_failed' | 'no_cache') => void;
+  /** Verifies the admission mark a pod CREATE carries; undefined: no key, so any mark is refused. */
+  marker?: Marker;
 }
 
 async function podNeed(ns: string, name: string, deps: ValidateDeps): Promise<RedirectNeed | undefined> {
@@ -57,7 +60,11 @@ async function binding(r: AdmissionRequest, deps: ValidateDeps): Promise<Verdict
   return res.ok ? { kind: 'allow', reason: res.reason } : { kind: 'deny', reason: res.reason, message: res.message };
 }
 
-export async function validate(r: AdmissionRequest, deps: ValidateDeps): Promise<Verdict> {
+export async function validate(
+  r: AdmissionRequest,
+  deps: ValidateDeps,
+  scope: AdmissionScope = 'namespace',
+): Promise<Verdict> {
   if (isBinding(r)) return binding(r, deps);
   if (isPodUpdate(r)) {
     const input = podUpdateInput(r);
@@ -71,5 +78,8 @@ export async function validate(r: AdmissionRequest, deps: ValidateDeps): Promise
   if (!input.ok) return input.verdict;
   const res = checkPosture(input.value, deps.nodes, deps.config);
   if (!res.ok) return { kind: 'deny', reason: res.reason, message: res.message };
+  // Meshed: the posture check guarded the pod ('ok'), rather than skipping it (an opt-out, a system namespace…).
+  const mark = judgeMark(input.value.pod, input.value.namespace, scope, res.reason === 'ok', deps.marker);
+  if (!mark.ok) return { kind: 'deny', reason: mark.reason, message: mark.message };
   return { kind: 'allow', reason: res.reason, warnings: res.warnings };
 }

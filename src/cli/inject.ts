@@ -3,6 +3,7 @@
  * pod template goes through the same core and the same JSON Patch ops as the webhook (with mesh istio or linkerd,
  * that adjusts what the mesh's injector injected); other documents pass through unchanged. All output is built
  * before any is written, so an error (exit 1, naming file and document) never leaves half a manifest on stdout.
+ * No admission mark (src/mark/): it needs the webhook's key; the webhook adds it when it admits the pod.
  */
 import jsonpatch from 'fast-json-patch';
 import { stringify } from 'yaml';
@@ -12,7 +13,8 @@ import type { PatchOp } from '../inject/patch.ts';
 
 const USAGE = `usage: meshgate inject -f FILE|- (--config FILE | --mesh NAME) [--node-state FILE]
 
-Writes the manifests with every pod template as meshgate's webhook would admit it.
+Writes the manifests with every pod template as meshgate's webhook would admit it, without the admission mark
+(meshgate.io/admitted): the CLI holds no key; the webhook marks each pod when it admits it.
 
 ${OFFLINE_USAGE}
 example:

@@ -20,11 +20,14 @@ const USAGE =
   `usage: meshgate repair-controller (--config FILE | --mesh NAME) [flags]
 
 Deletes pods whose validation container failed (meshgate's validator: exit 42; with mesh istio also Istio's
-istio-validation: 126; with linkerd Linkerd's network validator: 95) so their controller recreates them.
+istio-validation: 126; with linkerd Linkerd's network validator: 95) so their controller recreates them. Only pods
+whose admission mark (meshgate.io/admitted, set by meshgate's webhook) verifies with --mark-key-dir's keys count.
 
 flags:
   --config FILE               meshgate configuration (its mesh key is required)
   --mesh NAME                 instead of --config: a mesh profile's defaults (istio | linkerd | custom)
+  --mark-key-dir DIR          required: the admission mark's keys, the webhook's Secret mounted (files key, next,
+                              previous), re-read every 10 s; not ready, and acting on no pod, while it holds none
   --kubeconfig FILE           cluster credentials (default: in-cluster service account)
   --max-deletes-per-minute N  rate limit (default 10)
   --dry-run                   record Events, delete nothing
@@ -39,16 +42,19 @@ flags:
 
 ${QUARANTINE_USAGE}
 examples:
-  meshgate repair-controller --config /etc/meshgate/config/config.yaml --port 9090
-  meshgate repair-controller --mesh istio --kubeconfig ~/.kube/config --dry-run --leader-elect false
-  meshgate repair-controller --config config.yaml --withdraw-verdicts=true --evict-unmeshed=true ` +
-  `--webhook-config meshgate
+  meshgate repair-controller --config /etc/meshgate/config/config.yaml --port 9090 ` +
+  `--mark-key-dir /etc/meshgate/admission-mark
+  meshgate repair-controller --mesh istio --kubeconfig ~/.kube/config --mark-key-dir keys --dry-run ` +
+  `--leader-elect false
+  meshgate repair-controller --config config.yaml --mark-key-dir keys --withdraw-verdicts=true ` +
+  `--evict-unmeshed=true --webhook-config meshgate
 `;
 
 const FLAGS = {
   kubeconfig: { type: 'string' },
   config: { type: 'string' },
   mesh: { type: 'string' },
+  'mark-key-dir': { type: 'string' },
   'max-deletes-per-minute': { type: 'string', default: '10' },
   'dry-run': { type: 'boolean', default: false },
   'leader-elect': { type: 'string', default: 'true' },
@@ -72,6 +78,10 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       io.stdout(USAGE);
       return 0;
     }
+    if (!f['mark-key-dir'])
+      throw new UsageError(
+        '--mark-key-dir is required: the repair controller acts only on pods whose admission mark verifies',
+      );
     if (!/^\d+$/.test(f['max-deletes-per-minute']!) || Number(f['max-deletes-per-minute']) < 1) {
       throw new UsageError(`--max-deletes-per-minute: "${f['max-deletes-per-minute']}" is not a positive integer`);
     }
@@ -115,6 +125,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
           ? { namespace: config.meshNamespace, name: f['lease-name']!, identity, ...timing }
           : undefined,
       maxDeletesPerMinute: Number(f['max-deletes-per-minute']),
+      markKeyDir: f['mark-key-dir']!,
       dryRun: f['dry-run']!,
       quarantine,
       unmeshed,

@@ -35,6 +35,12 @@ const USAGE =
   --node-state FILE     node facts when running without a cluster (YAML/JSON: nodes: {name: {verified: true}})
   --cert-secret NAME    share self-managed certificates between replicas through this Secret in meshNamespace
   --webhook-config NAME keep the caBundle of the Mutating/ValidatingWebhookConfiguration NAME equal to our CA
+  --mark-key-dir DIR    the admission mark's keys (files key, next, previous: a mounted Secret), re-read every
+                        10 s; meshgate marks the pods it admits (meshgate.io/admitted) and is ready only with a
+                        key (default: no mark, and a pod carrying one is refused)
+  --mark-key-secret NAME
+                        create this Secret in meshNamespace with a fresh random key when it does not exist (needs
+                        --mark-key-dir, where it is mounted, and cluster credentials)
   --kubeconfig FILE     cluster credentials (default: in-cluster service account when present)
   --drain-seconds N     seconds between readiness off and closing on SIGTERM (default 5)
   --webhook-timeout-seconds N
@@ -53,7 +59,8 @@ const USAGE =
 
 examples:
   meshgate serve --mesh istio --host 127.0.0.1 --node-state examples/node-state.yaml --write-certs certs
-  meshgate serve --config /etc/meshgate/config/config.yaml --cert-secret meshgate-tls --webhook-config meshgate
+  meshgate serve --config /etc/meshgate/config/config.yaml --cert-secret meshgate-tls --webhook-config meshgate \\
+    --mark-key-dir /etc/meshgate/admission-mark --mark-key-secret meshgate-admission-mark
 `;
 
 /** A whole number from flag `name` within [min, max], or undefined when it is not given. */
@@ -107,6 +114,8 @@ const FLAGS = {
   kubeconfig: { type: 'string' },
   'cert-secret': { type: 'string' },
   'webhook-config': { type: 'string' },
+  'mark-key-dir': { type: 'string' },
+  'mark-key-secret': { type: 'string' },
   'drain-seconds': { type: 'string', default: '5' },
   'webhook-timeout-seconds': { type: 'string' },
   'max-connections': { type: 'string' },
@@ -131,6 +140,10 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     if (!/^\d+(\.\d+)?$/.test(f['drain-seconds']!))
       throw new UsageError(`--drain-seconds: "${f['drain-seconds']}" is not a number of seconds`);
     limits = transportLimits(f);
+    if (f['mark-key-secret'] && !f['mark-key-dir'])
+      throw new UsageError('--mark-key-secret needs --mark-key-dir, the directory the Secret is mounted in');
+    if (f['mark-key-secret'] !== undefined && !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(f['mark-key-secret']))
+      throw new UsageError(`--mark-key-secret: "${f['mark-key-secret']}" is not a Secret name`);
   } catch (err) {
     io.stderr(`meshgate serve: ${(err as Error).message}\n${USAGE}`);
     return 2;
@@ -142,8 +155,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       kubeconfig: f.kubeconfig,
       inCluster: io.env.KUBERNETES_SERVICE_HOST !== undefined,
     });
-    if (!kc && (f['cert-secret'] || f['webhook-config']))
-      throw new UsageError('--cert-secret and --webhook-config need cluster credentials');
+    if (!kc && (f['cert-secret'] || f['webhook-config'] || f['mark-key-secret']))
+      throw new UsageError('--cert-secret, --webhook-config and --mark-key-secret need cluster credentials');
     if (kc && f['node-state']) io.stderr('meshgate serve: --node-state is ignored: node facts come from the cluster\n');
     server = await startServer({
       config,
@@ -160,6 +173,14 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       webhookConfigName: f['webhook-config'],
       logger: pino({ level: f['log-level'] }),
       limits,
+      markKeys: f['mark-key-dir']
+        ? {
+            dir: f['mark-key-dir'],
+            createSecret: f['mark-key-secret']
+              ? { namespace: config.config.meshNamespace, name: f['mark-key-secret'] }
+              : undefined,
+          }
+        : undefined,
     });
   } catch (err) {
     if (err instanceof UsageError) {

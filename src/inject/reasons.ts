@@ -69,6 +69,9 @@ export const REASONS = {
     "the mesh's init container must run before every user init container (redirect.beforeInitContainers)",
   mesh_container_changed: "an update changes the mesh's containers",
   mesh_metadata_changed: 'an update changes what meshgate or the mesh recorded on the pod',
+  admission_mark_invalid:
+    "the pod carries meshgate's admission mark (meshgate.io/admitted), which only meshgate's mutating webhook " +
+    'may set, and it does not hold for this pod',
   binding_node_unverified:
     'a pod whose redirect needs the CNI plugin cannot be bound to a node whose CNI chain is not verified',
   binding_unmeshed:

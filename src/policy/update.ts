@@ -10,6 +10,7 @@ import type { NodeFacts } from '../facts/node-facts.ts';
 import { REDIRECT_LABEL, STATUS_ANNOTATION } from '../inject/constants.ts';
 import type { ReasonCode } from '../inject/reasons.ts';
 import { ISTIO_STATUS } from '../mesh/istio.ts';
+import { ADMITTED_ANNOTATION } from '../mark/mark.ts';
 import type { Pod } from '../pod/types.ts';
 import { sameJson } from '../util/same.ts';
 import { identifyPod, type MeshContainer } from './identify.ts';
@@ -18,7 +19,7 @@ import { checkPosture } from './posture.ts';
 export type UpdateResult = { ok: true; reason: ReasonCode } | { ok: false; reason: ReasonCode; message: string };
 
 /** What meshgate and the meshes record on a pod and read back later: fixed once the pod exists. */
-const RECORDED_ANNOTATIONS = [STATUS_ANNOTATION, ISTIO_STATUS];
+const RECORDED_ANNOTATIONS = [STATUS_ANNOTATION, ISTIO_STATUS, ADMITTED_ANNOTATION];
 const RECORDED_LABELS = [REDIRECT_LABEL];
 
 function meshContainers(pod: Pod, cfg: Compiled): MeshContainer[] {
@@ -34,6 +35,14 @@ export function checkUpdate(
   nodes: NodeFacts,
   cfg: Compiled,
 ): UpdateResult {
+  // The admission mark is fixed on every pod, meshed or not: added later, it would vouch for a pod never admitted.
+  const mark = recordedChange(
+    'annotation',
+    ADMITTED_ANNOTATION,
+    oldPod.metadata?.annotations,
+    newPod.metadata?.annotations,
+  );
+  if (mark) return mark;
   const before = checkPosture({ pod: oldPod, namespace, requester }, nodes, cfg);
   // A pod meshgate never admitted as meshed (created before its namespace opted in) is not made worse by any update.
   const meshed = meshContainers(oldPod, cfg);
@@ -55,22 +64,32 @@ export function checkUpdate(
     ['label', RECORDED_LABELS, (p: Pod) => p.metadata?.labels],
   ] as const) {
     for (const key of keys) {
-      const was = get(oldPod)?.[key];
-      const is = get(newPod)?.[key];
-      if (was !== is)
-        return {
-          ok: false,
-          reason: 'mesh_metadata_changed',
-          message:
-            `the update changes ${kind} ${key} (${JSON.stringify(was ?? null)} → ${JSON.stringify(is ?? null)}); ` +
-            'it records how the pod is meshed and cannot change',
-        };
+      const changed = recordedChange(kind, key, get(oldPod), get(newPod));
+      if (changed) return changed;
     }
   }
   const after = checkPosture({ pod: newPod, namespace, requester }, nodes, cfg);
   if (!after.ok && (before.ok || before.reason !== after.reason))
     return { ok: false, reason: after.reason, message: `after this update: ${after.message}` };
   return { ok: true, reason: 'ok' };
+}
+
+function recordedChange(
+  kind: 'annotation' | 'label',
+  key: string,
+  old: Readonly<Record<string, string>> | undefined,
+  now: Readonly<Record<string, string>> | undefined,
+): UpdateResult | undefined {
+  const was = old?.[key];
+  const is = now?.[key];
+  if (was === is) return undefined;
+  return {
+    ok: false,
+    reason: 'mesh_metadata_changed',
+    message:
+      `the update changes ${kind} ${key} (${JSON.stringify(was ?? null)} → ${JSON.stringify(is ?? null)}); ` +
+      'it records how the pod is meshed and cannot change',
+  };
 }
 
 function describeChange(was: MeshContainer['container'], now: MeshContainer['container'] | undefined): string {

@@ -3,11 +3,13 @@
  * validation container failed are remembered as candidates, and — only while this replica is the leader
  * (src/kube/lease.ts) — deleted so their controller recreates them, with an Event either way. Deletes carry a UID
  * precondition (never a newer pod of the same name) and are rate-limited so a broken node cannot make meshgate
- * delete a whole fleet at once. `resync` replays the candidates: on becoming leader (a pod that failed while
+ * delete a whole fleet at once. Pods whose admission mark does not verify are only counted
+ * (meshgate_repair_untrusted_failures_total), never acted on. `resync` replays the candidates: on becoming leader (a pod that failed while
  * another replica led and was not handled) and periodically (deletions the rate limit postponed).
  */
 import type { Logger } from 'pino';
-import { decideRepair, type PodForRepair, type ValidatorWatch } from './decide.ts';
+import type { KeyRing } from '../mark/keys.ts';
+import { decideRepair, type PodForRepair, type RepairAction, type ValidatorWatch } from './decide.ts';
 import type { RepairMetrics } from './metrics.ts';
 
 export interface RepairApi {
@@ -17,6 +19,8 @@ export interface RepairApi {
 
 export interface RepairOptions {
   validator: ValidatorWatch;
+  /** What a pod must pass to be acted on or counted (src/repair/decide.ts): the keys are read at each decision. */
+  trust: { excludedNamespaces: readonly string[]; keys: () => KeyRing | undefined };
   /** At most this many deletions per minute (default 10): repair must never become an outage of its own. */
   maxDeletesPerMinute: number;
   dryRun: boolean;
@@ -54,6 +58,8 @@ export class RepairController {
   #handled = new Set<string>();
   /** Pods with a failed validator, by UID, as last seen: what a new leader or a resync acts on. */
   #candidates = new Map<string, PodForRepair>();
+  /** Pods with a failed validator but no admission mark that verifies, already counted (once each). */
+  #untrusted = new Set<string>();
   readonly stats = { deleted: 0, reported: 0, throttled: 0 };
 
   constructor(api: RepairApi, opts: RepairOptions) {
@@ -64,10 +70,11 @@ export class RepairController {
   /** A pod as the watch delivers it (added or modified). */
   async observe(pod: PodForRepair): Promise<void> {
     const uid = pod.metadata?.uid ?? '';
-    const d = decideRepair(pod, this.#o.validator);
-    if (d.action === 'none') this.#candidates.delete(uid);
+    const d = this.#decide(pod);
+    if (d.action === 'untrusted') this.#noteUntrusted(uid, d);
+    if (d.action === 'none' || d.action === 'untrusted') this.#candidates.delete(uid);
     else this.#candidates.set(uid, pod);
-    if (d.action !== 'none' && d.node && this.#o.onFailure) {
+    if ((d.action === 'report' || d.action === 'delete') && d.node && this.#o.onFailure) {
       const now = (this.#o.now ?? Date.now)();
       this.#o.onFailure({
         node: d.node,
@@ -81,6 +88,19 @@ export class RepairController {
     await this.#act(pod);
   }
 
+  #decide(pod: PodForRepair): RepairAction {
+    const t = this.#o.trust;
+    return decideRepair(pod, this.#o.validator, { excludedNamespaces: t.excludedNamespaces, keys: t.keys() });
+  }
+
+  /** Counted and logged once per pod: a flood of look-alike pods must not flood the log. */
+  #noteUntrusted(uid: string, d: Extract<RepairAction, { action: 'untrusted' }>): void {
+    if (this.#untrusted.has(uid)) return;
+    this.#untrusted.add(uid);
+    this.#o.metrics?.untrusted.inc({ why: d.why });
+    this.#o.logger?.debug({ uid, node: d.node, why: d.why, message: d.message }, 'failed validator not trusted');
+  }
+
   /** Acts on every remembered candidate (no-op unless leader). */
   async resync(): Promise<void> {
     for (const pod of [...this.#candidates.values()]) await this.#act(pod);
@@ -89,6 +109,7 @@ export class RepairController {
   /** The pod is gone. */
   forget(uid: string): void {
     this.#handled.delete(uid);
+    this.#untrusted.delete(uid);
     this.#candidates.delete(uid);
     this.#o.metrics?.candidates.set(this.#candidates.size);
   }
@@ -97,8 +118,8 @@ export class RepairController {
     if (this.#o.isLeader && !this.#o.isLeader()) return;
     const uid = pod.metadata?.uid ?? '';
     if (this.#handled.has(uid)) return;
-    const d = decideRepair(pod, this.#o.validator);
-    if (d.action === 'none') return;
+    const d = this.#decide(pod);
+    if (d.action === 'none' || d.action === 'untrusted') return;
     const ns = pod.metadata!.namespace!;
     const name = pod.metadata!.name!;
     const m = this.#o.metrics;

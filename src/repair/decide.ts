@@ -3,8 +3,14 @@
  * it forever (CrashLoopBackOff) and the pod never recovers on its own: the CNI plugin only acts at sandbox
  * creation. Deleting the pod lets its controller create a new one — after the node agent fixed or flagged the
  * node, that one is admitted and bound only where redirection is verified. Pure: pod → action.
+ * Only a pod whose admission mark verifies (src/mark/mark.ts) is acted on, or counted against its node: its
+ * label, container names and exit codes are all its author's to write, and in a namespace meshgate does not guard a
+ * bare pod can look exactly like a failed meshgate pod (issue 21 §5). Neither is a pod in meshgate's own or a
+ * system namespace, which meshgate never guards.
  */
 import { REDIRECT_LABEL } from '../inject/constants.ts';
+import type { KeyRing } from '../mark/keys.ts';
+import { ADMITTED_ANNOTATION, epochSeconds, verifyMark } from '../mark/mark.ts';
 import type { ValidationFailure } from './failures.ts';
 
 /** A container termination as the kubelet records it (finishedAt: the kubelet's clock). */
@@ -20,6 +26,9 @@ export interface PodForRepair {
     namespace?: string;
     uid?: string;
     labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    /** Set by the apiserver at creation: what the admission mark's time is checked against. */
+    creationTimestamp?: string | Date;
     deletionTimestamp?: unknown;
     ownerReferences?: Array<{ controller?: boolean; kind?: string; name?: string }>;
   };
@@ -39,6 +48,14 @@ export interface ValidatorWatch {
   failures: readonly ValidationFailure[];
 }
 
+/** What a pod is trusted by: the namespaces meshgate never guards, and the admission mark's keys. */
+export interface RepairTrust {
+  /** meshgate's own namespace and config.systemNamespaces. */
+  excludedNamespaces: readonly string[];
+  /** The keys loaded now; undefined: none yet, so no pod is trusted. */
+  keys: KeyRing | undefined;
+}
+
 /** A failed validation: where and when (the termination's finishedAt, ms since the epoch, when recorded). */
 interface Failed {
   reason: string;
@@ -48,7 +65,9 @@ interface Failed {
 }
 
 export type RepairAction =
-  | { action: 'none'; why: 'not_meshgate' | 'terminating' | 'validation_ok' }
+  | { action: 'none'; why: 'not_meshgate' | 'terminating' | 'excluded_namespace' | 'validation_ok' }
+  /** A failed validator on a pod whose admission mark does not verify: neither acted on nor counted. */
+  | ({ action: 'untrusted'; why: UntrustedWhy; problem: string } & Failed)
   | ({ action: 'report'; why: 'no_controller' } & Failed)
   | ({ action: 'delete'; why: 'validation_failed' } & Failed);
 
@@ -71,9 +90,32 @@ export function failureReason(
   }
 }
 
-export function decideRepair(pod: PodForRepair, validator: ValidatorWatch): RepairAction {
+export type UntrustedWhy = 'mark_missing' | 'mark_invalid' | 'no_key';
+
+/** Whether the pod's admission mark verifies; the problem otherwise, in words. */
+export function markTrust(
+  pod: PodForRepair,
+  keys: KeyRing | undefined,
+): { why: UntrustedWhy; problem: string } | undefined {
+  const mark = pod.metadata?.annotations?.[ADMITTED_ANNOTATION];
+  if (mark === undefined)
+    return {
+      why: 'mark_missing',
+      problem: `it carries no ${ADMITTED_ANNOTATION}: meshgate did not admit it in a namespace it guards`,
+    };
+  if (!keys) return { why: 'no_key', problem: 'the repair controller holds no admission mark key yet' };
+  const created = epochSeconds(pod.metadata?.creationTimestamp);
+  if (created === undefined)
+    return { why: 'mark_invalid', problem: 'it has no creationTimestamp to check its mark by' };
+  const check = verifyMark(keys, mark, pod.metadata?.namespace ?? '', created);
+  return check.ok ? undefined : { why: 'mark_invalid', problem: `its ${ADMITTED_ANNOTATION} ${check.problem}` };
+}
+
+export function decideRepair(pod: PodForRepair, validator: ValidatorWatch, trust: RepairTrust): RepairAction {
   if (!pod.metadata?.labels?.[REDIRECT_LABEL]) return { action: 'none', why: 'not_meshgate' };
   if (pod.metadata.deletionTimestamp) return { action: 'none', why: 'terminating' };
+  if (trust.excludedNamespaces.includes(pod.metadata.namespace ?? ''))
+    return { action: 'none', why: 'excluded_namespace' };
   const st = pod.status?.initContainerStatuses?.find((s) => s.name === validator.name);
   let found: { failure: ValidationFailure; message?: string; finishedAt?: string | Date } | undefined;
   for (const t of [st?.state?.terminated, st?.lastState?.terminated]) {
@@ -87,6 +129,16 @@ export function decideRepair(pod: PodForRepair, validator: ValidatorWatch): Repa
   const owned = pod.metadata.ownerReferences?.some((o) => o.controller);
   const at = found.finishedAt === undefined ? NaN : new Date(found.finishedAt).getTime();
   const failedAt = Number.isNaN(at) ? undefined : at;
+  const untrusted = markTrust(pod, trust.keys);
+  if (untrusted)
+    return {
+      action: 'untrusted',
+      ...untrusted,
+      reason,
+      message: `${message}; not acted on: ${untrusted.problem}`,
+      node,
+      failedAt,
+    };
   // A bare pod has no controller to recreate it: deleting it would lose it. Report instead.
   if (!owned)
     return {

@@ -16,6 +16,8 @@ export interface RepairMetrics {
   leaderTransitions: Counter;
   /** Pods known to have a failed validation container and not yet gone. */
   candidates: Gauge;
+  /** Failed validation containers on pods whose admission mark does not verify: not acted on, not counted. */
+  untrusted: Counter<'why'>;
   // Node quarantine (src/repair/quarantine.ts)
   nodeWithdrawals: Counter<'hold'>;
   nodesWithdrawn: Gauge;
@@ -71,6 +73,14 @@ export function createRepairMetrics(opts: { processMetrics?: boolean } = {}): Re
     candidates: new Gauge({
       name: 'meshgate_repair_candidates',
       help: 'Pods with a failed validation container that still exist',
+      registers,
+    }),
+    untrusted: new Counter({
+      name: 'meshgate_repair_untrusted_failures_total',
+      help:
+        'Pods with a failed validation container left alone and not counted against their node, because their ' +
+        'admission mark (meshgate.io/admitted) does not verify, by why (mark_missing, mark_invalid, no_key)',
+      labelNames: ['why'],
       registers,
     }),
     nodeWithdrawals: new Counter({

@@ -19,6 +19,7 @@ import { createRepairMetrics, type RepairMetrics } from './metrics.ts';
 import { startQuarantine, type QuarantineSettings, type RunningQuarantine } from './quarantine-run.ts';
 import { startUnmeshed, type RunningUnmeshed, type UnmeshedSettings } from './unmeshed-run.ts';
 import { watchRepairPods } from './watch.ts';
+import { MarkKeySource } from '../mark/key-source.ts';
 
 export interface RepairRunOptions {
   kc: KubeConfig;
@@ -30,6 +31,8 @@ export interface RepairRunOptions {
   >;
   maxDeletesPerMinute: number;
   dryRun: boolean;
+  /** The admission mark's keys (the mounted Secret, src/mark/keys.ts): only pods whose mark verifies are acted on. */
+  markKeyDir: string;
   /** Withdraw a node's verification when validation failures cluster on it; undefined: never. */
   quarantine?: QuarantineSettings;
   /** Find (and evict, or report) pods of opted-in namespaces running without meshgate's redirect; undefined: no. */
@@ -60,12 +63,20 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
   const isLeader = () => elector?.isLeader() ?? true;
   const validator = { name: o.config.validator.name, failures: VALIDATION_FAILURES[o.config.mesh] };
   const cfg = compileConfig(o.config);
+  // Before the pod watch, so its first list is judged with the keys; without one, nothing is acted on until it comes.
+  const keys = new MarkKeySource({ dir: o.markKeyDir, log: o.logger });
+  keys.start();
+  const trust = {
+    excludedNamespaces: [o.config.meshNamespace, ...o.config.systemNamespaces],
+    keys: () => keys.ring(),
+  };
   const deps = { isLeader, dryRun: o.dryRun, metrics, logger: o.logger };
   // Before the pod watch: its first list already reports failures to count.
   const quarantine = o.quarantine ? await startQuarantine(o.kc, cfg, validator, o.quarantine, deps) : undefined;
   const unmeshed = o.unmeshed ? await startUnmeshed(o.kc, cfg, o.unmeshed, deps) : undefined;
   const controller = new RepairController(kubeRepairApi(o.kc), {
     validator,
+    trust,
     maxDeletesPerMinute: o.maxDeletesPerMinute,
     dryRun: o.dryRun,
     isLeader,
@@ -105,12 +116,11 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
         elector && Date.now() - elector.lastTick > stale
           ? { ok: false, why: 'leader election loop stalled' }
           : { ok: true },
-      ready: () =>
-        !watch.synced()
-          ? { ok: false, why: 'pod cache not synced' }
-          : quarantine && !quarantine.synced()
-            ? { ok: false, why: 'node cache not synced' }
-            : { ok: true },
+      ready: () => {
+        if (!watch.synced()) return { ok: false, why: 'pod cache not synced' };
+        if (quarantine && !quarantine.synced()) return { ok: false, why: 'node cache not synced' };
+        return keys.healthy();
+      },
     });
     await app.listen({ host: o.listen.host, port: o.listen.port });
     const address = app.server.address();
@@ -129,6 +139,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
       // Step down and release first, so the other replica takes over while this one finishes.
       await elector?.stop();
       watch.stop();
+      keys.stop();
       quarantine?.stop();
       unmeshed?.stop();
       await app?.close();

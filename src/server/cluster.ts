@@ -1,6 +1,6 @@
 /**
  * The webhook's cluster-backed parts: node and pod caches, certificates shared through a Secret, the caBundle kept
- * in step. start.ts loads this module only when it has cluster credentials, so the embedded default (static node
+ * in step, the admission mark's Secret made when missing. start.ts loads this module only when it has cluster credentials, so the embedded default (static node
  * facts) never loads @kubernetes/client-node, the largest thing in the process (~80 MiB resident).
  */
 import type { Logger } from 'pino';
@@ -13,6 +13,7 @@ import { kubeSecretStore } from '../kube/secret-store.ts';
 import { caBundleHolds, syncCaBundle } from '../kube/ca-bundle.ts';
 import { describeKubeError } from '../kube/errors.ts';
 import { SecretSource } from '../tls/secret-source.ts';
+import { ensureMarkKeySecret, type MarkSecretResult } from '../kube/mark-key-secret.ts';
 import type { CertSource } from '../tls/source.ts';
 
 /** The cluster-backed parts, bound to one cluster's credentials and the server's logger. */
@@ -20,6 +21,11 @@ export interface Cluster {
   secretCertSource(secret: { namespace: string; name: string }, sans: string[], webhookConfigName?: string): CertSource;
   keepCaBundle(name: string, certs: CertSource): void;
   startCaches(config: Compiled): ClusterCaches;
+  /**
+   * Creates the admission mark's Secret with a fresh key unless it exists (src/kube/mark-key-secret.ts); a failure
+   * is an Error whose message describes the API's answer in one line.
+   */
+  ensureMarkKeySecret(secret: { namespace: string; name: string }): Promise<MarkSecretResult>;
 }
 
 export function connect(kc: KubeConfig, logger: Logger): Cluster {
@@ -28,6 +34,10 @@ export function connect(kc: KubeConfig, logger: Logger): Cluster {
       secretCertSource(kc, secret, sans, webhookConfigName, logger),
     keepCaBundle: (name, certs) => keepCaBundle(kc, name, certs, logger),
     startCaches: (config) => startCaches(kc, config, logger),
+    ensureMarkKeySecret: (secret) =>
+      ensureMarkKeySecret(kc, secret.namespace, secret.name).catch((err: unknown) => {
+        throw new Error(describeKubeError(err));
+      }),
   };
 }
 

@@ -9,7 +9,7 @@ import pino, { type Logger } from 'pino';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { buildHandlers } from '../admission/handlers.ts';
+import { admissionRoutes, buildHandlers } from '../admission/handlers.ts';
 import { buildApp, type AppDeps } from './app.ts';
 import { trackConnections } from './drain.ts';
 import { resolveLimits, type TransportLimits } from './limits.ts';
@@ -20,6 +20,8 @@ import { FileSource } from '../tls/file-source.ts';
 import type { CertSource } from '../tls/source.ts';
 import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import type { Cluster } from './cluster.ts';
+import { MarkKeySource } from '../mark/key-source.ts';
+import { keyRing } from '../mark/keys.ts';
 
 export interface ServeOptions {
   config: Compiled;
@@ -47,6 +49,12 @@ export interface ServeOptions {
   onReview?: AppDeps['onReview'];
   /** Transport timeouts and caps over the defaults (server/limits.ts). */
   limits?: Partial<TransportLimits>;
+  /**
+   * The admission mark's keys (src/mark/): read from `dir`, the mounted Secret; with `createSecret` (needs kc), that
+   * Secret is created with a fresh key when it does not exist. Given, readiness waits for a key. Without, no pod
+   * is marked and any mark a pod brings is refused.
+   */
+  markKeys?: { dir: string; createSecret?: { namespace: string; name: string } };
 }
 
 export interface RunningServer {
@@ -75,6 +83,47 @@ function certSource(o: ServeOptions, cluster: Cluster | undefined, logger: Logge
   });
 }
 
+/** Retry period of a failed creation of the mark's Secret (the apiserver unreachable at start, say). */
+const MARK_SECRET_RETRY_MS = 10_000;
+
+/**
+ * The mark's keys from their directory; first, with `createSecret`, the Secret is made unless it exists — and a
+ * key this replica just put there is used at once, before the kubelet mounts it.
+ */
+async function startMarkKeys(
+  o: NonNullable<ServeOptions['markKeys']>,
+  cluster: Cluster | undefined,
+  logger: Logger,
+): Promise<{ source: MarkKeySource; stop: () => void }> {
+  const source = new MarkKeySource({ dir: o.dir, log: logger });
+  source.start();
+  let retry: NodeJS.Timeout | undefined;
+  const stop = () => {
+    clearTimeout(retry);
+    source.stop();
+  };
+  const secret = o.createSecret;
+  if (!secret || !cluster) return { source, stop };
+  const where = `Secret ${secret.namespace}/${secret.name}`;
+  const ensure = async (): Promise<void> => {
+    try {
+      const r = await cluster.ensureMarkKeySecret(secret);
+      if (!r.created) return;
+      source.seed(keyRing(r.key));
+      logger.info({ secret: where }, 'admission mark Secret created with a fresh key');
+    } catch (err) {
+      logger.error(
+        { err: (err as Error).message, secret: where },
+        'could not create the admission mark Secret; retrying',
+      );
+      retry = setTimeout(() => void ensure(), MARK_SECRET_RETRY_MS);
+      retry.unref();
+    }
+  };
+  await ensure();
+  return { source, stop };
+}
+
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const logger = o.logger ?? pino({ level: 'info' });
   // Loaded only with cluster credentials: the embedded default never loads the Kubernetes client.
@@ -101,6 +150,10 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     nodes = o.nodeState!;
   }
 
+  const keys = o.markKeys && (await startMarkKeys(o.markKeys, cluster, logger));
+  const marks = keys?.source;
+  if (keys) stops.push(keys.stop);
+
   const metrics = createMetrics({ defaultMetrics: true });
   registerCertificateMetrics(metrics.registry, certs);
   registerNodeMetrics(metrics.registry, nodes);
@@ -110,6 +163,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     nodes,
     podNeeds,
     onLookup: (source) => metrics.podLookups.inc({ source }),
+    marker: marks,
   });
   let closing = false;
   const app = buildApp({
@@ -118,15 +172,13 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     onReview: o.onReview,
     https: { cert: certs.current().cert, key: certs.current().key },
     limits: resolveLimits(o.limits),
-    routes: {
-      '/mutate': handlers.mutate,
-      '/validate': handlers.validate,
-      ...o.extraRoutes,
-    },
+    routes: { ...admissionRoutes(handlers), ...o.extraRoutes },
     ready: () => {
       if (closing) return { ready: false, why: 'shutting down' };
       if (!certs.healthy()) return { ready: false, why: 'no valid serving certificate' };
       if (!nodes.synced()) return { ready: false, why: 'node cache not synced' };
+      const keys = marks?.healthy();
+      if (keys && !keys.ok) return { ready: false, why: keys.why };
       return { ready: true };
     },
   });

@@ -4,6 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/node/contract.ts';
 import { REDIRECT_LABEL } from '../../src/inject/constants.ts';
+import { keyRing } from '../../src/mark/keys.ts';
+import { issueMark } from '../../src/mark/mark.ts';
 import { render, type Obj } from './helm.ts';
 import { profileValues } from './profiles.ts';
 
@@ -34,16 +36,31 @@ describe('RBAC', () => {
       { apiGroups: [''], resources: ['secrets'], resourceNames: ['mesh-meshgate-tls'], verbs: ['get', 'update'] },
       { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
     ]);
+    // The admission mark's Secret: created once, never read or changed through the token (it is mounted).
+    expect(rules(r.one('Role', 'mesh-meshgate-webhook-admission-mark'))).toEqual([
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+    ]);
+    expect(r.one('RoleBinding', 'mesh-meshgate-webhook-admission-mark').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'mesh-meshgate', namespace: 'mesh-system' },
+    ]);
     expect(r.one('Deployment', 'mesh-meshgate').spec.template.spec.containers[0].args).toEqual(
       expect.arrayContaining(['--cert-secret=mesh-meshgate-tls', '--webhook-config=mesh-meshgate']),
     );
   });
 
-  it('webhook with cert-manager: no write access at all (the CA injector fills caBundle)', async () => {
+  it('webhook with cert-manager: no write access but creating the admission mark’s Secret (the CA injector fills caBundle)', async () => {
     const r = await render(profileValues('istio', { certs: { mode: 'cert-manager' } }));
     for (const rule of r.one('ClusterRole', 'meshgate-webhook').rules)
       expect(rule.verbs).toEqual(['get', 'list', 'watch']);
-    expect(r.all('Role').map((x) => x.metadata.name)).toEqual(['meshgate-repair-controller']);
+    expect(r.all('Role').map((x) => x.metadata.name)).toEqual([
+      'meshgate-repair-controller',
+      'meshgate-webhook-admission-mark',
+    ]);
+    const none = await render(
+      profileValues('istio', { certs: { mode: 'cert-manager' }, admissionMark: { create: false } }),
+    );
+    expect(none.all('Role').map((x) => x.metadata.name)).toEqual(['meshgate-repair-controller']);
+    expect(none.all('ValidatingAdmissionPolicy').map((p) => p.metadata.name)).not.toContain('meshgate-webhook-secret');
   });
 
   it('node agent: get/patch on nodes and nodes/status, bound to the agent’s service account only', async () => {
@@ -170,12 +187,16 @@ describe('admission policies', () => {
     expect(JSON.stringify(configs.spec)).toContain('request.name == \\"mesh-meshgate\\"');
     const secret = r.one('ValidatingAdmissionPolicy', 'mesh-meshgate-webhook-secret');
     expect(JSON.stringify(secret.spec)).toContain('object.metadata.name == \\"mesh-meshgate-tls\\"');
-    // cert-manager mode: the webhook writes no Secret, so there is nothing to narrow.
-    expect(
-      (await render(profileValues('istio', { certs: { mode: 'cert-manager' } })))
-        .all('ValidatingAdmissionPolicy')
-        .map((p) => p.metadata.name),
-    ).not.toContain('meshgate-webhook-secret');
+    expect(JSON.stringify(secret.spec)).toContain('object.metadata.name == \\"mesh-meshgate-admission-mark\\"');
+    // cert-manager mode: the webhook writes no TLS Secret, only creates the admission mark's.
+    const cm = (await render(profileValues('istio', { certs: { mode: 'cert-manager' } }))).one(
+      'ValidatingAdmissionPolicy',
+      'meshgate-webhook-secret',
+    );
+    expect(cm.spec.variables[0].expression).toMatch(/^false && /);
+    expect(cm.spec.validations[0].messageExpression).toContain(
+      'the meshgate webhook may only create its admission mark Secret meshgate/meshgate-admission-mark, not',
+    );
   });
 
   it('the repair policy: DELETE of pods by the repair controller, never in excluded namespaces, only labelled, owned, failed pods', async () => {
@@ -194,7 +215,14 @@ describe('admission policies', () => {
     expect(text).toContain('request.namespace in [\\"mesh-system\\",\\"kube-system\\",\\"ops\\"]');
     expect(text).toContain(`'${REDIRECT_LABEL}' in oldObject.metadata`);
     expect(text).toContain("s.name == 'istio-validation'");
-    expect(p.spec.validations).toHaveLength(4);
+    expect(p.spec.validations).toHaveLength(5);
+    // CEL cannot compute the mark's HMAC: the policy holds it to the form meshgate writes (src/mark/mark.ts).
+    const form = p.spec.validations[2].expression.match(/matches\('([^']+)'\)/)[1];
+    const re = new RegExp(form);
+    const mark = issueMark(keyRing(Buffer.alloc(32, 7)), 'shop', 1_767_225_600);
+    expect(re.test(mark)).toBe(true);
+    for (const bad of [mark.slice(0, -1), `${mark}x`, mark.replace('v1.', 'v2.'), '', 'v1.abc'])
+      expect(re.test(bad), bad).toBe(false);
   });
 
   it('disabling the agent or the repair controller drops its workload, RBAC and repair policy; the node policies stay', async () => {

@@ -71,6 +71,7 @@ describe('repair controller: node quarantine and unmeshed pods', () => {
       (f) =>
         ![
           'config',
+          'mark-key-dir',
           'lease-name',
           'lease-duration',
           'renew-deadline',

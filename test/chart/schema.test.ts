@@ -173,6 +173,16 @@ const badValues: Array<[string, Obj, string]> = [
     "at '/repairController/leaderElection/leaseDuration'",
   ],
   ['unknown top-level key', istio({ webhooks: {} }), "additional properties 'webhooks' not allowed"],
+  [
+    'an admission mark Secret name that is none',
+    istio({ admissionMark: { secretName: 'Mark_Key' } }),
+    "at '/admissionMark/secretName'",
+  ],
+  [
+    'the admission mark’s create as a string',
+    istio({ admissionMark: { create: 'yes' } }),
+    "at '/admissionMark/create'",
+  ],
 ];
 
 describe('values.schema.json', () => {

@@ -77,8 +77,8 @@ describe('webhook Deployment', () => {
     ]);
     expect(flag(c.args, 'tls-san')).toEqual(['meshgate.meshgate.svc', 'meshgate.meshgate.svc.cluster.local']);
     expect(flag(c.args, 'cert-file')).toEqual([]);
-    expect(c.volumeMounts).toEqual([{ name: 'config', mountPath: '/etc/meshgate/config', readOnly: true }]);
-    expect(pod.volumes).toEqual([{ name: 'config', configMap: { name: 'meshgate' } }]);
+    expect(c.volumeMounts).toEqual([{ name: 'config', mountPath: '/etc/meshgate/config', readOnly: true }, MARK_MOUNT]);
+    expect(pod.volumes).toEqual([{ name: 'config', configMap: { name: 'meshgate' } }, MARK_VOLUME]);
     expect(pod.serviceAccountName).toBe('meshgate');
     expect(c.resources.limits.memory).toBeDefined();
   });
@@ -182,6 +182,42 @@ describe('node-agent DaemonSet', () => {
     const r = await render({ nodeAgent: { enabled: false } });
     expect(r.all('DaemonSet')).toEqual([]);
     expect(r.all('ServiceAccount').map((s) => s.metadata.name)).not.toContain('meshgate-node-agent');
+  });
+});
+
+/** The admission mark's Secret (docs/security.md), mounted into the webhook and the repair controller. */
+const MARK_VOLUME = {
+  name: 'admission-mark',
+  secret: { secretName: 'meshgate-admission-mark', optional: true },
+};
+const MARK_MOUNT = { name: 'admission-mark', mountPath: '/etc/meshgate/admission-mark', readOnly: true };
+
+describe('the admission mark’s key', () => {
+  it('the webhook reads it from the mounted Secret and creates that Secret when missing; the repair controller reads it', async () => {
+    const r = await render();
+    const webhook = r.one('Deployment', 'meshgate').spec.template.spec;
+    const repair = r.one('Deployment', 'meshgate-repair-controller').spec.template.spec;
+    for (const p of [webhook, repair]) {
+      expect(p.volumes).toContainEqual(MARK_VOLUME);
+      expect(p.containers[0].volumeMounts).toContainEqual(MARK_MOUNT);
+      expect(flag(p.containers[0].args, 'mark-key-dir')).toEqual(['/etc/meshgate/admission-mark']);
+    }
+    expect(flag(webhook.containers[0].args, 'mark-key-secret')).toEqual(['meshgate-admission-mark']);
+    expect(flag(repair.containers[0].args, 'mark-key-secret')).toEqual([]);
+    // Never rendered: `helm template` (GitOps) would otherwise hold a key, a new one at every render.
+    expect(r.all('Secret').map((s) => s.metadata.name)).not.toContain('meshgate-admission-mark');
+  });
+
+  it('admissionMark: your own Secret, created by you', async () => {
+    const r = await render({ admissionMark: { secretName: 'my-mark-key', create: false } });
+    const webhook = r.one('Deployment', 'meshgate').spec.template.spec;
+    expect(flag(webhook.containers[0].args, 'mark-key-secret')).toEqual([]);
+    for (const d of ['meshgate', 'meshgate-repair-controller'])
+      expect(r.one('Deployment', d).spec.template.spec.volumes).toContainEqual({
+        name: 'admission-mark',
+        secret: { secretName: 'my-mark-key', optional: true },
+      });
+    expect(r.all('Role').map((x) => x.metadata.name)).not.toContain('meshgate-webhook-admission-mark');
   });
 });
 

@@ -18,6 +18,8 @@ import { kubeSecretStore } from '../../src/kube/secret-store.ts';
 import { chartDir } from '../chart/helm.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 import { grantClusterRole, impersonate, kubelet, outcome, serviceAccount, type Identity } from './impersonate.ts';
+import { ensureMarkKeySecret } from '../../src/kube/mark-key-secret.ts';
+import { markFor } from '../support/mark.ts';
 
 const NS = 'meshgate';
 const AGENT = serviceAccount(NS, 'meshgate-node-agent');
@@ -396,8 +398,31 @@ describe('the chart’s admission policies on a real apiserver', () => {
         }),
       );
       expect(other).toContain(
-        'the meshgate webhook may only write its own TLS Secret meshgate/meshgate-tls, not meshgate/stolen',
+        'the meshgate webhook may only write its own TLS Secret meshgate/meshgate-tls and create its admission ' +
+          'mark Secret meshgate/meshgate-admission-mark, not meshgate/stolen',
       );
+    });
+
+    it('it creates the admission mark’s Secret once (Opaque), and may neither replace it nor make it of another type', async () => {
+      const key = 'meshgate-admission-mark';
+      expect(
+        await outcome(
+          api(WEBHOOK).createNamespacedSecret({
+            namespace: NS,
+            body: { metadata: { name: key }, type: 'kubernetes.io/tls', data: { 'tls.crt': '', 'tls.key': '' } },
+          }),
+        ),
+      ).toContain("the meshgate webhook's admission mark Secret must be of type Opaque");
+      expect(await ensureMarkKeySecret(as(WEBHOOK), NS, key)).toMatchObject({ created: true });
+      expect(await ensureMarkKeySecret(as(WEBHOOK), NS, key)).toEqual({ created: false });
+      const s = await core.readNamespacedSecret({ name: key, namespace: NS });
+      expect(Buffer.from(s.data!.key, 'base64')).toHaveLength(32);
+      // Replacing the key (a stolen token choosing its own) is refused: RBAC gives no update, the policy create only.
+      expect(
+        await outcome(
+          api(WEBHOOK).replaceNamespacedSecret({ name: key, namespace: NS, body: { ...s, data: { key: 'QUFBQQ==' } } }),
+        ),
+      ).toContain('HTTP 403');
     });
   });
 
@@ -423,13 +448,16 @@ describe('the chart’s admission policies on a real apiserver', () => {
     /** A pod pinned to a node nobody runs (so nothing else touches it), with its validator's status as a kubelet would write it. */
     async function pod(
       name: string,
-      o: { label?: boolean; owned?: boolean; exitCode?: number; namespace?: string },
+      o: { label?: boolean; owned?: boolean; exitCode?: number; namespace?: string; mark?: string | null },
     ): Promise<void> {
       const namespace = o.namespace ?? APP;
+      // The admission mark as meshgate's webhook would write it (the policy checks its form; the controller its HMAC).
+      const mark = o.mark === undefined ? markFor(namespace, Math.floor(Date.now() / 1000)) : o.mark;
       const body: V1Pod = {
         metadata: {
           name,
           labels: o.label === false ? { app: 'x' } : { app: 'x', 'meshgate.io/redirect': 'cni' },
+          annotations: mark === null ? {} : { 'meshgate.io/admitted': mark },
           ownerReferences: o.owned === false ? [] : [owner],
         },
         spec: {
@@ -484,6 +512,16 @@ describe('the chart’s admission policies on a real apiserver', () => {
         'a failed meshgate pod without a controller',
         { owned: false, exitCode: 42 },
         'it has no controller to recreate it',
+      ],
+      [
+        'a failed look-alike without an admission mark',
+        { exitCode: 42, mark: null },
+        'it carries no admission mark (meshgate.io/admitted) of the form meshgate writes',
+      ],
+      [
+        'a failed look-alike whose mark is not of meshgate’s form',
+        { exitCode: 42, mark: 'v1.trust-me' },
+        'it carries no admission mark (meshgate.io/admitted) of the form meshgate writes',
       ],
     ])('refused: %s', async (_what, o, message) => {
       const name = `p-${Math.random().toString(36).slice(2, 8)}`;

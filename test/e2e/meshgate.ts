@@ -8,6 +8,7 @@ import {
   AdmissionregistrationV1Api,
   ApiException,
   CoreV1Api,
+  type KubeConfig,
   PatchStrategy,
   setHeaderOptions,
   type V1Pod,
@@ -16,7 +17,7 @@ import type { ControlPlane } from './harness/index.ts';
 import { waitFor } from './harness/index.ts';
 import { testConfig } from '../support/config.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
-import { startServer, type RunningServer } from '../../src/server/start.ts';
+import { startServer, type RunningServer, type ServeOptions } from '../../src/server/start.ts';
 import type { Verdict as AdmissionVerdict } from '../../src/admission/review.ts';
 import type { Verdict } from '../../src/cni/types.ts';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
@@ -62,11 +63,16 @@ export function mutateVerdicts(mg: Meshgate, since: number, name: string): Admis
     .map((r) => r.verdict);
 }
 
-/** meshgate with a test config of `mesh` (default custom: meshgate injects its own templates) plus `config` overrides. */
+/**
+ * meshgate with a test config of `mesh` (default custom: meshgate injects its own templates) plus `config` overrides.
+ * `opts.kc`: act as someone else than the admin (the chart's webhook service account); `opts.markKeys`: the admission
+ * mark's keys (src/mark/).
+ */
 export async function startMeshgate(
   cp: ControlPlane,
   config: Record<string, unknown> = {},
   mesh: MeshName = 'custom',
+  opts: { kc?: KubeConfig; markKeys?: ServeOptions['markKeys'] } = {},
 ): Promise<Meshgate> {
   const reviews: Captured[] = [];
   const server = await startServer({
@@ -75,7 +81,8 @@ export async function startMeshgate(
     port: 0,
     host: '127.0.0.1',
     tlsSans: ['127.0.0.1'],
-    kc: cp.kc,
+    kc: opts.kc ?? cp.kc,
+    markKeys: opts.markKeys,
     drainSeconds: 0,
     logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'warn' }),
     onReview: (route, body, verdict) => void reviews.push({ route, body, verdict }),

@@ -21,6 +21,7 @@ import { memoryLog } from '../agent/fake-publisher.ts';
 import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 import { grantClusterRole, impersonate, outcome, serviceAccount, type Identity } from './impersonate.ts';
+import { keyDir, markFor } from '../support/mark.ts';
 
 const NS = 'meshgate';
 const APP = 'shop';
@@ -44,6 +45,8 @@ describe('node quarantine on a real apiserver (S8)', () => {
   let owner: { apiVersion: string; kind: string; name: string; uid: string; controller: boolean };
   const as = (who: Identity, node?: string) => impersonate(cp.kc, who, node);
   const config = buildConfig({ mesh: 'istio', meshNamespace: NS });
+  // The admission mark's key, as the chart mounts the webhook's Secret; failingPod marks its pods as the webhook would.
+  const keys = keyDir();
 
   beforeAll(async () => {
     cp = await startControlPlane({
@@ -123,6 +126,7 @@ describe('node quarantine on a real apiserver (S8)', () => {
       config,
       maxDeletesPerMinute: 100,
       dryRun: false,
+      markKeyDir: keys.dir,
       logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'silent' }),
       quarantine: {
         threshold: 3,
@@ -140,6 +144,7 @@ describe('node quarantine on a real apiserver (S8)', () => {
     for (const a of agents) await a.stop();
     for (const d of dirs) d.cleanup();
     await cp?.stop();
+    keys.cleanup();
     if (figures.length)
       console.log(
         `node quarantine on a real apiserver (hold ${HOLD_MS} ms, agent resync ${RESYNC_MS} ms):\n  ${figures.join('\n  ')}`,
@@ -167,7 +172,12 @@ describe('node quarantine on a real apiserver (S8)', () => {
   async function failingPod(node: string): Promise<number> {
     const name = `web-${++pods}`;
     const body: V1Pod = {
-      metadata: { name, labels: { app: 'web', 'meshgate.io/redirect': 'cni' }, ownerReferences: [owner] },
+      metadata: {
+        name,
+        labels: { app: 'web', 'meshgate.io/redirect': 'cni' },
+        annotations: { 'meshgate.io/admitted': markFor(APP, Math.floor(Date.now() / 1000)) },
+        ownerReferences: [owner],
+      },
       spec: {
         nodeName: node,
         initContainers: [{ name: 'istio-validation', image: 'ghcr.io/meshgate/meshgate:0.1.0' }],

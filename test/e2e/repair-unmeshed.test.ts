@@ -26,6 +26,7 @@ import { rawConfig } from '../support/config.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 import { ImpersonatingKubeConfig, outcome, serviceAccount } from './impersonate.ts';
 import { createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import { keyDir } from '../support/mark.ts';
 
 const NS = 'meshgate';
 const APP = 'shop';
@@ -39,6 +40,7 @@ describe('unmeshed pods of a namespace opted in late are evicted through the web
   let core: CoreV1Api;
   let mg: Meshgate;
   let repair: RunningRepair;
+  const keys = keyDir();
   const originals: string[] = [];
 
   beforeAll(async () => {
@@ -120,6 +122,8 @@ describe('unmeshed pods of a namespace opted in late are evicted through the web
       config: buildConfig(rawConfig('custom', { meshNamespace: NS })),
       maxDeletesPerMinute: 10,
       dryRun: false,
+      // No pod here fails its validator: the mark's key only has to be there for the controller to start ready.
+      markKeyDir: keys.dir,
       logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'silent' }),
       unmeshed: { evict: true, maxEvictionsPerMinute: 10, sweepIntervalMs: 60_000, webhookConfig: 'meshgate' },
     });
@@ -127,6 +131,7 @@ describe('unmeshed pods of a namespace opted in late are evicted through the web
 
   afterAll(async () => {
     await repair?.stop();
+    keys.cleanup();
     await mg?.stop();
     await cp?.stop();
   });

@@ -13,6 +13,7 @@ import { startRepair, type RunningRepair } from '../../src/repair/run.ts';
 import { chartDir } from '../chart/helm.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 import { ImpersonatingKubeConfig, serviceAccount } from './impersonate.ts';
+import { keyDir, markFor } from '../support/mark.ts';
 
 const NS = 'meshgate';
 const APP = 'shop';
@@ -34,6 +35,8 @@ describe('repair controller with leader election on a real apiserver', () => {
   let core: CoreV1Api;
   const replicas: RunningRepair[] = [];
   const config = buildConfig({ mesh: 'istio', meshNamespace: NS });
+  // The admission mark's key, as the chart mounts the webhook's Secret; the test marks its pods as the webhook would.
+  const keys = keyDir();
   const kc = () => new ImpersonatingKubeConfig(cp.kc, serviceAccount(NS, 'meshgate-repair-controller'));
   const start = (identity: string) =>
     startRepair({
@@ -42,6 +45,7 @@ describe('repair controller with leader election on a real apiserver', () => {
       lease: { namespace: NS, name: LEASE, identity, ...TIMING },
       maxDeletesPerMinute: 10,
       dryRun: false,
+      markKeyDir: keys.dir,
       listen: { host: '127.0.0.1', port: 0 },
       logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'silent' }),
     });
@@ -74,6 +78,7 @@ describe('repair controller with leader election on a real apiserver', () => {
   afterAll(async () => {
     for (const r of replicas) await r.stop().catch(() => undefined);
     await cp?.stop();
+    keys.cleanup();
   });
 
   it('exactly one replica leads, and says so in its metrics; both are ready and alive', async () => {
@@ -99,7 +104,12 @@ describe('repair controller with leader election on a real apiserver', () => {
       controller: true,
     };
     const pod = (name: string, labels: Record<string, string>): V1Pod => ({
-      metadata: { name, labels, ownerReferences: [owner] },
+      metadata: {
+        name,
+        labels,
+        annotations: { 'meshgate.io/admitted': markFor(APP, Math.floor(Date.now() / 1000)) },
+        ownerReferences: [owner],
+      },
       spec: {
         nodeName: 'node-gone',
         initContainers: [{ name: 'istio-validation', image: 'ghcr.io/meshgate/meshgate:0.1.0' }],

@@ -38,8 +38,16 @@ describe('repair-controller flags', () => {
     ],
   ])('%j → exit 2', async (argv, err) => {
     const io = memoryIO('', {});
-    expect(await run(argv, io)).toBe(2);
+    expect(await run(['--mark-key-dir', '/etc/meshgate/admission-mark', ...argv], io)).toBe(2);
     expect(io.err).toMatch(err);
+  });
+
+  it('without --mark-key-dir → exit 2: it could trust no pod', async () => {
+    const io = memoryIO('', {});
+    expect(await run(['--mesh', 'istio', '--kubeconfig', '/nonexistent'], io)).toBe(2);
+    expect(io.err).toMatch(
+      /--mark-key-dir is required: the repair controller acts only on pods whose admission mark verifies/,
+    );
   });
 
   it('documents every flag, and is wired into the meshgate command table', async () => {
@@ -48,6 +56,7 @@ describe('repair-controller flags', () => {
     for (const flag of [
       '--config',
       '--mesh',
+      '--mark-key-dir DIR',
       '--leader-elect',
       '--lease-name',
       '--lease-duration',

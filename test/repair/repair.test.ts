@@ -3,6 +3,8 @@ import { decideRepair, type PodForRepair, type ValidatorWatch } from '../../src/
 import { RepairController, type RepairApi } from '../../src/repair/controller.ts';
 import { VALIDATION_FAILURES } from '../../src/repair/failures.ts';
 import { createRepairMetrics } from '../../src/repair/metrics.ts';
+import { keyRing } from '../../src/mark/keys.ts';
+import { ISO_T0, KEY_A, KEY_B, RING, T0, markFor } from '../support/mark.ts';
 
 const CUSTOM: ValidatorWatch = { name: 'meshgate-validate', failures: VALIDATION_FAILURES.custom };
 const ISTIO: ValidatorWatch = { name: 'istio-validation', failures: VALIDATION_FAILURES.istio };
@@ -18,14 +20,22 @@ interface Over {
   uid?: string;
   message?: string;
   container?: string;
+  namespace?: string;
+  /** The pod's admission mark; null: none. Default: issued for its namespace at its creation. */
+  mark?: string | null;
+  created?: string;
 }
 function pod(over: Over = {}): PodForRepair {
+  const namespace = over.namespace ?? 'demo';
+  const mark = over.mark === undefined ? markFor(namespace) : over.mark;
   return {
     metadata: {
       name: 'web-1',
-      namespace: 'demo',
+      namespace,
       uid: over.uid ?? 'uid-1',
+      creationTimestamp: over.created ?? ISO_T0,
       labels: over.label === false ? {} : { 'meshgate.io/redirect': 'cni' },
+      annotations: mark === null ? {} : { 'meshgate.io/admitted': mark },
       ownerReferences: over.owned === false ? [] : [{ controller: true, kind: 'ReplicaSet', name: 'web' }],
       ...(over.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
     },
@@ -52,6 +62,8 @@ const msg = JSON.stringify({
 });
 const ISTIO_MSG =
   'iptables validation failed; workload is not ready for Istio.\nWhen using Istio CNI, this can occur if a pod is scheduled before the node is ready.';
+
+const TRUST = { excludedNamespaces: ['meshgate', 'kube-system'], keys: RING };
 
 describe('decideRepair', () => {
   it.each([
@@ -95,16 +107,64 @@ describe('decideRepair', () => {
     ],
     ['linkerd: 126 means nothing to Linkerd', LINKERD, { exit: 126, container: 'linkerd-network-validator' }, 'none'],
   ] as const)('%s → %s', (_n, validator, over, action) => {
-    expect(decideRepair(pod(over), validator).action).toBe(action);
+    expect(decideRepair(pod(over), validator, TRUST).action).toBe(action);
+  });
+
+  it.each([
+    [
+      'no mark (a look-alike in a namespace meshgate does not guard)',
+      { mark: null },
+      'mark_missing',
+      /carries no meshgate.io\/admitted/,
+    ],
+    [
+      'a mark copied from another namespace',
+      { mark: markFor('shop') },
+      'mark_invalid',
+      /does not verify for namespace demo/,
+    ],
+    ['a forged mark', { mark: markFor('demo', T0, keyRing(KEY_B)) }, 'mark_invalid', /which meshgate does not hold/],
+    ['a truncated mark', { mark: markFor('demo').slice(0, -3) }, 'mark_invalid', /is not a meshgate mark/],
+    [
+      'a mark copied onto a pod created an hour later',
+      { created: '2026-01-01T01:00:00Z' },
+      'mark_invalid',
+      /a mark holds only for a pod created within 5 minutes/,
+    ],
+    ['no creationTimestamp', { created: 'not a time' }, 'mark_invalid', /no creationTimestamp/],
+  ] as const)('validator failed, %s → untrusted (%s)', (_n, over, why, problem) => {
+    const d = decideRepair(pod({ exit: 42, message: msg, ...over }), CUSTOM, TRUST);
+    expect(d).toMatchObject({ action: 'untrusted', why, node: 'node-a', reason: 'timeout' });
+    expect(d.action === 'untrusted' && d.problem).toMatch(problem);
+    expect(d.action === 'untrusted' && d.message).toMatch(/; not acted on: /);
+  });
+
+  it('no key loaded → untrusted (no_key), whatever the mark', () => {
+    expect(decideRepair(pod({ exit: 42 }), CUSTOM, { ...TRUST, keys: undefined })).toMatchObject({
+      action: 'untrusted',
+      why: 'no_key',
+    });
+  });
+
+  it('a mark by the previous key is trusted after a rotation', () => {
+    const rotated = { ...TRUST, keys: keyRing(KEY_B, [KEY_A]) };
+    expect(decideRepair(pod({ exit: 42 }), CUSTOM, rotated).action).toBe('delete');
+  });
+
+  it.each(['meshgate', 'kube-system'])('a pod in %s (never guarded) → none, even marked', (namespace) => {
+    expect(decideRepair(pod({ exit: 42, namespace }), CUSTOM, TRUST)).toEqual({
+      action: 'none',
+      why: 'excluded_namespace',
+    });
   });
 
   it('explains with the node and the validator reason from the termination message', () => {
-    const d = decideRepair(pod({ exit: 42, message: msg }), CUSTOM);
+    const d = decideRepair(pod({ exit: 42, message: msg }), CUSTOM, TRUST);
     expect(d.action === 'delete' && d.message).toMatch(/node node-a \(timeout: no answer\)/);
   });
 
   it('names Istio’s failure with the first line of its message', () => {
-    const d = decideRepair(pod({ last: 126, container: 'istio-validation', message: ISTIO_MSG }), ISTIO);
+    const d = decideRepair(pod({ last: 126, container: 'istio-validation', message: ISTIO_MSG }), ISTIO, TRUST);
     expect(d.action === 'delete' && [d.reason, d.message]).toEqual([
       'istio_validation_failed',
       expect.stringContaining(
@@ -114,7 +174,7 @@ describe('decideRepair', () => {
   });
 
   it('tolerates a termination message that is not JSON', () => {
-    const d = decideRepair(pod({ exit: 42, message: 'garbage' }), CUSTOM);
+    const d = decideRepair(pod({ exit: 42, message: 'garbage' }), CUSTOM, TRUST);
     expect(d.action === 'delete' && d.reason).toBe('unknown');
   });
 });
@@ -131,7 +191,12 @@ function fakeApi(fail: { delete?: boolean } = {}) {
   return { api, calls };
 }
 
-const opts = { validator: CUSTOM, maxDeletesPerMinute: 10, dryRun: false };
+const opts = {
+  validator: CUSTOM,
+  trust: { excludedNamespaces: TRUST.excludedNamespaces, keys: () => RING },
+  maxDeletesPerMinute: 10,
+  dryRun: false,
+};
 
 describe('RepairController', () => {
   it('deletes a failed pod once, with its UID, and records an event', async () => {
@@ -232,5 +297,38 @@ describe('RepairController', () => {
     expect(await metrics.registry.getSingleMetricAsString('meshgate_repair_candidates')).toContain(
       'meshgate_repair_candidates 0',
     );
+  });
+
+  it('neither acts on nor reports an untrusted failure; counts it once per pod', async () => {
+    const { api, calls } = fakeApi();
+    const metrics = createRepairMetrics();
+    const failures: string[] = [];
+    const ctl = new RepairController(api, { ...opts, metrics, onFailure: (f) => void failures.push(f.pod) });
+    for (const uid of ['x', 'x', 'y']) await ctl.observe(pod({ exit: 42, uid, mark: null }));
+    await ctl.observe(pod({ exit: 42, uid: 'z', mark: markFor('shop') }));
+    await ctl.resync();
+    expect(calls).toEqual([]);
+    expect(failures).toEqual([]);
+    const text = await metrics.registry.getSingleMetricAsString('meshgate_repair_untrusted_failures_total');
+    expect(text).toContain('{why="mark_missing"} 2');
+    expect(text).toContain('{why="mark_invalid"} 1');
+    expect(await metrics.registry.getSingleMetricAsString('meshgate_repair_candidates')).toContain(
+      'meshgate_repair_candidates 0',
+    );
+    // A marked pod next to them is acted on as before.
+    await ctl.observe(pod({ exit: 42, uid: 'real' }));
+    expect(calls).toEqual(['event Warning MeshRedirectFailed web-1', 'delete demo/web-1 real']);
+    expect(failures).toEqual(['demo/web-1']);
+  });
+
+  it('acts once the key arrives on a pod it could not trust before', async () => {
+    const { api, calls } = fakeApi();
+    let keys: typeof RING | undefined;
+    const ctl = new RepairController(api, { ...opts, trust: { ...opts.trust, keys: () => keys } });
+    await ctl.observe(pod({ exit: 42 }));
+    expect(calls).toEqual([]);
+    keys = RING;
+    await ctl.observe(pod({ exit: 42 }));
+    expect(calls).toEqual(['event Warning MeshRedirectFailed web-1', 'delete demo/web-1 uid-1']);
   });
 });

@@ -41,6 +41,29 @@
 {{- printf "%s-tls" (include "meshgate.fullname" .) -}}
 {{- end -}}
 
+{{/* The admission mark's key (docs/security.md): made by the webhook unless admissionMark.create is false. */}}
+{{- define "meshgate.markSecretName" -}}
+{{- .Values.admissionMark.secretName | default (printf "%s-admission-mark" (include "meshgate.fullname" .)) -}}
+{{- end -}}
+
+{{/*
+The Secret's volume and its mount, shared by the webhook and the repair controller (read from files: no API call on
+the admission path). Optional: the Secret does not exist before the webhook first starts; the kubelet adds its files
+at its next sync of the pod (about a minute), and both re-read them every 10 s.
+*/}}
+{{- define "meshgate.markVolume" -}}
+- name: admission-mark
+  secret:
+    secretName: {{ include "meshgate.markSecretName" . }}
+    optional: true
+{{- end -}}
+
+{{- define "meshgate.markVolumeMount" -}}
+- name: admission-mark
+  mountPath: /etc/meshgate/admission-mark
+  readOnly: true
+{{- end -}}
+
 {{- define "meshgate.certificateName" -}}
 {{- printf "%s-serving" (include "meshgate.fullname" .) -}}
 {{- end -}}

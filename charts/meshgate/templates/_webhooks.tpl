@@ -74,6 +74,10 @@ that no namespace entry selects; with istio, not pods that istiod's own pod-leve
 The entries as JSON (read back with fromJsonArray): webhook.selectors or the profile's, the pod opt-in entry, and
 on every namespaceSelector the exclusion of the release namespace and config.systemNamespaces, so meshgate can
 never block its own pods or the system's, whatever the selectors say.
+Each entry also gets the path suffix of its admission scope (src/admission/handlers.ts): "" for an entry that sends
+every pod of the namespaces it selects (meshgate marks the pods it admits there: meshgate.io/admitted), and
+"/selected-pods" for one with an objectSelector or when webhook.matchConditions are set — the pod's author could
+then create other pods there that meshgate never sees, with a mark copied from an admitted one, so none is marked.
 */}}
 {{- define "meshgate.webhookEntries" -}}
 {{- $entries := .Values.webhook.selectors | default list -}}
@@ -89,7 +93,11 @@ never block its own pods or the system's, whatever the selectors say.
 {{- $ns := deepCopy (.namespaceSelector | default dict) -}}
 {{- $exclusion := dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" $excluded -}}
 {{- $_ := set $ns "matchExpressions" (append ($ns.matchExpressions | default list) $exclusion) -}}
-{{- $entry := dict "name" .name "namespaceSelector" $ns -}}
+{{- $scope := "" -}}
+{{- if or .objectSelector $.Values.webhook.matchConditions -}}
+{{- $scope = "/selected-pods" -}}
+{{- end -}}
+{{- $entry := dict "name" .name "namespaceSelector" $ns "scope" $scope -}}
 {{- with .objectSelector -}}
 {{- $_ := set $entry "objectSelector" . -}}
 {{- end -}}

@@ -111,6 +111,7 @@ export async function startMeshStack(cluster: RealCluster, repairFlags: string[]
         `--config=${configFile}`,
         `--kubeconfig=${cp.kubeconfigPath}`,
         `--lease-name=meshgate-repair-controller-${++generation}`,
+        `--mark-key-dir=${webhook.markKeyDir}`,
         ...chart.repairArgs,
         ...repairFlags,
       ],

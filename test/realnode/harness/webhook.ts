@@ -4,7 +4,7 @@
 // apiserver. The two webhook configurations are registered as the chart renders them (charts/meshgate, HEAD:
 // templates/{mutating,validating}webhookconfiguration.yaml and the meshgate.namespaceSelector helper), with
 // `clientConfig.url` instead of the Service and each failurePolicy chosen separately (S4, S5).
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
@@ -14,6 +14,7 @@ import { testConfig } from '../../support/config.ts';
 import type { Compiled } from '../../../src/config/compile.ts';
 import { startServer, type RunningServer } from '../../../src/server/start.ts';
 import type { Verdict as AdmissionVerdict } from '../../../src/admission/review.ts';
+import { generateKey } from '../../../src/mark/keys.ts';
 
 /** Both configurations' name; Istio's `istio-sidecar-injector` sorts first, so the apiserver calls Istio first. */
 export const WEBHOOK_CONFIG_NAME = 'meshgate';
@@ -31,6 +32,8 @@ export interface Review {
 export interface Webhook {
   config: Compiled;
   url: string;
+  /** The admission mark's keys (as the chart mounts its Secret): the repair controller reads the same directory. */
+  markKeyDir: string;
   /** Every review answered, in order (the route and meshgate's verdict). */
   reviews: Review[];
   /** Starts the server (again) on the same port and certificate; resolves when its node and pod caches synced. */
@@ -58,6 +61,9 @@ export async function startWebhook(cp: ControlPlane, dir: string, config: Record
   const keyFile = join(dir, 'meshgate-tls.key');
   writeFileSync(certFile, serving.certPem);
   writeFileSync(keyFile, serving.keyPem, { mode: 0o600 });
+  const markKeyDir = join(dir, 'admission-mark');
+  mkdirSync(markKeyDir, { recursive: true });
+  writeFileSync(join(markKeyDir, 'key'), generateKey(), { mode: 0o600 });
   const reviews: Review[] = [];
   const url = `https://127.0.0.1:${port}`;
   let server: RunningServer | undefined;
@@ -74,6 +80,7 @@ export async function startWebhook(cp: ControlPlane, dir: string, config: Record
       tlsSans: ['127.0.0.1'],
       kc: cp.kc,
       drainSeconds: 0,
+      markKeys: { dir: markKeyDir },
       logger: pino({ level: process.env.MESHGATE_REALNODE_LOG ?? 'warn' }),
       onReview: (route, _body, verdict) => void reviews.push({ route, verdict, at: Date.now() }),
     });
@@ -83,6 +90,7 @@ export async function startWebhook(cp: ControlPlane, dir: string, config: Record
   return {
     config: compiled,
     url,
+    markKeyDir,
     reviews,
     up,
     async down() {
