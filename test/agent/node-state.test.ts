@@ -20,6 +20,7 @@ const verified = verifyChain(
   memorySnapshot({ '10-calico.conflist': corpus('istio__10-calico.conflist-istioconfig') }),
   {
     runtime: 'containerd',
+    libcni: '1.1',
     pluginType: 'istio-cni',
     maxConfNum: 1,
     now: at('2025-01-01T00:00:00.123Z'),
@@ -27,6 +28,7 @@ const verified = verifyChain(
 );
 const missing = verifyChain(memorySnapshot({ '10-calico.conflist': corpus('istio__calico.conflist') }), {
   runtime: 'containerd',
+  libcni: '1.1',
   pluginType: 'istio-cni',
   maxConfNum: 1,
   now: at('2025-01-01T00:00:00Z'),

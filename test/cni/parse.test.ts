@@ -182,7 +182,7 @@ const CASES: Array<{ name: string; file: string; content: string; types?: string
 
 describe('parseNetworkFile (libcni rules)', () => {
   it.each(CASES)('$name', ({ file, content, types, error }) => {
-    const result = parseNetworkFile(file, content);
+    const result = parseNetworkFile(file, content, { line: '1.1' });
     if (error) {
       expect(result.ok).toBe(false);
       if (!result.ok) expect(result.error).toMatch(error);
@@ -193,7 +193,9 @@ describe('parseNetworkFile (libcni rules)', () => {
   });
 
   it('takes the network name and version of a .conf from the plugin itself', () => {
-    const r = parseNetworkFile('x.conf', JSON.stringify({ cniVersion: '0.4.0', name: 'dbnet', type: 'bridge' }));
+    const r = parseNetworkFile('x.conf', JSON.stringify({ cniVersion: '0.4.0', name: 'dbnet', type: 'bridge' }), {
+      line: '1.1',
+    });
     expect(r.ok && { name: r.network.name, v: r.network.cniVersion }).toEqual({ name: 'dbnet', v: '0.4.0' });
   });
 });

@@ -17,7 +17,9 @@ describe('readSnapshot', () => {
     const snap = await readSnapshot(join(dirs.root, 'absent'), [dirs.binDir]);
     expect(snap).toMatchObject({ files: [], dirMissing: true });
     expect(snap.dirError).toBeUndefined();
-    expect(verifyChain(snap, { runtime: 'containerd', pluginType: 'istio-cni', maxConfNum: 1 })).toMatchObject({
+    expect(
+      verifyChain(snap, { runtime: 'containerd', libcni: '1.1', pluginType: 'istio-cni', maxConfNum: 1 }),
+    ).toMatchObject({
       reason: 'no_config',
       detail: 'the conf dir does not exist',
     });
@@ -28,7 +30,9 @@ describe('readSnapshot', () => {
     const file = dirs.conf('x.conf', '{}');
     const snap = await readSnapshot(file, [dirs.binDir]);
     expect(snap.dirError).toMatch(/^ENOTDIR/);
-    expect(verifyChain(snap, { runtime: 'crio', pluginType: 'istio-cni', maxConfNum: 1 }).reason).toBe('unreadable');
+    expect(verifyChain(snap, { runtime: 'crio', libcni: '1.1', pluginType: 'istio-cni', maxConfNum: 1 }).reason).toBe(
+      'unreadable',
+    );
   });
 
   it('reads only .conf/.conflist/.json entries that are not directories', async () => {

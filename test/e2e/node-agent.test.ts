@@ -56,6 +56,7 @@ function agentFor(overrides: Partial<AgentConfig> = {}) {
     binDirs: [dirs.binDir],
     pluginType: 'istio-cni',
     runtime: 'containerd',
+    libcni: 'auto',
     maxConfNum: 1,
     resyncMs: 300_000,
     debounceMs: 100,
