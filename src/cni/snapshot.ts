@@ -45,7 +45,10 @@ async function readPluginDir(confDir: string, name: string): Promise<PluginDir> 
     if (errorCode(err) === 'ENOENT') return { name, path, missing: true };
     return { name, path, error: shortError(err) };
   }
-  const confs = entries.filter((e) => !e.isDirectory() && e.name.endsWith('.conf')).map((e) => e.name);
+  const confs = entries
+    .filter((e) => !e.isDirectory() && e.name.endsWith('.conf'))
+    .map((e) => e.name)
+    .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   return { name, path, files: await Promise.all(confs.map((f) => readConfFile(join(path, f), f))) };
 }
 

@@ -90,7 +90,11 @@ describe('node-agent flags', () => {
     },
     { argv: ['--plugin-type', 'istio-cni'], env: { NODE_NAME: 'n' }, err: /pass --kubeconfig/ },
     { argv: ['--plugin-type', 'istio-cni', '--runtime', 'cri-o'], env: IN_CLUSTER, err: /--runtime must be one of/ },
-    { argv: ['--plugin-type', 'istio-cni', '--libcni', '1.4'], env: IN_CLUSTER, err: /--libcni must be auto or one of/ },
+    {
+      argv: ['--plugin-type', 'istio-cni', '--libcni', '1.4'],
+      env: IN_CLUSTER,
+      err: /--libcni must be auto or one of/,
+    },
     {
       argv: ['--plugin-type', 'istio-cni', '--resync', '5 minutes'],
       env: IN_CLUSTER,

@@ -71,6 +71,21 @@ describe('observeNode / isUpToDate', () => {
     expect(isUpToDate(seen, verified, false)).toBe(true);
   });
 
+  it("reads the kubelet's containerRuntimeVersion, which decides the libcni line; an empty one is unknown", () => {
+    const node = nodeSaying(verified);
+    const withRuntime = (v: string) => ({
+      ...node,
+      status: { ...node.status, nodeInfo: { containerRuntimeVersion: v } },
+    });
+    expect(observeNode(withRuntime('containerd://2.1.4') as never).runtimeVersion).toBe('containerd://2.1.4');
+    expect(observeNode(withRuntime('') as never).runtimeVersion).toBeUndefined();
+  });
+
+  it('a verdict judged by another libcni line is a change to publish', () => {
+    const seen = observeNode(nodeSaying(verified));
+    expect(isUpToDate(seen, { ...verified, evidence: { ...verified.evidence, libcni: '1.3' } }, false)).toBe(false);
+  });
+
   it('ignores the evidence time: a restart re-deriving the same verdict writes nothing', () => {
     expect(isUpToDate(observeNode(nodeSaying(verified)), later(verified), false)).toBe(true);
   });
