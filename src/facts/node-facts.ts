@@ -129,7 +129,7 @@ export function factFromNode(node: VerdictNode, expect: NodeExpectations, now = 
   if (mark) return { name, verified: false, reason: QUARANTINE_REASON, message: describeMark(mark), kubeletVersion };
   if (label !== 'true')
     return no('label_mismatch', `label is ${label === undefined ? 'absent' : `"${label}"`}, the condition True`);
-  let evidence: { pluginType?: unknown; libcni?: unknown; runtimeVersion?: unknown } | null;
+  let evidence: { pluginType?: unknown; runtime?: unknown; libcni?: unknown; runtimeVersion?: unknown } | null;
   try {
     evidence = JSON.parse(node.metadata?.annotations?.[EVIDENCE_ANNOTATION] ?? '');
   } catch {
@@ -159,15 +159,16 @@ export function factFromNode(node: VerdictNode, expect: NodeExpectations, now = 
  * by flag (no `runtimeVersion`) holds for any runtime.
  */
 function runtimeChange(
-  evidence: { libcni?: unknown; runtimeVersion?: unknown } | null,
+  evidence: { runtime?: unknown; libcni?: unknown; runtimeVersion?: unknown } | null,
   reported: string | undefined,
 ): string | undefined {
-  const { libcni, runtimeVersion } = evidence ?? {};
+  const { runtime, libcni, runtimeVersion } = evidence ?? {};
   if (typeof runtimeVersion !== 'string' || typeof libcni !== 'string' || libcni === 'all') return undefined;
   if (!reported || reported === runtimeVersion) return undefined;
-  const now = parseRuntimeVersion(reported).line;
-  if (now === libcni) return undefined;
-  return `verified under ${runtimeVersion} (libcni ${libcni}), the node reports ${reported} (${now ? `libcni ${now}` : 'libcni line unknown'})`;
+  const now = parseRuntimeVersion(reported);
+  if (now.line === libcni && now.runtime === runtime) return undefined;
+  const line = now.line ? `libcni ${now.line}` : 'libcni line unknown';
+  return `verified under ${runtimeVersion} (libcni ${libcni}), the node reports ${reported} (${line})`;
 }
 
 /** The in-memory store behind every NodeFacts source. */

@@ -141,6 +141,8 @@ describe("a node is verified only by the agent's published verdict", () => {
       ['1.2', 'cri-o://1.31.2', 'cri-o://1.30.9', false],
       ['all', 'containerd://9.0.0', 'containerd://1.7.0', true],
       ['1.2', undefined, 'cri-o://1.36.0', true],
+      // The evidence's runtime is containerd: a CRI-O of the same line is another runtime.
+      ['1.1', 'containerd://1.7.27', 'cri-o://1.30.2', false],
     ] as const)('libcni %s under %s, the node now reports %s → verified %s', (libcni, at, now, verified) => {
       const f = judged(libcni, at, now);
       expect(f.verified).toBe(verified);
