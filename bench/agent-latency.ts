@@ -4,7 +4,7 @@
  * and a fake publisher that records when each verdict arrives. Changes alternate between the corpus's
  * istio-chained Calico conflist (verified) and plain Calico (mesh_plugin_missing), half written in place,
  * half renamed in (how installers replace files), so every change flips the verdict and is published.
- * The agent's own work (read the dirs + verifyChain) is timed separately, to split the latency into
+ * The agent's own work (read the dirs + judge them) is timed separately, to split the latency into
  * debounce window + work.
  */
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,8 @@ import { performance } from 'node:perf_hooks';
 import { NodeAgent, type AgentConfig, type AgentLog } from '../src/agent/agent.ts';
 import { desiredState, type PublishedState } from '../src/agent/node-state.ts';
 import type { NodePublisher } from '../src/agent/publisher.ts';
-import { readSnapshot, verifyChain, type Verdict } from '../src/cni/index.ts';
+import { judgeSnapshot } from '../src/agent/judge.ts';
+import { readSnapshot, type Verdict } from '../src/cni/index.ts';
 import { CORPUS_DIR } from './corpus.ts';
 import { median, round, summary } from './stats.ts';
 
@@ -85,7 +86,7 @@ export interface AgentLatency {
   intermediatePublishes: number;
   writeToPublishMs: { median: number; p95: number; max: number };
   byOperation: Record<string, { n: number; median: number; max: number }>;
-  /** readSnapshot + verifyChain on the same dirs, median of 20: the agent's work after the debounce. */
+  /** readSnapshot + judgeSnapshot (every libcni line) on the same dirs, median of 20: the agent's work after the debounce. */
   readAndVerifyMs: number;
   verifyOnlyMs: number;
 }
@@ -116,6 +117,7 @@ export async function measureAgentLatency(
     binDirs: [binDir],
     pluginType: 'istio-cni',
     runtime: 'containerd',
+    libcni: 'auto',
     maxConfNum: 1,
     resyncMs: 300_000,
     debounceMs: DEBOUNCE_MS,
@@ -154,7 +156,8 @@ export async function measureAgentLatency(
     const t0 = performance.now();
     const snap = await readSnapshot(confDir, [binDir]);
     const t1 = performance.now();
-    verifyChain(snap, config);
+    // As the agent judges it before its Node is read: by every libcni line.
+    judgeSnapshot(snap, config, undefined, () => new Date());
     const t2 = performance.now();
     reads.push(t2 - t0);
     verifies.push(t2 - t1);

@@ -170,6 +170,6 @@ export function agentTable(a: AgentLatency, label: string): string {
     .join('; ');
   return [
     `  ${label}: ${a.changes} changes, debounce ${a.debounceMs} ms: median ${w.median} ms, p95 ${w.p95} ms, max ${w.max} ms (${ops})`,
-    `    agent work after the debounce: read dirs + verify ${a.readAndVerifyMs} ms (verifyChain alone ${a.verifyOnlyMs} ms); intermediate publishes ${a.intermediatePublishes}`,
+    `    agent work after the debounce: read dirs + verify ${a.readAndVerifyMs} ms (judging alone ${a.verifyOnlyMs} ms); intermediate publishes ${a.intermediatePublishes}`,
   ].join('\n');
 }

@@ -86,10 +86,11 @@ if (existsSync(build)) {
   run('bash', [build]);
 }
 
-// 5. The CNI oracle (real libcni + go-cni) that test/cni/oracle.test.ts compares meshgate's CNI reading with.
-const oracle = join(root, 'scripts', 'build-cni-oracle.sh');
-if (existsSync(oracle)) {
-  run('bash', [oracle]);
+// 5. The CNI oracles that test/cni/oracle.test.ts compares meshgate's CNI reading with, for each libcni line:
+// containerd's (real go-cni + libcni) and CRI-O's own selection (ocicni, built from ../shared/vendor/ocicni-*).
+for (const script of ['build-cni-oracle.sh', 'build-ocicni-oracle.sh']) {
+  const oracle = join(root, 'scripts', script);
+  if (existsSync(oracle)) run('bash', [oracle]);
 }
 
 // 6. Istio's own injector, istio-cni and istio-iptables (istio.io/istio 1.27.0), the reference the e2e tests and the

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Builds the CNI oracle (test/cni/oracle): a small Go program linking the REAL libcni and go-cni, which
 # test/cni/oracle.test.ts runs to prove meshgate's CNI config reading agrees with the container runtimes.
-# Two binaries from one source:
-#   cni-oracle         go.mod:        libcni v1.1.1 + go-cni v1.1.6 (what Debian's containerd 1.6.20 builds with)
-#   cni-oracle-latest  go.latest.mod: the newest libcni and go-cni releases, for the comparison with them
+# Three binaries from one source, one per libcni line containerd ships:
+#   cni-oracle          go.mod:          libcni v1.1.1 + go-cni v1.1.6 (Debian's containerd 1.6.20; 1.6/1.7 are 1.1.x)
+#   cni-oracle-libcni12 go.libcni12.mod: libcni v1.2.3 + go-cni v1.1.12 (containerd 2.0)
+#   cni-oracle-latest   go.latest.mod:   the newest libcni and go-cni releases (v1.3.1, containerd >= 2.1 is 1.3.x)
+# CRI-O's selection is built by scripts/build-ocicni-oracle.sh from CRI-O's own code.
 # The cache dir is keyed by the first 12 hex digits of sha256(go.mod + go.sum + go.latest.mod + go.latest.sum +
-# main.go + this script); test/cni/oracle-binary.ts recomputes the same key, keep the two in sync.
+# go.libcni12.mod + go.libcni12.sum + main.go + this script); test/cni/oracle-binary.ts recomputes the same key,
+# keep the two in sync.
 #
 # Layout: ${MESHGATE_CACHE:-$HOME/.cache/meshgate}/cni-oracle-<key>/
 #   bin/<name>   built to bin/.<name>.tmp and renamed, so a killed build never leaves half a file
@@ -18,7 +21,8 @@ script="$root/scripts/build-cni-oracle.sh"
 log() { printf '[cni-oracle] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-inputs=("$mod/go.mod" "$mod/go.sum" "$mod/go.latest.mod" "$mod/go.latest.sum" "$mod/main.go" "$script")
+inputs=("$mod/go.mod" "$mod/go.sum" "$mod/go.latest.mod" "$mod/go.latest.sum" "$mod/go.libcni12.mod"
+  "$mod/go.libcni12.sum" "$mod/main.go" "$script")
 key="$(cat "${inputs[@]}" | sha256sum | cut -c1-12)"
 cache="${MESHGATE_CACHE:-$HOME/.cache/meshgate}"
 dir="$cache/cni-oracle-$key"
@@ -54,6 +58,7 @@ build() { # build <name> <go build args...>
 }
 log "building into $dir (about a minute cold)"
 build cni-oracle
+build cni-oracle-libcni12 -modfile=go.libcni12.mod
 build cni-oracle-latest -modfile=go.latest.mod
 
 new_key="$(cat "${inputs[@]}" | sha256sum | cut -c1-12)"

@@ -12,14 +12,22 @@
  * re-reads the Node every `quarantineRecheckMs` instead of once per resync, so it publishes its own verdict again
  * soon after the mark is removed.
  *
+ * Which libcni line reads the files (src/cni/libcni-line.ts): the one of the runtime its Node reports
+ * (`status.nodeInfo.containerRuntimeVersion`, read with the Node on start, on every resync and before a heartbeat:
+ * a runtime upgraded in place is judged by its new line within one resync), unless --libcni names one. Until the
+ * Node has been read, or when its runtime is not a known release, every line must agree (the first check of a
+ * start may therefore differ from what is published). The evidence records the line and the version.
+ *
  * Latency: an event starts the debounce window (default 100 ms); events inside it are coalesced, not extending
  * it, so a stream of writes cannot postpone the verdict. Events during a verification mark it dirty and cause
  * one more run. See test/agent/latency.test.ts for the measured figures.
  */
 import { readSnapshot as readSnapshotFromDisk } from '../cni/snapshot.ts';
-import type { Runtime, Snapshot, Verdict } from '../cni/types.ts';
-import { verifyWithPluginConfig, type RedirectExpectations } from '../cni/plugin-config.ts';
-import { DirWatcher, type WatchFactory, type Watcher } from './dir-watcher.ts';
+import type { LibcniLine, Runtime, Snapshot, Verdict } from '../cni/types.ts';
+import type { RedirectExpectations } from '../cni/plugin-config.ts';
+import { DirWatcher, type WatchFactory } from './dir-watcher.ts';
+import { judgeSnapshot } from './judge.ts';
+import { Watches } from './watches.ts';
 import { desiredState, isUpToDate, type PublishedState } from './node-state.ts';
 import { readMark, underQuarantine, wantsTaint } from '../node/quarantine.ts';
 import type { NodePublisher } from './publisher.ts';
@@ -30,6 +38,8 @@ export interface AgentConfig {
   binDirs: readonly string[];
   pluginType: string;
   runtime: Runtime;
+  /** --libcni: a line, or 'auto' (the line of the runtime the Node reports; every line when unknown). */
+  libcni: LibcniLine | 'auto';
   maxConfNum: number;
   /**
    * Periodic re-verification and Node re-read, in case an event was missed or someone edited the Node. Default
@@ -114,8 +124,10 @@ const NO_OBSERVER: AgentObserver = { checked() {}, published() {}, heartbeat() {
 export class NodeAgent {
   readonly #config: AgentConfig;
   readonly #deps: Required<AgentDeps>;
-  #watchers: Watcher[] = [];
+  #watches: Watches | undefined;
   #published: PublishedState | undefined;
+  /** The Node's containerRuntimeVersion as last read (undefined until the first read). */
+  #runtimeVersion: string | undefined;
   #lastVerdict: Verdict | undefined;
   #debounce: NodeJS.Timeout | undefined;
   #retry: NodeJS.Timeout | undefined;
@@ -162,8 +174,8 @@ export class NodeAgent {
   async start(): Promise<void> {
     const { confDir, binDirs, resyncMs } = this.#config;
     const onError = (err: Error) => this.#deps.log.warn({ err: err.message }, 'watch failed; relying on resync');
-    for (const dir of [confDir, ...binDirs])
-      this.#watchers.push(this.#deps.watch(dir, (why) => this.trigger(why), onError));
+    this.#watches = new Watches([confDir, ...binDirs], this.#deps.watch, (why) => this.trigger(why), onError);
+    this.#watches.sync();
     this.#resync = setInterval(() => {
       this.#published = undefined; // re-read the Node too: someone may have edited or removed our marks
       this.trigger('resync');
@@ -184,7 +196,7 @@ export class NodeAgent {
   /** Stops watching and waits for a verification in flight. Publishes nothing. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    for (const w of this.#watchers) w.close();
+    this.#watches?.close();
     for (const t of [this.#debounce, this.#retry, this.#recheck]) clearTimeout(t);
     clearInterval(this.#resync);
     await this.#running;
@@ -214,22 +226,35 @@ export class NodeAgent {
     if (this.#dirty) this.trigger('changed during verification');
   }
 
+  /** The verdict on a snapshot under the runtime version last read; recorded and reported as checked. */
+  #judge(snapshot: Snapshot): Verdict {
+    const verdict = judgeSnapshot(snapshot, this.#config, this.#runtimeVersion, this.#deps.now);
+    this.#lastVerdict = verdict;
+    this.#deps.observer.checked(verdict);
+    return verdict;
+  }
+
   async #reconcile(why: string): Promise<void> {
     const { nodeName, confDir, binDirs, taintUnverified } = this.#config;
     const { publisher, log, observer } = this.#deps;
     let step: AgentStep = 'read_files';
     try {
-      for (const w of this.#watchers) w.ensure();
+      this.#watches?.ensure();
       const snapshot = await this.#deps.readSnapshot(confDir, binDirs);
-      const verdict = verifyWithPluginConfig(snapshot, { ...this.#config, now: this.#deps.now }, this.#config.expect);
-      this.#lastVerdict = verdict;
-      observer.checked(verdict);
+      this.#watches?.sync(snapshot);
+      let verdict = this.#judge(snapshot);
       step = 'read_node';
       const heartbeatDue = this.#deps.now().getTime() - this.#lastWriteAt >= this.#config.resyncMs * HEARTBEAT_SHARE;
       // A heartbeat vouches for what the Node says: read it fresh first, so the agent never refreshes a condition it
       // has not seen (the repair controller's node_quarantined one, written since the last read).
       if (heartbeatDue) this.#published = undefined;
-      this.#published ??= await publisher.read(nodeName);
+      if (!this.#published) {
+        this.#published = await publisher.read(nodeName);
+        if (this.#published.runtimeVersion !== this.#runtimeVersion) {
+          this.#runtimeVersion = this.#published.runtimeVersion;
+          verdict = this.#judge(snapshot);
+        }
+      }
       const mark = readMark(this.#published.quarantine);
       const wanted = underQuarantine(verdict, mark);
       const taint = wantsTaint(taintUnverified, mark);

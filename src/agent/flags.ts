@@ -3,7 +3,9 @@
  * spellings. Throws UsageError (exit 2). Kept free of heavy imports: check-node must start fast.
  */
 import { UsageError } from '../cli/args.ts';
-import { RUNTIMES, type Runtime } from '../cni/types.ts';
+import { isLibcniChoice } from '../cni/libcni-line.ts';
+import { parseRuntimeVersion } from '../cni/runtime-version.ts';
+import { LIBCNI_LINES, type LibcniLine, RUNTIMES, type Runtime } from '../cni/types.ts';
 import { parseDuration } from './duration.ts';
 
 /** The runtime's default plugin dir. */
@@ -23,6 +25,28 @@ export function parseRuntime(value: string): Runtime {
     throw new UsageError(`--runtime must be one of ${RUNTIMES.join(', ')}, got "${value}"`);
   }
   return value as Runtime;
+}
+
+/**
+ * check-node's `--runtime`: a runtime name, or a Node's containerRuntimeVersion (`containerd://2.1.4`,
+ * `cri-o://1.31.2`), which also tells the libcni line (src/cni/libcni-line.ts).
+ */
+export function parseRuntimeOrVersion(value: string): { runtime: Runtime; runtimeVersion?: string } {
+  if (!value.includes('://')) return { runtime: parseRuntime(value) };
+  const { runtime } = parseRuntimeVersion(value);
+  if (!runtime) {
+    throw new UsageError(
+      `--runtime "${value}" is not a containerd:// or cri-o:// version (as a Node's containerRuntimeVersion says)`,
+    );
+  }
+  return { runtime, runtimeVersion: value };
+}
+
+/** `--libcni`: a line, or auto (from the runtime's version; unknown → every line must agree). */
+export function parseLibcni(value: string): LibcniLine | 'auto' {
+  if (!isLibcniChoice(value))
+    throw new UsageError(`--libcni must be auto or one of ${LIBCNI_LINES.join(', ')}, got "${value}"`);
+  return value;
 }
 
 export function parseCount(flag: string, value: string): number {

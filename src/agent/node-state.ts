@@ -39,6 +39,11 @@ export interface PublishedState {
   tainted: boolean;
   /** The repair controller's quarantine mark (raw annotation value), which the agent never writes. */
   quarantine?: string;
+  /**
+   * `status.nodeInfo.containerRuntimeVersion` as the kubelet reports it (e.g. "containerd://2.1.4"): which libcni
+   * line reads the node's CNI files (src/cni/libcni-line.ts). Only what a read of the Node says; not meshgate's.
+   */
+  runtimeVersion?: string;
 }
 
 export function observeNode(node: V1Node): PublishedState {
@@ -56,6 +61,7 @@ export function observeNode(node: V1Node): PublishedState {
     evidence: node.metadata?.annotations?.[EVIDENCE_ANNOTATION],
     tainted: hasUnverifiedTaint(node),
     quarantine: node.metadata?.annotations?.[QUARANTINE_ANNOTATION],
+    runtimeVersion: node.status?.nodeInfo?.containerRuntimeVersion || undefined,
   };
 }
 

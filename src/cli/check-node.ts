@@ -5,10 +5,11 @@
  * on any unexpected error: 1 is a verdict ("not verified"), so a failure of meshgate itself must never look like
  * one; it is reported in one line, without a stack trace.
  */
-import { parseCount, parseRuntime, splitDirs } from '../agent/flags.ts';
+import { parseCount, parseLibcni, parseRuntimeOrVersion, splitDirs } from '../agent/flags.ts';
+import { chooseLine, judgeByLine, type LineChoice } from '../cni/libcni-line.ts';
 import { ADVICE } from '../cni/reasons.ts';
 import { readSnapshot } from '../cni/snapshot.ts';
-import type { Candidate, Snapshot, Verdict, VerifyOptions } from '../cni/types.ts';
+import type { Candidate, LibcniLine, LineEvidence, Snapshot, Verdict, VerifyOptions } from '../cni/types.ts';
 import { verifyChain } from '../cni/verify.ts';
 import { parseFlags, UsageError } from './args.ts';
 import type { CliIO } from './io.ts';
@@ -22,12 +23,16 @@ flags:
   --plugin-type TYPE     mesh CNI plugin type that must be chained, e.g. istio-cni, linkerd-cni (required)
   --cni-conf-dir DIR     CNI configuration dir (default /etc/cni/net.d)
   --cni-bin-dir DIR      CNI plugin dir, repeatable or comma-separated (default /opt/cni/bin)
-  --runtime NAME         containerd | crio (default containerd)
+  --runtime RUNTIME      containerd | crio, or the Node's containerRuntimeVersion (containerd://2.1.4,
+                         cri-o://1.31.2), whose version tells which libcni line reads the files (default containerd)
+  --libcni LINE          1.1 | 1.2 | 1.3, or auto: from --runtime's version; when that is not given or not a known
+                         release, verified only when every line agrees (default auto)
   --max-conf-num N       containerd's max_conf_num (default 1; 0 = all files)
   --output FORMAT        text | json (default text)
 
 examples:
-  meshgate check-node --plugin-type istio-cni
+  meshgate check-node --plugin-type istio-cni --runtime "$(kubectl get node "$(hostname)" \
+      -o jsonpath='{.status.nodeInfo.containerRuntimeVersion}')"
   meshgate check-node --plugin-type linkerd-cni --runtime crio --cni-conf-dir /host/etc/cni/net.d --output json
 `;
 
@@ -36,6 +41,7 @@ const FLAGS = {
   'cni-conf-dir': { type: 'string', default: '/etc/cni/net.d' },
   'cni-bin-dir': { type: 'string', multiple: true },
   runtime: { type: 'string', default: 'containerd' },
+  libcni: { type: 'string', default: 'auto' },
   'max-conf-num': { type: 'string', default: '1' },
   output: { type: 'string', default: 'text' },
   help: { type: 'boolean', short: 'h' },
@@ -63,9 +69,9 @@ async function check(argv: string[], io: CliIO): Promise<number> {
     io.stdout(USAGE);
     return 0;
   }
-  const { confDir, binDirs, output, options } = parsed;
+  const { confDir, binDirs, output, options, choice } = parsed;
   const snapshot = await readSnapshot(confDir, binDirs);
-  const verdict = verifyChain(snapshot, options);
+  const verdict = judgeByLine(choice, (libcni) => verifyChain(snapshot, { ...options, libcni }));
   io.stdout(output === 'json' ? `${JSON.stringify(verdict, null, 2)}\n` : render(snapshot, verdict, options));
   if (snapshot.dirError) {
     io.stderr(`meshgate check-node: cannot read ${confDir}: ${snapshot.dirError}\n`);
@@ -80,12 +86,15 @@ function parseArgs(argv: string[]) {
   const pluginType = values['plugin-type'];
   if (!pluginType) throw new UsageError('--plugin-type is required (e.g. istio-cni, linkerd-cni)');
   if (values.output !== 'text' && values.output !== 'json') throw new UsageError('--output must be text or json');
-  const options: VerifyOptions = {
+  const { runtime, runtimeVersion } = parseRuntimeOrVersion(values.runtime);
+  const options: Omit<VerifyOptions, 'libcni'> = {
     pluginType,
-    runtime: parseRuntime(values.runtime),
+    runtime,
     maxConfNum: parseCount('--max-conf-num', values['max-conf-num']),
   };
-  return { confDir: values['cni-conf-dir'], binDirs: splitDirs(values['cni-bin-dir']), output: values.output, options };
+  const choice: LineChoice = chooseLine(runtime, parseLibcni(values.libcni), runtimeVersion);
+  const binDirs = splitDirs(values['cni-bin-dir']);
+  return { confDir: values['cni-conf-dir'], binDirs, output: values.output, options, choice };
 }
 
 const OUTCOME_WORDS: Record<Candidate['outcome'], string> = {
@@ -99,22 +108,34 @@ const OUTCOME_WORDS: Record<Candidate['outcome'], string> = {
 };
 
 /** The verdict for a person, top to bottom in the order the runtime decides. */
-export function render(snapshot: Snapshot, verdict: Verdict, options: VerifyOptions): string {
+export function render(snapshot: Snapshot, verdict: Verdict, options: Omit<VerifyOptions, 'libcni'>): string {
   const { evidence } = verdict;
   const runtime = options.runtime === 'containerd' ? `containerd (max_conf_num ${options.maxConfNum})` : 'CRI-O';
+  const from = evidence.runtimeVersion ? ` (${evidence.runtimeVersion})` : '';
   const binDirs = (snapshot.binDirs ?? []).map((d) =>
     snapshot.binDirErrors?.[d] ? `${d} (${snapshot.binDirErrors[d]})` : d,
   );
   const lines = [
     `Runtime:    ${runtime}`,
+    evidence.libcni === 'all'
+      ? `libcni:     every line (1.1, 1.2, 1.3): the runtime's is not known${from}`
+      : `libcni:     ${evidence.libcni}${from}`,
     `Conf dir:   ${snapshot.confDir}${snapshot.dirMissing ? '  (does not exist)' : ''}` +
       `${snapshot.dirError ? `  (${snapshot.dirError})` : ''}`,
     `Bin dirs:   ${binDirs.join(', ')}`,
     `Mesh plugin: ${options.pluginType}`,
     '',
   ];
+  if (evidence.lines) {
+    lines.push('What each libcni line loads:');
+    for (const [line, e] of Object.entries(evidence.lines) as Array<[LibcniLine, LineEvidence]>) {
+      const chain = e.plugins.length > 0 ? `: ${e.plugins.join(' → ')}` : '';
+      lines.push(`  ${line}  ${e.reason}${e.file ? ` (${e.file}${chain})` : ''}`);
+    }
+    lines.push('');
+  }
   if (evidence.candidates.length > 0) {
-    lines.push('Files, in the order the runtime tries them:');
+    lines.push(`Files, in the order the runtime tries them${evidence.lines ? ' (libcni 1.1)' : ''}:`);
     const width = Math.max(...evidence.candidates.map((c) => c.file.length));
     for (const c of evidence.candidates) {
       const mark = c.outcome === 'selected' ? '*' : ' ';

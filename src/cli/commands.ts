@@ -41,6 +41,7 @@ const NODE_CNI: readonly FlagSpec[] = [
   { name: 'cni-conf-dir', value: 'dir' },
   { name: 'cni-bin-dir', value: 'dir', multiple: true },
   { name: 'runtime', value: ['containerd', 'crio'] },
+  { name: 'libcni', value: ['auto', '1.1', '1.2', '1.3'] },
   { name: 'max-conf-num', value: 'text' },
 ];
 

@@ -5,7 +5,7 @@
  */
 import pino from 'pino';
 import { NodeAgent, type AgentConfig } from '../agent/agent.ts';
-import { durationFlag, parseCount, parseRuntime, resolvePluginType, splitDirs } from '../agent/flags.ts';
+import { durationFlag, parseCount, parseLibcni, parseRuntime, resolvePluginType, splitDirs } from '../agent/flags.ts';
 import { configFromFlags } from '../config/load.ts';
 import { KubeNodePublisher } from '../agent/kube-publisher.ts';
 import { createAgentMetrics } from '../agent/metrics.ts';
@@ -29,7 +29,11 @@ flags:
   --node-name NAME          this node (default: $NODE_NAME, set it with the downward API; never guessed)
   --cni-conf-dir DIR        CNI configuration dir (default /etc/cni/net.d)
   --cni-bin-dir DIR         CNI plugin dir, repeatable or comma-separated (default /opt/cni/bin)
-  --runtime NAME            containerd | crio: whose file selection to emulate (default containerd)
+  --runtime NAME            containerd | crio: whose file selection to emulate (default containerd); a Node that
+                            reports another runtime is not verified (runtime_mismatch)
+  --libcni LINE             1.1 | 1.2 | 1.3: which libcni release line reads the files, or auto: the line of the
+                            runtime version the Node reports, and every line must agree when that is not a known
+                            release (default auto)
   --max-conf-num N          containerd's max_conf_num (default 1; 0 = all files)
   --resync DURATION         periodic re-verification and Node re-read (default 5m)
   --debounce DURATION       coalescing window after a file event (default 100ms)
@@ -55,6 +59,7 @@ const FLAGS = {
   'cni-conf-dir': { type: 'string', default: '/etc/cni/net.d' },
   'cni-bin-dir': { type: 'string', multiple: true },
   runtime: { type: 'string', default: 'containerd' },
+  libcni: { type: 'string', default: 'auto' },
   'max-conf-num': { type: 'string', default: '1' },
   resync: { type: 'string', default: '5m' },
   debounce: { type: 'string', default: '100ms' },
@@ -89,6 +94,7 @@ export function parseNodeAgentArgs(
     confDir: values['cni-conf-dir'],
     binDirs: Object.freeze(splitDirs(values['cni-bin-dir'])),
     runtime: parseRuntime(values.runtime),
+    libcni: parseLibcni(values.libcni),
     maxConfNum: parseCount('--max-conf-num', values['max-conf-num']),
     resyncMs: durationFlag('--resync', values.resync),
     debounceMs: durationFlag('--debounce', values.debounce),

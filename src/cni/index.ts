@@ -13,9 +13,14 @@ export {
   MAX_CONF_FILE_BYTES,
 } from './runtime.ts';
 export { parseNetworkFile, parseConf, parseConfList } from './parse.ts';
+export { chooseLine, judgeByLine, type LineChoice } from './libcni-line.ts';
+export { parseRuntimeVersion, RELEASES } from './runtime-version.ts';
 export { REASONS, ADVICE, isReasonCode, type ReasonCode } from './reasons.ts';
-export { RUNTIMES } from './types.ts';
+export { LIBCNI_LINES, RUNTIMES } from './types.ts';
 export type {
+  LibcniLine,
+  LineEvidence,
+  PluginDir,
   Runtime,
   Snapshot,
   ConfFileEntry,

@@ -149,7 +149,7 @@ export function verifyWithPluginConfig(
 ): Verdict {
   const verdict = verifyChain(snapshot, options);
   if (!verdict.verified || !expect || options.pluginType !== 'linkerd-cni') return verdict;
-  const selection = selectNetwork(snapshot, options.runtime, options.maxConfNum);
+  const selection = selectNetwork(snapshot, options.runtime, options.maxConfNum, options.libcni);
   if (!selection.ok) return verdict;
   const problems = selection.selected.network.plugins
     .filter((p) => p.type === options.pluginType)

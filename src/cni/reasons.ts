@@ -29,6 +29,12 @@ export const REASONS = {
   plugin_config_mismatch:
     'The mesh plugin in the chain is configured for other proxy ports or another proxy UID ' +
     'than the mesh meshgate guards, so it would not redirect pods to their proxy.',
+  libcni_lines_disagree:
+    'The libcni version of the node’s container runtime is unknown, and the libcni release lines read this ' +
+    'configuration differently, so which chain the runtime loads cannot be told.',
+  runtime_mismatch:
+    'The node reports another container runtime than the one meshgate was told to emulate, ' +
+    'so its file selection would be judged by the wrong rules.',
 } as const;
 
 export type ReasonCode = keyof typeof REASONS;
@@ -58,6 +64,10 @@ export const ADVICE: Record<ReasonCode, string> = {
   plugin_config_mismatch:
     'Install the mesh CNI plugin with the ports and proxy UID of the mesh meshgate guards (its linkerd block), ' +
     "or fix meshgate's config (proxy.inboundPort, proxy.outboundPort, proxy.uid).",
+  libcni_lines_disagree:
+    'Make the configuration mean the same to every libcni line (the lines listed differ on it), ' +
+    'or name the runtime: --runtime containerd://VERSION or cri-o://VERSION, or --libcni 1.1|1.2|1.3.',
+  runtime_mismatch: "Set the node agent's --runtime (chart value nodeAgent.runtime) to the runtime the node reports.",
 };
 
 export function isReasonCode(value: unknown): value is ReasonCode {

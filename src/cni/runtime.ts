@@ -10,17 +10,20 @@
  *   The first loaded network is the pod's default (eth0).
  * - CRI-O (ocicni `loadNetworks`): skips every file that cannot be read or parsed, or whose plugin binaries fail
  *   `ValidateNetworkList` (looked up with `FindInPath`: the first bin dir holding a regular file of that name),
- *   and takes the first remaining file as the default network (when `cni_default_network` is unset).
- * Both agree with the real go-cni and libcni over the oracle's cases (test/cni/oracle.test.ts). Fail-closed
- * choices where meshgate cannot know what the runtime does: a file over meshgate's 2 MiB read limit (the runtimes
- * have none) stops the selection as `unreadable` for both runtimes instead of being judged or skipped; and
+ *   and takes the first remaining file as the default network (when `cni_default_network` is unset); a network
+ *   without a name is named after its file (ocicni's fallback), which is the name its ADD then checks.
+ * Files are read as the node's libcni line reads them (src/cni/parse.ts). Both loops agree with the real go-cni
+ * and ocicni of each line over the oracle's cases (test/cni/oracle.test.ts). Fail-closed choices where meshgate
+ * cannot know what the runtime does: a file over meshgate's 2 MiB read limit (the runtimes have none), or a
+ * conflist whose libcni 1.3 plugin dir meshgate cannot read, stops the selection as `unreadable` for both runtimes
+ * instead of being judged or skipped; and
  * ValidateNetworkList also runs each binary's VERSION command and skips the file when the plugin does not support
  * its cniVersion, which meshgate cannot run, so "valid" here means present and executable.
  */
 import type { ParsedNetwork } from './parse.ts';
 import { parseNetworkFile } from './parse.ts';
 import type { ReasonCode } from './reasons.ts';
-import type { Candidate, ConfFileEntry, Runtime, Snapshot } from './types.ts';
+import type { Candidate, ConfFileEntry, LibcniLine, PluginDir, Runtime, Snapshot } from './types.ts';
 
 export const CONF_EXTENSIONS: readonly string[] = ['.conf', '.conflist', '.json'];
 
@@ -53,7 +56,7 @@ export function sortedConfFiles(files: readonly ConfFileEntry[]): ConfFileEntry[
     .sort((a, b) => Buffer.compare(Buffer.from(a.name, 'utf8'), Buffer.from(b.name, 'utf8')));
 }
 
-export function selectNetwork(snapshot: Snapshot, runtime: Runtime, maxConfNum: number): Selection {
+export function selectNetwork(snapshot: Snapshot, runtime: Runtime, maxConfNum: number, line: LibcniLine): Selection {
   if (snapshot.dirError)
     return { ok: false, reason: 'unreadable', detail: `conf dir: ${snapshot.dirError}`, candidates: [] };
   const files = sortedConfFiles(snapshot.files);
@@ -61,10 +64,11 @@ export function selectNetwork(snapshot: Snapshot, runtime: Runtime, maxConfNum: 
     const detail = snapshot.dirMissing ? 'the conf dir does not exist' : undefined;
     return { ok: false, reason: 'no_config', detail, candidates: [] };
   }
-  return runtime === 'crio' ? selectCrio(snapshot, files) : selectContainerd(files, maxConfNum);
+  const load = loader(snapshot, line);
+  return runtime === 'crio' ? selectCrio(snapshot, files, load) : selectContainerd(files, maxConfNum, load);
 }
 
-function selectContainerd(files: ConfFileEntry[], maxConfNum: number): Selection {
+function selectContainerd(files: ConfFileEntry[], maxConfNum: number, load: Loader): Selection {
   const candidates: Candidate[] = [];
   const loaded: LoadedNetwork[] = [];
   let failure: Extract<Selection, { ok: false }> | undefined;
@@ -90,7 +94,7 @@ function selectContainerd(files: ConfFileEntry[], maxConfNum: number): Selection
   return failure ?? { ok: true, selected: loaded[0], candidates };
 }
 
-function selectCrio(snapshot: Snapshot, files: ConfFileEntry[]): Selection {
+function selectCrio(snapshot: Snapshot, files: ConfFileEntry[], load: Loader): Selection {
   const candidates: Candidate[] = [];
   let selected: LoadedNetwork | undefined;
   let stop: Extract<Selection, { ok: false }> | undefined;
@@ -103,8 +107,8 @@ function selectCrio(snapshot: Snapshot, files: ConfFileEntry[]): Selection {
     const result = load(file);
     if (!result.ok) {
       candidates.push({ file: file.name, outcome: result.outcome, detail: result.error });
-      // CRI-O would read and judge an oversize file; not knowing what it would make of it, stop here (fail closed).
-      if (result.oversize)
+      // CRI-O would read and judge what meshgate does not; not knowing what it would make of it, stop (fail closed).
+      if (result.undecidable)
         stop = { ok: false, reason: 'unreadable', file: file.name, detail: result.error, candidates };
       continue;
     }
@@ -117,7 +121,9 @@ function selectCrio(snapshot: Snapshot, files: ConfFileEntry[]): Selection {
       continue;
     }
     candidates.push({ file: file.name, outcome: 'selected' });
-    selected = result.loaded;
+    const { network } = result.loaded;
+    // ocicni: `if confList.Name == "" { confList.Name = path.Base(confFile) }`.
+    selected = network.name === '' ? { ...result.loaded, network: { ...network, name: file.name } } : result.loaded;
   }
   if (stop) return stop;
   if (!selected) {
@@ -129,22 +135,33 @@ function selectCrio(snapshot: Snapshot, files: ConfFileEntry[]): Selection {
 
 type LoadResult =
   | { ok: true; loaded: LoadedNetwork }
-  | { ok: false; outcome: 'unreadable' | 'unparsable'; error: string; oversize?: boolean };
+  /** `undecidable`: the runtime reads what meshgate did not (an oversize file, a plugin dir outside the conf dir). */
+  | { ok: false; outcome: 'unreadable' | 'unparsable'; error: string; undecidable?: boolean };
 
-function load(file: ConfFileEntry): LoadResult {
-  const size = typeof file.content === 'string' ? Buffer.byteLength(file.content, 'utf8') : file.content?.byteLength;
-  if (file.oversize || (size ?? 0) > MAX_CONF_FILE_BYTES) {
-    return {
-      ok: false,
-      outcome: 'unreadable',
-      error: `larger than meshgate's ${MAX_CONF_FILE_BYTES}-byte limit, not judged`,
-      oversize: true,
-    };
-  }
-  if (file.content === undefined) return { ok: false, outcome: 'unreadable', error: file.readError ?? 'not read' };
-  const parsed = parseNetworkFile(file.name, file.content);
-  if (!parsed.ok) return { ok: false, outcome: 'unparsable', error: parsed.error };
-  return { ok: true, loaded: { file, network: parsed.network } };
+type Loader = (file: ConfFileEntry) => LoadResult;
+
+function loader(snapshot: Snapshot, line: LibcniLine): Loader {
+  const dirs = new Map<string, PluginDir>((snapshot.pluginDirs ?? []).map((d) => [d.name, d]));
+  const pluginDir = (name: string) => dirs.get(name);
+  return (file) => {
+    const size = typeof file.content === 'string' ? Buffer.byteLength(file.content, 'utf8') : file.content?.byteLength;
+    if (file.oversize || (size ?? 0) > MAX_CONF_FILE_BYTES) {
+      return {
+        ok: false,
+        outcome: 'unreadable',
+        error: `larger than meshgate's ${MAX_CONF_FILE_BYTES}-byte limit, not judged`,
+        undecidable: true,
+      };
+    }
+    if (file.content === undefined) return { ok: false, outcome: 'unreadable', error: file.readError ?? 'not read' };
+    const parsed = parseNetworkFile(file.name, file.content, { line, pluginDir });
+    if (!parsed.ok) {
+      return parsed.undecidable
+        ? { ok: false, outcome: 'unreadable', error: `${parsed.error}, not judged`, undecidable: true }
+        : { ok: false, outcome: 'unparsable', error: parsed.error };
+    }
+    return { ok: true, loaded: { file, network: parsed.network } };
+  };
 }
 
 export interface BinaryProblem {

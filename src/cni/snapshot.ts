@@ -10,16 +10,46 @@
  *   `dirMissing`, any other listing error `dirError`; neither throws.
  * - bin dirs: every regular file (through symlinks), the first dir holding a name winning, with whether any
  *   execute bit is set. Unlistable bin dirs are recorded in `binDirErrors`.
+ * - plugin dirs (libcni ≥ 1.3, `NetworkPluginConfsFromFiles`): for every `.conflist` whose `name` is a string,
+ *   `<confdir>/<name>` as Go's filepath.Join makes it (cleaned: "" and "." are the conf dir itself); its `.conf`
+ *   entries that are not directories, read like the conf dir's files. A name leading outside the conf dir is not
+ *   followed (`outside`): the node agent sees only its mount of the conf dir.
  */
 import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
+import { conflistName } from './parse.ts';
 import { isConfFileName, MAX_CONF_FILE_BYTES } from './runtime.ts';
-import type { BinaryInfo, ConfFileEntry, Snapshot } from './types.ts';
+import type { BinaryInfo, ConfFileEntry, PluginDir, Snapshot } from './types.ts';
 
 export async function readSnapshot(confDir: string, binDirs: readonly string[]): Promise<Snapshot> {
   const [conf, bins] = await Promise.all([readConfDir(confDir), readBinDirs(binDirs)]);
-  return { confDir, binDirs: [...binDirs], ...conf, ...bins };
+  const names = new Set<string>();
+  for (const f of conf.files) {
+    const name = f.name.endsWith('.conflist') && f.content ? conflistName(f.content) : undefined;
+    if (name !== undefined) names.add(name);
+  }
+  const pluginDirs = await Promise.all([...names].map((name) => readPluginDir(confDir, name)));
+  return { confDir, binDirs: [...binDirs], ...conf, ...bins, ...(pluginDirs.length > 0 ? { pluginDirs } : {}) };
+}
+
+/** `<confDir>/<name>` and its `.conf` files, as libcni 1.3 lists them with `ConfFiles(dir, [".conf"])`. */
+async function readPluginDir(confDir: string, name: string): Promise<PluginDir> {
+  const path = join(confDir, name);
+  const rel = relative(confDir, path);
+  if (rel === '..' || rel.startsWith('../') || isAbsolute(rel)) return { name, outside: true };
+  let entries: Dirent[];
+  try {
+    entries = await readdir(path, { withFileTypes: true });
+  } catch (err) {
+    if (errorCode(err) === 'ENOENT') return { name, path, missing: true };
+    return { name, path, error: shortError(err) };
+  }
+  const confs = entries
+    .filter((e) => !e.isDirectory() && e.name.endsWith('.conf'))
+    .map((e) => e.name)
+    .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  return { name, path, files: await Promise.all(confs.map((f) => readConfFile(join(path, f), f))) };
 }
 
 async function readConfDir(dir: string): Promise<Pick<Snapshot, 'files' | 'dirMissing' | 'dirError'>> {

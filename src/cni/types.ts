@@ -10,6 +10,14 @@ export type Runtime = 'containerd' | 'crio';
 export const RUNTIMES: readonly Runtime[] = ['containerd', 'crio'];
 
 /**
+ * The libcni release lines whose reading of a conf dir differs (each difference is listed in src/cni/parse.ts):
+ * 1.1 (v1.0.1–v1.1.2: containerd 1.6/1.7, CRI-O ≤ 1.30), 1.2 (v1.2.3: containerd 2.0, CRI-O 1.31/1.32) and
+ * 1.3 (v1.3.0/v1.3.1: containerd ≥ 2.1, CRI-O ≥ 1.33). Which line a node runs: src/cni/libcni-line.ts.
+ */
+export type LibcniLine = '1.1' | '1.2' | '1.3';
+export const LIBCNI_LINES: readonly LibcniLine[] = ['1.1', '1.2', '1.3'];
+
+/**
  * One file of the conf dir whose name ends in `.conf`, `.conflist` or `.json`: its bytes or why it could not be
  * read.
  */
@@ -32,6 +40,19 @@ export interface BinaryInfo {
   dir?: string;
 }
 
+/**
+ * `<confdir>/<name>` for a conflist named `name`, whose `*.conf` files libcni ≥ 1.3 appends to its plugins: the
+ * files (`.conf` only, not directories, read like the conf dir's), or that it does not exist (no plugins added),
+ * could not be listed (the conflist fails to load), or lies outside the conf dir (a name with "..": meshgate does
+ * not read it and judges such a conflist fail-closed).
+ */
+export type PluginDir = { name: string } & (
+  | { path?: string; files: ConfFileEntry[] }
+  | { path?: string; missing: true }
+  | { path?: string; error: string }
+  | { outside: true }
+);
+
 /** The conf dir and bin dir(s) as read at one moment. */
 export interface Snapshot {
   confDir?: string;
@@ -45,10 +66,14 @@ export interface Snapshot {
   binaries: Record<string, BinaryInfo>;
   /** Bin dirs that could not be listed, with the error. */
   binDirErrors?: Record<string, string>;
+  /** The per-network plugin dir of every conflist whose `name` is a string (see PluginDir). */
+  pluginDirs?: PluginDir[];
 }
 
 export interface VerifyOptions {
   runtime: Runtime;
+  /** Whose reading of the files to apply. */
+  libcni: LibcniLine;
   /** The mesh plugin's `type`, e.g. `istio-cni` or `linkerd-cni`; matched exactly (it is the binary's name). */
   pluginType: string;
   /** containerd's `max_conf_num` (containerd default 1; 0 = no limit). Ignored for CRI-O. */
@@ -76,6 +101,15 @@ export interface Candidate {
 /** What the verdict is based on; published as compact JSON in the Node annotation `meshgate.io/cni-evidence`. */
 export interface Evidence {
   runtime: Runtime;
+  /**
+   * The libcni line the verdict was judged by, or "all" when the runtime's line is unknown: then every line had
+   * to agree, and `lines` says what each made of the dir.
+   */
+  libcni: LibcniLine | 'all';
+  /** The Node's `containerRuntimeVersion` the line was derived from (absent when a flag named the line). */
+  runtimeVersion?: string;
+  /** With `libcni: "all"`: each line's reason, file and chain. */
+  lines?: Partial<Record<LibcniLine, LineEvidence>>;
   pluginType: string;
   /** The file the runtime takes its default network from, when there is one. */
   file?: string;
@@ -83,10 +117,19 @@ export interface Evidence {
   sha256?: string;
   /** Plugin types of the selected network, in the order the runtime runs them on ADD. */
   plugins: string[];
+  /** Files of libcni 1.3's per-network plugin dir whose plugins were appended to the chain, as `name/file`. */
+  pluginFiles?: string[];
   /** Every `.conf`/`.conflist`/`.json` file in sorted order and what the runtime does with it. */
   candidates: Candidate[];
   /** When the verification ran (ISO 8601). Not part of the "did anything change" comparison. */
   checkedAt: string;
+}
+
+/** One line's judgment, as listed in the evidence of a verdict that needed every line to agree. */
+export interface LineEvidence {
+  reason: ReasonCode;
+  file?: string;
+  plugins: string[];
 }
 
 export interface Verdict {

@@ -24,22 +24,33 @@ import type { Evidence, Verdict, VerifyOptions } from './types.ts';
 import type { Snapshot } from './types.ts';
 
 export function verifyChain(snapshot: Snapshot, options: VerifyOptions): Verdict {
-  const { runtime, pluginType } = options;
+  const { runtime, pluginType, libcni } = options;
   const checkedAt = (options.now ?? (() => new Date()))().toISOString();
-  const selection = selectNetwork(snapshot, runtime, options.maxConfNum);
+  const selection = selectNetwork(snapshot, runtime, options.maxConfNum, libcni);
   const { candidates } = selection;
   if (!selection.ok) {
-    const evidence: Evidence = { runtime, pluginType, file: selection.file, plugins: [], candidates, checkedAt };
+    const evidence: Evidence = {
+      runtime,
+      libcni,
+      pluginType,
+      file: selection.file,
+      plugins: [],
+      candidates,
+      checkedAt,
+    };
     return verdict(selection.reason, evidence, selection.detail);
   }
   const { file, network } = selection.selected;
   const plugins = network.plugins.map((p) => p.type);
+  const pluginFiles = network.plugins.flatMap((p) => (p.file === undefined ? [] : [p.file]));
   const evidence: Evidence = {
     runtime,
+    libcni,
     pluginType,
     file: file.name,
     sha256: sha256(file.content ?? ''),
     plugins,
+    ...(pluginFiles.length > 0 ? { pluginFiles } : {}),
     candidates,
     checkedAt,
   };
@@ -55,14 +66,16 @@ export function verifyChain(snapshot: Snapshot, options: VerifyOptions): Verdict
   }
   const problem = binaryProblems(snapshot, plugins)[0];
   if (problem) return verdict(problem.outcome, evidence, problem.detail);
-  const placeholder = mayHoldPlaceholder(file.content ?? '') ? findPlaceholder(network.raw) : undefined;
+  const placeholder =
+    (mayHoldPlaceholder(file.content ?? '') ? findPlaceholder(network.raw) : undefined) ??
+    network.plugins.map((p) => (p.file === undefined ? undefined : findPlaceholder(p.raw, p.file))).find(Boolean);
   if (placeholder) return verdict('unrendered_placeholder', evidence, `${placeholder.path} is "${placeholder.value}"`);
   return verdict('verified', evidence, `chain is ${plugins.join(' → ')}`);
 }
 
 /**
- * libcni's `utils.ValidateNetworkName`, which AddNetworkList runs before any plugin (v1.1.1, the version the real
- * nodes proved): the runtime loads such a network, but every pod's ADD fails with this message.
+ * libcni's `utils.ValidateNetworkName`, which AddNetworkList runs before any plugin (the same in every line): the
+ * runtime loads such a network, but every pod's ADD fails with this message.
  */
 function networkNameProblem(name: string): string | undefined {
   if (name === '') return 'missing network name';

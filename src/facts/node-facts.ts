@@ -12,6 +12,7 @@ import {
   verdictCondition,
   type VerdictNode,
 } from '../node/contract.ts';
+import { parseRuntimeVersion } from '../cni/runtime-version.ts';
 import { describeMark, QUARANTINE_ANNOTATION, QUARANTINE_REASON, readMark } from '../node/quarantine.ts';
 
 export interface NodeFact {
@@ -59,6 +60,9 @@ export const NODE_REASONS = {
   label_mismatch: `label ${VERIFIED_LABEL} contradicts the ${CONDITION_TYPE} condition`,
   evidence_missing: `the verdict has no readable evidence (annotation ${EVIDENCE_ANNOTATION})`,
   plugin_mismatch: 'the node was verified for another mesh CNI plugin than the one meshgate is configured for',
+  runtime_changed:
+    "the node was verified for its container runtime's libcni line, and the node now reports a runtime whose line " +
+    'differs (upgraded in place?): unverified until the node agent judges it again',
   stale_verdict:
     'the node agent has not re-confirmed its verdict for longer than cni.maxVerdictAgeSeconds (is it running?)',
   node_not_found: 'the node is not known to meshgate (no Node object in its cache)',
@@ -125,16 +129,18 @@ export function factFromNode(node: VerdictNode, expect: NodeExpectations, now = 
   if (mark) return { name, verified: false, reason: QUARANTINE_REASON, message: describeMark(mark), kubeletVersion };
   if (label !== 'true')
     return no('label_mismatch', `label is ${label === undefined ? 'absent' : `"${label}"`}, the condition True`);
-  let pluginType: unknown;
+  let evidence: { pluginType?: unknown; runtime?: unknown; libcni?: unknown; runtimeVersion?: unknown } | null;
   try {
-    pluginType = (JSON.parse(node.metadata?.annotations?.[EVIDENCE_ANNOTATION] ?? '') as { pluginType?: unknown })
-      ?.pluginType;
+    evidence = JSON.parse(node.metadata?.annotations?.[EVIDENCE_ANNOTATION] ?? '');
   } catch {
     return no('evidence_missing');
   }
+  const pluginType = evidence?.pluginType;
   if (typeof pluginType !== 'string') return no('evidence_missing');
   if (pluginType !== expect.pluginType)
     return no('plugin_mismatch', `verified for ${pluginType}, configured for ${expect.pluginType}`);
+  const changed = runtimeChange(evidence, node.status?.nodeInfo?.containerRuntimeVersion);
+  if (changed) return no('runtime_changed', changed);
   const fact = {
     name,
     verified: true,
@@ -144,6 +150,25 @@ export function factFromNode(node: VerdictNode, expect: NodeExpectations, now = 
     heartbeatAt,
   };
   return aged(fact, expect.maxVerdictAgeMs, now);
+}
+
+/**
+ * A verdict judged by the libcni line of the runtime version it names (evidence `libcni`, `runtimeVersion`) no
+ * longer holds once the Node reports a runtime of another line: the kubelet updates nodeInfo when the runtime is
+ * upgraded in place, sooner than the agent's next resync. A verdict judged by every line ("all") or by a line named
+ * by flag (no `runtimeVersion`) holds for any runtime.
+ */
+function runtimeChange(
+  evidence: { runtime?: unknown; libcni?: unknown; runtimeVersion?: unknown } | null,
+  reported: string | undefined,
+): string | undefined {
+  const { runtime, libcni, runtimeVersion } = evidence ?? {};
+  if (typeof runtimeVersion !== 'string' || typeof libcni !== 'string' || libcni === 'all') return undefined;
+  if (!reported || reported === runtimeVersion) return undefined;
+  const now = parseRuntimeVersion(reported);
+  if (now.line === libcni && now.runtime === runtime) return undefined;
+  const line = now.line ? `libcni ${now.line}` : 'libcni line unknown';
+  return `verified under ${runtimeVersion} (libcni ${libcni}), the node reports ${reported} (${line})`;
 }
 
 /** The in-memory store behind every NodeFacts source. */

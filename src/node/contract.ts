@@ -26,7 +26,10 @@ export interface VerdictCondition {
 /** The parts of a Node the verdict's readers look at (client-node's V1Node fits). */
 export interface VerdictNode {
   metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  status?: { conditions?: VerdictCondition[]; nodeInfo?: { kubeletVersion?: string } };
+  status?: {
+    conditions?: VerdictCondition[];
+    nodeInfo?: { kubeletVersion?: string; containerRuntimeVersion?: string };
+  };
 }
 
 /** The node's MeshCNIVerified condition, and its heartbeat in ms since the epoch (absent or unreadable: undefined). */

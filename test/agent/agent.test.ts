@@ -10,7 +10,7 @@ import { NodeAgent, type AgentConfig } from '../../src/agent/agent.ts';
 import { desiredState } from '../../src/agent/node-state.ts';
 import { writeMark, type QuarantineMark } from '../../src/node/quarantine.ts';
 import { readSnapshot } from '../../src/cni/snapshot.ts';
-import { verifyChain } from '../../src/cni/verify.ts';
+import { judgeSnapshot } from '../../src/agent/judge.ts';
 import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog, sleep } from './fake-publisher.ts';
 
@@ -47,6 +47,7 @@ function setup(files: Record<string, string> = {}, overrides: Partial<AgentConfi
     binDirs: [dirs.binDir],
     pluginType: 'istio-cni',
     runtime: 'containerd',
+    libcni: 'auto',
     maxConfNum: 1,
     resyncMs: 300_000,
     debounceMs: 20,
@@ -78,10 +79,12 @@ describe('NodeAgent', () => {
 
   it('a restart on an unchanged node publishes nothing new, only a heartbeat (the Node already says it)', async () => {
     const config = setup({ '10-calico.conflist': MESHED });
-    const before = verifyChain(await readSnapshot(config.confDir, config.binDirs), {
-      ...config,
-      now: () => new Date('2020-01-01T00:00:00Z'),
-    });
+    const before = judgeSnapshot(
+      await readSnapshot(config.confDir, config.binDirs),
+      config,
+      undefined,
+      () => new Date('2020-01-01T00:00:00Z'),
+    );
     const pub = new FakePublisher(desiredState(before, false));
     agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
     await agent.start();

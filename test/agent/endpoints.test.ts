@@ -32,6 +32,7 @@ function setup(conflist: string, resyncMs = 300_000, deps: Partial<AgentDeps> = 
     binDirs: [dirs.binDir],
     pluginType: 'istio-cni',
     runtime: 'containerd',
+    libcni: 'auto',
     maxConfNum: 1,
     resyncMs,
     debounceMs: 20,

@@ -49,7 +49,13 @@ export class FakePublisher implements NodePublisher {
     this.#maybeFail();
     const quarantine = this.state?.quarantine;
     const mark = readMark(quarantine);
-    this.state = { ...desiredState(underQuarantine(verdict, mark), wantsTaint(taint, mark)), quarantine };
+    // The kubelet's nodeInfo stays what it was: only meshgate's marks change.
+    const runtimeVersion = this.state?.runtimeVersion;
+    this.state = {
+      ...desiredState(underQuarantine(verdict, mark), wantsTaint(taint, mark)),
+      quarantine,
+      runtimeVersion,
+    };
     const p = { at: performance.now(), verdict, taint };
     this.publishes.push(p);
     const matched = this.#waiters.filter((w) => w.match(verdict));

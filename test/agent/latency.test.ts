@@ -48,6 +48,7 @@ async function startAgent(confDir?: string) {
     binDirs: [dirs.binDir],
     pluginType: 'istio-cni',
     runtime: 'containerd',
+    libcni: 'auto',
     maxConfNum: 1,
     resyncMs: 300_000,
     debounceMs: 100,

@@ -20,6 +20,7 @@ const verified = verifyChain(
   memorySnapshot({ '10-calico.conflist': corpus('istio__10-calico.conflist-istioconfig') }),
   {
     runtime: 'containerd',
+    libcni: '1.1',
     pluginType: 'istio-cni',
     maxConfNum: 1,
     now: at('2025-01-01T00:00:00.123Z'),
@@ -27,6 +28,7 @@ const verified = verifyChain(
 );
 const missing = verifyChain(memorySnapshot({ '10-calico.conflist': corpus('istio__calico.conflist') }), {
   runtime: 'containerd',
+  libcni: '1.1',
   pluginType: 'istio-cni',
   maxConfNum: 1,
   now: at('2025-01-01T00:00:00Z'),
@@ -67,6 +69,21 @@ describe('observeNode / isUpToDate', () => {
       tainted: false,
     });
     expect(isUpToDate(seen, verified, false)).toBe(true);
+  });
+
+  it("reads the kubelet's containerRuntimeVersion, which decides the libcni line; an empty one is unknown", () => {
+    const node = nodeSaying(verified);
+    const withRuntime = (v: string) => ({
+      ...node,
+      status: { ...node.status, nodeInfo: { containerRuntimeVersion: v } },
+    });
+    expect(observeNode(withRuntime('containerd://2.1.4') as never).runtimeVersion).toBe('containerd://2.1.4');
+    expect(observeNode(withRuntime('') as never).runtimeVersion).toBeUndefined();
+  });
+
+  it('a verdict judged by another libcni line is a change to publish', () => {
+    const seen = observeNode(nodeSaying(verified));
+    expect(isUpToDate(seen, { ...verified, evidence: { ...verified.evidence, libcni: '1.3' } }, false)).toBe(false);
   });
 
   it('ignores the evidence time: a restart re-deriving the same verdict writes nothing', () => {

@@ -25,6 +25,7 @@ const MARK: QuarantineMark = {
 };
 const evidence = {
   runtime: 'containerd' as const,
+  libcni: '1.1' as const,
   pluginType: 'istio-cni',
   file: '10-calico.conflist',
   plugins: ['calico', 'istio-cni'],
@@ -137,6 +138,7 @@ describe('NodeAgent on a quarantined node', () => {
       binDirs: [dirs.binDir],
       pluginType: 'istio-cni',
       runtime: 'containerd',
+      libcni: 'auto',
       maxConfNum: 1,
       resyncMs: 300_000,
       debounceMs: 10,

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { run } from '../../src/cli/check-node.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
-import { nodeDirs, type NodeDirs } from './helpers.ts';
+import { LINE_SPLIT_DIR, nodeDirs, type NodeDirs } from './helpers.ts';
 
 let dirs: NodeDirs;
 afterEach(() => dirs?.cleanup());
@@ -86,6 +86,11 @@ describe('meshgate check-node', () => {
   it.each([
     { argv: [], err: /--plugin-type is required/ },
     { argv: ['--plugin-type', 'istio-cni', '--runtime', 'docker'], err: /--runtime must be one of containerd, crio/ },
+    {
+      argv: ['--plugin-type', 'istio-cni', '--runtime', 'docker://24.0.7'],
+      err: /not a containerd:\/\/ or cri-o:\/\//,
+    },
+    { argv: ['--plugin-type', 'istio-cni', '--libcni', '2.0'], err: /--libcni must be auto or one of 1.1, 1.2, 1.3/ },
     { argv: ['--plugin-type', 'istio-cni', '--max-conf-num', '-1'], err: /--max-conf-num/ },
     { argv: ['--plugin-type', 'istio-cni', '--output', 'yaml'], err: /--output must be text or json/ },
     { argv: ['--plugin-type', 'istio-cni', '--bogus'], err: /bogus/ },
@@ -94,6 +99,37 @@ describe('meshgate check-node', () => {
     expect(await run(argv, io)).toBe(2);
     expect(io.err).toMatch(err);
     expect(io.err).toContain('usage: meshgate check-node');
+  });
+
+  describe('a dir the libcni lines read differently, judged by the runtime named', () => {
+    const lineSplit = () => layout(LINE_SPLIT_DIR, ['bridge', 'istio-cni']);
+
+    it.each([
+      ['cri-o://1.30.2', 1, 'NOT VERIFIED (mesh_plugin_missing)', 'libcni:     1.1 (cri-o://1.30.2)'],
+      ['cri-o://1.31.2', 0, 'VERIFIED (verified)', 'libcni:     1.2 (cri-o://1.31.2)'],
+      ['containerd://1.7.27', 1, 'NOT VERIFIED (unparsable_first_file)', 'libcni:     1.1 (containerd://1.7.27)'],
+      ['containerd://2.1.4', 0, 'VERIFIED (verified)', 'libcni:     1.3 (containerd://2.1.4)'],
+    ])('--runtime %s → exit %i', async (runtime, code, verdict, line) => {
+      const io = memoryIO();
+      expect(await run([...lineSplit(), '--runtime', runtime], io)).toBe(code);
+      expect(io.out).toContain(verdict);
+      expect(io.out).toContain(line);
+    });
+
+    it('without a version every line must agree: exit 1, and what each line loads is shown', async () => {
+      const io = memoryIO();
+      expect(await run([...lineSplit(), '--runtime', 'crio'], io)).toBe(1);
+      expect(io.out).toContain('NOT VERIFIED (libcni_lines_disagree)');
+      expect(io.out).toContain("libcni:     every line (1.1, 1.2, 1.3): the runtime's is not known");
+      expect(io.out).toContain('  1.1  mesh_plugin_missing (20-plain.conflist: bridge)');
+      expect(io.out).toContain('  1.2  verified (10-meshed.conflist: bridge → istio-cni)');
+    });
+
+    it('--libcni names the line; the JSON evidence records it', async () => {
+      const io = memoryIO();
+      expect(await run([...lineSplit(), '--runtime', 'crio', '--libcni', '1.3', '--output', 'json'], io)).toBe(0);
+      expect(JSON.parse(io.out).evidence).toMatchObject({ runtime: 'crio', libcni: '1.3', file: '10-meshed.conflist' });
+    });
   });
 
   it('is wired into the meshgate command table', async () => {

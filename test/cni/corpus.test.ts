@@ -208,11 +208,12 @@ const ALONE: Row[] = [
     crio: 'mesh_plugin_not_chained',
   },
   {
+    // No name: containerd's ADD refuses the empty name; CRI-O (ocicni) names the network after its file.
     source: 'linkerd__10-calico.conf',
     as: '10-calico.conf',
     mesh: 'linkerd-cni',
     containerd: 'invalid_network_name',
-    crio: 'invalid_network_name',
+    crio: 'mesh_plugin_missing',
   },
   {
     source: 'linkerd__10-calico.conflist',
@@ -281,7 +282,13 @@ describe('each corpus file alone', () => {
     ALONE.flatMap((r) => (['containerd', 'crio'] as const).map((runtime) => ({ ...r, runtime, want: r[runtime] }))),
   )('$source as $as under $runtime → $want', ({ source, as, mesh, runtime, want }) => {
     const snapshot = memorySnapshot({ [as]: corpus(source) });
-    const v = verifyChain(snapshot, { runtime, pluginType: mesh ?? 'istio-cni', maxConfNum: 1, now: FIXED_NOW });
+    const v = verifyChain(snapshot, {
+      runtime,
+      libcni: '1.1',
+      pluginType: mesh ?? 'istio-cni',
+      maxConfNum: 1,
+      now: FIXED_NOW,
+    });
     expect(v.reason).toBe(want);
     expect(v.verified).toBe(want === 'verified');
     expect(v.evidence.checkedAt).toBe('2025-01-02T03:04:05.678Z');
@@ -292,6 +299,7 @@ describe('each corpus file alone', () => {
   it('ignores a file whose extension is not .conf/.conflist/.json (the corpus names as shipped)', () => {
     const v = verifyChain(memorySnapshot({ 'istio__list.conflist.golden': corpus('istio__list.conflist.golden') }), {
       runtime: 'containerd',
+      libcni: '1.1',
       pluginType: 'istio-cni',
       maxConfNum: 1,
     });
@@ -344,7 +352,7 @@ describe('mesh installer before/after pairs', () => {
   ];
 
   it.each(PAIRS)('$before → $after', ({ before, beforeAs, after, mesh, chain, render }) => {
-    const opts = { runtime: 'containerd' as const, pluginType: mesh, maxConfNum: 1 };
+    const opts = { runtime: 'containerd' as const, libcni: '1.1' as const, pluginType: mesh, maxConfNum: 1 };
     const name = '10-primary.conflist';
     const b = verifyChain(memorySnapshot({ [beforeAs ?? name]: corpus(before) }), opts);
     expect(b.reason).toBe('mesh_plugin_missing');
@@ -361,6 +369,7 @@ describe('mesh installer before/after pairs', () => {
   it('linkerd-cni written in FIRST position (10-calico-linkerd.conflist) is not chained', () => {
     const v = verifyChain(memorySnapshot({ '10-calico.conflist': corpus('linkerd__10-calico-linkerd.conflist') }), {
       runtime: 'containerd',
+      libcni: '1.1',
       pluginType: 'linkerd-cni',
       maxConfNum: 1,
     });
@@ -376,6 +385,7 @@ describe('mesh installer before/after pairs', () => {
     const text = corpus('istio__list.conflist.golden').replace('"type": "istio-cni"', '"type": "prefix-istio-cni"');
     const v = verifyChain(memorySnapshot({ '10-list.conflist': text }), {
       runtime: 'containerd',
+      libcni: '1.1',
       pluginType: 'istio-cni',
       maxConfNum: 1,
     });

@@ -4,7 +4,7 @@
  */
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BinaryInfo, Snapshot } from '../../src/cni/types.ts';
 
@@ -48,7 +48,7 @@ export interface NodeDirs {
   root: string;
   confDir: string;
   binDir: string;
-  /** Writes a conf file (content or corpus file name prefixed with "corpus:"). */
+  /** Writes a conf file (content or corpus file name prefixed with "corpus:"); "a/b.conf" makes the subdir. */
   conf(name: string, content: string): string;
   /** Creates an executable (default) or non-executable fake plugin binary. */
   bin(name: string, executable?: boolean, dir?: string): string;
@@ -67,6 +67,7 @@ export function nodeDirs(prefix = 'meshgate-cni-'): NodeDirs {
     binDir,
     conf(name, content) {
       const path = join(confDir, name);
+      mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, content.startsWith('corpus:') ? corpus(content.slice('corpus:'.length)) : content);
       return path;
     },
@@ -82,5 +83,16 @@ export function nodeDirs(prefix = 'meshgate-cni-'): NodeDirs {
     },
   };
 }
+
+/**
+ * The issue's example of a dir the libcni lines read differently: the meshed file says `"disableCheck":"true"`,
+ * which libcni 1.1 refuses (containerd: unparsable first file; CRI-O skips it and loads the plain file after it)
+ * and libcni ≥ 1.2 accepts.
+ */
+export const LINE_SPLIT_DIR: Record<string, string> = {
+  '10-meshed.conflist':
+    '{"cniVersion":"0.4.0","name":"k8s","disableCheck":"true","plugins":[{"type":"bridge"},{"type":"istio-cni"}]}',
+  '20-plain.conflist': '{"cniVersion":"0.4.0","name":"plain","plugins":[{"type":"bridge"}]}',
+};
 
 export const FIXED_NOW = () => new Date('2025-01-02T03:04:05.678Z');

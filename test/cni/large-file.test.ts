@@ -23,7 +23,7 @@ function conflistOfSize(size: number): string {
   return head + body + tail;
 }
 
-const opts = { runtime: 'containerd' as const, pluginType: 'istio-cni', maxConfNum: 1 };
+const opts = { runtime: 'containerd' as const, libcni: '1.1' as const, pluginType: 'istio-cni', maxConfNum: 1 };
 
 describe('large configuration files', () => {
   it('verifies a 2 MiB conflist (prints the time)', async () => {

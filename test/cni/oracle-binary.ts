@@ -1,46 +1,79 @@
 /**
- * Finds and runs the CNI oracle built by scripts/build-cni-oracle.sh (real libcni + go-cni, see
- * test/cni/oracle/main.go). The cache key is recomputed here exactly as the script does, so a changed oracle
- * source never runs a stale binary. A missing build is an error naming the script, never a skip.
+ * Finds and runs the CNI oracles: the go-cni ones built by scripts/build-cni-oracle.sh (containerd's selection
+ * over the real libcni of each line, test/cni/oracle/main.go) and the ocicni ones built by
+ * scripts/build-ocicni-oracle.sh (CRI-O's own selection code, test/cni/ocicni-oracle/main.go). The cache keys are
+ * recomputed here exactly as the scripts do, so a changed oracle source never runs a stale binary. A missing build
+ * is an error naming the script, never a skip.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { LibcniLine } from '../../src/cni/types.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const cacheRoot = () => process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate');
+/** The ocicni snapshots, beside the clone as scripts/build-ocicni-oracle.sh finds them. */
+const vendorRoot = () => process.env.MESHGATE_VENDOR || join(repoRoot, '..', 'shared', 'vendor');
 
-/** The two builds: libcni as containerd 1.6.20 vendors it, and the newest releases. */
-export type OracleVariant = 'cni-oracle' | 'cni-oracle-latest';
+/** containerd's selection (go-cni) over each libcni line. */
+export const GOCNI_ORACLES: Record<LibcniLine, string> = {
+  '1.1': 'cni-oracle',
+  '1.2': 'cni-oracle-libcni12',
+  '1.3': 'cni-oracle-latest',
+};
 
-/** sha256(go.mod ‖ go.sum ‖ go.latest.mod ‖ go.latest.sum ‖ main.go ‖ script), first 12 hex digits. */
-export function oracleCacheKey(): string {
+/** CRI-O's selection (ocicni) over each libcni line. */
+export const OCICNI_ORACLES: Record<LibcniLine, string> = {
+  '1.1': 'ocicni-oracle-libcni11',
+  '1.2': 'ocicni-oracle-libcni12',
+  '1.3': 'ocicni-oracle-latest',
+};
+
+function key(files: string[]): string {
   const hash = createHash('sha256');
-  const mod = 'test/cni/oracle';
-  for (const f of [
-    `${mod}/go.mod`,
-    `${mod}/go.sum`,
-    `${mod}/go.latest.mod`,
-    `${mod}/go.latest.sum`,
-    `${mod}/main.go`,
-    'scripts/build-cni-oracle.sh',
-  ]) {
-    hash.update(readFileSync(join(repoRoot, f)));
-  }
+  for (const f of files) hash.update(readFileSync(f));
   return hash.digest('hex').slice(0, 12);
 }
 
-export function oraclePath(variant: OracleVariant): string {
-  const cache = process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate');
-  const dir = join(cache, `cni-oracle-${oracleCacheKey()}`);
+/** sha256(go.mod ‖ go.sum ‖ go.latest.mod ‖ go.latest.sum ‖ go.libcni12.mod ‖ go.libcni12.sum ‖ main.go ‖ script). */
+export function oracleCacheKey(): string {
+  const mod = join(repoRoot, 'test/cni/oracle');
+  return key([
+    ...['go.mod', 'go.sum', 'go.latest.mod', 'go.latest.sum', 'go.libcni12.mod', 'go.libcni12.sum', 'main.go'].map(
+      (f) => join(mod, f),
+    ),
+    join(repoRoot, 'scripts/build-cni-oracle.sh'),
+  ]);
+}
+
+/** The inputs scripts/build-ocicni-oracle.sh hashes, in its order (the .go files of a snapshot in byte order). */
+export function ocicniCacheKey(): string {
+  const mod = join(repoRoot, 'test/cni/ocicni-oracle');
+  const own = ['go.mod', 'go.sum', 'go.libcni12.mod', 'go.libcni12.sum', 'go.libcni11.mod', 'go.libcni11.sum'];
+  const files = [...own, 'main.go', 'export.go.in'].map((f) => join(mod, f));
+  files.push(join(repoRoot, 'scripts/build-ocicni-oracle.sh'));
+  for (const snapshot of ['ocicni-latest', 'ocicni-libcni-1.1']) {
+    const dir = join(vendorRoot(), snapshot);
+    files.push(...['SOURCE', 'go.mod', 'go.sum'].map((f) => join(dir, f)));
+    const goFiles = readdirSync(join(dir, 'pkg/ocicni'))
+      .filter((f) => f.endsWith('.go'))
+      .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    files.push(...goFiles.map((f) => join(dir, 'pkg/ocicni', f)));
+  }
+  return key(files);
+}
+
+function builtBinary(part: string, cacheKey: string, script: string, name: string): string {
+  const dir = join(cacheRoot(), `${part}-${cacheKey}`);
   if (!existsSync(join(dir, '.complete'))) {
     throw new Error(
-      `the CNI oracle is not built for this source: ${dir}/.complete is missing. Run \`bash scripts/build-cni-oracle.sh\` (npm test does it via scripts/bootstrap.mjs; about a minute).`,
+      `the ${part} is not built for this source: ${dir}/.complete is missing. Run \`bash scripts/${script}\` (npm test does it via scripts/bootstrap.mjs; about a minute).`,
     );
   }
-  return join(dir, 'bin', variant);
+  return join(dir, 'bin', name);
 }
 
 export interface OracleNetwork {
@@ -54,16 +87,6 @@ export interface OracleResult {
   id: string;
   files: string[];
   containerd: { ok: boolean; error?: string; networks?: OracleNetwork[] };
-  crio: {
-    error?: string;
-    files: Array<{
-      file: string;
-      outcome: 'loaded' | 'load_error' | 'invalid';
-      error?: string;
-      network?: OracleNetwork;
-    }>;
-    default?: string;
-  };
 }
 
 export interface OracleRun {
@@ -80,9 +103,38 @@ export interface OracleCase {
   maxConfNum: number;
 }
 
+export interface OcicniResult {
+  id: string;
+  error?: string;
+  /** Every conf file, in name order, with what ocicni's loop did with it. */
+  files: Array<{ file: string; outcome: 'loaded' | 'load_error' | 'invalid'; error?: string }>;
+  /** The default network ocicni chose (its name after ocicni's fallback to the file name). */
+  default?: OracleNetwork & { file: string };
+}
+
+export interface OcicniRun {
+  ocicni: string;
+  libcni: string;
+  go: string;
+  results: OcicniResult[];
+}
+
+function runJson<T>(path: string, cases: unknown[]): T {
+  const res = spawnSync(path, [], { input: JSON.stringify({ cases }), maxBuffer: 256 * 1024 * 1024 });
+  if (res.status !== 0) throw new Error(`${path} exited ${res.status ?? res.signal}: ${res.stderr?.toString()}`);
+  return JSON.parse(res.stdout.toString()) as T;
+}
+
 /** One process for all cases: the oracle reads them as JSON on stdin. */
-export function runOracle(variant: OracleVariant, cases: OracleCase[]): OracleRun {
-  const res = spawnSync(oraclePath(variant), [], { input: JSON.stringify({ cases }), maxBuffer: 256 * 1024 * 1024 });
-  if (res.status !== 0) throw new Error(`${variant} exited ${res.status ?? res.signal}: ${res.stderr?.toString()}`);
-  return JSON.parse(res.stdout.toString()) as OracleRun;
+export function runOracle(line: LibcniLine, cases: OracleCase[]): OracleRun {
+  const path = builtBinary('cni-oracle', oracleCacheKey(), 'build-cni-oracle.sh', GOCNI_ORACLES[line]);
+  return runJson<OracleRun>(path, cases);
+}
+
+export function runOcicniOracle(line: LibcniLine, cases: OracleCase[]): OcicniRun {
+  const path = builtBinary('ocicni-oracle', ocicniCacheKey(), 'build-ocicni-oracle.sh', OCICNI_ORACLES[line]);
+  return runJson<OcicniRun>(
+    path,
+    cases.map(({ id, confDir, binDirs }) => ({ id, confDir, binDirs })),
+  );
 }

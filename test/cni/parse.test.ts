@@ -1,6 +1,7 @@
 /** libcni's parsing rules, as emulated by src/cni/parse.ts: what loads and what is an error. */
 import { describe, expect, it } from 'vitest';
 import { parseNetworkFile } from '../../src/cni/parse.ts';
+import { LIBCNI_LINES, type LibcniLine, type PluginDir } from '../../src/cni/types.ts';
 
 const list = (extra: object) =>
   JSON.stringify({ name: 'n', cniVersion: '1.0.0', plugins: [{ type: 'bridge' }], ...extra });
@@ -182,7 +183,7 @@ const CASES: Array<{ name: string; file: string; content: string; types?: string
 
 describe('parseNetworkFile (libcni rules)', () => {
   it.each(CASES)('$name', ({ file, content, types, error }) => {
-    const result = parseNetworkFile(file, content);
+    const result = parseNetworkFile(file, content, { line: '1.1' });
     if (error) {
       expect(result.ok).toBe(false);
       if (!result.ok) expect(result.error).toMatch(error);
@@ -193,7 +194,119 @@ describe('parseNetworkFile (libcni rules)', () => {
   });
 
   it('takes the network name and version of a .conf from the plugin itself', () => {
-    const r = parseNetworkFile('x.conf', JSON.stringify({ cniVersion: '0.4.0', name: 'dbnet', type: 'bridge' }));
+    const r = parseNetworkFile('x.conf', JSON.stringify({ cniVersion: '0.4.0', name: 'dbnet', type: 'bridge' }), {
+      line: '1.1',
+    });
     expect(r.ok && { name: r.network.name, v: r.network.cniVersion }).toEqual({ name: 'dbnet', v: '0.4.0' });
+  });
+});
+
+describe('what each libcni line reads differently (src/cni/parse.ts)', () => {
+  const mesh = [{ type: 'bridge' }];
+  const conflist = (extra: object) => JSON.stringify({ cniVersion: '0.4.0', name: 'k8s', plugins: mesh, ...extra });
+  const dirs: Record<string, PluginDir> = {
+    k8s: { name: 'k8s', files: [{ name: '10-istio.conf', content: '{"type":"istio-cni"}' }] },
+    broken: { name: 'broken', error: 'ENOTDIR: not a directory' },
+    '../x': { name: '../x', outside: true },
+  };
+  const pluginDir = (name: string) => dirs[name];
+  type Want = string[] | RegExp | 'undecidable';
+  const CASES: Array<{ name: string; file?: string; text: string; want: Record<LibcniLine, Want> }> = [
+    {
+      name: 'disableCheck "true"',
+      text: conflist({ disableCheck: 'true' }),
+      want: {
+        '1.1': /invalid disableCheck type string/,
+        '1.2': ['bridge'],
+        '1.3': ['bridge', 'istio-cni'],
+      },
+    },
+    {
+      name: 'disableCheck "yes"',
+      text: conflist({ disableCheck: 'yes' }),
+      want: {
+        '1.1': /invalid disableCheck type/,
+        '1.2': /invalid value "yes" for disableCheck/,
+        '1.3': /invalid value/,
+      },
+    },
+    {
+      name: 'disableGC 1',
+      text: conflist({ disableGC: 1 }),
+      want: { '1.1': ['bridge'], '1.2': /invalid type float64 for disableGC/, '1.3': /disableGC/ },
+    },
+    {
+      name: 'loadOnlyInlinedPlugins 1',
+      text: conflist({ loadOnlyInlinedPlugins: 1 }),
+      want: { '1.1': ['bridge'], '1.2': ['bridge'], '1.3': /invalid type float64 for loadOnlyInlinedPlugins/ },
+    },
+    {
+      name: 'no plugins key, a plugin dir',
+      text: JSON.stringify({ cniVersion: '1.0.0', name: 'k8s' }),
+      want: { '1.1': /no 'plugins' key/, '1.2': /no 'plugins' key/, '1.3': ['istio-cni'] },
+    },
+    {
+      name: 'no plugins key, no plugin dir',
+      text: JSON.stringify({ cniVersion: '1.0.0', name: 'none' }),
+      want: { '1.1': /no 'plugins' key/, '1.2': /no 'plugins' key/, '1.3': /no plugin configs found/ },
+    },
+    {
+      name: 'loadOnlyInlinedPlugins "TRUE" without plugins',
+      text: JSON.stringify({ name: 'k8s', loadOnlyInlinedPlugins: 'TRUE' }),
+      want: { '1.1': /no 'plugins' key/, '1.2': /no 'plugins' key/, '1.3': /loadOnlyInlinedPlugins` is true/ },
+    },
+    {
+      name: 'loadOnlyInlinedPlugins "TRUE" ignores the plugin dir',
+      text: conflist({ loadOnlyInlinedPlugins: 'TRUE' }),
+      want: { '1.1': ['bridge'], '1.2': ['bridge'], '1.3': ['bridge'] },
+    },
+    {
+      name: 'plugins and a plugin dir',
+      text: conflist({}),
+      want: { '1.1': ['bridge'], '1.2': ['bridge'], '1.3': ['bridge', 'istio-cni'] },
+    },
+    {
+      name: 'a plugin dir that cannot be listed',
+      text: conflist({ name: 'broken' }),
+      want: { '1.1': ['bridge'], '1.2': ['bridge'], '1.3': /failed to read plugin config files in broken: ENOTDIR/ },
+    },
+    {
+      name: 'a plugin dir outside the conf dir',
+      text: conflist({ name: '../x' }),
+      want: { '1.1': ['bridge'], '1.2': ['bridge'], '1.3': 'undecidable' },
+    },
+    {
+      name: 'valid-attachments not a list (conflist)',
+      text: JSON.stringify({ name: 'n', plugins: [{ type: 'bridge', 'cni.dev/valid-attachments': 'x' }] }),
+      want: { '1.1': ['bridge'], '1.2': /cannot unmarshal string/, '1.3': /cannot unmarshal string/ },
+    },
+    {
+      name: 'valid-attachments with a number ifname (.conf)',
+      file: 'a.conf',
+      text: JSON.stringify({ type: 'bridge', 'CNI.DEV/Valid-Attachments': [{ ifname: 1 }] }),
+      want: { '1.1': ['bridge'], '1.2': /cannot unmarshal number/, '1.3': /cannot unmarshal number/ },
+    },
+  ];
+
+  it.each(CASES.flatMap((c) => LIBCNI_LINES.map((line) => ({ ...c, line }))))('$name, libcni $line', (c) => {
+    const r = parseNetworkFile(c.file ?? 'a.conflist', c.text, { line: c.line, pluginDir });
+    const want = c.want[c.line];
+    if (Array.isArray(want)) {
+      expect(r.ok && r.network.plugins.map((p) => p.type)).toEqual(want);
+    } else if (want === 'undecidable') {
+      expect(r).toMatchObject({ ok: false, undecidable: true });
+    } else {
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.error).toMatch(want);
+    }
+  });
+
+  it('cniVersions replaces cniVersion from libcni 1.2 on', () => {
+    const text = JSON.stringify({ cniVersion: '0.4.0', cniVersions: ['1.0.0', '9.9.9'], name: 'n', plugins: mesh });
+    const version = (line: LibcniLine) => {
+      const r = parseNetworkFile('a.conflist', text, { line });
+      return r.ok ? r.network.cniVersion : r.error;
+    };
+    expect(LIBCNI_LINES.map(version)).toEqual(['0.4.0', '1.0.0', '1.0.0']);
   });
 });

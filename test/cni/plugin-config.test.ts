@@ -11,7 +11,7 @@ const LINKERD: RedirectExpectations = {
   outboundPort: PROFILE_DEFAULTS.linkerd.proxy.outboundPort,
   proxyUid: PROFILE_DEFAULTS.linkerd.proxy.uid,
 };
-const OPTIONS = { runtime: 'containerd' as const, pluginType: 'linkerd-cni', maxConfNum: 1 };
+const OPTIONS = { runtime: 'containerd' as const, libcni: '1.1' as const, pluginType: 'linkerd-cni', maxConfNum: 1 };
 
 /** Calico's conflist from the corpus with linkerd-cni appended; `linkerdText` is the entry's raw JSON text. */
 function conflist(linkerdText: string): string {

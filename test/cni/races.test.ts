@@ -147,7 +147,7 @@ async function judge(race: Race, runtime: 'containerd' | 'crio') {
   for (const b of race.bins ?? CHAIN_BINS) dirs.bin(b);
   for (const b of race.nonExec ?? []) dirs.bin(b, false);
   const snapshot = await readSnapshot(dirs.confDir, [dirs.binDir]);
-  return verifyChain(snapshot, { runtime, pluginType: 'istio-cni', maxConfNum: race.maxConfNum ?? 1 });
+  return verifyChain(snapshot, { runtime, libcni: '1.1', pluginType: 'istio-cni', maxConfNum: race.maxConfNum ?? 1 });
 }
 
 describe('races in real directories', () => {
@@ -206,7 +206,7 @@ describe('races in real directories', () => {
     for (const b of CHAIN_BINS) dirs.bin(b, true, second);
     dirs.bin('istio-cni', false);
     const snap = await readSnapshot(dirs.confDir, [dirs.binDir, second]);
-    const opts = { pluginType: 'istio-cni', maxConfNum: 1 };
+    const opts = { pluginType: 'istio-cni', libcni: '1.1' as const, maxConfNum: 1 };
     expect(verifyChain(snap, { ...opts, runtime: 'containerd' }).reason).toBe('binary_not_executable');
     const swapped = await readSnapshot(dirs.confDir, [second, dirs.binDir]);
     expect(verifyChain(swapped, { ...opts, runtime: 'containerd' }).reason).toBe('verified');
@@ -218,9 +218,9 @@ describe('races in real directories', () => {
     dirs.conf('10-calico.conflist', MESHED);
     for (const b of CHAIN_BINS) dirs.bin(b);
     const snap = await readSnapshot(dirs.confDir, [dirs.binDir]);
-    const c = verifyChain(snap, { runtime: 'containerd', pluginType: 'istio-cni', maxConfNum: 1 });
+    const c = verifyChain(snap, { runtime: 'containerd', libcni: '1.1', pluginType: 'istio-cni', maxConfNum: 1 });
     expect(c).toMatchObject({ reason: 'unreadable', detail: expect.stringMatching(/^ENOENT/) });
-    const o = verifyChain(snap, { runtime: 'crio', pluginType: 'istio-cni', maxConfNum: 1 });
+    const o = verifyChain(snap, { runtime: 'crio', libcni: '1.1', pluginType: 'istio-cni', maxConfNum: 1 });
     expect(o.reason).toBe('verified');
     expect(o.evidence.candidates[0]).toMatchObject({ file: '00-gone.conflist', outcome: 'unreadable' });
   });
@@ -229,7 +229,7 @@ describe('races in real directories', () => {
     dirs = nodeDirs();
     const path = dirs.conf('10-calico.conflist', MESHED);
     for (const b of CHAIN_BINS) dirs.bin(b);
-    const opts = { runtime: 'containerd' as const, pluginType: 'istio-cni', maxConfNum: 1 };
+    const opts = { runtime: 'containerd' as const, libcni: '1.1' as const, pluginType: 'istio-cni', maxConfNum: 1 };
     const before = verifyChain(await readSnapshot(dirs.confDir, [dirs.binDir]), opts);
     unlinkSync(path);
     const rewritten = dirs.conf('10-calico.conflist', 'corpus:istio__list.conflist.golden');

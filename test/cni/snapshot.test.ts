@@ -17,7 +17,9 @@ describe('readSnapshot', () => {
     const snap = await readSnapshot(join(dirs.root, 'absent'), [dirs.binDir]);
     expect(snap).toMatchObject({ files: [], dirMissing: true });
     expect(snap.dirError).toBeUndefined();
-    expect(verifyChain(snap, { runtime: 'containerd', pluginType: 'istio-cni', maxConfNum: 1 })).toMatchObject({
+    expect(
+      verifyChain(snap, { runtime: 'containerd', libcni: '1.1', pluginType: 'istio-cni', maxConfNum: 1 }),
+    ).toMatchObject({
       reason: 'no_config',
       detail: 'the conf dir does not exist',
     });
@@ -28,7 +30,9 @@ describe('readSnapshot', () => {
     const file = dirs.conf('x.conf', '{}');
     const snap = await readSnapshot(file, [dirs.binDir]);
     expect(snap.dirError).toMatch(/^ENOTDIR/);
-    expect(verifyChain(snap, { runtime: 'crio', pluginType: 'istio-cni', maxConfNum: 1 }).reason).toBe('unreadable');
+    expect(verifyChain(snap, { runtime: 'crio', libcni: '1.1', pluginType: 'istio-cni', maxConfNum: 1 }).reason).toBe(
+      'unreadable',
+    );
   });
 
   it('reads only .conf/.conflist/.json entries that are not directories', async () => {
@@ -75,5 +79,30 @@ describe('readSnapshot', () => {
       'istio-cni': { exists: true, executable: true, dir: second },
     });
     expect(snap.binDirErrors).toEqual({ [missing]: expect.stringMatching(/^ENOENT/) });
+  });
+
+  it("reads each conflist's per-network plugin dir (libcni 1.3), inside the conf dir only", async () => {
+    dirs = nodeDirs();
+    const list = (name: string) => JSON.stringify({ name, plugins: [{ type: 'bridge' }] });
+    dirs.conf('10-a.conflist', list('a'));
+    dirs.conf('a/10-istio.conf', '{"type":"istio-cni"}');
+    dirs.conf('a/20-skip.json', '{"type":"x"}');
+    mkdirSync(join(dirs.confDir, 'a', 'sub.conf'));
+    dirs.conf('20-b.conflist', list('b'));
+    dirs.conf('30-c.conflist', list('c'));
+    writeFileSync(join(dirs.confDir, 'c'), 'a file, not a dir');
+    dirs.conf('40-up.conflist', list('../up'));
+    dirs.conf('50-self.conflist', list(''));
+    dirs.conf('60-self.conf', '{"type":"ptp"}');
+    dirs.conf('70-nameless.conflist', '{"plugins":[]}');
+    dirs.conf('80-x.conf', JSON.stringify({ name: 'not-a-list', type: 'ptp' }));
+    const snap = await readSnapshot(dirs.confDir, [dirs.binDir]);
+    const byName = Object.fromEntries((snap.pluginDirs ?? []).map((d) => [d.name, d]));
+    expect(Object.keys(byName).sort()).toEqual(['', '../up', 'a', 'b', 'c']);
+    expect(byName.a).toMatchObject({ path: join(dirs.confDir, 'a'), files: [{ name: '10-istio.conf' }] });
+    expect(byName.b).toEqual({ name: 'b', path: join(dirs.confDir, 'b'), missing: true });
+    expect(byName.c).toMatchObject({ error: expect.stringMatching(/^ENOTDIR/) });
+    expect(byName['../up']).toEqual({ name: '../up', outside: true });
+    expect(byName['']).toMatchObject({ path: dirs.confDir, files: [{ name: '60-self.conf' }, { name: '80-x.conf' }] });
   });
 });

@@ -38,6 +38,7 @@ function verdict(verified: boolean): Verdict {
     message: verified ? 'istio-cni is chained' : 'istio-cni is not in the chain',
     evidence: {
       runtime: 'containerd',
+      libcni: '1.1',
       pluginType: 'istio-cni',
       file: '/etc/cni/net.d/10-calico.conflist',
       plugins: ['calico', 'istio-cni'],

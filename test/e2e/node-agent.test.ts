@@ -15,10 +15,13 @@ import { NodeAgent, type AgentConfig } from '../../src/agent/agent.ts';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
 import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/agent/node-state.ts';
 import { memoryLog } from '../agent/fake-publisher.ts';
-import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
+import { factFromNode } from '../../src/facts/node-facts.ts';
+import { corpus, LINE_SPLIT_DIR, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 
 const NODE = 'kwok-cni-0';
+/** A node whose kubelet reports CRI-O 1.30 (libcni 1.1), for the judgment by libcni line. */
+const CRIO_NODE = 'kwok-crio-0';
 /** The issue's target, reported with the figures; judged from the medians printed here and by `npm run bench`. */
 const TARGET_MS = 1_000;
 const POLL_MS = 10;
@@ -31,7 +34,10 @@ let dirs: NodeDirs;
 const figures: Record<string, number[]> = {};
 
 beforeAll(async () => {
-  cp = await startControlPlane({ nodes: [{ name: NODE }], withScheduler: false });
+  cp = await startControlPlane({
+    nodes: [{ name: NODE }, { name: CRIO_NODE, containerRuntimeVersion: 'cri-o://1.30.2' }],
+    withScheduler: false,
+  });
   core = cp.kc.makeApiClient(CoreV1Api);
   dirs = nodeDirs('meshgate-e2e-agent-');
   for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
@@ -56,6 +62,7 @@ function agentFor(overrides: Partial<AgentConfig> = {}) {
     binDirs: [dirs.binDir],
     pluginType: 'istio-cni',
     runtime: 'containerd',
+    libcni: 'auto',
     maxConfNum: 1,
     resyncMs: 300_000,
     debounceMs: 100,
@@ -69,11 +76,16 @@ const says = (label: string, reason: string) => (n: V1Node) =>
   n.metadata?.labels?.[VERIFIED_LABEL] === label &&
   n.status?.conditions?.some((c) => c.type === CONDITION_TYPE && c.reason === reason);
 
-async function nodeUntil(what: string, pred: (n: V1Node) => boolean | undefined, timeoutMs = 10_000): Promise<V1Node> {
+async function nodeUntil(
+  what: string,
+  pred: (n: V1Node) => boolean | undefined,
+  timeoutMs = 10_000,
+  name = NODE,
+): Promise<V1Node> {
   return waitFor(
     what,
     async () => {
-      const n = await core.readNode({ name: NODE });
+      const n = await core.readNode({ name });
       return pred(n) ? n : false;
     },
     { timeoutMs, intervalMs: POLL_MS, describe: () => cp!.describe(10) },
@@ -210,4 +222,60 @@ describe('node agent on a real apiserver', () => {
       await agent.stop();
     }
   }, 60_000);
+
+  it("judges by the libcni line of the runtime its Node reports, and again after the runtime's upgrade in place", async () => {
+    const crio = nodeDirs('meshgate-e2e-agent-crio-');
+    for (const [name, content] of Object.entries(LINE_SPLIT_DIR)) crio.conf(name, content);
+    for (const b of ['bridge', 'istio-cni']) crio.bin(b);
+    const config: AgentConfig = {
+      nodeName: CRIO_NODE,
+      confDir: crio.confDir,
+      binDirs: [crio.binDir],
+      pluginType: 'istio-cni',
+      runtime: 'crio',
+      libcni: 'auto',
+      maxConfNum: 1,
+      resyncMs: 400,
+      debounceMs: 100,
+      taintUnverified: false,
+    };
+    const agent = new NodeAgent(config, { publisher: new KubeNodePublisher(cp!.kc), log: memoryLog() });
+    const read = () => core.readNode({ name: CRIO_NODE });
+    const evidenceOf = (n: V1Node) => JSON.parse(n.metadata!.annotations![EVIDENCE_ANNOTATION]);
+    const reportRuntime = (containerRuntimeVersion: string) =>
+      core.patchNodeStatus(
+        { name: CRIO_NODE, body: { status: { nodeInfo: { containerRuntimeVersion } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+      );
+    try {
+      await agent.start();
+      // CRI-O 1.30's libcni 1.1 refuses the meshed file's string disableCheck and loads the plain file after it.
+      const old = await nodeUntil(
+        'CRI-O 1.30 judged by libcni 1.1',
+        (n) => n.metadata?.annotations?.[EVIDENCE_ANNOTATION] !== undefined,
+        10_000,
+        CRIO_NODE,
+      );
+      expect(old.metadata!.labels![VERIFIED_LABEL]).toBe('false');
+      expect(evidenceOf(old)).toMatchObject({
+        libcni: '1.1',
+        runtimeVersion: 'cri-o://1.30.2',
+        file: '20-plain.conflist',
+      });
+      await reportRuntime('cri-o://1.31.2');
+      const upgraded = await nodeUntil('CRI-O 1.31 judged by libcni 1.2', says('true', 'verified'), 10_000, CRIO_NODE);
+      expect(evidenceOf(upgraded)).toMatchObject({
+        libcni: '1.2',
+        runtimeVersion: 'cri-o://1.31.2',
+        file: '10-meshed.conflist',
+      });
+    } finally {
+      await agent.stop();
+      crio.cleanup();
+    }
+    // With the agent gone, a runtime of another line makes the webhook's reading unverified at once.
+    await reportRuntime('cri-o://1.30.9');
+    const fact = factFromNode(await read(), { pluginType: 'istio-cni', maxVerdictAgeMs: 600_000 });
+    expect(fact).toMatchObject({ verified: false, reason: 'runtime_changed' });
+  });
 });

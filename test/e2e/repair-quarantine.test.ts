@@ -109,6 +109,7 @@ describe('node quarantine on a real apiserver (S8)', () => {
           binDirs: [d.binDir],
           pluginType: 'istio-cni',
           runtime: 'containerd',
+          libcni: 'auto',
           maxConfNum: 1,
           resyncMs: RESYNC_MS,
           debounceMs: 50,

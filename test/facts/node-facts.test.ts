@@ -113,6 +113,46 @@ describe("a node is verified only by the agent's published verdict", () => {
     });
   });
 
+  describe('a verdict judged by a libcni line holds only while the node runs a runtime of that line', () => {
+    const judged = (libcni: string, runtimeVersion: string | undefined, reported: string) => {
+      const n = node(
+        { 'meshgate.io/cni-verified': 'true' },
+        { status: 'True', reason: 'verified', lastHeartbeatTime: '2026-11-23T00:05:00Z' },
+        {
+          'meshgate.io/cni-evidence': JSON.stringify({
+            ...JSON.parse(evidence('istio-cni')),
+            libcni,
+            ...(runtimeVersion ? { runtimeVersion } : {}),
+          }),
+        },
+      );
+      return factFromNode(
+        { ...n, status: { ...n.status, nodeInfo: { containerRuntimeVersion: reported } } },
+        expect_,
+        NOW,
+      );
+    };
+
+    it.each([
+      ['1.1', 'containerd://1.7.27', 'containerd://1.7.28', true],
+      ['1.1', 'containerd://1.7.27', 'containerd://2.1.4', false],
+      ['1.3', 'containerd://2.1.4', 'containerd://2.4.0', true],
+      ['1.3', 'containerd://2.1.4', 'containerd://9.0.0', false],
+      ['1.2', 'cri-o://1.31.2', 'cri-o://1.30.9', false],
+      ['all', 'containerd://9.0.0', 'containerd://1.7.0', true],
+      ['1.2', undefined, 'cri-o://1.36.0', true],
+      // The evidence's runtime is containerd: a CRI-O of the same line is another runtime.
+      ['1.1', 'containerd://1.7.27', 'cri-o://1.30.2', false],
+    ] as const)('libcni %s under %s, the node now reports %s → verified %s', (libcni, at, now, verified) => {
+      const f = judged(libcni, at, now);
+      expect(f.verified).toBe(verified);
+      if (!verified) {
+        expect(f.reason).toBe('runtime_changed');
+        expect(f.message).toContain(`the node reports ${now}`);
+      }
+    });
+  });
+
   it('a verdict the agent stopped re-confirming goes stale: at read time, and in the store as time passes', () => {
     const n = node(
       { 'meshgate.io/cni-verified': 'true' },

@@ -5,28 +5,23 @@
 //     (New with WithPluginConfDir, WithPluginMaxConfNum, WithPluginDir, WithMinNetworkCount(2); Load with
 //     WithLoNetwork, WithDefaultConf), then GetConfig(). go-cni calls libcni's ConfFiles, ConfListFromFile,
 //     ConfFromFile and ConfListFromConf itself.
-//   - CRI-O: github.com/cri-o/ocicni cannot be fetched here (the module proxy answers 403 for it), so crio() below
-//     follows ocicni's loadNetworks step by step over the real libcni calls: ConfFiles, sort.Strings,
-//     ConfListFromFile for ".conflist", else ConfFromFile + the empty-type check + ConfListFromConf; skip a list
-//     without plugins; skip a list that fails CNIConfig.ValidateNetworkList (which really executes each plugin
-//     binary's VERSION command); a missing name becomes the file's base name; the first file left is the default.
+//   - CRI-O is not here: its selection runs in test/cni/ocicni-oracle, built from CRI-O's own ocicni snapshots.
 //
 // Which libcni and go-cni versions are linked is decided by the go.mod used to build (go.mod: the versions Debian's
-// containerd 1.6.20 vendors; go.latest.mod: the newest releases); the output names them from the build info.
+// containerd 1.6.20 vendors, libcni v1.1.1; go.libcni12.mod: containerd 2.0's, libcni v1.2.3; go.latest.mod: the
+// newest releases, libcni v1.3.1 as containerd 2.4 vendors it); the output names them from the build info.
 //
 // Input (stdin): {"cases":[{"id":"…","confDir":"…","binDirs":["…"],"maxConfNum":1}]}
-// Output (stdout): {"libcni":"v…","goCni":"v…","results":[{"id":"…","files":[…],"containerd":{…},"crio":{…}}]}
+// Output (stdout): {"libcni":"v…","goCni":"v…","results":[{"id":"…","files":[…],"containerd":{…}}]}
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
-	"strings"
 
 	gocni "github.com/containerd/go-cni"
 	"github.com/containernetworking/cni/libcni"
@@ -57,26 +52,10 @@ type containerdResult struct {
 	Networks []network `json:"networks,omitempty"`
 }
 
-// crioFile is what ocicni's loop does with one file: "loaded", "load_error" (read, parse or conversion) or
-// "invalid" (ValidateNetworkList failed: a plugin binary missing, not executable, or not supporting the version).
-type crioFile struct {
-	File    string   `json:"file"`
-	Outcome string   `json:"outcome"`
-	Error   string   `json:"error,omitempty"`
-	Network *network `json:"network,omitempty"`
-}
-
-type crioResult struct {
-	Error   string     `json:"error,omitempty"`
-	Files   []crioFile `json:"files"`
-	Default string     `json:"default,omitempty"`
-}
-
 type result struct {
 	ID         string           `json:"id"`
 	Files      []string         `json:"files"`
 	Containerd containerdResult `json:"containerd"`
-	Crio       crioResult       `json:"crio"`
 }
 
 var confExtensions = []string{".conf", ".conflist", ".json"}
@@ -128,7 +107,7 @@ func run(c caseInput) result {
 			names = append(names, filepath.Base(f))
 		}
 	}
-	return result{ID: c.ID, Files: names, Containerd: containerd(c, files), Crio: crio(c)}
+	return result{ID: c.ID, Files: names, Containerd: containerd(c, files)}
 }
 
 // containerd loads the conf dir through go-cni exactly as containerd 1.6's CRI plugin does.
@@ -159,60 +138,4 @@ func containerd(c caseInput, files []string) containerdResult {
 		res.Networks = append(res.Networks, net)
 	}
 	return res
-}
-
-// crio follows ocicni's loadNetworks (see the file comment) over the real libcni calls.
-func crio(c caseInput) crioResult {
-	cniConfig := libcni.NewCNIConfig(c.BinDirs, nil)
-	files, err := libcni.ConfFiles(c.ConfDir, confExtensions)
-	if err != nil {
-		return crioResult{Error: err.Error(), Files: []crioFile{}}
-	}
-	sort.Strings(files)
-	res := crioResult{Files: []crioFile{}}
-	for _, path := range files {
-		entry := crioFile{File: filepath.Base(path)}
-		list, err := loadList(path)
-		switch {
-		case err != nil:
-			entry.Outcome, entry.Error = "load_error", err.Error()
-		case len(list.Plugins) == 0:
-			entry.Outcome, entry.Error = "load_error", "no plugins"
-		default:
-			net := describe(list)
-			entry.Network = &net
-			if _, err := cniConfig.ValidateNetworkList(context.Background(), list); err != nil {
-				entry.Outcome, entry.Error = "invalid", err.Error()
-			} else {
-				entry.Outcome = "loaded"
-				if res.Default == "" {
-					res.Default = entry.File
-				}
-			}
-		}
-		res.Files = append(res.Files, entry)
-	}
-	return res
-}
-
-func loadList(path string) (*libcni.NetworkConfigList, error) {
-	if strings.HasSuffix(path, ".conflist") {
-		return libcni.ConfListFromFile(path)
-	}
-	conf, err := libcni.ConfFromFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if conf.Network.Type == "" {
-		return nil, fmt.Errorf("no 'type'")
-	}
-	return libcni.ConfListFromConf(conf)
-}
-
-func describe(list *libcni.NetworkConfigList) network {
-	net := network{Name: list.Name, CNIVersion: list.CNIVersion, Plugins: []string{}}
-	for _, p := range list.Plugins {
-		net.Plugins = append(net.Plugins, p.Network.Type)
-	}
-	return net
 }

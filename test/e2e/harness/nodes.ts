@@ -15,6 +15,8 @@ export interface NodeOptions {
   annotations?: Record<string, string>;
   /** Reported as status.nodeInfo.kubeletVersion (kwok keeps it). Default: kwok's own "kwok-v0.8.0". */
   kubeletVersion?: string;
+  /** Reported as status.nodeInfo.containerRuntimeVersion (e.g. "cri-o://1.30.2"). Default: empty. */
+  containerRuntimeVersion?: string;
   /** Extra taints. By default fake nodes take ordinary pods (no kwok taint). */
   taints?: { key: string; value?: string; effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' }[];
   /** Wait until kwok reports Ready and the not-ready taint is gone (default true). */
@@ -50,7 +52,7 @@ export function kwokNodeManifest(name: string, opts: NodeOptions = {}): V1Node {
         kubeletVersion: opts.kubeletVersion ?? '',
         kubeProxyVersion: '',
         bootID: '',
-        containerRuntimeVersion: '',
+        containerRuntimeVersion: opts.containerRuntimeVersion ?? '',
         kernelVersion: '',
         machineID: '',
         osImage: '',

@@ -140,9 +140,9 @@ function clearCaseFiles(rt: EmulationRuntime, keep: string): void {
 }
 
 function predict(snapshot: Snapshot): Predicted {
-  const options = { runtime: 'containerd' as const, pluginType: MESH_PLUGIN, maxConfNum: 1 };
+  const options = { runtime: 'containerd' as const, libcni: '1.1' as const, pluginType: MESH_PLUGIN, maxConfNum: 1 };
   const verdict = verifyChain(snapshot, options);
-  const selection = selectNetwork(snapshot, 'containerd', 1);
+  const selection = selectNetwork(snapshot, 'containerd', 1, '1.1');
   if (!selection.ok) return { verdict, failingFile: selection.file, ran: [], starts: false };
   const plugins = selection.selected.network.plugins.map((p) => p.type);
   // libcni refuses the network's name before any plugin runs.

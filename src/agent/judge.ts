@@ -1,0 +1,31 @@
+/**
+ * What the node agent publishes for one read of the dirs: the chain verdict (with the mesh plugin's own settings,
+ * src/cni/plugin-config.ts) judged by the libcni line of the runtime its Node reports in
+ * `status.nodeInfo.containerRuntimeVersion` (src/cni/libcni-line.ts), or by every line when that is not known or
+ * not yet read. Pure, like the verdict itself.
+ */
+import { chooseLine, judgeByLine } from '../cni/libcni-line.ts';
+import { type RedirectExpectations, verifyWithPluginConfig } from '../cni/plugin-config.ts';
+import type { LibcniLine, Runtime, Snapshot, Verdict } from '../cni/types.ts';
+
+export interface JudgeConfig {
+  runtime: Runtime;
+  /** A line named by --libcni, or 'auto': the Node's runtime version decides. */
+  libcni: LibcniLine | 'auto';
+  pluginType: string;
+  maxConfNum: number;
+  expect?: RedirectExpectations;
+}
+
+export function judgeSnapshot(
+  snapshot: Snapshot,
+  config: JudgeConfig,
+  containerRuntimeVersion: string | undefined,
+  now: () => Date,
+): Verdict {
+  const choice = chooseLine(config.runtime, config.libcni, containerRuntimeVersion);
+  const { runtime, pluginType, maxConfNum, expect } = config;
+  return judgeByLine(choice, (libcni) =>
+    verifyWithPluginConfig(snapshot, { runtime, libcni, pluginType, maxConfNum, now }, expect),
+  );
+}
