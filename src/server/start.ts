@@ -9,7 +9,7 @@ import pino, { type Logger } from 'pino';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { admissionRoutes, buildHandlers } from '../admission/handlers.ts';
+import { admissionRoutes } from '../admission/handlers.ts';
 import { buildApp, type AppDeps } from './app.ts';
 import { trackConnections } from './drain.ts';
 import { resolveLimits, type TransportLimits } from './limits.ts';
@@ -158,7 +158,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   registerCertificateMetrics(metrics.registry, certs);
   registerNodeMetrics(metrics.registry, nodes);
   registerConfigMetrics(metrics.registry, o.config.config.apps);
-  const handlers = buildHandlers({
+  const routes = admissionRoutes({
     config: o.config,
     nodes,
     podNeeds,
@@ -172,7 +172,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     onReview: o.onReview,
     https: { cert: certs.current().cert, key: certs.current().key },
     limits: resolveLimits(o.limits),
-    routes: { ...admissionRoutes(handlers), ...o.extraRoutes },
+    routes: { ...routes, ...o.extraRoutes },
     ready: () => {
       if (closing) return { ready: false, why: 'shutting down' };
       if (!certs.healthy()) return { ready: false, why: 'no valid serving certificate' };
