@@ -1,8 +1,8 @@
 // Finds everything a real node runs: kubelet, pause, the proxy stand-in and S9's app (scripts/build-realnode.sh),
 // istio-cni (scripts/build-istio.sh, found by test/e2e/harness/istio.ts), and Debian's containerd, runc, ctr and CNI
-// plugins (scripts/bootstrap.mjs installs them). The realnode cache key is recomputed here exactly as its script computes
-// it, so a run always uses binaries built from the tree it runs in; a missing piece is an error that says which
-// command builds or installs it.
+// plugins (scripts/bootstrap.mjs installs them). The realnode cache key is recomputed here exactly as its script
+// computes it, so a run always uses binaries built from the tree it runs in; a missing piece is an error that says
+// which command builds or installs it.
 import { createHash } from 'node:crypto';
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
