@@ -9,7 +9,6 @@ import {
   decodeReview,
   encodeResponse,
   serializeResponse,
-  type AdmissionRequest,
   type Verdict,
 } from '../admission/review.ts';
 import type { AdmissionHandler } from '../admission/handlers.ts';
