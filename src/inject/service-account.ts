@@ -87,6 +87,7 @@ export function tokenMountOps(pod: Pod, lists: PatchedLists, patchLength: number
   const mount = tokenMount(pod);
   if (!mount) return [];
   const ops: PatchOp[] = [];
+  const room = MAX_PATCH_OPS - patchLength;
   for (const list of ['initContainers', 'containers'] as const) {
     const containers = lists[list];
     for (let i = 0; i < containers.length; i++) {
@@ -96,7 +97,9 @@ export function tokenMountOps(pod: Pod, lists: PatchedLists, patchLength: number
       // A template's own list is appended to (its JSON is copied as it is); a container without one gets one.
       if (Array.isArray(c.volumeMounts)) ops.push({ op: 'add', path: `${path}/-`, value: { ...mount } });
       else if (c.volumeMounts === undefined) ops.push({ op: 'add', path, value: [{ ...mount }] });
+      // Over the cap the re-run adds them all: stop at the first op too many, not after one per container.
+      if (ops.length > room) return [];
     }
   }
-  return patchLength + ops.length > MAX_PATCH_OPS ? [] : ops;
+  return ops;
 }

@@ -8,11 +8,18 @@
  */
 import type { Container, Pod } from '../pod/types.ts';
 import { addedCapabilities } from '../pod/security.ts';
-import { parseCidrList, parsePortRanges } from '../util/values.ts';
 import { escapePointer, type PatchOp } from '../inject/patch.ts';
 import { fromRepositories } from './images.ts';
 import { readIstioIptables, type IstioIptables } from './istio-iptables.ts';
-import { emptySettings, type MeshIdentity, type MeshProfile, type Problem, type RedirectSettings } from './types.ts';
+import {
+  addCidrs,
+  addPortRanges,
+  emptySettings,
+  type MeshIdentity,
+  type MeshProfile,
+  type Problem,
+  type RedirectSettings,
+} from './types.ts';
 
 export const ISTIO_STATUS = 'sidecar.istio.io/status';
 const INJECT = 'sidecar.istio.io/inject';
@@ -29,25 +36,6 @@ function injectSwitch(pod: Pod): string | undefined {
   return `${label !== undefined ? 'label' : 'annotation'} ${INJECT}=${value}`;
 }
 
-function ports(
-  s: RedirectSettings,
-  where: string,
-  raw: string | undefined,
-  into: 'outboundPorts' | 'inboundPorts',
-): void {
-  if (raw === undefined) return;
-  const p = parsePortRanges(raw);
-  if (p.ok) s[into].push(...p.value);
-  else s.invalid.push(`${where}: ${p.error}`);
-}
-
-function cidrs(s: RedirectSettings, where: string, raw: string | undefined): void {
-  if (raw === undefined) return;
-  const p = parseCidrList(raw);
-  if (p.ok) s.outboundCidrs.push(...p.value);
-  else s.invalid.push(`${where}: ${p.error}`);
-}
-
 /** "everything" or absent: any other value narrows the redirect to a subset. */
 function mustBeAll(s: RedirectSettings, where: string, value: string | undefined, what: string): void {
   if (value !== undefined && value.trim() !== '*')
@@ -57,9 +45,9 @@ function mustBeAll(s: RedirectSettings, where: string, value: string | undefined
 function annotationSettings(a: Readonly<Record<string, string>>): RedirectSettings {
   const s = emptySettings();
   const key = (k: string) => `annotation ${TRAFFIC}/${k}`;
-  cidrs(s, key('excludeOutboundIPRanges'), a[`${TRAFFIC}/excludeOutboundIPRanges`]);
-  ports(s, key('excludeOutboundPorts'), a[`${TRAFFIC}/excludeOutboundPorts`], 'outboundPorts');
-  ports(s, key('excludeInboundPorts'), a[`${TRAFFIC}/excludeInboundPorts`], 'inboundPorts');
+  addCidrs(s, key('excludeOutboundIPRanges'), a[`${TRAFFIC}/excludeOutboundIPRanges`]);
+  addPortRanges(s, key('excludeOutboundPorts'), a[`${TRAFFIC}/excludeOutboundPorts`], 'outboundPorts');
+  addPortRanges(s, key('excludeInboundPorts'), a[`${TRAFFIC}/excludeInboundPorts`], 'inboundPorts');
   mustBeAll(s, key('includeOutboundIPRanges'), a[`${TRAFFIC}/includeOutboundIPRanges`], 'destinations');
   mustBeAll(s, key('includeInboundPorts'), a[`${TRAFFIC}/includeInboundPorts`], 'inbound ports');
   const excludeInterfaces = a[`${TRAFFIC}/excludeInterfaces`];
@@ -81,14 +69,14 @@ function annotationSettings(a: Readonly<Record<string, string>>): RedirectSettin
 function iptablesSettings(t: IstioIptables, id: MeshIdentity, who: string): RedirectSettings {
   const s = emptySettings();
   const flag = (name: string, short: string) => `${who} -${short} (--${name})`;
-  cidrs(s, flag('istio-service-exclude-cidr', 'x'), t.get('istio-service-exclude-cidr'));
-  ports(
+  addCidrs(s, flag('istio-service-exclude-cidr', 'x'), t.get('istio-service-exclude-cidr'));
+  addPortRanges(
     s,
     flag('istio-local-outbound-ports-exclude', 'o'),
     t.get('istio-local-outbound-ports-exclude'),
     'outboundPorts',
   );
-  ports(s, flag('istio-local-exclude-ports', 'd'), t.get('istio-local-exclude-ports'), 'inboundPorts');
+  addPortRanges(s, flag('istio-local-exclude-ports', 'd'), t.get('istio-local-exclude-ports'), 'inboundPorts');
   const must = (name: string, short: string, want: string, why: string) => {
     const v = t.get(name) ?? '';
     if (v.trim() !== want) s.narrowing.push(`${flag(name, short)} is "${v}": ${why} (must be "${want}")`);
@@ -143,6 +131,19 @@ export const istio: MeshProfile = {
   title: 'Istio',
   companion: true,
   names: { proxy: 'istio-proxy', init: 'istio-init', validator: 'istio-validation' },
+  annotations: [
+    INJECT,
+    ISTIO_STATUS,
+    'sidecar.istio.io/interceptionMode',
+    ...[
+      'excludeOutboundIPRanges',
+      'excludeOutboundPorts',
+      'excludeInboundPorts',
+      'includeOutboundIPRanges',
+      'includeInboundPorts',
+      'excludeInterfaces',
+    ].map((k) => `${TRAFFIC}/${k}`),
+  ],
 
   optOut: (pod) => injectSwitch(pod),
 
