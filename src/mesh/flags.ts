@@ -79,7 +79,11 @@ export function readFlags(args: readonly string[], spec: FlagSpec): ReadFlags {
   return out;
 }
 
-/** Go's strconv.ParseBool, which pflag uses for boolean flags. */
+/**
+ * Go's strconv.ParseBool: true for 1 t T TRUE true True, false for 0 f F FALSE false False, else undefined (an
+ * error in Go). The one reading of every value a mesh parses with it: pflag's boolean flags (istio-iptables,
+ * proxy-init), istio-cni's DISABLE_ENVOY and sidecar.istio.io/inject, istio-iptables' variables set by BindEnv.
+ */
 export function goBool(value: string | undefined): boolean | undefined {
   if (value === undefined) return undefined;
   if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;

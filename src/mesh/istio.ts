@@ -10,6 +10,7 @@ import type { Container, Pod } from '../pod/types.ts';
 import { addedCapabilities } from '../pod/security.ts';
 import { escapePointer, type PatchOp } from '../inject/patch.ts';
 import { fromRepositories } from './images.ts';
+import { goBool } from './flags.ts';
 import { readIstioIptables, type IstioIptables } from './istio-iptables.ts';
 import {
   addCidrs,
@@ -33,6 +34,17 @@ function injectSwitch(pod: Pod): string | undefined {
   const label = pod.metadata?.labels?.[INJECT];
   const value = label ?? pod.metadata?.annotations?.[INJECT];
   if (value === undefined || value === '' || ['y', 'yes', 'true', 'on'].includes(value.toLowerCase())) return undefined;
+  return `${label !== undefined ? 'label' : 'annotation'} ${INJECT}=${value}`;
+}
+
+/**
+ * How istio-cni reads the switch (cni/pkg/plugin/plugin.go): the label, else the annotation, with strconv.ParseBool;
+ * only a value that parses as false makes it skip the pod (istiod's reading, injectSwitch, is wider).
+ */
+function cniInjectOff(pod: Pod): string | undefined {
+  const label = pod.metadata?.labels?.[INJECT];
+  const value = label ?? pod.metadata?.annotations?.[INJECT];
+  if (goBool(value) !== false) return undefined;
   return `${label !== undefined ? 'label' : 'annotation'} ${INJECT}=${value}`;
 }
 
@@ -114,6 +126,7 @@ function iptablesSettings(t: IstioIptables, id: MeshIdentity, who: string): Redi
     if (t.bool(off)) s.narrowing.push(`${who} --${off} is set: no rules would be installed`);
   if ((t.get('network-namespace') ?? '') !== '')
     s.narrowing.push(`${who} --network-namespace is set: the rules would go to another namespace`);
+  s.narrowing.push(...t.narrowing.map((n) => `${who} ${n}`));
   s.invalid.push(...t.problems.map((p) => `${who}: ${p}`));
   return s;
 }
@@ -163,8 +176,10 @@ export const istio: MeshProfile = {
     const gid = c.securityContext?.runAsGroup ?? 1337;
     if (id.proxyGid !== undefined && gid !== id.proxyGid)
       return `it runs as GID ${gid}, but the redirect exempts the proxy GID ${id.proxyGid}`;
-    if (c.env?.some((e) => e.name === 'DISABLE_ENVOY' && e.value === 'true'))
-      return 'env DISABLE_ENVOY=true: Envoy does not run and the CNI plugin skips the pod';
+    // istio-cni reads the proxy's env as a map (the last DISABLE_ENVOY wins, as in the kubelet's) with ParseBool.
+    const disable = c.env?.findLast((e) => e.name === 'DISABLE_ENVOY');
+    if (goBool(disable?.value) === true)
+      return `env DISABLE_ENVOY=${disable?.value}: Envoy does not run and the CNI plugin skips the pod`;
     return undefined;
   },
 
@@ -208,7 +223,7 @@ export const istio: MeshProfile = {
   cniSkips(pod) {
     if (pod.metadata?.annotations?.[ISTIO_STATUS] === undefined)
       return `the pod has no ${ISTIO_STATUS} annotation, which istio-cni requires`;
-    const off = injectSwitch(pod);
+    const off = cniInjectOff(pod);
     if (off) return `istio-cni skips pods with ${off}`;
     return undefined;
   },

@@ -213,10 +213,9 @@ export const linkerd: MeshProfile = {
     return undefined;
   },
 
-  cniSkips(pod) {
-    const off = optOut(pod);
-    return off ? `linkerd-cni skips pods with ${off}` : undefined;
-  },
+  // linkerd-cni redirects every pod with linkerd-proxy and without linkerd-init (cni-plugin/main.go); it reads no
+  // annotation to decide that (linkerd.io/inject=disabled stops the injector, not the plugin).
+  cniSkips: () => undefined,
 
   statusOps: () => [],
 };
