@@ -29,17 +29,21 @@ const TRAFFIC = 'traffic.sidecar.istio.io';
 /** istio-init's image runs pilot-agent; a command that replaces it runs something else. */
 const PILOT_AGENT = [undefined, 'pilot-agent', '/usr/local/bin/pilot-agent'];
 
+/**
+ * How istiod 1.27 reads the switch (pkg/kube/inject/inject.go injectRequired): the label beats the annotation, and
+ * only "false" opts out; any other value falls back to the namespace's policy, which injects the pods meshgate sees.
+ */
 function injectSwitch(pod: Pod): string | undefined {
-  // The label beats the annotation; any non-empty value but y/yes/true/on means "do not inject" (istiod).
   const label = pod.metadata?.labels?.[INJECT];
   const value = label ?? pod.metadata?.annotations?.[INJECT];
-  if (value === undefined || value === '' || ['y', 'yes', 'true', 'on'].includes(value.toLowerCase())) return undefined;
+  if (value !== 'false') return undefined;
   return `${label !== undefined ? 'label' : 'annotation'} ${INJECT}=${value}`;
 }
 
 /**
  * How istio-cni reads the switch (cni/pkg/plugin/plugin.go): the label, else the annotation, with strconv.ParseBool;
- * only a value that parses as false makes it skip the pod (istiod's reading, injectSwitch, is wider).
+ * any value that parses as false makes it skip the pod, of which istiod reads only "false" (injectSwitch): with
+ * "0", "F" or "False" istiod injects and istio-cni skips, so such a pod keeps its istio-init.
  */
 function cniInjectOff(pod: Pod): string | undefined {
   const label = pod.metadata?.labels?.[INJECT];

@@ -74,6 +74,33 @@ describe('sidecar.istio.io/inject as istio-cni reads it: the label, else the ann
   });
 });
 
+describe('sidecar.istio.io/inject as istiod 1.27 reads it: only "false" opts out', () => {
+  const labelled = (value: string) => {
+    const p = istioPod();
+    p.metadata!.labels = { 'sidecar.istio.io/inject': value };
+    return p;
+  };
+  it('"false" opts out (refused: injection.allowPodOptOut is false)', () => {
+    const d = decide(input(labelled('false')), verified, cfg('istio'));
+    expect(d).toMatchObject({ kind: 'deny', reason: 'opt_out_refused' });
+  });
+  // istiod injects these (the namespace's policy): meshgate judges the pod like any other.
+  it.each(['no', 'off', 'n', 'True', 'yes', 'enabled'])('%j does not: CNI mode on a verified node', (v) => {
+    expect(decide(input(labelled(v)), verified, cfg('istio'))).toMatchObject({
+      kind: 'patch',
+      reason: 'affinity_verified',
+    });
+  });
+  // istiod injects, istio-cni skips: the pod keeps istio-init rather than rely on a plugin that ignores it.
+  it.each(['0', 'f', 'F', 'FALSE', 'False'])('%j: istio-cni would skip the pod, so istio-init stays', (v) => {
+    const d = decide(input(labelled(v)), verified, cfg('istio'));
+    expect(d).toMatchObject({ kind: 'patch', reason: 'cni_skips_pod' });
+    expect(
+      d.kind === 'patch' && d.ops.some((o) => o.op === 'remove' && o.path.startsWith('/spec/initContainers')),
+    ).toBe(false);
+  });
+});
+
 describe('linkerd-cni reads no annotation to decide whether to redirect', () => {
   it('linkerd.io/inject=disabled does not stop the plugin (it stops the injector)', () => {
     expect(linkerdProfile.cniSkips(linkerdPod({}, { 'linkerd.io/inject': 'disabled' }))).toBeUndefined();
