@@ -97,14 +97,15 @@ function meshContainerTooLarge(who: string, c: Container): string | undefined {
 export function tooLargeToRead(pod: Pod, cfg: Compiled): string | undefined {
   const annotation = annotationTooLarge(pod, cfg);
   if (annotation) return annotation;
-  const parsed = new Set([cfg.names.init, cfg.names.validator]);
+  const { init, validator } = cfg.names;
   for (const list of CONTAINER_LISTS)
     for (const container of pod.spec[list] ?? []) {
       const who = () => describeFound({ list, container });
       const caps = container.securityContext?.capabilities?.add?.length ?? 0;
       if (caps > MAX_CAPABILITIES)
         return `${who()} adds ${caps} capabilities; meshgate reads at most ${MAX_CAPABILITIES} (Linux has 41)`;
-      const problem = parsed.has(container.name) ? meshContainerTooLarge(who(), container) : undefined;
+      const parsed = container.name === init || container.name === validator;
+      const problem = parsed ? meshContainerTooLarge(who(), container) : undefined;
       if (problem) return problem;
     }
   return undefined;
