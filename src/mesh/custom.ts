@@ -30,8 +30,8 @@ export const custom: MeshProfile = {
   title: 'meshgate (custom templates)',
   companion: false,
   names: { proxy: 'meshgate-proxy', init: 'meshgate-init', validator: 'meshgate-validate' },
-  // Its annotations are meshgate's own (inject/constants.ts ANNOTATIONS), bounded under every profile.
-  annotations: [],
+  // meshgate's per-pod annotations (exemptions, proxy resources), which only this profile reads.
+  annotations: Object.values(ANNOTATIONS),
   optOut: () => undefined,
   annotationSettings,
   judgeProxy: () => notForeign,

@@ -8,7 +8,7 @@
  * grow with their text. Lists inside those values are bounded by util/values.ts MAX_LIST_ENTRIES.
  */
 import type { Compiled } from '../config/compile.ts';
-import { ANNOTATIONS, STATUS_ANNOTATION } from '../inject/constants.ts';
+import { STATUS_ANNOTATION } from '../inject/constants.ts';
 import { CONTAINER_LISTS, type Container, type Pod } from '../pod/types.ts';
 import { describeFound } from './identify.ts';
 
@@ -58,19 +58,19 @@ export const MAX_ANNOTATION_VALUE = 16 * 1024;
  */
 export const MAX_CAPABILITIES = 128;
 
-/** meshgate's own annotations, read under every profile. */
-const OWN_ANNOTATIONS: readonly string[] = [STATUS_ANNOTATION, ...Object.values(ANNOTATIONS)];
-
 function annotationTooLarge(pod: Pod, cfg: Compiled): string | undefined {
   const annotations = pod.metadata?.annotations;
   if (!annotations) return undefined;
-  for (const keys of [OWN_ANNOTATIONS, cfg.profile.annotations])
-    for (const key of keys) {
-      const n = annotations[key]?.length ?? 0;
-      if (n > MAX_ANNOTATION_VALUE)
-        return `annotation ${key} holds ${n} characters; meshgate reads at most ${MAX_ANNOTATION_VALUE} of an annotation it parses`;
-    }
-  return undefined;
+  const tooLong = (key: string) => {
+    const n = annotations[key]?.length ?? 0;
+    return n > MAX_ANNOTATION_VALUE
+      ? `annotation ${key} holds ${n} characters; meshgate reads at most ${MAX_ANNOTATION_VALUE} of an annotation it parses`
+      : undefined;
+  };
+  // meshgate's status, read under every profile, then the profile's own.
+  let problem = tooLong(STATUS_ANNOTATION);
+  for (let i = 0; !problem && i < cfg.profile.annotations.length; i++) problem = tooLong(cfg.profile.annotations[i]);
+  return problem;
 }
 
 /** Why a container under the mesh's init or validator name is too large for its command line to be read. */
