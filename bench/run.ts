@@ -2,7 +2,8 @@
  * `npm run bench`: what meshgate's admission path costs on top of the transport, and the supporting figures.
  *   1. HTTP: echo baseline (A) vs /mutate (B) vs /validate (C), server and load generator in separate processes
  *   2. in-process cost of a corpus review; the body parser's poisoning check (meshgate's vs fastify's);
- *      pathological pods through decide / mutate+encode, at 1×, 2×, 4× size
+ *      pathological pods through decide / mutate+encode, at 1×, 2×, 4× size; crafted reviews, CPU ms each through
+ *      both webhooks (child process), and the slowest of them
  *   3. node-fact and pod-mode caches at 5,000 nodes / 50,000 pods (child with --expose-gc)
  *   4. node agent: CNI conf change → verdict published (and, with --with-apiserver, → Node updated)
  *   5. one CPU profile of the server under route B, summarised
