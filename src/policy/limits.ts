@@ -58,55 +58,59 @@ export const MAX_ANNOTATION_VALUE = 16 * 1024;
  */
 export const MAX_CAPABILITIES = 128;
 
-function annotationTooLarge(pod: Pod, cfg: Compiled): string | undefined {
-  const annotations = pod.metadata?.annotations;
-  if (!annotations) return undefined;
-  const tooLong = (key: string) => {
-    const n = annotations[key]?.length ?? 0;
-    return n > MAX_ANNOTATION_VALUE
-      ? `annotation ${key} holds ${n} characters; meshgate reads at most ${MAX_ANNOTATION_VALUE} of an annotation it parses`
-      : undefined;
-  };
-  // meshgate's status, read under every profile, then the profile's own.
-  let problem = tooLong(STATUS_ANNOTATION);
-  for (let i = 0; !problem && i < cfg.profile.annotations.length; i++) problem = tooLong(cfg.profile.annotations[i]);
-  return problem;
+/** Why the annotation `key` is too long to be read, if it is. */
+function annotationTooLong(annotations: Readonly<Record<string, string>>, key: string): string | undefined {
+  const n = annotations[key]?.length ?? 0;
+  if (n <= MAX_ANNOTATION_VALUE) return undefined;
+  return `annotation ${key} holds ${n} characters; meshgate reads at most ${MAX_ANNOTATION_VALUE} of an annotation it parses`;
 }
 
-/** Why a container under the mesh's init or validator name is too large for its command line to be read. */
-function meshContainerTooLarge(who: string, c: Container): string | undefined {
+/**
+ * Why a container under the mesh's init or validator name is too large for its command line to be read, as the
+ * rest of a sentence that starts with the container.
+ */
+function meshContainerTooLarge(c: Container): string | undefined {
   const args = c.args?.length ?? 0;
   const env = c.env?.length ?? 0;
   const ours = "for the mesh's own containers";
-  if (args > MAX_MESH_ARGS) return `${who} has ${args} arguments; meshgate reads at most ${MAX_MESH_ARGS} ${ours}`;
-  if (env > MAX_MESH_ENV)
-    return `${who} has ${env} environment variables; meshgate reads at most ${MAX_MESH_ENV} ${ours}`;
+  if (args > MAX_MESH_ARGS) return ` has ${args} arguments; meshgate reads at most ${MAX_MESH_ARGS} ${ours}`;
+  if (env > MAX_MESH_ENV) return ` has ${env} environment variables; meshgate reads at most ${MAX_MESH_ENV} ${ours}`;
   let text = 0;
   for (const a of c.args ?? []) text += a.length;
   for (const e of c.env ?? []) text += e.value?.length ?? 0;
   if (text > MAX_MESH_TEXT)
-    return `${who}'s arguments and environment values hold ${text} characters; meshgate reads at most ${MAX_MESH_TEXT} ${ours}`;
+    return `'s arguments and environment values hold ${text} characters; meshgate reads at most ${MAX_MESH_TEXT} ${ours}`;
   return undefined;
 }
 
 /**
- * Why the pod is too large to be read, found before anything parses it: an annotation meshgate reads, the
- * command line of a container under the mesh's init or validator name, any container's added capabilities.
- * Counts only: constant work per annotation key, per container, and per argument of those few containers.
+ * Why the pod is too large to be read, found before anything parses it: an annotation meshgate reads (its
+ * status under every profile, then the profile's), the command line of a container under the mesh's init or
+ * validator name, any container's added capabilities. Counts only: constant work per annotation key and per
+ * container, and per argument of those few containers. On every review: no allocation unless a bound is passed.
  */
 export function tooLargeToRead(pod: Pod, cfg: Compiled): string | undefined {
-  const annotation = annotationTooLarge(pod, cfg);
-  if (annotation) return annotation;
-  const { init, validator } = cfg.names;
-  for (const list of CONTAINER_LISTS)
-    for (const container of pod.spec[list] ?? []) {
-      const who = () => describeFound({ list, container });
-      const caps = container.securityContext?.capabilities?.add?.length ?? 0;
-      if (caps > MAX_CAPABILITIES)
-        return `${who()} adds ${caps} capabilities; meshgate reads at most ${MAX_CAPABILITIES} (Linux has 41)`;
-      const parsed = container.name === init || container.name === validator;
-      const problem = parsed ? meshContainerTooLarge(who(), container) : undefined;
+  const annotations = pod.metadata?.annotations;
+  if (annotations) {
+    const status = annotationTooLong(annotations, STATUS_ANNOTATION);
+    if (status) return status;
+    for (const key of cfg.profile.annotations) {
+      const problem = annotationTooLong(annotations, key);
       if (problem) return problem;
     }
+  }
+  const { init, validator } = cfg.names;
+  for (const list of CONTAINER_LISTS) {
+    const containers = pod.spec[list];
+    if (!containers) continue;
+    for (const container of containers) {
+      const caps = container.securityContext?.capabilities?.add?.length ?? 0;
+      if (caps > MAX_CAPABILITIES)
+        return `${describeFound({ list, container })} adds ${caps} capabilities; meshgate reads at most ${MAX_CAPABILITIES} (Linux has 41)`;
+      const problem =
+        container.name === init || container.name === validator ? meshContainerTooLarge(container) : undefined;
+      if (problem) return `${describeFound({ list, container })}${problem}`;
+    }
+  }
   return undefined;
 }
