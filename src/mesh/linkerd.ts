@@ -10,10 +10,15 @@
  */
 import type { Pod } from '../pod/types.ts';
 import { addedCapabilities } from '../pod/security.ts';
-import { parseCidrList, parsePortRanges } from '../util/values.ts';
 import { fromRepositories } from './images.ts';
 import { readFlags, goBool, type FlagSpec } from './flags.ts';
-import { emptySettings, type MeshProfile, type RedirectSettings } from './types.ts';
+import {
+  addCidrs as addCidrList,
+  addPortRanges,
+  emptySettings,
+  type MeshProfile,
+  type RedirectSettings,
+} from './types.ts';
 
 const CONFIG = 'config.linkerd.io';
 
@@ -77,23 +82,20 @@ function optOut(pod: Pod): string | undefined {
   return v === 'disabled' ? 'annotation linkerd.io/inject=disabled' : undefined;
 }
 
+/** A list flag's or annotation's values (pflag splits each occurrence at commas) as the one list they make. */
+const joined = (values: readonly string[] | undefined) => values?.join(',');
+
 function addPorts(
   s: RedirectSettings,
   where: string,
   values: readonly string[] | undefined,
   into: 'outboundPorts' | 'inboundPorts',
 ): void {
-  if (!values) return;
-  const p = parsePortRanges(values.join(','));
-  if (p.ok) s[into].push(...p.value);
-  else s.invalid.push(`${where}: ${p.error}`);
+  addPortRanges(s, where, joined(values), into);
 }
 
 function addCidrs(s: RedirectSettings, where: string, values: readonly string[] | undefined): void {
-  if (!values) return;
-  const p = parseCidrList(values.join(','));
-  if (p.ok) s.outboundCidrs.push(...p.value);
-  else s.invalid.push(`${where}: ${p.error}`);
+  addCidrList(s, where, joined(values));
 }
 
 function annotationSettings(a: Readonly<Record<string, string>>): RedirectSettings {
@@ -118,6 +120,10 @@ export const linkerd: MeshProfile = {
   title: 'Linkerd',
   companion: true,
   names: { proxy: 'linkerd-proxy', init: 'linkerd-init', validator: 'linkerd-network-validator' },
+  annotations: [
+    'linkerd.io/inject',
+    ...['skip-outbound-ports', 'skip-inbound-ports', 'skip-subnets', 'proxy-uid'].map((k) => `${CONFIG}/${k}`),
+  ],
 
   optOut,
 
@@ -207,10 +213,9 @@ export const linkerd: MeshProfile = {
     return undefined;
   },
 
-  cniSkips(pod) {
-    const off = optOut(pod);
-    return off ? `linkerd-cni skips pods with ${off}` : undefined;
-  },
+  // linkerd-cni redirects every pod with linkerd-proxy and without linkerd-init (cni-plugin/main.go); it reads no
+  // annotation to decide that (linkerd.io/inject=disabled stops the injector, not the plugin).
+  cniSkips: () => undefined,
 
   statusOps: () => [],
 };

@@ -12,7 +12,7 @@ import { readStatus } from '../inject/status.ts';
 import { requiresNodeLabel, targetNode } from '../inject/target-node.ts';
 import { unverifiedWhy } from '../inject/redirect.ts';
 import { orderProblem } from '../inject/order.ts';
-import { findContainer } from '../pod/types.ts';
+import { containerNames } from '../pod/types.ts';
 import type { PodMesh } from './identify.ts';
 import { screen, type PodInput } from './screen.ts';
 
@@ -73,7 +73,9 @@ export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): 
   const status = readStatus(pod.metadata?.annotations);
   if (status && 'error' in status) return { ok: false, reason: 'status_mismatch', message: status.error };
   if (status) {
-    const missing = [...status.initContainers, ...status.containers].filter((n) => !findContainer(pod, n));
+    // One set of names, not a search of the pod per listed name: both lists are the pod author's to lengthen.
+    const present = containerNames(pod);
+    const missing = [...status.initContainers, ...status.containers].filter((n) => !present.has(n));
     if (missing.length)
       return {
         ok: false,

@@ -1,8 +1,9 @@
 /**
  * What the mutating and the validating webhook both ask first of a pod, in the order an operator would read it:
- * is it ours to judge (system namespaces, kubelet mirror pods), does it try to opt out, are its mesh containers
- * real, does anything else in it bypass or rewrite the redirect, and does it exempt more than a pod may. Pure:
- * (pod, requester, compiled config) → skip | deny | the pod's mesh containers for the next step.
+ * is it ours to judge (system namespaces, kubelet mirror pods), can it be read within meshgate's bounds
+ * (policy/limits.ts), does it try to opt out, are its mesh containers real, does anything else in it bypass or
+ * rewrite the redirect, and does it exempt more than a pod may. Pure: (pod, requester, compiled config) → skip |
+ * deny | the pod's mesh containers for the next step.
  */
 import type { Compiled } from '../config/compile.ts';
 import { INJECT_LABEL, MIRROR_ANNOTATION } from '../inject/constants.ts';
@@ -10,7 +11,7 @@ import type { ReasonCode } from '../inject/reasons.ts';
 import type { Pod } from '../pod/types.ts';
 import { judgeSettings } from './exclusions.ts';
 import { describeFound, identifyPod, type PodMesh } from './identify.ts';
-import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount } from './limits.ts';
+import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount, tooLargeToRead } from './limits.ts';
 import { podConfigProblem } from '../mesh/contract/index.ts';
 import { escalationRule, networkRewriteRule, proxyIdentityRule } from './rules.ts';
 
@@ -47,6 +48,9 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   ) {
     return { kind: 'skip', reason: 'mirror_pod' };
   }
+  // Before anything reads the annotations and mesh containers (the opt-out switch is one of them).
+  const tooLarge = tooLargeToRead(pod, cfg);
+  if (tooLarge) return { kind: 'deny', reason: 'too_large', message: tooLarge };
   const off = optOut(pod, cfg);
   if (off) {
     return c.injection.allowPodOptOut

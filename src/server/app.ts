@@ -5,12 +5,7 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { SecureContextOptions } from 'node:tls';
-import {
-  decodeReview,
-  encodeResponse,
-  serializeResponse,
-  type Verdict,
-} from '../admission/review.ts';
+import { decodeReview, encodeResponse, serializeResponse, type Verdict } from '../admission/review.ts';
 import type { AdmissionHandler } from '../admission/handlers.ts';
 import type { Metrics } from './metrics.ts';
 import { BODY_LIMIT, DEFAULT_LIMITS, type TransportLimits } from './limits.ts';

@@ -116,6 +116,17 @@ describe('issue 11 through the real apiserver', () => {
     );
   });
 
+  it('issue 21 — a 0.9 MB pod, istio-init excluding 60,000 CIDRs: refused as too large, before the list is read', async () => {
+    const cidrs = Array.from({ length: 60_000 }, (_, i) => `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}/32`);
+    const init = istio.init({ args: [...istio.init().args!, '-x', cidrs.join(',')] });
+    const t0 = performance.now();
+    const message = await refused(istioShaped('cidrs', { initContainers: [init as V1Container] }));
+    console.log(`60,000-CIDR pod refused by the apiserver+meshgate in ${Math.round(performance.now() - t0)} ms`);
+    expect(message).toMatch(
+      /init container istio-init's arguments and environment values hold \d+ characters; meshgate reads at most 65536 for the mesh's own containers \[too_large\]/,
+    );
+  });
+
   describe('class 2 — pods change after CREATE (held at a scheduling gate) / class 6 — every way to a node', () => {
     let pod: V1Pod;
     beforeAll(async () => {

@@ -388,7 +388,7 @@ const refused: Array<[string, 'istio' | 'linkerd', () => Pod, Edit, string, RegE
   ],
   // the init container, through its environment
   [
-    'istio-init exempting a group through ISTIO_OUTBOUND_OWNER_GROUPS_EXCLUDE',
+    'istio-init widening the loopback range it leaves alone',
     'istio',
     () => {
       const p = istioBase();
@@ -396,9 +396,9 @@ const refused: Array<[string, 'istio' | 'linkerd', () => Pod, Edit, string, RegE
       p.spec.containers.push({ ...container(istioBase(), 'istio-proxy'), restartPolicy: undefined });
       return p;
     },
-    (p) => env(p, 'istio-init', { name: 'ISTIO_OUTBOUND_OWNER_GROUPS_EXCLUDE', value: '0' }),
+    (p) => env(p, 'istio-init', { name: 'ISTIO_OUTBOUND_IPV4_LOOPBACK_CIDR', value: '127.0.0.0/8' }),
     'impostor_container',
-    /ISTIO_OUTBOUND_OWNER_GROUPS_EXCLUDE=.*bypass the proxy/,
+    /ISTIO_OUTBOUND_IPV4_LOOPBACK_CIDR=.*wider loopback range/,
   ],
   // Linkerd
   [

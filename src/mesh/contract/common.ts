@@ -3,7 +3,7 @@
  * token mount), and the security-context fields that only take rights away.
  */
 import { isObject } from '../../util/json.ts';
-import { TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX } from '../../inject/service-account.ts';
+import { TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX } from '../../pod/service-account-token.ts';
 import {
   anyValue,
   imagePullPolicy,

@@ -116,17 +116,12 @@ export const ISTIO_PROXY_ENV: EnvContract = {
  */
 export const ISTIO_IPTABLES_ENV: EnvContract = {
   names: {
-    ISTIO_OUTBOUND_OWNER_GROUPS: {
-      value: (v) => (v.trim() === '*' ? undefined : 'only the listed groups would be redirected (must be "*")'),
-    },
-    ISTIO_OUTBOUND_OWNER_GROUPS_EXCLUDE: {
-      value: (v) => (v.trim() === '' ? undefined : "those groups' traffic would bypass the proxy"),
-    },
+    // ISTIO_OUTBOUND_OWNER_GROUPS(_EXCLUDE) and ENVOY_USER are read with the flags (src/mesh/istio-iptables.ts) and
+    // refused there as narrowing the redirect.
     ISTIO_OUTBOUND_IPV4_LOOPBACK_CIDR: {
       value: (v) =>
         v.trim() === '127.0.0.1/32' ? undefined : 'a wider loopback range would leave more traffic unredirected',
     },
-    ENVOY_USER: refuse('it names the user whose UID the rules exempt when -u is unset'),
   },
   other: anyLiteral,
 };
