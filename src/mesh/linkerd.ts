@@ -107,6 +107,26 @@ function annotationSettings(a: Readonly<Record<string, string>>): RedirectSettin
   return s;
 }
 
+/**
+ * A GID Linkerd's rules would exempt: recorded in the settings (the identity rules judge every other container
+ * against it), or why it cannot be read. Integers as Go reads them: decimal, 0x, 0o, 0b and a leading-0 octal
+ * (proxy-init parses its flags with base 0); a negative one means none.
+ */
+function exemptGid(s: RedirectSettings, where: string, raw: string | undefined): void {
+  if (raw === undefined || raw.trim() === '') return;
+  const v = raw.trim();
+  const m = /^(-?)(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)$/.exec(v);
+  if (!m) {
+    s.invalid.push(`${where}: "${raw}" is not an integer`);
+    return;
+  }
+  const body = m[2];
+  const n = /^0[0-7]+$/.test(body) ? Number.parseInt(body.slice(1), 8) : Number(body.replace(/^0[oO]/, '0o'));
+  if (m[1] === '-' || n === 0) return;
+  if (!Number.isSafeInteger(n) || n > 2147483647) s.invalid.push(`${where}: ${v} is not a GID`);
+  else s.exemptGids.push(n);
+}
+
 /** The UID/GID the pod's annotations make linkerd-cni exempt, when they differ from the proxy's. */
 function identityOverride(a: Readonly<Record<string, string>> | undefined, uid: number): string | undefined {
   const v = a?.[`${CONFIG}/proxy-uid`];
@@ -132,6 +152,8 @@ export const linkerd: MeshProfile = {
     // proxy-uid is read by linkerd-cni from the pod: another UID exempted is an exemption of all its traffic.
     const uid = identityOverride(a, 2102);
     if (uid) s.narrowing.push(uid);
+    // linkerd-cni exempts proxy-gid's GID as well (strconv.Atoi; cni-plugin main.go).
+    exemptGid(s, `annotation ${CONFIG}/proxy-gid`, a[`${CONFIG}/proxy-gid`]);
     return s;
   },
 
@@ -174,6 +196,8 @@ export const linkerd: MeshProfile = {
     must('incoming-proxy-port', id.inboundPort, 'inbound traffic would not reach the proxy');
     must('outgoing-proxy-port', id.outboundPort, 'outbound traffic would not reach the proxy');
     must('proxy-uid', id.proxyUid, 'another UID would be exempt from the redirect');
+    // proxy-init exempts this GID too (any above 0; pkg/iptables): its containers are then judged against it.
+    exemptGid(s, `${who} --proxy-gid`, f.values.get('proxy-gid'));
     if (f.lists.get('ports-to-redirect')?.length)
       s.narrowing.push(`${who} --ports-to-redirect narrows inbound redirection to the ports listed`);
     if (goBool(f.values.get('simulate'))) s.narrowing.push(`${who} --simulate is set: no rules would be installed`);

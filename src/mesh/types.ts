@@ -24,10 +24,23 @@ export interface RedirectSettings {
   invalid: string[];
   /** Values refused unread for their size (util/values.ts MAX_LIST_ENTRIES), each a sentence naming where. */
   tooLarge: string[];
+  /**
+   * GIDs the pod's redirect exempts besides the configured proxy identity (Linkerd's `--proxy-gid` and
+   * `config.linkerd.io/proxy-gid`): no other container may run as them (src/policy/screen.ts).
+   */
+  exemptGids: number[];
 }
 
 export function emptySettings(): RedirectSettings {
-  return { outboundCidrs: [], outboundPorts: [], inboundPorts: [], narrowing: [], invalid: [], tooLarge: [] };
+  return {
+    outboundCidrs: [],
+    outboundPorts: [],
+    inboundPorts: [],
+    narrowing: [],
+    invalid: [],
+    tooLarge: [],
+    exemptGids: [],
+  };
 }
 
 /** Records why a value at `where` could not be read: too large to read, or not what it should be. */

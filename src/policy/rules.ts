@@ -8,6 +8,7 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { Pod } from '../pod/types.ts';
+import type { MeshIdentity } from '../mesh/types.ts';
 import { canRewriteNetwork, effectiveGroup, effectiveUser } from '../pod/security.ts';
 import { escalationProblem } from './escalation.ts';
 import { describeFound, type PodMesh } from './identify.ts';
@@ -17,8 +18,11 @@ export interface RuleVerdict {
   message: string;
 }
 
-export function proxyIdentityRule(pod: Pod, mesh: PodMesh, cfg: Compiled): RuleVerdict | undefined {
-  const { proxyUid: uid, proxyGid: gid } = cfg.identity;
+/** The identity the pod's redirect exempts: the configured proxy's, with the GID the pod's own settings add. */
+export type Exempt = Pick<MeshIdentity, 'proxyUid' | 'proxyGid'>;
+
+export function proxyIdentityRule(pod: Pod, mesh: PodMesh, id: Exempt): RuleVerdict | undefined {
+  const { proxyUid: uid, proxyGid: gid } = id;
   const why = 'whose traffic the redirect rules exempt: only the proxy may run as it';
   const podSc = pod.spec.securityContext;
   if (podSc?.runAsUser === uid)
@@ -64,11 +68,12 @@ export function escalationRule(
   namespace: string,
   mesh: PodMesh,
   cfg: Compiled,
+  id: Exempt,
 ): { verdict: RuleVerdict } | { warning: string } | undefined {
   const apps = cfg.config.apps;
   if (apps.privileges !== 'restricted') return undefined;
   for (const f of mesh.apps) {
-    const problem = escalationProblem(pod, f.container, cfg.identity);
+    const problem = escalationProblem(pod, f.container, id);
     if (!problem) continue;
     const message = `${describeFound(f)} ${problem}`;
     if (apps.baselineNamespaces.includes(namespace))

@@ -13,7 +13,7 @@ import { judgeSettings } from './exclusions.ts';
 import { describeFound, identifyPod, type PodMesh } from './identify.ts';
 import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount, tooLargeToRead } from './limits.ts';
 import { podConfigProblem } from '../mesh/contract/index.ts';
-import { escalationRule, networkRewriteRule, proxyIdentityRule } from './rules.ts';
+import { escalationRule, type Exempt, networkRewriteRule, proxyIdentityRule } from './rules.ts';
 
 export interface PodInput {
   pod: Pod;
@@ -93,20 +93,34 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   }
   const config = podConfigProblem(pod, cfg);
   if (config) return { kind: 'deny', reason: 'proxy_config_refused', message: config };
-  const rule = proxyIdentityRule(pod, mesh, cfg) ?? networkRewriteRule(mesh);
+  const annotations = cfg.profile.annotationSettings(pod.metadata?.annotations ?? {});
+  const exempt = exemptIdentity(cfg, [...annotations.exemptGids, ...(mesh.init?.settings.exemptGids ?? [])]);
+  if ('message' in exempt) return { kind: 'deny', reason: 'redirect_narrowed', message: exempt.message };
+  const rule = proxyIdentityRule(pod, mesh, exempt) ?? networkRewriteRule(mesh);
   if (rule) return { kind: 'deny', ...rule };
-  const escalation = escalationRule(pod, namespace, mesh, cfg);
+  const escalation = escalationRule(pod, namespace, mesh, cfg, exempt);
   if (escalation && 'verdict' in escalation) return { kind: 'deny', ...escalation.verdict };
   const warnings = escalation ? [escalation.warning] : [];
-  const fromAnnotations = judgeSettings(
-    cfg.profile.annotationSettings(pod.metadata?.annotations ?? {}),
-    cfg,
-    "the pod's annotations",
-  );
+  const fromAnnotations = judgeSettings(annotations, cfg, "the pod's annotations");
   if (fromAnnotations) return { kind: 'deny', ...fromAnnotations };
   if (mesh.init) {
     const fromInit = judgeSettings(mesh.init.settings, cfg, `init container ${mesh.init.container.name}`);
     if (fromInit) return { kind: 'deny', ...fromInit };
   }
   return { kind: 'guard', mesh, warnings };
+}
+
+/**
+ * The identity this pod's redirect exempts: the configured proxy UID and GID, and a GID the pod's own settings add
+ * (Linkerd's `--proxy-gid`, `config.linkerd.io/proxy-gid`). One exempt GID at most: a second one, or one beside the
+ * configured proxy GID, is an exemption of another group's traffic.
+ */
+function exemptIdentity(cfg: Compiled, podGids: readonly number[]): Exempt | { message: string } {
+  const { proxyUid, proxyGid } = cfg.identity;
+  const gids = [...new Set(proxyGid === undefined ? podGids : [proxyGid, ...podGids])];
+  if (gids.length > 1)
+    return {
+      message: `the pod's redirect exempts the traffic of GIDs ${gids.join(' and ')}; only the proxy's group may be exempt`,
+    };
+  return { proxyUid, proxyGid: gids[0] };
 }

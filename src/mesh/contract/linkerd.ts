@@ -82,8 +82,9 @@ const proxySecurity = securityContext(
   ],
   {
     ...TIGHTENING,
-    // values proxy.gid: the rules exempt the UID only, so the group does not widen the exemption.
-    runAsGroup: anyValue('linkerd-init exempts the proxy UID only'),
+    // values proxy.gid: a GID linkerd-init (--proxy-gid) or linkerd-cni (config.linkerd.io/proxy-gid) exempts is
+    // guarded for every other container of the pod (src/policy/screen.ts exemptIdentity).
+    runAsGroup: anyValue('an exempt GID is guarded for every other container'),
     // The injector copies the first app container's capabilities onto the proxy (pkg/inject). The proxy runs as its
     // non-root UID from the image's own entrypoint, which has no file capabilities: it holds none of them after
     // execve, whatever the list says.
