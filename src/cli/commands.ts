@@ -165,6 +165,20 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     ],
     load: () => import('./repair-controller.ts'),
   },
+  uninstall: {
+    summary: 'remove what meshgate made at run time (Node keys, Secrets, Lease) once its chart is gone',
+    flags: [
+      { name: 'kubeconfig', value: 'file' },
+      { name: 'context', value: 'text' },
+      { name: 'namespace', short: 'n', value: 'text' },
+      { name: 'name', value: 'text' },
+      { name: 'mark-secret', value: 'text' },
+      { name: 'timeout', value: 'text' },
+      { name: 'dry-run' },
+      HELP,
+    ],
+    load: () => import('./uninstall.ts'),
+  },
   version: {
     summary: 'print meshgate’s version, the Node.js version and the git commit it was built from',
     flags: [{ name: 'output', short: 'o', value: ['text', 'json'] }, HELP],
