@@ -5,7 +5,7 @@
  * Each command's module exports `run(argv, io): Promise<number>` (the exit code).
  */
 import type { ParseArgsConfig } from 'node:util';
-import { QUARANTINE_FLAGS } from '../repair/flags.ts';
+import { QUARANTINE_FLAGS, UNMESHED_MODES } from '../repair/flags.ts';
 import type { CliIO } from './io.ts';
 
 /** What a flag's value is, for completion: a file, a directory, one of some words, or free text. */
@@ -158,7 +158,12 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       ...Object.entries(QUARANTINE_FLAGS).map(
         ([name, spec]): FlagSpec => ({
           name,
-          value: 'default' in spec && spec.default === 'false' ? ['true', 'false'] : 'text',
+          value:
+            name === 'unmeshed-pods'
+              ? UNMESHED_MODES
+              : 'default' in spec && spec.default === 'false'
+                ? ['true', 'false']
+                : 'text',
         }),
       ),
       HELP,
