@@ -84,9 +84,15 @@ describe('repair-controller flags', () => {
 describe('flag names of earlier releases', () => {
   it.each([
     [['--withdraw-after', '5'], ['--quarantine-failures=5']],
-    [['--withdraw-window=15m', '--withdraw-taint=true'], ['--quarantine-window=15m', '--quarantine-taint=true']],
+    [
+      ['--withdraw-window=15m', '--withdraw-taint=true'],
+      ['--quarantine-window=15m', '--quarantine-taint=true'],
+    ],
     [['--evict-unmeshed=true'], ['--unmeshed-pods=evict']],
-    [['--report-unmeshed', 'true', '--port', '9090'], ['--port', '9090', '--unmeshed-pods=report']],
+    [
+      ['--report-unmeshed', 'true', '--port', '9090'],
+      ['--port', '9090', '--unmeshed-pods=report'],
+    ],
     [['--evict-unmeshed=true', '--report-unmeshed=true'], ['--unmeshed-pods=evict']],
     [['--report-unmeshed=true', '--evict-unmeshed=true'], ['--unmeshed-pods=evict']],
     [['--evict-unmeshed=false'], []],
