@@ -271,6 +271,11 @@ describe('chart lifecycle: previous version → upgrade under load → uninstall
   }, 240_000);
 
   it('helm upgrade to this chart, then the webhook rolled to the new chart’s, with 0 of a steady stream of pod creates refused', async () => {
+    // docs/install.md "Upgrading": plain --reuse-values keeps the previous chart's defaults, which lack this chart's
+    // keys; the schema refuses it before anything changes.
+    const reused = await cp.helm(['upgrade', 'meshgate', chartDir, '-n', NS, '--reuse-values']);
+    expect(reused.code).not.toBe(0);
+    expect(reused.stderr).toContain("missing properties 'admissionMark', 'uninstall'");
     const admission = cp.kc.makeApiClient(AdmissionregistrationV1Api);
     const caBefore = (await admission.readMutatingWebhookConfiguration({ name: 'meshgate' })).webhooks![0].clientConfig
       .caBundle;
