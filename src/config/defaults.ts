@@ -37,6 +37,8 @@ const validator = {
   image: MESHGATE_IMAGE,
   command: ['/nodejs/bin/node', '/app/bin/meshgate.js', 'validate-redirect'],
   timeoutSeconds: 5,
+  // meshgate's image is public: nothing to pull it with.
+  imagePullSecrets: [] as string[],
 };
 
 /**

@@ -73,6 +73,13 @@ export interface ValidatorConfig {
   /** Where the probe connects; see docs/validate-redirect.md for why each profile's default cannot leak. */
   probeAddress: string;
   timeoutSeconds: number;
+  /**
+   * Image pull secrets meshgate adds to a pod's spec.imagePullSecrets when it injects the validator (names absent
+   * there only), for a validator image from a registry that needs them. Each must exist in every app namespace:
+   * a pod names Secrets of its own namespace only, and meshgate creates or copies none (the kubelet pulls without a
+   * missing one and reports it in an Event).
+   */
+  imagePullSecrets: string[];
 }
 
 export interface MeshgateConfig {

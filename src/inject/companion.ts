@@ -116,6 +116,7 @@ export function adjust(pod: Pod, mesh: PodMesh, facts: NodeFacts, cfg: Compiled)
       inits = inits.toSpliced(at + 1, 0, validator);
     }
   }
+  if (added.length > 0) ops.push(...patch.addImagePullSecrets(pod, cfg.config.validator.imagePullSecrets));
   if (r.kind === 'cni' && r.affinity) ops.push(...patch.requireNodeLabel(pod, NODE_VERIFIED_LABEL, 'true'));
   // Reinvocation sees the pod after meshgate's own patch: what it removed then is still part of the record.
   const before = readStatus(pod.metadata?.annotations);

@@ -64,6 +64,7 @@ export interface PodSpec {
   nodeName?: string;
   hostNetwork?: boolean;
   securityContext?: PodSecurityContext;
+  imagePullSecrets?: Array<{ name?: string }>;
   affinity?: {
     nodeAffinity?: {
       requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] };
