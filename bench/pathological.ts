@@ -3,13 +3,20 @@
  * + `encodeResponse`), median of N runs each, at 1×, 2× and 4× size. A third column adds the transport's
  * JSON work done in-process (parse the request, stringify the response), which is what grows with pod size:
  * meshgate builds its ops directly, so its own work should stay flat.
+ *
+ * Then crafted reviews (bench/crafted.ts), each aimed at one parser or loop of the admission path, in CPU ms per
+ * review through both webhooks (runCrafted): the slowest is the figure issue 21 §4 targets (≤ 50 ms).
  */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import jsonpatch, { type Operation } from 'fast-json-patch';
+import { repoRoot } from '../test/e2e/harness/binaries.ts';
 import { decide } from '../src/inject/decide.ts';
 import { mutate, type HandlerDeps } from '../src/admission/mutate.ts';
 import { decodeReview, encodeResponse, type AdmissionRequest } from '../src/admission/review.ts';
 import type { Pod } from '../src/pod/types.ts';
 import { podReview } from './corpus.ts';
+import type { CraftedRow } from './crafted.ts';
 import { PATHOLOGICAL } from './pods.ts';
 import { round, timeMedianMs } from './stats.ts';
 
@@ -82,4 +89,35 @@ export function runPathological(deps: HandlerDeps): PathoShape[] {
       pass: rows[0].decideMs < TARGET_MS && rows[0].handlerMs < TARGET_MS,
     };
   });
+}
+
+/** Issue 21 §4: no crafted review may hold the event loop longer than this, in CPU ms on this machine kind. */
+export const CRAFTED_TARGET_MS = 50;
+
+/**
+ * The crafted reviews (bench/crafted.ts) through the code of `root` (this checkout by default, or a tree extracted
+ * from a git ref), in a child process of their own with the heap collected before each measure
+ * (bench/crafted-tree.ts).
+ */
+export function runCrafted(root = repoRoot): CraftedRow[] {
+  const out = execFileSync(
+    process.execPath,
+    ['--expose-gc', fileURLToPath(new URL('./crafted-tree.ts', import.meta.url)), root],
+    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  return out
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as CraftedRow);
+}
+
+/** What a crafted review costs: the costlier of its two webhooks, parse to answer. */
+export function craftedMs(row: CraftedRow): number {
+  return Math.max(row.mutate?.reviewMs ?? 0, row.validate.reviewMs);
+}
+
+export function slowestCrafted(rows: CraftedRow[]): { name: string; ms: number; pass: boolean } {
+  const worst = rows.reduce((a, b) => (craftedMs(b) > craftedMs(a) ? b : a));
+  const ms = craftedMs(worst);
+  return { name: worst.name, ms, pass: ms <= CRAFTED_TARGET_MS };
 }

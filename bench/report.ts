@@ -5,7 +5,8 @@
  */
 import type { Phase, Route } from './http-bench.ts';
 import { PATHS } from './http-bench.ts';
-import type { PathoShape } from './pathological.ts';
+import { CRAFTED_TARGET_MS, craftedMs, slowestCrafted, type PathoShape } from './pathological.ts';
+import type { CraftedRow } from './crafted.ts';
 import type { FactsScale } from './facts-scale.ts';
 import type { AgentLatency } from './agent-latency.ts';
 import { halfMedians, median, round } from './stats.ts';
@@ -150,6 +151,38 @@ export function pathoTable(shapes: PathoShape[]): string {
     '  handler = mutate + encodeResponse; +JSON = JSON.parse(request) + decode + handler + JSON.stringify(response), in-process',
   );
   return rows.join('\n');
+}
+
+/**
+ * One line per crafted review: its size, each webhook's decision and CPU ms (handler; whole review), and with
+ * `before` (the same reviews through another tree) that tree's whole-review ms; then the slowest of this tree.
+ */
+export function craftedTable(rows: CraftedRow[], before?: CraftedRow[]): string {
+  const was = new Map(before?.map((r) => [r.name, r]));
+  const width = Math.max(...rows.map((r) => r.name.length));
+  const cell = (t: CraftedRow['validate'] | undefined) =>
+    t ? `${t.decision.padEnd(28)} ${pad(f(t.handlerMs, 1), 7)} ${pad(f(t.reviewMs, 1), 7)}` : ''.padEnd(44);
+  const lines = [
+    `  ${'crafted review'.padEnd(width)} ${pad('KiB', 5)} | ${'mutate: decision'.padEnd(28)} ${pad('handler', 7)} ${pad('review', 7)} | ${'validate: decision'.padEnd(28)} ${pad('handler', 7)} ${pad('review', 7)}${before ? ` | ${pad('before ms', 9)}` : ''}`,
+  ];
+  for (const r of rows) {
+    const b = was.get(r.name);
+    lines.push(
+      `  ${r.name.padEnd(width)} ${pad(r.requestKiB, 5)} | ${cell(r.mutate)} | ${cell(r.validate)}${before ? ` | ${pad(b ? f(craftedMs(b), 1) : 'n/a', 9)}` : ''}`,
+    );
+  }
+  lines.push(
+    '  CPU ms (process.cpuUsage): handler = mutate or validate (pod parser + decide / checkPosture / checkUpdate);',
+    "  review = the server's body checks and JSON parse + decode + handler + encodeResponse + serializeResponse",
+    '  (bench/crafted-tree.ts: the median of 5 warm runs; a run of 1 s or more is reported alone)',
+  );
+  if (before) {
+    const s = slowestCrafted(before);
+    lines.push(`  before: slowest crafted review: ${s.name} ${f(s.ms, 1)} ms CPU`);
+  }
+  const s = slowestCrafted(rows);
+  lines.push(`slowest crafted review: ${s.name} ${f(s.ms, 1)} ms CPU (target ≤ ${CRAFTED_TARGET_MS} ms)`);
+  return lines.join('\n');
 }
 
 export function factsTable(x: FactsScale): string {

@@ -2,7 +2,8 @@
  * `npm run bench`: what meshgate's admission path costs on top of the transport, and the supporting figures.
  *   1. HTTP: echo baseline (A) vs /mutate (B) vs /validate (C), server and load generator in separate processes
  *   2. in-process cost of a corpus review; the body parser's poisoning check (meshgate's vs fastify's);
- *      pathological pods through decide / mutate+encode, at 1×, 2×, 4× size
+ *      pathological pods through decide / mutate+encode, at 1×, 2×, 4× size; crafted reviews, CPU ms each through
+ *      both webhooks (child process), and the slowest of them
  *   3. node-fact and pod-mode caches at 5,000 nodes / 50,000 pods (child with --expose-gc)
  *   4. node agent: CNI conf change → verdict published (and, with --with-apiserver, → Node updated)
  *   5. one CPU profile of the server under route B, summarised
@@ -12,7 +13,8 @@
  * Run instead, on their own: --peers (meshgate next to Istio's and Kyverno's injectors: bench/peers), --burst
  * [--pods N] (pod creates through a real apiserver with each webhook: bench/burst), --before REF (this tree
  * against REF's, in-process and over HTTP in the same run: bench/compare), --decompose (the server's CPU per review
- * split by part, sampled by Linux perf: bench/decompose).
+ * split by part, sampled by Linux perf: bench/decompose), --crafted [--before REF] (part 2's crafted reviews
+ * alone, CPU ms each; with --before, REF's tree too in the same run: bench/crafted.ts).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -26,7 +28,7 @@ import { buildWorkload, loadSamples, pinnedNodes, podReview } from './corpus.ts'
 import { PATHOLOGICAL } from './pods.ts';
 import { jsonParseTable, measureJsonParse } from './json-parse.ts';
 import { bodiesFor, mainRun, profileRun, type HttpOptions } from './http-bench.ts';
-import { RUNS, runPathological } from './pathological.ts';
+import { CRAFTED_TARGET_MS, RUNS, runCrafted, runPathological, slowestCrafted } from './pathological.ts';
 import { measureInProcess } from './in-process.ts';
 import type { FactsScale } from './facts-scale.ts';
 import { measureAgentLatency } from './agent-latency.ts';
@@ -35,6 +37,7 @@ import { formatDiff, formatSummary, perReviewDiff, summarise } from './profile.t
 import {
   AGGREGATION,
   agentTable,
+  craftedTable,
   serialTable,
   factsTable,
   httpTable,
@@ -52,6 +55,7 @@ const { values: flags } = parseArgs({
     peers: { type: 'boolean', default: false },
     burst: { type: 'boolean', default: false },
     decompose: { type: 'boolean', default: false },
+    crafted: { type: 'boolean', default: false },
     before: { type: 'string' },
     pods: { type: 'string', default: '2000' },
     // Each mode has its own defaults (main and --before: DEFAULT_ROUNDS; --peers and --decompose: their main.ts).
@@ -78,6 +82,12 @@ const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(resultsDir, { recursive: true });
 const log = (s: string) => console.log(s);
 
+// The crafted reviews alone, for this tree and (--before) another, in one run.
+if (flags.crafted) {
+  const { craftedMain } = await import('./crafted-main.ts');
+  craftedMain(flags.before, resultsDir, log);
+  process.exit(0);
+}
 // The comparisons that need other programs or another tree run on their own (each prints its targets last).
 if (flags.peers || flags.burst || flags.before || flags.decompose) {
   if (flags.before) await (await import('./compare/main.ts')).compareMain(flags.before, flags, resultsDir, log);
@@ -158,6 +168,10 @@ const jsonParse = measureJsonParse({
 log(jsonParseTable(jsonParse));
 const patho = runPathological({ config, nodes: facts });
 log(pathoTable(patho));
+log(`  crafted reviews (bench/crafted.ts), each through both webhooks in a child process:`);
+const crafted = runCrafted();
+const slowest = slowestCrafted(crafted);
+log(craftedTable(crafted));
 
 section('3. caches at scale (child process, --expose-gc)');
 const scale = await forkForResult<FactsScale>('./facts-scale.ts', ['--expose-gc'], 120_000);
@@ -205,6 +219,12 @@ const targets: Target[] = [
     target: '< 5 ms',
     pass: p.pass,
   })),
+  {
+    name: `slowest crafted review (${slowest.name}), CPU ms`,
+    value: round(slowest.ms, 1),
+    target: `<= ${CRAFTED_TARGET_MS}`,
+    pass: slowest.pass,
+  },
   { name: '5,000 nodes in NodeFactStore, heap', value: scale.nodes.heapMB, target: '< 50 MB', pass: scale.nodes.pass },
 ];
 const summary = {
@@ -234,6 +254,7 @@ const summary = {
   inProcess,
   jsonParse,
   pathological: patho,
+  crafted,
   factsScale: scale,
   agent: { fakePublisher: agent, apiserver },
   profile: {

@@ -47,6 +47,8 @@ const wanted = [
   ['containerd', 'containerd'],
   ['runc', 'runc'],
   ['/usr/lib/cni/bridge', 'containernetworking-plugins'],
+  // setcap: the file capability on the entrypoint of the real-node scenario S9's image.
+  ['setcap', 'libcap2-bin'],
   // `meshgate completion zsh|fish` is tested by the real shells (test/cli/completion.test.ts).
   ['zsh', 'zsh'],
   ['fish', 'fish'],

@@ -4,13 +4,14 @@
 #                        so it is exactly the Kubernetes release the apiserver is
 #   pause                kubernetes' build/pause/linux/pause.c from the same module, gcc -static (the sandbox image)
 #   meshgate-e2e-proxy   test/realnode/images/proxy.c, gcc -static: the stand-in for Istio's proxyv2 (pilot-agent)
+#   meshgate-e2e-become-proxy  test/realnode/images/become-proxy.c, gcc -static: scenario S9's app (setuid(1337))
 #   meshgate-e2e-cri     test/realnode/cri (own go.mod): the CRI client of the emulation check
 # OCI image archives are made from these by the harness at run time (test/realnode/harness/image.ts): milliseconds.
-# The cache dir is keyed by the first 12 hex digits of sha256(go.mod + go.sum + this script + proxy.c + the CRI
-# client's go.mod, go.sum and main.go), so editing any of them gives a fresh dir and an unchanged tree reuses the
-# finished one. test/realnode/harness/binaries.ts recomputes the same key; keep the two in sync. The kubelet depends
-# only on the control-plane module: a new dir copies it from an older one built from the same go.mod/go.sum
-# (bin/kubelet.key), so editing proxy.c costs a second, not a kubelet build.
+# The cache dir is keyed by the first 12 hex digits of sha256(go.mod + go.sum + this script + proxy.c +
+# become-proxy.c + the CRI client's go.mod, go.sum and main.go), so editing any of them gives a fresh dir and an
+# unchanged tree reuses the finished one. test/realnode/harness/binaries.ts recomputes the same key; keep the two in
+# sync. The kubelet depends only on the control-plane module: a new dir copies it from an older one built from the
+# same go.mod/go.sum (bin/kubelet.key), so editing proxy.c or become-proxy.c costs a second, not a kubelet build.
 #
 # Layout: ${MESHGATE_CACHE:-$HOME/.cache/meshgate}/realnode-<key>/
 #   bin/<name>      built to bin/.<name>.tmp and renamed, so a killed build never leaves half a file
@@ -25,11 +26,12 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mod="$root/test/e2e/controlplane"
 script="$root/scripts/build-realnode.sh"
 proxy_src="$root/test/realnode/images/proxy.c"
+become_src="$root/test/realnode/images/become-proxy.c"
 cri="$root/test/realnode/cri"
 log() { printf '[realnode] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-key="$(cat "$mod/go.mod" "$mod/go.sum" "$script" "$proxy_src" "$cri/go.mod" "$cri/go.sum" "$cri/main.go" | sha256sum | cut -c1-12)"
+key="$(cat "$mod/go.mod" "$mod/go.sum" "$script" "$proxy_src" "$become_src" "$cri/go.mod" "$cri/go.sum" "$cri/main.go" | sha256sum | cut -c1-12)"
 kubelet_key="$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -c1-64)"
 cache="${MESHGATE_CACHE:-$HOME/.cache/meshgate}"
 dir="$cache/realnode-$key"
@@ -101,6 +103,7 @@ printf '%s\n' "$kubelet_key" > "$bin/kubelet.key"
 # Flags as in build/pause/Makefile (CFLAGS = -Os -Wall -Werror -static -DVERSION=...).
 step pause gcc -Os -Wall -Werror -static "-DVERSION=v$PAUSE_VERSION" -o "$bin/.pause.tmp" "$k8s_src/build/pause/linux/pause.c"
 step meshgate-e2e-proxy gcc -Os -Wall -Werror -static -o "$bin/.meshgate-e2e-proxy.tmp" "$proxy_src"
+step meshgate-e2e-become-proxy gcc -Os -Wall -Werror -static -o "$bin/.meshgate-e2e-become-proxy.tmp" "$become_src"
 step meshgate-e2e-cri bash -c "cd '$cri' && nice go build -trimpath -ldflags '-s -w' -o '$bin/.meshgate-e2e-cri.tmp' ."
 
 cat > "$dir/manifest.json.tmp" <<EOF

@@ -15,7 +15,12 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import type { Registry } from 'prom-client';
 import { buildApp } from '../src/server/app.ts';
-import { createMetrics, registerCertificateMetrics, registerNodeMetrics } from '../src/server/metrics.ts';
+import {
+  createMetrics,
+  registerCertificateMetrics,
+  registerConfigMetrics,
+  registerNodeMetrics,
+} from '../src/server/metrics.ts';
 import { createAgentMetrics } from '../src/agent/metrics.ts';
 import { createRepairMetrics } from '../src/repair/metrics.ts';
 import { issueSelfSigned } from '../src/tls/self-signed.ts';
@@ -48,6 +53,7 @@ export async function meshgateFamilies(): Promise<Map<string, Family>> {
   const pair = issueSelfSigned(['127.0.0.1'], 3600_000, Date.now());
   registerCertificateMetrics(webhook.registry, { current: () => pair });
   registerNodeMetrics(webhook.registry, new NodeFactStore());
+  registerConfigMetrics(webhook.registry, { privileges: 'restricted', baselineNamespaces: ['legacy'] });
   const registries: Array<[Component, Registry]> = [
     ['webhook', webhook.registry],
     ['node-agent', createAgentMetrics().registry],

@@ -1,50 +1,54 @@
 /**
- * Wires the handlers' dependencies (caches, lookup counters, the mark's keys) for the server, one pair per
- * admission scope: /mutate and /validate for webhook entries that select whole namespaces, /mutate/selected-pods
- * and /validate/selected-pods for entries that select pods by their labels or match conditions (no admission
- * mark there: src/mark/admission.ts).
+ * Wires the handlers' dependencies (caches, lookup counters, the mark's keys) for the server: one handler per
+ * admission route, a route per kind (mutate, validate), scope and enforcement level, each named by its path. The
+ * chart's webhook entries name these paths (charts/meshgate/templates/_webhooks.tpl):
+ * - scope: `/mutate`, `/validate` for entries that select whole namespaces; `/…/selected-pods` for entries that
+ *   select pods by their labels or match conditions (no admission mark there: src/mark/admission.ts);
+ * - level: no suffix for enforce, `/warn` and `/audit` for namespaces at those levels (src/admission/level.ts).
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import type { PodNeeds } from '../kube/pod-mode-cache.ts';
-import type { Marker } from '../mark/admission.ts';
-import type { AdmissionRequest, Verdict } from './review.ts';
+import type { AdmissionScope, Marker } from '../mark/admission.ts';
+import { atLevel, LEVELS, type Level } from './level.ts';
 import { mutate } from './mutate.ts';
+import type { AdmissionRequest, Verdict } from './review.ts';
 import { validate, type ValidateDeps } from './validate.ts';
 
-export interface HandlerSet {
-  mutate: (r: AdmissionRequest) => Verdict;
-  validate: (r: AdmissionRequest) => Promise<Verdict>;
-  mutateSelectedPods: (r: AdmissionRequest) => Verdict;
-  validateSelectedPods: (r: AdmissionRequest) => Promise<Verdict>;
+export type AdmissionHandler = (r: AdmissionRequest) => Verdict | Promise<Verdict>;
+
+export interface Route {
+  readonly kind: 'mutate' | 'validate';
+  readonly scope: AdmissionScope;
+  readonly level: Level;
 }
 
-/** The routes a chart's webhook entry names, by scope (charts/meshgate/templates/_webhooks.tpl). */
-export const ADMISSION_ROUTES = {
-  mutate: '/mutate',
-  validate: '/validate',
-  mutateSelectedPods: '/mutate/selected-pods',
-  validateSelectedPods: '/validate/selected-pods',
-} as const;
+/** The path of a route: /mutate, /validate/selected-pods, /mutate/audit, /validate/selected-pods/warn, … */
+export function routePath(r: Route): string {
+  return `/${r.kind}${r.scope === 'selected-pods' ? '/selected-pods' : ''}${r.level === 'enforce' ? '' : `/${r.level}`}`;
+}
 
-export function buildHandlers(deps: {
+/** Every admission route. */
+export const ROUTES: readonly Route[] = (['mutate', 'validate'] as const).flatMap((kind) =>
+  (['namespace', 'selected-pods'] as const).flatMap((scope) => LEVELS.map((level) => ({ kind, scope, level }))),
+);
+
+export interface HandlerDeps {
   config: Compiled;
   nodes: NodeFacts;
   podNeeds?: PodNeeds;
   onLookup?: ValidateDeps['onLookup'];
   marker?: Marker;
-}): HandlerSet {
-  return {
-    mutate: (r) => mutate(r, deps, 'namespace'),
-    validate: (r) => validate(r, deps, 'namespace'),
-    mutateSelectedPods: (r) => mutate(r, deps, 'selected-pods'),
-    validateSelectedPods: (r) => validate(r, deps, 'selected-pods'),
-  };
 }
 
-/** Every admission route and its handler. */
-export function admissionRoutes(h: HandlerSet): Record<string, HandlerSet[keyof HandlerSet]> {
-  return Object.fromEntries(
-    (Object.keys(ADMISSION_ROUTES) as Array<keyof HandlerSet>).map((k) => [ADMISSION_ROUTES[k], h[k]]),
-  );
+/** The handler of one route. */
+export function handlerFor(route: Route, deps: HandlerDeps): AdmissionHandler {
+  const { kind, scope, level } = route;
+  if (kind === 'mutate') return (r) => atLevel(level, mutate(r, deps, scope), r, true);
+  return async (r) => atLevel(level, await validate(r, deps, scope), r, false);
+}
+
+/** Every admission route's path and handler. */
+export function admissionRoutes(deps: HandlerDeps): Record<string, AdmissionHandler> {
+  return Object.fromEntries(ROUTES.map((route) => [routePath(route), handlerFor(route, deps)]));
 }

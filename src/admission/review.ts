@@ -11,6 +11,8 @@ export const SUPPORTED_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1be
 
 /** The audit annotation that carries a verdict's reason code. */
 const REASON_AUDIT_KEY = 'meshgate.io/reason';
+/** The audit annotation of a refusal admitted at a lower enforcement level: the level (warn, audit). */
+const WOULD_DENY_AUDIT_KEY = 'meshgate.io/would-deny';
 
 export interface AdmissionRequest {
   uid: string;
@@ -56,9 +58,15 @@ export function decodeReview(body: unknown): DecodeResult {
 }
 
 /** What a handler decided, transport-free. */
+/** A refusal meshgate did not enforce (src/admission/level.ts): at which level, and what it would have said. */
+export interface Audited {
+  level: 'warn' | 'audit';
+  message: string;
+}
+
 export type Verdict =
-  | { kind: 'allow'; reason: string; warnings?: string[] }
-  | { kind: 'patch'; reason: string; ops: PatchOp[]; warnings?: string[] }
+  | { kind: 'allow'; reason: string; warnings?: string[]; audited?: Audited }
+  | { kind: 'patch'; reason: string; ops: PatchOp[]; warnings?: string[]; audited?: Audited }
   | { kind: 'deny'; reason: string; message: string; warnings?: string[] }
   | { kind: 'error'; reason: string; message: string };
 
@@ -73,7 +81,7 @@ export interface AdmissionResponseBody {
     patch?: string;
     warnings?: string[];
     /** meshgate's one audit annotation: the verdict's reason code. */
-    auditAnnotations?: { [REASON_AUDIT_KEY]: string };
+    auditAnnotations?: { [REASON_AUDIT_KEY]: string; [WOULD_DENY_AUDIT_KEY]?: 'warn' | 'audit' };
   };
 }
 
@@ -114,6 +122,8 @@ export function encodeResponse(apiVersion: string, uid: string, v: Verdict): Adm
   if (v.kind !== 'error' && v.warnings?.length) response.warnings = v.warnings.map((w) => `meshgate: ${w}`);
   // A literal key (the type holds it to REASON_AUDIT_KEY): V8 builds such an object from a boilerplate.
   response.auditAnnotations = { 'meshgate.io/reason': v.reason };
+  if ((v.kind === 'allow' || v.kind === 'patch') && v.audited)
+    response.auditAnnotations['meshgate.io/would-deny'] = v.audited.level;
   return { apiVersion, kind: 'AdmissionReview', response };
 }
 
@@ -147,7 +157,11 @@ function writeResponse(body: AdmissionResponseBody): string {
   if (r.patchType !== undefined) s += ',"patchType":"JSONPatch"';
   if (r.status !== undefined) s += `,"status":${JSON.stringify(r.status)}`;
   if (r.warnings !== undefined) s += `,"warnings":${JSON.stringify(r.warnings)}`;
-  if (r.auditAnnotations !== undefined) s += `${AUDIT_OPENING}${jsonString(r.auditAnnotations[REASON_AUDIT_KEY])}}`;
+  if (r.auditAnnotations !== undefined) {
+    s += `${AUDIT_OPENING}${jsonString(r.auditAnnotations[REASON_AUDIT_KEY])}`;
+    const level = r.auditAnnotations[WOULD_DENY_AUDIT_KEY];
+    s += level === undefined ? '}' : `,${JSON.stringify(WOULD_DENY_AUDIT_KEY)}:"${level}"}`;
+  }
   if (r.patch !== undefined) s += `,"patch":"${r.patch}"`;
   return `${s}}}`;
 }

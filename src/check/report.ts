@@ -110,6 +110,14 @@ export const CHECKS = {
       'render both configurations from the same selectors (the chart does): a namespace seen by only one of them ' +
       'is injected but not enforced, or enforced but never injected',
   },
+  app_privileges: {
+    section: 'workloads',
+    verifies:
+      "no guarded namespace relaxes apps.privileges: every container but the mesh's must be unable to become the proxy",
+    hint:
+      'make the listed namespaces comply (runAsUser/runAsGroup, allowPrivilegeEscalation: false, drop ALL) and remove ' +
+      'them from apps.baselineNamespaces (docs/security.md, "Who can become the proxy")',
+  },
   pods_redirected: {
     section: 'workloads',
     verifies: 'running opted-in pods have the proxy and a redirect meshgate accepts',

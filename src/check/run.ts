@@ -99,6 +99,7 @@ export async function runCheck(reader: Reader, o: CheckOptions): Promise<Report>
     );
   }
 
+  results.push(judgeAppPrivileges(cfg.config.apps));
   results.push(...(await judgeWorkloads(reader, o, mutating, validating, nodes)));
   results.push(
     judgeRepairController(await reader.deployment(ns, names.repairController), `${ns}/${names.repairController}`),
@@ -160,4 +161,25 @@ async function judgeWorkloads(
         Object.assign(r, { status: 'warn', message: `${r.message}; some pods could not be listed: ${errors[0]}` });
   }
   return [judgeNamespaces(opted, haveWebhooks), judgeSelectorsAgree(opted, mutating, validating), ...podResults];
+}
+
+/** apps.privileges relaxed anywhere (docs/security.md): a warning naming where, so it is not forgotten. */
+export function judgeAppPrivileges(apps: {
+  readonly privileges: string;
+  readonly baselineNamespaces: readonly string[];
+}): CheckResult {
+  if (apps.privileges === 'baseline')
+    return result(
+      'app_privileges',
+      'warn',
+      'apps.privileges is baseline: in every guarded namespace, containers that could become the proxy are admitted',
+    );
+  if (apps.baselineNamespaces.length)
+    return result(
+      'app_privileges',
+      'warn',
+      `apps.baselineNamespaces relaxes ${apps.baselineNamespaces.length} namespace(s) to baseline: ` +
+        apps.baselineNamespaces.join(', '),
+    );
+  return result('app_privileges', 'ok', 'apps.privileges is restricted in every guarded namespace');
 }

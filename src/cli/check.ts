@@ -4,9 +4,6 @@
  * the chart's ConfigMap), and exit codes are decided: 0 no check failed, 1 a check failed, 2 usage,
  * configuration or connection error (never a stack trace).
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { compileConfig } from '../config/compile.ts';
 import { PROFILE_DEFAULTS } from '../config/defaults.ts';
@@ -21,8 +18,8 @@ import type { Endpoint } from '../check/judge-webhook.ts';
 import { parseFlags, UsageError } from './args.ts';
 import { parseOptions } from './commands.ts';
 import type { CliIO } from './io.ts';
+import { kubeConfig } from './kubeconfig.ts';
 
-const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 /** The chart's defaults: release "meshgate" in namespace "meshgate" (charts/meshgate/templates/_helpers.tpl). */
 const DEFAULT_NAME = 'meshgate';
 const DEFAULT_NAMESPACE = 'meshgate';
@@ -126,43 +123,6 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     io.stderr(`meshgate check: ${message.split('\n').slice(0, 12).join('\n')}\n`);
     return EXIT.error;
   }
-}
-
-/** Like kubectl: --kubeconfig, else $KUBECONFIG (its first file), else ~/.kube/config, else the service account. */
-function kubeConfig(f: Flags, env: CliIO['env']): { kc: KubeConfig; inCluster: boolean } {
-  const kc = new KubeConfig();
-  const home = env.HOME ? join(env.HOME, '.kube', 'config') : undefined;
-  const file =
-    f.kubeconfig ?? env.KUBECONFIG?.split(':').find((p) => p !== '') ?? (home && existsSync(home) ? home : undefined);
-  let inCluster = false;
-  if (file) {
-    if (!existsSync(file)) throw new UsageError(`kubeconfig ${file} does not exist`);
-    try {
-      kc.loadFromFile(file);
-    } catch (err) {
-      throw new UsageError(`kubeconfig ${file}: ${(err as Error).message}`);
-    }
-  } else if (env.KUBERNETES_SERVICE_HOST && existsSync(IN_CLUSTER_TOKEN)) {
-    kc.loadFromCluster();
-    inCluster = true;
-  } else {
-    throw new UsageError('no cluster credentials: pass --kubeconfig FILE, set $KUBECONFIG, or run in a cluster');
-  }
-  if (f.context) {
-    if (!kc.getContextObject(f.context))
-      throw new UsageError(
-        `--context ${f.context}: no such context (known: ${
-          kc
-            .getContexts()
-            .map((c) => c.name)
-            .join(', ') || 'none'
-        })`,
-      );
-    kc.setCurrentContext(f.context);
-  }
-  if (!kc.getCurrentCluster())
-    throw new UsageError(`the kubeconfig has no cluster for context "${kc.getCurrentContext()}"`);
-  return { kc, inCluster };
 }
 
 /** The configuration: --config, --mesh (in namespace -n), or the chart's ConfigMap in -n. */

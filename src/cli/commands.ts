@@ -5,7 +5,7 @@
  * Each command's module exports `run(argv, io): Promise<number>` (the exit code).
  */
 import type { ParseArgsConfig } from 'node:util';
-import { QUARANTINE_FLAGS } from '../repair/flags.ts';
+import { QUARANTINE_FLAGS, UNMESHED_MODES } from '../repair/flags.ts';
 import type { CliIO } from './io.ts';
 
 /** What a flag's value is, for completion: a file, a directory, one of some words, or free text. */
@@ -158,12 +158,31 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       ...Object.entries(QUARANTINE_FLAGS).map(
         ([name, spec]): FlagSpec => ({
           name,
-          value: 'default' in spec && spec.default === 'false' ? ['true', 'false'] : 'text',
+          value:
+            name === 'unmeshed-pods'
+              ? UNMESHED_MODES
+              : 'default' in spec && spec.default === 'false'
+                ? ['true', 'false']
+                : 'text',
         }),
       ),
       HELP,
     ],
     load: () => import('./repair-controller.ts'),
+  },
+  uninstall: {
+    summary: 'remove what meshgate made at run time (Node keys, Secrets, Lease) once its chart is gone',
+    flags: [
+      { name: 'kubeconfig', value: 'file' },
+      { name: 'context', value: 'text' },
+      { name: 'namespace', short: 'n', value: 'text' },
+      { name: 'name', value: 'text' },
+      { name: 'mark-secret', value: 'text' },
+      { name: 'timeout', value: 'text' },
+      { name: 'dry-run' },
+      HELP,
+    ],
+    load: () => import('./uninstall.ts'),
   },
   version: {
     summary: 'print meshgate’s version, the Node.js version and the git commit it was built from',

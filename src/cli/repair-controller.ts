@@ -13,7 +13,13 @@ import { ConfigError, configFromFlags } from '../config/load.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { durationFlag } from '../agent/flags.ts';
 import { startRepair } from '../repair/run.ts';
-import { QUARANTINE_FLAGS, QUARANTINE_USAGE, quarantineSettings, unmeshedSettings } from '../repair/flags.ts';
+import {
+  QUARANTINE_FLAGS,
+  QUARANTINE_USAGE,
+  quarantineSettings,
+  rewriteDeprecatedFlags,
+  unmeshedSettings,
+} from '../repair/flags.ts';
 import { parsePort } from '../util/values.ts';
 
 const USAGE =
@@ -47,7 +53,7 @@ examples:
   meshgate repair-controller --mesh istio --kubeconfig ~/.kube/config --mark-key-dir keys --dry-run ` +
   `--leader-elect false
   meshgate repair-controller --config config.yaml --mark-key-dir keys --withdraw-verdicts=true ` +
-  `--evict-unmeshed=true --webhook-config meshgate
+  `--unmeshed-pods=evict --webhook-config meshgate
 `;
 
 const FLAGS = {
@@ -73,7 +79,9 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   let f: ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
   let timing: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   try {
-    f = parseFlags(argv, FLAGS).values;
+    const current = rewriteDeprecatedFlags(argv);
+    for (const w of current.warnings) io.stderr(`meshgate repair-controller: ${w}\n`);
+    f = parseFlags(current.argv, FLAGS).values;
     if (f.help) {
       io.stdout(USAGE);
       return 0;

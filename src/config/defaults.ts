@@ -19,15 +19,17 @@ const MAX_VERDICT_AGE = 20 * 60;
 /** What every profile shares. */
 function base(
   mesh: MeshName,
-): Pick<MeshgateConfig, 'mesh' | 'meshNamespace' | 'systemNamespaces' | 'redirect' | 'exclusions'> {
+): Pick<MeshgateConfig, 'mesh' | 'meshNamespace' | 'systemNamespaces' | 'redirect' | 'exclusions' | 'apps'> {
   return {
     mesh,
     meshNamespace: 'meshgate',
     systemNamespaces: ['kube-system', 'kube-public', 'kube-node-lease'],
-    redirect: { mode: 'auto', onUnverifiedNode: 'reject' },
+    redirect: { mode: 'auto', onUnverifiedNode: 'reject', beforeInitContainers: false },
     // One /8 of outbound destinations and 64 ports each way: room for real exemptions (a database subnet, SMTP),
     // never "everything" however the entries are split up.
     exclusions: { outboundCidrCoverage: 8, maxOutboundPorts: 64, maxInboundPorts: 64 },
+    // The redirect exempts the proxy's identity: no other container may be able to take it (docs/security.md).
+    apps: { privileges: 'restricted', baselineNamespaces: [] },
   };
 }
 
@@ -35,6 +37,8 @@ const validator = {
   image: MESHGATE_IMAGE,
   command: ['/nodejs/bin/node', '/app/bin/meshgate.js', 'validate-redirect'],
   timeoutSeconds: 5,
+  // meshgate's image is public: nothing to pull it with.
+  imagePullSecrets: [] as string[],
 };
 
 /**

@@ -78,11 +78,29 @@ function probeProblems(c: MeshgateConfig, p: string[]): void {
   }
 }
 
+/** A Secret's name is a DNS subdomain. Eight are plenty for one image; each is copied into every injected pod. */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const MAX_PULL_SECRETS = 8;
+
+function pullSecrets(p: string[], names: readonly string[]): void {
+  names.forEach((n, i) => {
+    if (!DNS_SUBDOMAIN.test(n) || n.length > 253)
+      p.push(`validator.imagePullSecrets[${i}]: "${n}" is not a Secret name`);
+    else if (names.indexOf(n) !== i) p.push(`validator.imagePullSecrets[${i}]: "${n}" is listed twice`);
+  });
+  if (names.length > MAX_PULL_SECRETS)
+    p.push(`validator.imagePullSecrets: ${names.length} names, at most ${MAX_PULL_SECRETS}`);
+}
+
 export function checkSemantics(c: MeshgateConfig): string[] {
   const p: string[] = [];
   oneOf(p, 'redirect.mode', c.redirect.mode, ['auto', 'required', 'off']);
   oneOf(p, 'redirect.onUnverifiedNode', c.redirect.onUnverifiedNode, ['reject', 'validate']);
   oneOf(p, 'injection.nativeSidecar', c.injection.nativeSidecar, ['auto', 'on', 'off']);
+  oneOf(p, 'apps.privileges', c.apps.privileges, ['restricted', 'baseline']);
+  c.apps.baselineNamespaces.forEach((ns, i) => {
+    if (!DNS_LABEL.test(ns)) p.push(`apps.baselineNamespaces[${i}]: "${ns}" is not a namespace name`);
+  });
   if (!DNS_LABEL.test(c.meshNamespace)) p.push(`meshNamespace: "${c.meshNamespace}" is not a namespace name`);
   name(p, 'proxy.name', c.proxy.name);
   name(p, 'init.name', c.init.name);
@@ -109,6 +127,7 @@ export function checkSemantics(c: MeshgateConfig): string[] {
   if (!(c.validator.timeoutSeconds > 0 && c.validator.timeoutSeconds <= 300)) {
     p.push(`validator.timeoutSeconds: ${c.validator.timeoutSeconds} is not in (0, 300]`);
   }
+  pullSecrets(p, c.validator.imagePullSecrets);
   if (
     !Number.isInteger(c.exclusions.outboundCidrCoverage) ||
     c.exclusions.outboundCidrCoverage < 1 ||

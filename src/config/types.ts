@@ -10,6 +10,7 @@ import type { MeshName } from '../mesh/types.ts';
 export type RedirectMode = 'auto' | 'required' | 'off';
 export type OnUnverifiedNode = 'reject' | 'validate';
 export type NativeSidecarMode = 'auto' | 'on' | 'off';
+export type AppPrivileges = 'restricted' | 'baseline';
 
 export interface EnvVar {
   name: string;
@@ -72,6 +73,13 @@ export interface ValidatorConfig {
   /** Where the probe connects; see docs/validate-redirect.md for why each profile's default cannot leak. */
   probeAddress: string;
   timeoutSeconds: number;
+  /**
+   * Image pull secrets meshgate adds to a pod's spec.imagePullSecrets when it injects the validator (names absent
+   * there only), for a validator image from a registry that needs them. Each must exist in every app namespace:
+   * a pod names Secrets of its own namespace only, and meshgate creates or copies none (the kubelet pulls without a
+   * missing one and reports it in an Event).
+   */
+  imagePullSecrets: string[];
 }
 
 export interface MeshgateConfig {
@@ -98,6 +106,12 @@ export interface MeshgateConfig {
   redirect: {
     mode: RedirectMode;
     onUnverifiedNode: OnUnverifiedNode;
+    /**
+     * Init mode: put the mesh's privileged init container first, so no user init container runs before the redirect
+     * (enforced by the validating webhook). Default false, as Istio and Linkerd do by design: their init container
+     * runs last so user init containers reach the network while no proxy runs yet (src/inject/order.ts).
+     */
+    beforeInitContainers: boolean;
   };
   cni: {
     /**
@@ -118,6 +132,21 @@ export interface MeshgateConfig {
   validator: ValidatorConfig;
   /** Companion profiles: repositories of the mesh's own images; its containers must come from one of them. */
   recognisedImages?: { proxy: string[]; init: string[]; validator: string[] };
+  /**
+   * What a guarded pod's other containers (app, init and ephemeral) must be unable to do (docs/security.md, "Who can
+   * become the proxy"). `restricted` (default): each must provably neither run as nor become the proxy's UID/GID —
+   * a known runAsUser (and runAsGroup where the mesh exempts a GID), allowPrivilegeEscalation false, and as root
+   * SETUID, SETGID and NET_RAW dropped. `baseline`: only an explicit proxy UID/GID and network-admin rights are
+   * refused, as Istio and Linkerd do (root containers can then setuid to the proxy and bypass it).
+   */
+  apps: {
+    privileges: AppPrivileges;
+    /**
+     * Namespaces that cannot comply yet: `baseline` applies there; each pod that breaks `restricted` is admitted with
+     * a warning, and the namespaces are reported by `meshgate check` and the metric meshgate_baseline_namespaces.
+     */
+    baselineNamespaces: string[];
+  };
   /** What a pod may exempt from the redirect (annotations or init arguments); the rest is refused. */
   exclusions: {
     /** The excluded outbound CIDRs together may cover at most 2^-N of their address family (8: one /8). */

@@ -55,10 +55,12 @@ export function buildInjection(pod: Pod, mesh: PodMesh, cfg: Compiled, r: Allowe
   // Order matters: the redirect is in place (init) or proven (validator) before the proxy binds its ports.
   const front: Container[] = [];
   if (r.kind === 'init' && !mesh.init) front.push(initFor(pod, cfg));
-  if ((r.kind === 'cni' || r.validate) && !mesh.validator) front.push(cfg.validator as Container);
+  const addValidator = (r.kind === 'cni' || r.validate) && !mesh.validator;
+  if (addValidator) front.push(cfg.validator as Container);
   const addProxy = !mesh.proxy;
   if (addProxy && r.native) front.push(proxy);
   const ops: PatchOp[] = patch.prependInitContainers(pod, front);
+  if (addValidator) ops.push(...patch.addImagePullSecrets(pod, cfg.config.validator.imagePullSecrets));
   if (addProxy && !r.native) ops.push(patch.appendContainer(proxy));
   const volumes = missingVolumes(pod, cfg);
   ops.push(...patch.appendVolumes(pod, volumes));

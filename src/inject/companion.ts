@@ -1,10 +1,12 @@
 /**
  * Companion profiles (istio, linkerd): the mesh's own injector added its proxy and its privileged init container;
  * meshgate decides the redirect per pod and adjusts what was injected:
- *   CNI mode  → the mesh's init container is removed and meshgate's validator takes its place (no privileged
- *               container, Pod Security `restricted` passes); the mesh's own record of what it injected
- *               (sidecar.istio.io/status, which istio-cni reads) is kept truthful; nodeless pods are pinned.
- *   init mode → the mesh's init container stays, followed by the validator when the node is not verified.
+ *   CNI mode  → the mesh's init container is removed and meshgate's validator runs first in the pod (no privileged
+ *               container, Pod Security `restricted` passes, nothing runs before the redirect is proven); the
+ *               mesh's own record of what it injected (sidecar.istio.io/status, which istio-cni reads) is kept
+ *               truthful; nodeless pods are pinned.
+ *   init mode → the mesh's init container stays (first with redirect.beforeInitContainers), followed by the
+ *               validator when the node is not verified. Order: src/inject/order.ts.
  * A pod the mesh injected for its CNI plugin (a validator, no init container) has nothing to fall back to: it is
  * pinned to verified nodes, or refused on an unverified one.
  */
@@ -19,6 +21,8 @@ import { recordStatus, readStatus, type InjectionStatus } from './status.ts';
 import { decideRedirect, unverifiedWhy, type Allowed, type RedirectDecision } from './redirect.ts';
 import type { ReasonCode } from './reasons.ts';
 import { tokenMountOps } from './service-account.ts';
+import { toFront } from './order.ts';
+import type { DeepReadonly } from '../util/readonly.ts';
 
 export type Adjusted =
   | { kind: 'deny'; reason: ReasonCode; message: string; redirect?: RedirectDecision }
@@ -72,26 +76,47 @@ export function adjust(pod: Pod, mesh: PodMesh, facts: NodeFacts, cfg: Compiled)
   const r = companionRedirect(pod, mesh, facts, cfg);
   if (r.kind === 'refuse') return { kind: 'deny', reason: r.reason, message: r.message };
   if (r.kind === 'deny') return { kind: 'deny', reason: r.reason, message: r.message, redirect: r };
-  const validator = cfg.validator as Container;
+  const validator = cfg.validator;
   const ops: PatchOp[] = [];
   const added: string[] = [];
   const removed: string[] = [];
   /** The init containers as the ops leave them. */
-  let inits: readonly Container[] = pod.spec.initContainers ?? [];
-  if (r.kind === 'cni' && mesh.init) {
-    ops.push(patch.removeInitContainer(mesh.init.index));
-    removed.push(mesh.init.container.name);
-    if (!mesh.validator) {
-      ops.push({ op: 'add', path: `/spec/initContainers/${mesh.init.index}`, value: validator });
-      added.push(validator.name);
+  let inits: readonly (Container | DeepReadonly<Container>)[] = pod.spec.initContainers ?? [];
+  if (r.kind === 'cni') {
+    if (mesh.init) {
+      ops.push(patch.removeInitContainer(mesh.init.index));
+      removed.push(mesh.init.container.name);
+      inits = inits.toSpliced(mesh.init.index, 1);
+      ops.push(
+        ...cfg.profile.statusOps(pod, mesh.init.container.name, mesh.validator?.container.name ?? validator.name),
+      );
     }
-    inits = mesh.validator ? inits.toSpliced(mesh.init.index, 1) : inits.toSpliced(mesh.init.index, 1, validator);
-    ops.push(...cfg.profile.statusOps(pod, mesh.init.container.name, mesh.validator?.container.name ?? validator.name));
-  } else if (r.kind === 'init' && r.validate && !mesh.validator && mesh.init) {
-    ops.push({ op: 'add', path: `/spec/initContainers/${mesh.init.index + 1}`, value: validator });
-    added.push(validator.name);
-    inits = inits.toSpliced(mesh.init.index + 1, 0, validator);
+    if (mesh.validator) {
+      // Wherever the mesh (or another webhook since) put it: first (src/inject/order.ts).
+      const index = inits.indexOf(mesh.validator.container);
+      const moved = toFront(inits, { index, container: mesh.validator.container });
+      ops.push(...moved.ops);
+      inits = moved.inits;
+    } else if (mesh.init) {
+      ops.push({ op: 'add', path: '/spec/initContainers/0', value: validator });
+      added.push(validator.name);
+      inits = [validator, ...inits];
+    }
+  } else if (r.kind === 'init' && mesh.init) {
+    let at = mesh.init.index;
+    if (cfg.config.redirect.beforeInitContainers) {
+      const moved = toFront(inits, mesh.init);
+      ops.push(...moved.ops);
+      inits = moved.inits;
+      at = 0;
+    }
+    if (r.validate && !mesh.validator) {
+      ops.push({ op: 'add', path: `/spec/initContainers/${at + 1}`, value: validator });
+      added.push(validator.name);
+      inits = inits.toSpliced(at + 1, 0, validator);
+    }
   }
+  if (added.length > 0) ops.push(...patch.addImagePullSecrets(pod, cfg.config.validator.imagePullSecrets));
   if (r.kind === 'cni' && r.affinity) ops.push(...patch.requireNodeLabel(pod, NODE_VERIFIED_LABEL, 'true'));
   // Reinvocation sees the pod after meshgate's own patch: what it removed then is still part of the record.
   const before = readStatus(pod.metadata?.annotations);

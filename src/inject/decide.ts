@@ -10,7 +10,11 @@ import type { NodeFacts } from '../facts/node-facts.ts';
 import type { ReasonCode } from './reasons.ts';
 import type { PatchOp } from './patch.ts';
 import type { InjectionStatus } from './status.ts';
-import { decideRedirect, type RedirectDecision } from './redirect.ts';
+import { decideRedirect, type Allowed, type RedirectDecision } from './redirect.ts';
+import { readStatus } from './status.ts';
+import { toFront } from './order.ts';
+import type { Pod } from '../pod/types.ts';
+import type { PodMesh } from '../policy/identify.ts';
 import { buildInjection } from './build.ts';
 import { adjust } from './companion.ts';
 import { screen, type PodInput } from '../policy/screen.ts';
@@ -29,6 +33,24 @@ export type Decision =
       redirect: RedirectDecision;
       warnings: string[];
     };
+
+/**
+ * A pod meshgate injected in CNI mode whose validator another webhook has since pushed back (it prepended its own
+ * init container): the validator goes first again (src/inject/order.ts). Everything else stays as recorded.
+ */
+function reordered(pod: Pod, mesh: PodMesh): Decision | undefined {
+  const status = readStatus(pod.metadata?.annotations);
+  if (!mesh.validator || mesh.init || !status || 'error' in status || mesh.validator.index === 0) return undefined;
+  const { ops } = toFront(pod.spec.initContainers ?? [], mesh.validator);
+  const redirect: Allowed = {
+    kind: 'cni',
+    reason: status.reason,
+    node: status.node,
+    affinity: status.affinity,
+    native: status.nativeSidecar,
+  };
+  return { kind: 'patch', reason: 'validator_moved_first', ops, status, redirect, warnings: [] };
+}
 
 function bounded(d: Decision): Decision {
   if (d.kind !== 'patch' || d.ops.length <= MAX_PATCH_OPS) return d;
@@ -51,11 +73,12 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
     const a = adjust(pod, mesh, facts, cfg);
     if (a.kind === 'deny') return a;
     if (a.ops.length === 0) return { kind: 'skip', reason: 'already_injected' };
-    return bounded({ ...a, warnings: [] });
+    return bounded({ ...a, warnings: s.warnings });
   }
 
   // A pod holding meshgate's proxy and a redirect (judged by content) is injected: reinvocation, re-applied output.
-  if (mesh.proxy && (mesh.init || mesh.validator)) return { kind: 'skip', reason: 'already_injected' };
+  if (mesh.proxy && (mesh.init || mesh.validator))
+    return reordered(input.pod, mesh) ?? { kind: 'skip', reason: 'already_injected' };
   const redirect = decideRedirect(pod, facts, cfg);
   if (redirect.kind === 'deny') return { kind: 'deny', reason: redirect.reason, message: redirect.message, redirect };
   const built = buildInjection(pod, mesh, cfg, redirect);
@@ -67,6 +90,6 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
     ops: built.ops,
     status: built.status,
     redirect,
-    warnings: [],
+    warnings: s.warnings,
   });
 }

@@ -81,6 +81,19 @@ export function appendVolumes(pod: Pod, volumes: ReadonlyArray<{ name: string }>
   return volumes.map((v) => ({ op: 'add', path: '/spec/volumes/-', value: v }));
 }
 
+/**
+ * Adds the image pull secrets the pod does not list yet (config validator.imagePullSecrets, with the validator
+ * meshgate injects): the whole list when the pod has none, else one append per missing name. The pod's own stay.
+ */
+export function addImagePullSecrets(pod: Pod, names: readonly string[]): PatchOp[] {
+  if (names.length === 0) return [];
+  const have = pod.spec.imagePullSecrets;
+  if (!have) return [{ op: 'add', path: '/spec/imagePullSecrets', value: names.map((name) => ({ name })) }];
+  return names
+    .filter((name) => !have.some((s) => s.name === name))
+    .map((name) => ({ op: 'add', path: '/spec/imagePullSecrets/-', value: { name } }));
+}
+
 /** What requireNodeLabel adds, at each depth the pod may lack (a few small objects). */
 function requirement(key: string, value: string) {
   const expr = { key, operator: 'In', values: [value] };

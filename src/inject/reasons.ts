@@ -30,6 +30,9 @@ export const REASONS = {
   node_unverified_validate:
     "the pod's node is not verified: privileged init container, checked by the validation container",
   cni_only: 'the pod carries no privileged init container to fall back to: CNI mode, pinned to verified nodes',
+  validator_moved_first:
+    'another webhook put an init container before the validation container: meshgate moved the validator back to ' +
+    'the front, so nothing runs before the redirect is proven',
   cni_skips_pod:
     "the node's CNI plugin would not redirect this pod (a native-sidecar proxy it does not support, " +
     "or what the mesh's plugin keys on is missing): the privileged init container stays",
@@ -47,6 +50,11 @@ export const REASONS = {
   impostor_container: "a container uses a name reserved for the mesh's containers but is not the real one",
   proxy_identity: "a container other than the proxy runs as the proxy's UID or GID, which the redirect exempts",
   redirect_tamper: "a container other than the mesh init container could rewrite the pod's network rules",
+  proxy_config_refused:
+    "the pod configures the mesh's proxy to run another binary, bootstrap or control plane than the mesh's own",
+  proxy_escalation:
+    "a container other than the mesh's could run as, or switch to, the proxy's UID or GID (which the redirect " +
+    'exempts) or send raw packets past the redirect',
   redirect_narrowed: 'a setting narrows or switches off the redirect itself',
   exclusion_refused: 'the pod exempts more from redirection than a pod may',
   mesh_cni_skips: "the mesh's CNI plugin would not redirect this pod",
@@ -55,6 +63,10 @@ export const REASONS = {
   proxy_missing: 'the pod is opted in but carries no real mesh proxy',
   redirect_missing: 'the pod carries the proxy but neither the privileged init container nor a validation container',
   status_mismatch: "meshgate's status annotation or label does not match the pod's containers",
+  validator_not_first:
+    'in CNI mode the validation container must run before every other container of the pod, native sidecars included',
+  redirect_not_first:
+    "the mesh's init container must run before every user init container (redirect.beforeInitContainers)",
   mesh_container_changed: "an update changes the mesh's containers",
   mesh_metadata_changed: 'an update changes what meshgate or the mesh recorded on the pod',
   admission_mark_invalid:

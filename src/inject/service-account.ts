@@ -17,10 +17,9 @@ import { isObject } from '../util/json.ts';
 import type { DeepReadonly } from '../util/readonly.ts';
 import type { PatchOp } from './patch.ts';
 
-/** The plugin's DefaultAPITokenMountPath. */
-export const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
-/** The plugin's ServiceAccountVolumeName + "-": it takes the first volume whose name starts so as its own. */
-export const TOKEN_VOLUME_PREFIX = 'kube-api-access-';
+import { TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX } from '../pod/service-account-token.ts';
+
+export { TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX };
 
 /** The plugin's VolumeMount, field for field. */
 export interface TokenMount {
@@ -87,6 +86,7 @@ export function tokenMountOps(pod: Pod, lists: PatchedLists, patchLength: number
   const mount = tokenMount(pod);
   if (!mount) return [];
   const ops: PatchOp[] = [];
+  const room = MAX_PATCH_OPS - patchLength;
   for (const list of ['initContainers', 'containers'] as const) {
     const containers = lists[list];
     for (let i = 0; i < containers.length; i++) {
@@ -96,7 +96,9 @@ export function tokenMountOps(pod: Pod, lists: PatchedLists, patchLength: number
       // A template's own list is appended to (its JSON is copied as it is); a container without one gets one.
       if (Array.isArray(c.volumeMounts)) ops.push({ op: 'add', path: `${path}/-`, value: { ...mount } });
       else if (c.volumeMounts === undefined) ops.push({ op: 'add', path, value: [{ ...mount }] });
+      // Over the cap the re-run adds them all: stop at the first op too many, not after one per container.
+      if (ops.length > room) return [];
     }
   }
-  return patchLength + ops.length > MAX_PATCH_OPS ? [] : ops;
+  return ops;
 }

@@ -5,8 +5,7 @@
  * meshgate hands to its init container as environment variables (`$(MESHGATE_EXCLUDE_…)` in the template's args).
  */
 import { ANNOTATIONS } from '../inject/constants.ts';
-import { parseCidrList, parsePortRanges } from '../util/values.ts';
-import { emptySettings, type MeshProfile, type RedirectSettings } from './types.ts';
+import { addCidrs, addPortRanges, emptySettings, type MeshProfile, type RedirectSettings } from './types.ts';
 
 /** Environment variables meshgate sets on its init container, and the annotation each comes from. */
 export const EXCLUSION_ENV = {
@@ -17,21 +16,10 @@ export const EXCLUSION_ENV = {
 
 function annotationSettings(a: Readonly<Record<string, string>>): RedirectSettings {
   const s = emptySettings();
-  const cidrs = a[ANNOTATIONS.excludeOutboundCidrs];
-  if (cidrs !== undefined) {
-    const p = parseCidrList(cidrs);
-    if (p.ok) s.outboundCidrs.push(...p.value);
-    else s.invalid.push(`annotation ${ANNOTATIONS.excludeOutboundCidrs}: ${p.error}`);
-  }
-  for (const [key, into] of [
-    [ANNOTATIONS.excludeOutboundPorts, 'outboundPorts'],
-    [ANNOTATIONS.excludeInboundPorts, 'inboundPorts'],
-  ] as const) {
-    if (a[key] === undefined) continue;
-    const p = parsePortRanges(a[key]);
-    if (p.ok) s[into].push(...p.value);
-    else s.invalid.push(`annotation ${key}: ${p.error}`);
-  }
+  const key = (k: string) => `annotation ${k}`;
+  addCidrs(s, key(ANNOTATIONS.excludeOutboundCidrs), a[ANNOTATIONS.excludeOutboundCidrs]);
+  addPortRanges(s, key(ANNOTATIONS.excludeOutboundPorts), a[ANNOTATIONS.excludeOutboundPorts], 'outboundPorts');
+  addPortRanges(s, key(ANNOTATIONS.excludeInboundPorts), a[ANNOTATIONS.excludeInboundPorts], 'inboundPorts');
   return s;
 }
 
@@ -42,6 +30,8 @@ export const custom: MeshProfile = {
   title: 'meshgate (custom templates)',
   companion: false,
   names: { proxy: 'meshgate-proxy', init: 'meshgate-init', validator: 'meshgate-validate' },
+  // meshgate's per-pod annotations (exemptions, proxy resources), which only this profile reads.
+  annotations: Object.values(ANNOTATIONS),
   optOut: () => undefined,
   annotationSettings,
   judgeProxy: () => notForeign,

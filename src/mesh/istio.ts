@@ -8,11 +8,19 @@
  */
 import type { Container, Pod } from '../pod/types.ts';
 import { addedCapabilities } from '../pod/security.ts';
-import { parseCidrList, parsePortRanges } from '../util/values.ts';
 import { escapePointer, type PatchOp } from '../inject/patch.ts';
 import { fromRepositories } from './images.ts';
+import { goBool } from './flags.ts';
 import { readIstioIptables, type IstioIptables } from './istio-iptables.ts';
-import { emptySettings, type MeshIdentity, type MeshProfile, type Problem, type RedirectSettings } from './types.ts';
+import {
+  addCidrs,
+  addPortRanges,
+  emptySettings,
+  type MeshIdentity,
+  type MeshProfile,
+  type Problem,
+  type RedirectSettings,
+} from './types.ts';
 
 export const ISTIO_STATUS = 'sidecar.istio.io/status';
 const INJECT = 'sidecar.istio.io/inject';
@@ -21,31 +29,27 @@ const TRAFFIC = 'traffic.sidecar.istio.io';
 /** istio-init's image runs pilot-agent; a command that replaces it runs something else. */
 const PILOT_AGENT = [undefined, 'pilot-agent', '/usr/local/bin/pilot-agent'];
 
+/**
+ * How istiod 1.27 reads the switch (pkg/kube/inject/inject.go injectRequired): the label beats the annotation, and
+ * only "false" opts out; any other value falls back to the namespace's policy, which injects the pods meshgate sees.
+ */
 function injectSwitch(pod: Pod): string | undefined {
-  // The label beats the annotation; any non-empty value but y/yes/true/on means "do not inject" (istiod).
   const label = pod.metadata?.labels?.[INJECT];
   const value = label ?? pod.metadata?.annotations?.[INJECT];
-  if (value === undefined || value === '' || ['y', 'yes', 'true', 'on'].includes(value.toLowerCase())) return undefined;
+  if (value !== 'false') return undefined;
   return `${label !== undefined ? 'label' : 'annotation'} ${INJECT}=${value}`;
 }
 
-function ports(
-  s: RedirectSettings,
-  where: string,
-  raw: string | undefined,
-  into: 'outboundPorts' | 'inboundPorts',
-): void {
-  if (raw === undefined) return;
-  const p = parsePortRanges(raw);
-  if (p.ok) s[into].push(...p.value);
-  else s.invalid.push(`${where}: ${p.error}`);
-}
-
-function cidrs(s: RedirectSettings, where: string, raw: string | undefined): void {
-  if (raw === undefined) return;
-  const p = parseCidrList(raw);
-  if (p.ok) s.outboundCidrs.push(...p.value);
-  else s.invalid.push(`${where}: ${p.error}`);
+/**
+ * How istio-cni reads the switch (cni/pkg/plugin/plugin.go): the label, else the annotation, with strconv.ParseBool;
+ * any value that parses as false makes it skip the pod, of which istiod reads only "false" (injectSwitch): with
+ * "0", "F" or "False" istiod injects and istio-cni skips, so such a pod keeps its istio-init.
+ */
+function cniInjectOff(pod: Pod): string | undefined {
+  const label = pod.metadata?.labels?.[INJECT];
+  const value = label ?? pod.metadata?.annotations?.[INJECT];
+  if (goBool(value) !== false) return undefined;
+  return `${label !== undefined ? 'label' : 'annotation'} ${INJECT}=${value}`;
 }
 
 /** "everything" or absent: any other value narrows the redirect to a subset. */
@@ -57,9 +61,9 @@ function mustBeAll(s: RedirectSettings, where: string, value: string | undefined
 function annotationSettings(a: Readonly<Record<string, string>>): RedirectSettings {
   const s = emptySettings();
   const key = (k: string) => `annotation ${TRAFFIC}/${k}`;
-  cidrs(s, key('excludeOutboundIPRanges'), a[`${TRAFFIC}/excludeOutboundIPRanges`]);
-  ports(s, key('excludeOutboundPorts'), a[`${TRAFFIC}/excludeOutboundPorts`], 'outboundPorts');
-  ports(s, key('excludeInboundPorts'), a[`${TRAFFIC}/excludeInboundPorts`], 'inboundPorts');
+  addCidrs(s, key('excludeOutboundIPRanges'), a[`${TRAFFIC}/excludeOutboundIPRanges`]);
+  addPortRanges(s, key('excludeOutboundPorts'), a[`${TRAFFIC}/excludeOutboundPorts`], 'outboundPorts');
+  addPortRanges(s, key('excludeInboundPorts'), a[`${TRAFFIC}/excludeInboundPorts`], 'inboundPorts');
   mustBeAll(s, key('includeOutboundIPRanges'), a[`${TRAFFIC}/includeOutboundIPRanges`], 'destinations');
   mustBeAll(s, key('includeInboundPorts'), a[`${TRAFFIC}/includeInboundPorts`], 'inbound ports');
   const excludeInterfaces = a[`${TRAFFIC}/excludeInterfaces`];
@@ -81,14 +85,14 @@ function annotationSettings(a: Readonly<Record<string, string>>): RedirectSettin
 function iptablesSettings(t: IstioIptables, id: MeshIdentity, who: string): RedirectSettings {
   const s = emptySettings();
   const flag = (name: string, short: string) => `${who} -${short} (--${name})`;
-  cidrs(s, flag('istio-service-exclude-cidr', 'x'), t.get('istio-service-exclude-cidr'));
-  ports(
+  addCidrs(s, flag('istio-service-exclude-cidr', 'x'), t.get('istio-service-exclude-cidr'));
+  addPortRanges(
     s,
     flag('istio-local-outbound-ports-exclude', 'o'),
     t.get('istio-local-outbound-ports-exclude'),
     'outboundPorts',
   );
-  ports(s, flag('istio-local-exclude-ports', 'd'), t.get('istio-local-exclude-ports'), 'inboundPorts');
+  addPortRanges(s, flag('istio-local-exclude-ports', 'd'), t.get('istio-local-exclude-ports'), 'inboundPorts');
   const must = (name: string, short: string, want: string, why: string) => {
     const v = t.get(name) ?? '';
     if (v.trim() !== want) s.narrowing.push(`${flag(name, short)} is "${v}": ${why} (must be "${want}")`);
@@ -126,6 +130,7 @@ function iptablesSettings(t: IstioIptables, id: MeshIdentity, who: string): Redi
     if (t.bool(off)) s.narrowing.push(`${who} --${off} is set: no rules would be installed`);
   if ((t.get('network-namespace') ?? '') !== '')
     s.narrowing.push(`${who} --network-namespace is set: the rules would go to another namespace`);
+  s.narrowing.push(...t.narrowing.map((n) => `${who} ${n}`));
   s.invalid.push(...t.problems.map((p) => `${who}: ${p}`));
   return s;
 }
@@ -143,6 +148,19 @@ export const istio: MeshProfile = {
   title: 'Istio',
   companion: true,
   names: { proxy: 'istio-proxy', init: 'istio-init', validator: 'istio-validation' },
+  annotations: [
+    INJECT,
+    ISTIO_STATUS,
+    'sidecar.istio.io/interceptionMode',
+    ...[
+      'excludeOutboundIPRanges',
+      'excludeOutboundPorts',
+      'excludeInboundPorts',
+      'includeOutboundIPRanges',
+      'includeInboundPorts',
+      'excludeInterfaces',
+    ].map((k) => `${TRAFFIC}/${k}`),
+  ],
 
   optOut: (pod) => injectSwitch(pod),
 
@@ -162,8 +180,10 @@ export const istio: MeshProfile = {
     const gid = c.securityContext?.runAsGroup ?? 1337;
     if (id.proxyGid !== undefined && gid !== id.proxyGid)
       return `it runs as GID ${gid}, but the redirect exempts the proxy GID ${id.proxyGid}`;
-    if (c.env?.some((e) => e.name === 'DISABLE_ENVOY' && e.value === 'true'))
-      return 'env DISABLE_ENVOY=true: Envoy does not run and the CNI plugin skips the pod';
+    // istio-cni reads the proxy's env as a map (the last DISABLE_ENVOY wins, as in the kubelet's) with ParseBool.
+    const disable = c.env?.findLast((e) => e.name === 'DISABLE_ENVOY');
+    if (goBool(disable?.value) === true)
+      return `env DISABLE_ENVOY=${disable?.value}: Envoy does not run and the CNI plugin skips the pod`;
     return undefined;
   },
 
@@ -207,7 +227,7 @@ export const istio: MeshProfile = {
   cniSkips(pod) {
     if (pod.metadata?.annotations?.[ISTIO_STATUS] === undefined)
       return `the pod has no ${ISTIO_STATUS} annotation, which istio-cni requires`;
-    const off = injectSwitch(pod);
+    const off = cniInjectOff(pod);
     if (off) return `istio-cni skips pods with ${off}`;
     return undefined;
   },

@@ -10,10 +10,15 @@
  */
 import type { Pod } from '../pod/types.ts';
 import { addedCapabilities } from '../pod/security.ts';
-import { parseCidrList, parsePortRanges } from '../util/values.ts';
 import { fromRepositories } from './images.ts';
 import { readFlags, goBool, type FlagSpec } from './flags.ts';
-import { emptySettings, type MeshProfile, type RedirectSettings } from './types.ts';
+import {
+  addCidrs as addCidrList,
+  addPortRanges,
+  emptySettings,
+  type MeshProfile,
+  type RedirectSettings,
+} from './types.ts';
 
 const CONFIG = 'config.linkerd.io';
 
@@ -77,23 +82,20 @@ function optOut(pod: Pod): string | undefined {
   return v === 'disabled' ? 'annotation linkerd.io/inject=disabled' : undefined;
 }
 
+/** A list flag's or annotation's values (pflag splits each occurrence at commas) as the one list they make. */
+const joined = (values: readonly string[] | undefined) => values?.join(',');
+
 function addPorts(
   s: RedirectSettings,
   where: string,
   values: readonly string[] | undefined,
   into: 'outboundPorts' | 'inboundPorts',
 ): void {
-  if (!values) return;
-  const p = parsePortRanges(values.join(','));
-  if (p.ok) s[into].push(...p.value);
-  else s.invalid.push(`${where}: ${p.error}`);
+  addPortRanges(s, where, joined(values), into);
 }
 
 function addCidrs(s: RedirectSettings, where: string, values: readonly string[] | undefined): void {
-  if (!values) return;
-  const p = parseCidrList(values.join(','));
-  if (p.ok) s.outboundCidrs.push(...p.value);
-  else s.invalid.push(`${where}: ${p.error}`);
+  addCidrList(s, where, joined(values));
 }
 
 function annotationSettings(a: Readonly<Record<string, string>>): RedirectSettings {
@@ -103,6 +105,26 @@ function annotationSettings(a: Readonly<Record<string, string>>): RedirectSettin
   addPorts(s, `annotation ${CONFIG}/skip-inbound-ports`, split('skip-inbound-ports'), 'inboundPorts');
   addCidrs(s, `annotation ${CONFIG}/skip-subnets`, split('skip-subnets'));
   return s;
+}
+
+/**
+ * A GID Linkerd's rules would exempt: recorded in the settings (the identity rules judge every other container
+ * against it), or why it cannot be read. Integers as Go reads them: decimal, 0x, 0o, 0b and a leading-0 octal
+ * (proxy-init parses its flags with base 0); a negative one means none.
+ */
+function exemptGid(s: RedirectSettings, where: string, raw: string | undefined): void {
+  if (raw === undefined || raw.trim() === '') return;
+  const v = raw.trim();
+  const m = /^(-?)(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)$/.exec(v);
+  if (!m) {
+    s.invalid.push(`${where}: "${raw}" is not an integer`);
+    return;
+  }
+  const body = m[2];
+  const n = /^0[0-7]+$/.test(body) ? Number.parseInt(body.slice(1), 8) : Number(body.replace(/^0[oO]/, '0o'));
+  if (m[1] === '-' || n === 0) return;
+  if (!Number.isSafeInteger(n) || n > 2147483647) s.invalid.push(`${where}: ${v} is not a GID`);
+  else s.exemptGids.push(n);
 }
 
 /** The UID/GID the pod's annotations make linkerd-cni exempt, when they differ from the proxy's. */
@@ -118,6 +140,10 @@ export const linkerd: MeshProfile = {
   title: 'Linkerd',
   companion: true,
   names: { proxy: 'linkerd-proxy', init: 'linkerd-init', validator: 'linkerd-network-validator' },
+  annotations: [
+    'linkerd.io/inject',
+    ...['skip-outbound-ports', 'skip-inbound-ports', 'skip-subnets', 'proxy-uid'].map((k) => `${CONFIG}/${k}`),
+  ],
 
   optOut,
 
@@ -126,6 +152,8 @@ export const linkerd: MeshProfile = {
     // proxy-uid is read by linkerd-cni from the pod: another UID exempted is an exemption of all its traffic.
     const uid = identityOverride(a, 2102);
     if (uid) s.narrowing.push(uid);
+    // linkerd-cni exempts proxy-gid's GID as well (strconv.Atoi; cni-plugin main.go).
+    exemptGid(s, `annotation ${CONFIG}/proxy-gid`, a[`${CONFIG}/proxy-gid`]);
     return s;
   },
 
@@ -168,6 +196,8 @@ export const linkerd: MeshProfile = {
     must('incoming-proxy-port', id.inboundPort, 'inbound traffic would not reach the proxy');
     must('outgoing-proxy-port', id.outboundPort, 'outbound traffic would not reach the proxy');
     must('proxy-uid', id.proxyUid, 'another UID would be exempt from the redirect');
+    // proxy-init exempts this GID too (any above 0; pkg/iptables): its containers are then judged against it.
+    exemptGid(s, `${who} --proxy-gid`, f.values.get('proxy-gid'));
     if (f.lists.get('ports-to-redirect')?.length)
       s.narrowing.push(`${who} --ports-to-redirect narrows inbound redirection to the ports listed`);
     if (goBool(f.values.get('simulate'))) s.narrowing.push(`${who} --simulate is set: no rules would be installed`);
@@ -207,10 +237,9 @@ export const linkerd: MeshProfile = {
     return undefined;
   },
 
-  cniSkips(pod) {
-    const off = optOut(pod);
-    return off ? `linkerd-cni skips pods with ${off}` : undefined;
-  },
+  // linkerd-cni redirects every pod with linkerd-proxy and without linkerd-init (cni-plugin/main.go); it reads no
+  // annotation to decide that (linkerd.io/inject=disabled stops the injector, not the plugin).
+  cniSkips: () => undefined,
 
   statusOps: () => [],
 };

@@ -5,7 +5,7 @@
  * linkerd.ts, custom.ts); the rest of meshgate asks the profile and never hard-codes a mesh.
  */
 import type { Container, Pod } from '../pod/types.ts';
-import type { PortRange } from '../util/values.ts';
+import { parseCidrList, parsePortRanges, type Parsed, type PortRange } from '../util/values.ts';
 import type { PatchOp } from '../inject/patch.ts';
 
 export type MeshName = 'istio' | 'linkerd' | 'custom';
@@ -22,10 +22,51 @@ export interface RedirectSettings {
   narrowing: string[];
   /** Values that do not parse, each a sentence naming where. */
   invalid: string[];
+  /** Values refused unread for their size (util/values.ts MAX_LIST_ENTRIES), each a sentence naming where. */
+  tooLarge: string[];
+  /**
+   * GIDs the pod's redirect exempts besides the configured proxy identity (Linkerd's `--proxy-gid` and
+   * `config.linkerd.io/proxy-gid`): no other container may run as them (src/policy/screen.ts).
+   */
+  exemptGids: number[];
 }
 
 export function emptySettings(): RedirectSettings {
-  return { outboundCidrs: [], outboundPorts: [], inboundPorts: [], narrowing: [], invalid: [] };
+  return {
+    outboundCidrs: [],
+    outboundPorts: [],
+    inboundPorts: [],
+    narrowing: [],
+    invalid: [],
+    tooLarge: [],
+    exemptGids: [],
+  };
+}
+
+/** Records why a value at `where` could not be read: too large to read, or not what it should be. */
+function unread(s: RedirectSettings, where: string, p: Extract<Parsed<unknown>, { ok: false }>): void {
+  (p.tooLarge ? s.tooLarge : s.invalid).push(`${where}: ${p.error}`);
+}
+
+/** Adds the CIDRs of a comma-separated list (absent: nothing) to the settings, or why they cannot be read. */
+export function addCidrs(s: RedirectSettings, where: string, raw: string | undefined): void {
+  if (raw === undefined) return;
+  const p = parseCidrList(raw);
+  if (p.ok) s.outboundCidrs.push(...p.value);
+  else unread(s, where, p);
+}
+
+/** Adds the ports and port ranges of a comma-separated list (absent: nothing), or why they cannot be read. */
+export function addPortRanges(
+  s: RedirectSettings,
+  where: string,
+  raw: string | undefined,
+  into: 'outboundPorts' | 'inboundPorts',
+): void {
+  if (raw === undefined) return;
+  const p = parsePortRanges(raw);
+  if (p.ok) s[into].push(...p.value);
+  else unread(s, where, p);
 }
 
 /** The mesh facts a judge needs from the configuration (a narrow view, so profiles do not depend on config). */
@@ -51,6 +92,11 @@ export interface MeshProfile {
   readonly companion: boolean;
   /** The names the mesh gives its proxy, privileged init container and CNI-mode validation container. */
   readonly names: Readonly<Record<Role, string>>;
+  /**
+   * Every pod annotation the profile reads, so their values are bounded in length before any is read
+   * (policy/limits.ts tooLargeToRead).
+   */
+  readonly annotations: readonly string[];
   /** Pod-level switches with which the mesh lets a pod opt out; the sentence names the one that is set. */
   optOut(pod: Pod): string | undefined;
   /** What the pod's annotations (read by the mesh's injector and CNI plugin) ask the redirect to leave out. */

@@ -11,6 +11,7 @@
  *     containers: [container], initContainers?: [container], ephemeralContainers?: [container],
  *     volumes?: [{ name: string }], nodeName?: string, hostNetwork?: boolean,
  *     securityContext?: { runAsUser?: int, runAsGroup?: int, fsGroup?: int, supplementalGroups?: [int] },
+ *     imagePullSecrets?: [{ name?: string }],
  *     affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: [
  *       { matchExpressions?: [requirement], matchFields?: [requirement] } ] } } }
  *   }
@@ -136,6 +137,15 @@ function volumes(v: unknown, path: Path): Problem {
   return list(v, path, volume);
 }
 
+/** A LocalObjectReference: Kubernetes defaults a missing name to "" (no Secret), so it may be absent. */
+function pullSecret(v: unknown, path: Path): Problem {
+  return isObject(v) ? optional(v.name, path, 'name', string) : expected(path, 'a mapping', v);
+}
+
+function pullSecrets(v: unknown, path: Path): Problem {
+  return list(v, path, pullSecret);
+}
+
 function podSecurity(v: unknown, path: Path): Problem {
   if (!isObject(v)) return expected(path, 'a mapping', v);
   return (
@@ -195,6 +205,7 @@ function spec(v: unknown, path: Path): Problem {
     optional(v.nodeName, path, 'nodeName', string) ??
     optional(v.hostNetwork, path, 'hostNetwork', boolean) ??
     optional(v.securityContext, path, 'securityContext', podSecurity) ??
+    optional(v.imagePullSecrets, path, 'imagePullSecrets', pullSecrets) ??
     optional(v.affinity, path, 'affinity', affinity)
   );
 }

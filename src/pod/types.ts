@@ -64,6 +64,7 @@ export interface PodSpec {
   nodeName?: string;
   hostNetwork?: boolean;
   securityContext?: PodSecurityContext;
+  imagePullSecrets?: Array<{ name?: string }>;
   affinity?: {
     nodeAffinity?: {
       requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] };
@@ -101,18 +102,7 @@ export function podDisplayName(pod: { metadata?: ObjectMeta }): string {
   return pod.metadata?.name || (pod.metadata?.generateName ? `${pod.metadata.generateName}*` : '<unnamed>');
 }
 
-export function findContainer(
-  pod: Pod,
-  name: string,
-): { list: 'containers' | 'initContainers'; index: number } | undefined {
-  const i = pod.spec.containers.findIndex((c) => c.name === name);
-  if (i >= 0) return { list: 'containers', index: i };
-  const j = pod.spec.initContainers?.findIndex((c) => c.name === name) ?? -1;
-  if (j >= 0) return { list: 'initContainers', index: j };
-  return undefined;
-}
-
-/** Names of every container and init container of the pod, for many lookups (findContainer answers one). */
+/** Names of every container and init container of the pod: one set for many lookups, each O(1). */
 export function containerNames(pod: Pod): Set<string> {
   const names = new Set<string>();
   for (const c of pod.spec.containers) names.add(c.name);

@@ -2,9 +2,11 @@
  * Which of a pod's containers are really the mesh's — judged by what they are, never by their names. A name the
  * meshes reserve (istio-proxy, linkerd-init, meshgate-validate, …) only says which role a container claims; it gets
  * that role when it is the real thing:
- * - meshgate's own containers equal the compiled templates (image, command, args, env, security context);
- * - the mesh's own containers (companion profiles) pass the profile's judge: recognised image repository, the
- *   capabilities and identity they need, arguments read the way their own parser reads them;
+ * - meshgate's own containers are the compiled templates, field by field (src/mesh/contract/own.ts);
+ * - the mesh's own containers (companion profiles) pass the profile's judge — recognised image repository, the
+ *   capabilities and identity they need, arguments read the way their own parser reads them — and the contract of
+ *   what the mesh's injector writes, field by field (src/mesh/contract/istio.ts, linkerd.ts): every field that
+ *   decides what runs, from which files and as whom;
  * - anything else under a reserved name is an impostor, and the pod is refused with the reason.
  * Every other container — app, init or ephemeral — is an app container, judged by the app rules
  * (src/policy/rules.ts).
@@ -13,9 +15,8 @@ import type { Compiled } from '../config/compile.ts';
 import { RESERVED_NAMES } from '../mesh/index.ts';
 import type { RedirectSettings, Role } from '../mesh/types.ts';
 import { CONTAINER_LISTS, type Container, type ContainerList, type Pod } from '../pod/types.ts';
-import { sameJson } from '../util/same.ts';
-import type { DeepReadonly } from '../util/readonly.ts';
 import { ownInitSettings } from './own-init.ts';
+import { contractContext, contractsFor, judgeContract, type ContainerContract } from '../mesh/contract/index.ts';
 
 export interface Found {
   readonly list: ContainerList;
@@ -48,33 +49,11 @@ export interface PodMesh {
   apps: Found[];
 }
 
-/**
- * A field as the apiserver stores it: it defaults `fieldRef.apiVersion` of env vars to "v1" before admission, and
- * again after every mutating webhook, so a template compares equal to the container it became.
- */
-function stored(field: string, value: unknown): unknown {
-  if (field !== 'env' || !Array.isArray(value)) return value;
-  return value.map((e: { valueFrom?: { fieldRef?: { apiVersion?: string } } }) =>
-    e?.valueFrom?.fieldRef && e.valueFrom.fieldRef.apiVersion === undefined
-      ? { ...e, valueFrom: { ...e.valueFrom, fieldRef: { apiVersion: 'v1', ...e.valueFrom.fieldRef } } }
-      : e,
-  );
+/** The contract check of a role's container: meshgate's template, or the mesh's injector (src/mesh/contract/). */
+function contractProblem(f: Found, role: Role, contract: ContainerContract | undefined, pod: Pod, cfg: Compiled) {
+  if (!contract) return undefined;
+  return judgeContract(f.container, contract, contractContext(pod, f.container, role, cfg));
 }
-
-/** The first field in which a container differs from a template, as words; undefined when it matches. */
-export function templateMismatch(
-  c: Container,
-  t: DeepReadonly<Container>,
-  fields: readonly string[],
-): string | undefined {
-  for (const f of fields) {
-    if (!sameJson(stored(f, c[f]), stored(f, t[f])))
-      return `its ${f} ${JSON.stringify(c[f] ?? null)} differs from the configured ${JSON.stringify(t[f] ?? null)}`;
-  }
-  return undefined;
-}
-
-const TEMPLATE_FIELDS = ['image', 'command', 'args', 'env', 'securityContext'] as const;
 
 function roleOf(name: string, cfg: Compiled): Role | undefined {
   const n = cfg.names;
@@ -93,30 +72,44 @@ function placeProblem(role: Role, f: Found): string | undefined {
 }
 
 function judgeProxy(f: Found, pod: Pod, cfg: Compiled): string | undefined {
+  const contracts = contractsFor(cfg);
   if (cfg.own) {
-    const t = f.list === 'initContainers' ? cfg.own.proxyNative : cfg.own.proxy;
-    return templateMismatch(f.container, t, [...TEMPLATE_FIELDS, 'restartPolicy']);
+    const own = f.list === 'initContainers' ? contracts.own.proxyNative : contracts.own.proxy;
+    return contractProblem(f, 'proxy', own, pod, cfg);
   }
-  return cfg.profile.judgeProxy(f.container, pod, cfg.identity);
+  return (
+    cfg.profile.judgeProxy(f.container, pod, cfg.identity) ??
+    contractProblem(f, 'proxy', contracts.mesh?.proxy, pod, cfg)
+  );
 }
 
-function judgeInit(f: Found, cfg: Compiled): { problem: string } | { settings: RedirectSettings; own: boolean } {
+function judgeInit(
+  f: Found,
+  pod: Pod,
+  cfg: Compiled,
+): { problem: string } | { settings: RedirectSettings; own: boolean } {
+  const contracts = contractsFor(cfg);
   if (cfg.own) {
-    const problem = templateMismatch(f.container, cfg.own.init, ['image', 'command', 'args', 'securityContext']);
+    const problem = contractProblem(f, 'init', contracts.own.init, pod, cfg);
     if (problem) return { problem };
     const settings = ownInitSettings(f.container);
     return 'problem' in settings ? settings : { settings, own: true };
   }
   const r = cfg.profile.judgeInit(f.container, cfg.identity);
-  return 'problem' in r ? r : { settings: r.settings, own: false };
+  if ('problem' in r) return r;
+  const problem = contractProblem(f, 'init', contracts.mesh?.init, pod, cfg);
+  return problem ? { problem } : { settings: r.settings, own: false };
 }
 
 /** meshgate's validator is accepted under every profile; a companion mesh's own validator too. */
 function judgeValidator(f: Found, pod: Pod, cfg: Compiled): { problem: string } | { own: boolean } {
-  const ownProblem = templateMismatch(f.container, cfg.validator, TEMPLATE_FIELDS);
+  const contracts = contractsFor(cfg);
+  const ownProblem = contractProblem(f, 'validator', contracts.own.validator, pod, cfg);
   if (!ownProblem) return { own: true };
   if (cfg.own) return { problem: ownProblem };
-  const theirs = cfg.profile.judgeValidator(f.container, pod, cfg.identity);
+  const theirs =
+    cfg.profile.judgeValidator(f.container, pod, cfg.identity) ??
+    contractProblem(f, 'validator', contracts.mesh?.validator, pod, cfg);
   if (!theirs) return { own: false };
   return { problem: `it is neither meshgate's validator (${ownProblem}) nor ${cfg.profile.title}'s own (${theirs})` };
 }
@@ -151,7 +144,7 @@ export function identifyPod(pod: Pod, cfg: Compiled): PodMesh {
         if (problem) out.impostors.push({ ...f, problem });
         else out.proxy = { ...f, own: !!cfg.own, native: list === 'initContainers' };
       } else if (role === 'init') {
-        const r = judgeInit(f, cfg);
+        const r = judgeInit(f, pod, cfg);
         if ('problem' in r) out.impostors.push({ ...f, problem: r.problem });
         else out.init = { ...f, own: r.own, settings: r.settings };
       } else {

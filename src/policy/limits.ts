@@ -1,8 +1,16 @@
 /**
- * Bounds on what one review may cost meshgate. The apiserver accepts pods of up to ~1.5 MiB (etcd's request limit),
- * and most of meshgate's work is constant per pod; the one part that grows with the pod is the node requirement it
- * ANDs into every required node-selector term (one op per term). 120,000 empty terms made a 36 MB patch.
+ * Bounds on what one review may cost meshgate, each checked before the work it bounds (issue 21: a 0.9 MB review
+ * held the event loop for 22.9 s). The apiserver stores pods of up to ~1.5 MiB (etcd's request limit) but hands a
+ * mutating webhook anything under its 3 MiB request limit. Most of meshgate's work is linear in the pod and cheap
+ * per field; bounded here are what grows with the pod beyond that: the node requirement ANDed into every required
+ * node-selector term (one op per term: 120,000 empty terms made a 36 MB patch), and what meshgate parses on a
+ * mesh's behalf (annotation values, the mesh containers' command lines), whose cost and whose quotes in messages
+ * grow with their text. Lists inside those values are bounded by util/values.ts MAX_LIST_ENTRIES.
  */
+import type { Compiled } from '../config/compile.ts';
+import { STATUS_ANNOTATION } from '../inject/constants.ts';
+import { CONTAINER_LISTS, type Container, type Pod } from '../pod/types.ts';
+import { describeFound } from './identify.ts';
 
 /**
  * The scheduler ORs a pod's node-selector terms; real pods carry a handful. 64 leaves room for generated
@@ -17,4 +25,92 @@ export function nodeSelectorTermCount(spec: {
   affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: unknown[] } } };
 }): number {
   return spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.length ?? 0;
+}
+
+/**
+ * Arguments of a container under the mesh's init or validator name, which the flag readers parse (src/mesh/flags.ts)
+ * before that container is judged: istiod 1.27 gives istio-init 20, Linkerd's injector gives linkerd-init 16. 256
+ * leaves room for templates that add flags and for flags given twice.
+ */
+export const MAX_MESH_ARGS = 256;
+
+/** Environment variables of such a container (istio-iptables takes flags from them too): istiod gives it none. */
+export const MAX_MESH_ENV = 256;
+
+/**
+ * Characters of such a container's arguments and variable values together. The longest real value is an exclusion
+ * list at its entry cap (util/values.ts MAX_LIST_ENTRIES: 256 IPv6 CIDRs of at most 43 characters, 11 KiB), and
+ * istio-init takes four lists; what is read is also quoted back in messages, so it is bounded before it is read.
+ */
+export const MAX_MESH_TEXT = 64 * 1024;
+
+/**
+ * Characters of one annotation value meshgate or the mesh profile reads: an exclusion list at its entry cap is the
+ * longest (11 KiB); sidecar.istio.io/status, which meshgate parses as JSON and writes back, is a few hundred
+ * characters as istiod writes it, meshgate.io/status under 1 KiB.
+ */
+export const MAX_ANNOTATION_VALUE = 16 * 1024;
+
+/**
+ * Capabilities one container may add: Linux names 41 (CAP_CHOWN to CAP_CHECKPOINT_RESTORE), so 128 holds each
+ * spelled with and without `CAP_`, and ALL. Every container's list is read (src/policy/rules.ts: who may rewrite
+ * the network), one name at a time.
+ */
+export const MAX_CAPABILITIES = 128;
+
+/** Why the annotation `key` is too long to be read, if it is. */
+function annotationTooLong(annotations: Readonly<Record<string, string>>, key: string): string | undefined {
+  const n = annotations[key]?.length ?? 0;
+  if (n <= MAX_ANNOTATION_VALUE) return undefined;
+  return `annotation ${key} holds ${n} characters; meshgate reads at most ${MAX_ANNOTATION_VALUE} of an annotation it parses`;
+}
+
+/**
+ * Why a container under the mesh's init or validator name is too large for its command line to be read, as the
+ * rest of a sentence that starts with the container.
+ */
+function meshContainerTooLarge(c: Container): string | undefined {
+  const args = c.args?.length ?? 0;
+  const env = c.env?.length ?? 0;
+  const ours = "for the mesh's own containers";
+  if (args > MAX_MESH_ARGS) return ` has ${args} arguments; meshgate reads at most ${MAX_MESH_ARGS} ${ours}`;
+  if (env > MAX_MESH_ENV) return ` has ${env} environment variables; meshgate reads at most ${MAX_MESH_ENV} ${ours}`;
+  let text = 0;
+  for (const a of c.args ?? []) text += a.length;
+  for (const e of c.env ?? []) text += e.value?.length ?? 0;
+  if (text > MAX_MESH_TEXT)
+    return `'s arguments and environment values hold ${text} characters; meshgate reads at most ${MAX_MESH_TEXT} ${ours}`;
+  return undefined;
+}
+
+/**
+ * Why the pod is too large to be read, found before anything parses it: an annotation meshgate reads (its
+ * status under every profile, then the profile's), the command line of a container under the mesh's init or
+ * validator name, any container's added capabilities. Counts only: constant work per annotation key and per
+ * container, and per argument of those few containers. On every review: no allocation unless a bound is passed.
+ */
+export function tooLargeToRead(pod: Pod, cfg: Compiled): string | undefined {
+  const annotations = pod.metadata?.annotations;
+  if (annotations) {
+    const status = annotationTooLong(annotations, STATUS_ANNOTATION);
+    if (status) return status;
+    for (const key of cfg.profile.annotations) {
+      const problem = annotationTooLong(annotations, key);
+      if (problem) return problem;
+    }
+  }
+  const { init, validator } = cfg.names;
+  for (const list of CONTAINER_LISTS) {
+    const containers = pod.spec[list];
+    if (!containers) continue;
+    for (const container of containers) {
+      const caps = container.securityContext?.capabilities?.add?.length ?? 0;
+      if (caps > MAX_CAPABILITIES)
+        return `${describeFound({ list, container })} adds ${caps} capabilities; meshgate reads at most ${MAX_CAPABILITIES} (Linux has 41)`;
+      const problem =
+        container.name === init || container.name === validator ? meshContainerTooLarge(container) : undefined;
+      if (problem) return `${describeFound({ list, container })}${problem}`;
+    }
+  }
+  return undefined;
 }

@@ -4,9 +4,8 @@
  * by what it will really be told, whatever the pod's annotations say later.
  */
 import { EXCLUSION_ENV } from '../mesh/custom.ts';
-import { emptySettings, type RedirectSettings } from '../mesh/types.ts';
+import { addCidrs, addPortRanges, emptySettings, type RedirectSettings } from '../mesh/types.ts';
 import type { Container, EnvVar } from '../pod/types.ts';
-import { parseCidrList, parsePortRanges } from '../util/values.ts';
 
 const NAMES = Object.keys(EXCLUSION_ENV) as Array<keyof typeof EXCLUSION_ENV>;
 
@@ -28,16 +27,11 @@ export function ownInitSettings(c: Container): RedirectSettings | { problem: str
   const s = emptySettings();
   const value = (n: keyof typeof EXCLUSION_ENV) => env.find((e) => e.name === n)?.value ?? '';
   const where = (n: string) => `init container env ${n}`;
-  const cidrs = parseCidrList(value('MESHGATE_EXCLUDE_OUTBOUND_CIDRS'));
-  if (cidrs.ok) s.outboundCidrs.push(...cidrs.value);
-  else s.invalid.push(`${where('MESHGATE_EXCLUDE_OUTBOUND_CIDRS')}: ${cidrs.error}`);
+  addCidrs(s, where('MESHGATE_EXCLUDE_OUTBOUND_CIDRS'), value('MESHGATE_EXCLUDE_OUTBOUND_CIDRS'));
   for (const [n, into] of [
     ['MESHGATE_EXCLUDE_OUTBOUND_PORTS', 'outboundPorts'],
     ['MESHGATE_EXCLUDE_INBOUND_PORTS', 'inboundPorts'],
-  ] as const) {
-    const p = parsePortRanges(value(n));
-    if (p.ok) s[into].push(...p.value);
-    else s.invalid.push(`${where(n)}: ${p.error}`);
-  }
+  ] as const)
+    addPortRanges(s, where(n), value(n), into);
   return s;
 }

@@ -11,7 +11,8 @@ import type { ReasonCode } from '../inject/reasons.ts';
 import { readStatus } from '../inject/status.ts';
 import { requiresNodeLabel, targetNode } from '../inject/target-node.ts';
 import { unverifiedWhy } from '../inject/redirect.ts';
-import { findContainer } from '../pod/types.ts';
+import { orderProblem } from '../inject/order.ts';
+import { containerNames } from '../pod/types.ts';
 import type { PodMesh } from './identify.ts';
 import { screen, type PodInput } from './screen.ts';
 
@@ -67,10 +68,14 @@ export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): 
     if (skips)
       return { ok: false, reason: 'mesh_cni_skips', message: `the pod relies on the CNI plugin, but ${skips}` };
   }
+  const order = orderProblem(pod, mode, mesh, cfg.config.redirect.beforeInitContainers);
+  if (order) return { ok: false, ...order };
   const status = readStatus(pod.metadata?.annotations);
   if (status && 'error' in status) return { ok: false, reason: 'status_mismatch', message: status.error };
   if (status) {
-    const missing = [...status.initContainers, ...status.containers].filter((n) => !findContainer(pod, n));
+    // One set of names, not a search of the pod per listed name: both lists are the pod author's to lengthen.
+    const present = containerNames(pod);
+    const missing = [...status.initContainers, ...status.containers].filter((n) => !present.has(n));
     if (missing.length)
       return {
         ok: false,
@@ -104,6 +109,7 @@ export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): 
         ok: true,
         reason: 'ok',
         warnings: [
+          ...s.warnings,
           `node ${node} has no verified CNI chain (${text}); ` +
             `the pod stays Pending until the node is verified (its affinity requires ${NODE_VERIFIED_LABEL}=true)`,
         ],
@@ -120,10 +126,11 @@ export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): 
       ok: true,
       reason: 'ok',
       warnings: [
+        ...s.warnings,
         `node ${node} has no verified CNI chain (${text}); ` +
           'the validation container will stop the pod if redirection is missing',
       ],
     };
   }
-  return { ok: true, reason: 'ok', warnings: [] };
+  return { ok: true, reason: 'ok', warnings: s.warnings };
 }

@@ -8,16 +8,21 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { Pod } from '../pod/types.ts';
+import type { MeshIdentity } from '../mesh/types.ts';
 import { canRewriteNetwork, effectiveGroup, effectiveUser } from '../pod/security.ts';
+import { escalationProblem } from './escalation.ts';
 import { describeFound, type PodMesh } from './identify.ts';
 
 export interface RuleVerdict {
-  reason: 'proxy_identity' | 'redirect_tamper';
+  reason: 'proxy_identity' | 'redirect_tamper' | 'proxy_escalation';
   message: string;
 }
 
-export function proxyIdentityRule(pod: Pod, mesh: PodMesh, cfg: Compiled): RuleVerdict | undefined {
-  const { proxyUid: uid, proxyGid: gid } = cfg.identity;
+/** The identity the pod's redirect exempts: the configured proxy's, with the GID the pod's own settings add. */
+export type Exempt = Pick<MeshIdentity, 'proxyUid' | 'proxyGid'>;
+
+export function proxyIdentityRule(pod: Pod, mesh: PodMesh, id: Exempt): RuleVerdict | undefined {
+  const { proxyUid: uid, proxyGid: gid } = id;
   const why = 'whose traffic the redirect rules exempt: only the proxy may run as it';
   const podSc = pod.spec.securityContext;
   if (podSc?.runAsUser === uid)
@@ -49,6 +54,31 @@ export function networkRewriteRule(mesh: PodMesh): RuleVerdict | undefined {
           `${describeFound(f)} ${how}, so it could remove the pod's redirect rules; ` +
           "only the mesh's own init container may",
       };
+  }
+  return undefined;
+}
+
+/**
+ * `apps.privileges: restricted` (src/policy/escalation.ts): no container but the mesh's may be able to run as, or
+ * become, the proxy. In `apps.baselineNamespaces` the same finding is a warning instead (a namespace that cannot
+ * comply yet), so the pod is admitted and the operator still sees it.
+ */
+export function escalationRule(
+  pod: Pod,
+  namespace: string,
+  mesh: PodMesh,
+  cfg: Compiled,
+  id: Exempt,
+): { verdict: RuleVerdict } | { warning: string } | undefined {
+  const apps = cfg.config.apps;
+  if (apps.privileges !== 'restricted') return undefined;
+  for (const f of mesh.apps) {
+    const problem = escalationProblem(pod, f.container, id);
+    if (!problem) continue;
+    const message = `${describeFound(f)} ${problem}`;
+    if (apps.baselineNamespaces.includes(namespace))
+      return { warning: `${message} (allowed here: namespace ${namespace} is in apps.baselineNamespaces)` };
+    return { verdict: { reason: 'proxy_escalation', message } };
   }
   return undefined;
 }

@@ -1,8 +1,9 @@
 /**
  * What the mutating and the validating webhook both ask first of a pod, in the order an operator would read it:
- * is it ours to judge (system namespaces, kubelet mirror pods), does it try to opt out, are its mesh containers
- * real, does anything else in it bypass or rewrite the redirect, and does it exempt more than a pod may. Pure:
- * (pod, requester, compiled config) → skip | deny | the pod's mesh containers for the next step.
+ * is it ours to judge (system namespaces, kubelet mirror pods), can it be read within meshgate's bounds
+ * (policy/limits.ts), does it try to opt out, are its mesh containers real, does anything else in it bypass or
+ * rewrite the redirect, and does it exempt more than a pod may. Pure: (pod, requester, compiled config) → skip |
+ * deny | the pod's mesh containers for the next step.
  */
 import type { Compiled } from '../config/compile.ts';
 import { INJECT_LABEL, MIRROR_ANNOTATION } from '../inject/constants.ts';
@@ -10,8 +11,9 @@ import type { ReasonCode } from '../inject/reasons.ts';
 import type { Pod } from '../pod/types.ts';
 import { judgeSettings } from './exclusions.ts';
 import { describeFound, identifyPod, type PodMesh } from './identify.ts';
-import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount } from './limits.ts';
-import { networkRewriteRule, proxyIdentityRule } from './rules.ts';
+import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount, tooLargeToRead } from './limits.ts';
+import { podConfigProblem } from '../mesh/contract/index.ts';
+import { escalationRule, type Exempt, networkRewriteRule, proxyIdentityRule } from './rules.ts';
 
 export interface PodInput {
   pod: Pod;
@@ -24,7 +26,8 @@ export interface PodInput {
 export type Screened =
   | { kind: 'skip'; reason: ReasonCode }
   | { kind: 'deny'; reason: ReasonCode; message: string }
-  | { kind: 'guard'; mesh: PodMesh };
+  /** warnings: what the pod is allowed although it breaks a rule (a namespace listed as not able to comply yet). */
+  | { kind: 'guard'; mesh: PodMesh; warnings: string[] };
 
 function optOut(pod: Pod, cfg: Compiled): string | undefined {
   if (pod.metadata?.labels?.[INJECT_LABEL] === 'false') return `label ${INJECT_LABEL}=false`;
@@ -45,6 +48,9 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   ) {
     return { kind: 'skip', reason: 'mirror_pod' };
   }
+  // Before anything reads the annotations and mesh containers (the opt-out switch is one of them).
+  const tooLarge = tooLargeToRead(pod, cfg);
+  if (tooLarge) return { kind: 'deny', reason: 'too_large', message: tooLarge };
   const off = optOut(pod, cfg);
   if (off) {
     return c.injection.allowPodOptOut
@@ -85,17 +91,36 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
       message: `${describeFound(impostor)} is not the real one: ${impostor.problem}`,
     };
   }
-  const rule = proxyIdentityRule(pod, mesh, cfg) ?? networkRewriteRule(mesh);
+  const config = podConfigProblem(pod, cfg);
+  if (config) return { kind: 'deny', reason: 'proxy_config_refused', message: config };
+  const annotations = cfg.profile.annotationSettings(pod.metadata?.annotations ?? {});
+  const exempt = exemptIdentity(cfg, [...annotations.exemptGids, ...(mesh.init?.settings.exemptGids ?? [])]);
+  if ('message' in exempt) return { kind: 'deny', reason: 'redirect_narrowed', message: exempt.message };
+  const rule = proxyIdentityRule(pod, mesh, exempt) ?? networkRewriteRule(mesh);
   if (rule) return { kind: 'deny', ...rule };
-  const fromAnnotations = judgeSettings(
-    cfg.profile.annotationSettings(pod.metadata?.annotations ?? {}),
-    cfg,
-    "the pod's annotations",
-  );
+  const escalation = escalationRule(pod, namespace, mesh, cfg, exempt);
+  if (escalation && 'verdict' in escalation) return { kind: 'deny', ...escalation.verdict };
+  const warnings = escalation ? [escalation.warning] : [];
+  const fromAnnotations = judgeSettings(annotations, cfg, "the pod's annotations");
   if (fromAnnotations) return { kind: 'deny', ...fromAnnotations };
   if (mesh.init) {
     const fromInit = judgeSettings(mesh.init.settings, cfg, `init container ${mesh.init.container.name}`);
     if (fromInit) return { kind: 'deny', ...fromInit };
   }
-  return { kind: 'guard', mesh };
+  return { kind: 'guard', mesh, warnings };
+}
+
+/**
+ * The identity this pod's redirect exempts: the configured proxy UID and GID, and a GID the pod's own settings add
+ * (Linkerd's `--proxy-gid`, `config.linkerd.io/proxy-gid`). One exempt GID at most: a second one, or one beside the
+ * configured proxy GID, is an exemption of another group's traffic.
+ */
+function exemptIdentity(cfg: Compiled, podGids: readonly number[]): Exempt | { message: string } {
+  const { proxyUid, proxyGid } = cfg.identity;
+  const gids = [...new Set(proxyGid === undefined ? podGids : [proxyGid, ...podGids])];
+  if (gids.length > 1)
+    return {
+      message: `the pod's redirect exempts the traffic of GIDs ${gids.join(' and ')}; only the proxy's group may be exempt`,
+    };
+  return { proxyUid, proxyGid: gids[0] };
 }

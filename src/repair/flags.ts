@@ -8,11 +8,15 @@ import { parseDuration } from '../agent/duration.ts';
 import type { QuarantineSettings } from './quarantine-run.ts';
 import type { UnmeshedSettings } from './unmeshed-run.ts';
 
+/**
+ * Named like the chart's values they come from (repairController.quarantine.failures → --quarantine-failures, …):
+ * test/chart/flag-names.test.ts holds every value the chart passes as a flag to that rule.
+ */
 export const QUARANTINE_FLAGS = {
   'withdraw-verdicts': { type: 'string', default: 'false' },
-  'withdraw-after': { type: 'string', default: '3' },
-  'withdraw-window': { type: 'string', default: '10m' },
-  'withdraw-taint': { type: 'string', default: 'false' },
+  'quarantine-failures': { type: 'string', default: '3' },
+  'quarantine-window': { type: 'string', default: '10m' },
+  'quarantine-taint': { type: 'string', default: 'false' },
   'hold-off': { type: 'string', default: '5m' },
   'max-hold-off': { type: 'string', default: '1h' },
   'max-withdrawals-per-hour': { type: 'string', default: '3' },
@@ -21,8 +25,7 @@ export const QUARANTINE_FLAGS = {
   'probe-validator-image': { type: 'string' },
   'probe-proxy-image': { type: 'string' },
   'probe-timeout': { type: 'string', default: '2m' },
-  'evict-unmeshed': { type: 'string', default: 'false' },
-  'report-unmeshed': { type: 'string', default: 'false' },
+  'unmeshed-pods': { type: 'string', default: 'off' },
   'max-evictions-per-minute': { type: 'string', default: '10' },
   'unmeshed-sweep-interval': { type: 'string', default: '5m' },
   'webhook-config': { type: 'string', default: 'meshgate' },
@@ -31,12 +34,12 @@ export const QUARANTINE_FLAGS = {
 /** The help lines of the quarantine and unmeshed-pod flags. */
 export const QUARANTINE_USAGE = `node quarantine (docs/repair.md):
   --withdraw-verdicts BOOL        withdraw a node's verification (quarantine mark, label false, condition False,
-                                  an Event) when validation fails for --withdraw-after pods on it within
-                                  --withdraw-window; give it back after its hold, a fresh node agent verdict and a
-                                  passing probe pod (default false; the chart's repairController.withdrawVerdicts)
-  --withdraw-after N              distinct failed pods on one node that withdraw it (default 3)
-  --withdraw-window DURATION      (default 10m)
-  --withdraw-taint BOOL           also add the taint meshgate.io/cni-unverified:NoSchedule (default false)
+                                  an Event) when validation fails for --quarantine-failures pods on it within
+                                  --quarantine-window; give it back after its hold, a fresh node agent verdict and
+                                  a passing probe pod (default false; the chart's repairController.withdrawVerdicts)
+  --quarantine-failures N         distinct failed pods on one node that withdraw it (default 3)
+  --quarantine-window DURATION    (default 10m)
+  --quarantine-taint BOOL         also add the taint meshgate.io/cni-unverified:NoSchedule (default false)
   --hold-off DURATION             a withdrawn node's first hold; doubles with each withdrawal within the hour and
                                   each failed probe (default 5m)
   --max-hold-off DURATION         (default 1h)
@@ -50,10 +53,10 @@ export const QUARANTINE_USAGE = `node quarantine (docs/repair.md):
   --probe-timeout DURATION        a probe that has not finished by then proves nothing (default 2m)
 
 unmeshed pods in opted-in namespaces:
-  --evict-unmeshed BOOL           evict pods of opted-in namespaces running without meshgate's redirect, so their
-                                  controllers recreate them through the webhook (Eviction API: PodDisruptionBudgets
-                                  hold; bare pods and pods meshgate would refuse are only reported) (default false)
-  --report-unmeshed BOOL          only an Event on each such pod (default false; implied by --evict-unmeshed)
+  --unmeshed-pods MODE            pods of opted-in namespaces running without meshgate's redirect: off | report (a
+                                  Warning Event on each) | evict (the Eviction API, so their controllers recreate
+                                  them through the webhook; PodDisruptionBudgets hold; bare pods and pods meshgate
+                                  would refuse are only reported) (default off)
   --max-evictions-per-minute N    (default 10)
   --unmeshed-sweep-interval DURATION  full sweep period; a namespace whose labels change is swept at once (default 5m)
   --webhook-config NAME           meshgate's MutatingWebhookConfiguration, whose selectors say which namespaces
@@ -99,10 +102,10 @@ export function quarantineSettings(f: Values, meshNamespace: string): Quarantine
       throw new UsageError(`--${k}: "${v}" is not an image reference`);
   }
   return {
-    threshold: count('withdraw-after', f['withdraw-after']!, 1),
-    windowMs: duration('withdraw-window', f['withdraw-window']!),
+    threshold: count('quarantine-failures', f['quarantine-failures']!, 1),
+    windowMs: duration('quarantine-window', f['quarantine-window']!),
     holdOff,
-    taint: bool('withdraw-taint', f['withdraw-taint']!),
+    taint: bool('quarantine-taint', f['quarantine-taint']!),
     intervalMs: duration('quarantine-interval', f['quarantine-interval']!),
     probe: {
       namespace,
@@ -113,13 +116,62 @@ export function quarantineSettings(f: Values, meshNamespace: string): Quarantine
   };
 }
 
+/** --unmeshed-pods. */
+export const UNMESHED_MODES = ['off', 'report', 'evict'] as const;
+
 export function unmeshedSettings(f: Values): UnmeshedSettings | undefined {
-  const evict = bool('evict-unmeshed', f['evict-unmeshed']!);
-  const report = bool('report-unmeshed', f['report-unmeshed']!);
+  const mode = f['unmeshed-pods']!;
+  if (!(UNMESHED_MODES as readonly string[]).includes(mode))
+    throw new UsageError(`--unmeshed-pods: "${mode}" is not one of ${UNMESHED_MODES.join(', ')}`);
+  const evict = mode === 'evict';
+  const report = mode === 'report';
   const maxEvictionsPerMinute = count('max-evictions-per-minute', f['max-evictions-per-minute']!, 1);
   const sweepIntervalMs = duration('unmeshed-sweep-interval', f['unmeshed-sweep-interval']!);
   const webhookConfig = f['webhook-config']!;
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(webhookConfig))
     throw new UsageError(`--webhook-config: "${webhookConfig}" is not an object name`);
   return evict || report ? { evict, maxEvictionsPerMinute, sweepIntervalMs, webhookConfig } : undefined;
+}
+
+/**
+ * Names of earlier releases, still taken so a controller started with them keeps working (removed in a later
+ * release); each is rewritten to today's name with a warning. The unmeshed pair became one mode flag:
+ * --evict-unmeshed=true is --unmeshed-pods=evict, --report-unmeshed=true is --unmeshed-pods=report (evict wins),
+ * either =false says nothing.
+ */
+const RENAMED: Readonly<Record<string, string>> = {
+  'withdraw-after': 'quarantine-failures',
+  'withdraw-window': 'quarantine-window',
+  'withdraw-taint': 'quarantine-taint',
+};
+const UNMESHED_SWITCHES: Readonly<Record<string, 'report' | 'evict'>> = {
+  'report-unmeshed': 'report',
+  'evict-unmeshed': 'evict',
+};
+
+export function rewriteDeprecatedFlags(argv: readonly string[]): { argv: string[]; warnings: string[] } {
+  const out: string[] = [];
+  const warnings: string[] = [];
+  let unmeshed: 'report' | 'evict' | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(argv[i]);
+    const name = m?.[1];
+    if (!m || !name || !(name in RENAMED || name in UNMESHED_SWITCHES)) {
+      out.push(argv[i]);
+      continue;
+    }
+    const inline = m[2] !== undefined;
+    const value = inline ? m[2] : argv[i + 1];
+    if (!inline) i++;
+    if (name in RENAMED) {
+      warnings.push(`--${name} is deprecated: use --${RENAMED[name]}`);
+      out.push(`--${RENAMED[name]}=${value ?? ''}`);
+      continue;
+    }
+    const mode = UNMESHED_SWITCHES[name];
+    warnings.push(`--${name} is deprecated: use --unmeshed-pods=${mode}`);
+    if (bool(name, value ?? '') && unmeshed !== 'evict') unmeshed = mode;
+  }
+  if (unmeshed) out.push(`--unmeshed-pods=${unmeshed}`);
+  return { argv: out, warnings };
 }

@@ -5,13 +5,8 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { SecureContextOptions } from 'node:tls';
-import {
-  decodeReview,
-  encodeResponse,
-  serializeResponse,
-  type AdmissionRequest,
-  type Verdict,
-} from '../admission/review.ts';
+import { decodeReview, encodeResponse, serializeResponse, type Verdict } from '../admission/review.ts';
+import type { AdmissionHandler } from '../admission/handlers.ts';
 import type { Metrics } from './metrics.ts';
 import { BODY_LIMIT, DEFAULT_LIMITS, type TransportLimits } from './limits.ts';
 import { TLS_POLICY } from './tls-policy.ts';
@@ -20,8 +15,6 @@ import { checkShape } from './json-shape.ts';
 import { NEEDS_CHECKED_PARSE, plainJson } from './json-body.ts';
 
 export { BODY_LIMIT };
-
-export type AdmissionHandler = (request: AdmissionRequest) => Verdict | Promise<Verdict>;
 
 export interface AppDeps {
   logger: Logger;
@@ -126,7 +119,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
           verdict = { kind: 'error', reason: 'internal_error', message: `internal error: ${(err as Error).message}` };
         }
         deps.onReview?.(route, req.body, verdict);
-        decisions.inc({ route, decision: verdict.kind, reason: verdict.reason });
+        // A refusal admitted below enforce counts as its level (audit, warn), by the reason it would have refused.
+        const decision =
+          verdict.kind === 'allow' || verdict.kind === 'patch'
+            ? (verdict.audited?.level ?? verdict.kind)
+            : verdict.kind;
+        decisions.inc({ route, decision, reason: verdict.reason });
         req.log.info(
           {
             uid: request.uid,
@@ -134,8 +132,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
             namespace: request.namespace,
             name: request.name,
             operation: request.operation,
-            decision: verdict.kind,
+            decision,
             reason: verdict.reason,
+            ...((verdict.kind === 'allow' || verdict.kind === 'patch') && verdict.audited
+              ? { wouldDeny: verdict.audited.message }
+              : {}),
             dryRun: request.dryRun === true,
           },
           'admission',

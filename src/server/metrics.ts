@@ -137,3 +137,24 @@ export function registerNodeMetrics(
     },
   });
 }
+
+/**
+ * The guard's settings that loosen it, so a dashboard shows them beside the decisions: namespaces where
+ * `apps.privileges` is relaxed to baseline (apps.baselineNamespaces, docs/security.md "Who can become the proxy"),
+ * one series each (a short list the cluster admin writes), and whether baseline applies everywhere.
+ */
+export function registerConfigMetrics(
+  registry: Registry,
+  apps: { readonly privileges: string; readonly baselineNamespaces: readonly string[] },
+): void {
+  const g = new Gauge({
+    name: 'meshgate_baseline_namespaces',
+    help:
+      'Namespaces where apps.privileges is relaxed to baseline (containers that could become the proxy are admitted ' +
+      'with a warning): 1 per namespace listed in apps.baselineNamespaces, namespace="*" when baseline applies everywhere',
+    labelNames: ['namespace'],
+    registers: [registry],
+  });
+  if (apps.privileges === 'baseline') g.set({ namespace: '*' }, 1);
+  else for (const ns of apps.baselineNamespaces) g.set({ namespace: ns }, 1);
+}

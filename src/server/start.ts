@@ -9,12 +9,12 @@ import pino, { type Logger } from 'pino';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { admissionRoutes, buildHandlers } from '../admission/handlers.ts';
+import { admissionRoutes } from '../admission/handlers.ts';
 import { buildApp, type AppDeps } from './app.ts';
 import { trackConnections } from './drain.ts';
 import { resolveLimits, type TransportLimits } from './limits.ts';
 import { secureContextOptions } from './tls-policy.ts';
-import { createMetrics, registerCertificateMetrics, registerNodeMetrics } from './metrics.ts';
+import { createMetrics, registerCertificateMetrics, registerConfigMetrics, registerNodeMetrics } from './metrics.ts';
 import { SelfSignedSource } from '../tls/self-signed.ts';
 import { FileSource } from '../tls/file-source.ts';
 import type { CertSource } from '../tls/source.ts';
@@ -157,7 +157,8 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const metrics = createMetrics({ defaultMetrics: true });
   registerCertificateMetrics(metrics.registry, certs);
   registerNodeMetrics(metrics.registry, nodes);
-  const handlers = buildHandlers({
+  registerConfigMetrics(metrics.registry, o.config.config.apps);
+  const routes = admissionRoutes({
     config: o.config,
     nodes,
     podNeeds,
@@ -171,7 +172,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     onReview: o.onReview,
     https: { cert: certs.current().cert, key: certs.current().key },
     limits: resolveLimits(o.limits),
-    routes: { ...admissionRoutes(handlers), ...o.extraRoutes },
+    routes: { ...routes, ...o.extraRoutes },
     ready: () => {
       if (closing) return { ready: false, why: 'shutting down' };
       if (!certs.healthy()) return { ready: false, why: 'no valid serving certificate' };

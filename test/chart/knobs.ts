@@ -9,8 +9,54 @@ export const extras = {
   extraVolumeMounts: [{ name: 'extra', mountPath: '/extra' }],
 };
 
+/** What users pass to every chart (test/chart/conventions.test.ts), all at once. */
+export const CONVENTIONS: Obj = {
+  commonLabels: { 'example.com/team': 'platform' },
+  commonAnnotations: { 'example.com/owner': 'mesh-team' },
+  imagePullSecrets: [{ name: 'regcred' }],
+  webhook: {
+    serviceAccount: { create: true, name: 'mg-webhook', annotations: { 'example.com/role': 'webhook' } },
+    autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 4, targetMemoryUtilizationPercentage: 80 },
+    tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'mesh', effect: 'NoSchedule' }],
+    nodeSelector: { 'kubernetes.io/os': 'linux' },
+  },
+  nodeAgent: {
+    serviceAccount: { create: true, name: 'mg-agent', annotations: {} },
+    affinity: {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/os', operator: 'In', values: ['linux'] }] }],
+        },
+      },
+    },
+  },
+  repairController: {
+    serviceAccount: { create: true, name: 'mg-repair', annotations: {} },
+    affinity: {
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          {
+            topologyKey: 'kubernetes.io/hostname',
+            labelSelector: { matchLabels: { 'app.kubernetes.io/component': 'repair-controller' } },
+          },
+        ],
+      },
+    },
+  },
+  uninstall: { serviceAccount: { create: true, name: 'mg-uninstall', annotations: {} }, timeout: '90s' },
+  tests: { nodeSelector: { 'kubernetes.io/os': 'linux' } },
+};
+
+function deepMerge(a: Obj, b: Obj): Obj {
+  const out: Obj = { ...a };
+  for (const [k, v] of Object.entries(b))
+    out[k] =
+      v && typeof v === 'object' && !Array.isArray(v) && a[k] && typeof a[k] === 'object' ? deepMerge(a[k], v) : v;
+  return out;
+}
+
 /** Every knob of this file at once (lint, and the e2e dry-run in test/e2e/chart-knobs.test.ts). */
-export const ALL_KNOBS: Obj = {
+export const ALL_KNOBS: Obj = deepMerge(CONVENTIONS, {
   podLabels: { team: 'mesh' },
   podAnnotations: { 'example.com/owner': 'platform' },
   podSecurityContext: { runAsUser: null, runAsGroup: null },
@@ -42,4 +88,4 @@ export const ALL_KNOBS: Obj = {
     metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
   },
   metrics: { dashboard: { enabled: true } },
-};
+});

@@ -55,11 +55,12 @@ describe('RBAC', () => {
     expect(r.all('Role').map((x) => x.metadata.name)).toEqual([
       'meshgate-repair-controller',
       'meshgate-webhook-admission-mark',
+      'meshgate-uninstall', // hooks come last
     ]);
     const none = await render(
       profileValues('istio', { certs: { mode: 'cert-manager' }, admissionMark: { create: false } }),
     );
-    expect(none.all('Role').map((x) => x.metadata.name)).toEqual(['meshgate-repair-controller']);
+    expect(none.all('Role').map((x) => x.metadata.name)).toEqual(['meshgate-repair-controller', 'meshgate-uninstall']);
     expect(none.all('ValidatingAdmissionPolicy').map((p) => p.metadata.name)).not.toContain('meshgate-webhook-secret');
   });
 
@@ -121,10 +122,87 @@ describe('RBAC', () => {
       for (const rule of role.rules) expect(JSON.stringify(rule), role.metadata.name).not.toContain('"*"');
     }
     const accounts = r.all('ServiceAccount').map((s) => s.metadata.name);
-    expect(accounts).toEqual(['meshgate-node-agent', 'meshgate-repair-controller', 'meshgate']);
+    expect(accounts).toEqual(['meshgate-node-agent', 'meshgate-repair-controller', 'meshgate', 'meshgate-uninstall']);
     for (const b of [...r.all('ClusterRoleBinding'), ...r.all('RoleBinding')]) {
       for (const s of b.subjects) expect(accounts).toContain(s.name);
     }
+  });
+});
+
+describe('the uninstall hook (post-delete)', () => {
+  it('a Job with its own service account and roles, all hook objects that helm deletes when it succeeds', async () => {
+    const r = await render(profileValues('istio'), { release: 'mesh', namespace: 'mesh-system' });
+    const hooks = r.docs.filter((d) => d.metadata.annotations?.['helm.sh/hook'] === 'post-delete');
+    expect(hooks.map((d) => `${d.kind}/${d.metadata.name}`).sort()).toEqual([
+      'ClusterRole/mesh-meshgate-uninstall',
+      'ClusterRoleBinding/mesh-meshgate-uninstall',
+      'Job/mesh-meshgate-uninstall',
+      'Role/mesh-meshgate-uninstall',
+      'RoleBinding/mesh-meshgate-uninstall',
+      'ServiceAccount/mesh-meshgate-uninstall',
+    ]);
+    for (const h of hooks) {
+      expect(h.metadata.annotations['helm.sh/hook-delete-policy'], h.kind).toBe('before-hook-creation,hook-succeeded');
+      // Its service account and roles exist before the Job starts.
+      expect(h.metadata.annotations['helm.sh/hook-weight'], h.kind).toBe(h.kind === 'Job' ? '0' : '-10');
+    }
+    const job = r.one('Job', 'mesh-meshgate-uninstall');
+    const pod = job.spec.template.spec;
+    expect(pod.serviceAccountName).toBe('mesh-meshgate-uninstall');
+    expect(pod.restartPolicy).toBe('Never');
+    expect(pod.containers[0].args).toEqual([
+      'uninstall',
+      '--namespace=mesh-system',
+      '--name=mesh-meshgate',
+      '--mark-secret=mesh-meshgate-admission-mark',
+      '--timeout=2m',
+    ]);
+    // Its own wait plus a minute.
+    expect(job.spec.activeDeadlineSeconds).toBe(180);
+    for (const kind of ['ClusterRoleBinding', 'RoleBinding'])
+      expect(r.one(kind, 'mesh-meshgate-uninstall').subjects).toEqual([
+        { kind: 'ServiceAccount', name: 'mesh-meshgate-uninstall', namespace: 'mesh-system' },
+      ]);
+  });
+
+  it('RBAC: Node keys and pinned pods cluster-wide; only meshgate’s own Secrets, Lease, workloads and webhook configurations by name', async () => {
+    const r = await render(profileValues('istio'), { release: 'mesh', namespace: 'mesh-system' });
+    expect(rules(r.one('ClusterRole', 'mesh-meshgate-uninstall'))).toEqual([
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch'] },
+      { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['list', 'delete'] },
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
+        resourceNames: ['mesh-meshgate'],
+        verbs: ['get'],
+      },
+    ]);
+    expect(rules(r.one('Role', 'mesh-meshgate-uninstall'))).toEqual([
+      {
+        apiGroups: ['apps'],
+        resources: ['deployments', 'daemonsets'],
+        resourceNames: ['mesh-meshgate', 'mesh-meshgate-node-agent', 'mesh-meshgate-repair-controller'],
+        verbs: ['get'],
+      },
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: ['mesh-meshgate-tls', 'mesh-meshgate-admission-mark'],
+        verbs: ['get', 'delete'],
+      },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: ['mesh-meshgate-repair-controller'],
+        verbs: ['get', 'delete'],
+      },
+    ]);
+  });
+
+  it('uninstall.enabled false: no hook at all', async () => {
+    const r = await render(profileValues('istio', { uninstall: { enabled: false } }));
+    expect(r.docs.filter((d) => d.metadata.annotations?.['helm.sh/hook'] === 'post-delete')).toEqual([]);
   });
 });
 
@@ -231,7 +309,7 @@ describe('admission policies', () => {
     );
     expect(r.all('DaemonSet')).toEqual([]);
     expect(r.all('Deployment').map((d) => d.metadata.name)).toEqual(['meshgate']);
-    expect(r.all('ServiceAccount').map((s) => s.metadata.name)).toEqual(['meshgate']);
+    expect(r.all('ServiceAccount').map((s) => s.metadata.name)).toEqual(['meshgate', 'meshgate-uninstall']);
     expect(
       r
         .all('ValidatingAdmissionPolicy')

@@ -17,9 +17,9 @@ describe('repair controller: node quarantine and unmeshed pods', () => {
   it('by default: no quarantine, unmeshed pods reported (Events only), no eviction rights, no extra policies', async () => {
     const r = await render(profileValues('istio'));
     expect(args(r)).toEqual(
-      expect.arrayContaining(['--report-unmeshed=true', '--webhook-config=meshgate', '--unmeshed-sweep-interval=5m']),
+      expect.arrayContaining(['--unmeshed-pods=report', '--webhook-config=meshgate', '--unmeshed-sweep-interval=5m']),
     );
-    expect(args(r).join(' ')).not.toMatch(/withdraw|evict-unmeshed/);
+    expect(args(r).join(' ')).not.toMatch(/withdraw|quarantine|=evict/);
     const rules = JSON.stringify(r.one('ClusterRole', 'meshgate-repair-controller').rules);
     expect(rules).not.toContain('pods/eviction');
     expect(rules).not.toContain('"nodes"');
@@ -54,16 +54,16 @@ describe('repair controller: node quarantine and unmeshed pods', () => {
     expect(a).toEqual(
       expect.arrayContaining([
         '--withdraw-verdicts=true',
-        '--withdraw-after=5',
-        '--withdraw-window=15m',
-        '--withdraw-taint=true',
+        '--quarantine-failures=5',
+        '--quarantine-window=15m',
+        '--quarantine-taint=true',
         '--hold-off=2m',
         '--max-hold-off=30m',
         '--max-withdrawals-per-hour=2',
         '--quarantine-interval=30s',
         '--probe-timeout=90s',
         '--probe-proxy-image=registry.local/proxyv2:1.27.0',
-        '--evict-unmeshed=true',
+        '--unmeshed-pods=evict',
         '--max-evictions-per-minute=10',
       ]),
     );

@@ -29,6 +29,7 @@ import { run } from '../../src/cli/check.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { CONDITION_TYPE, EVIDENCE_ANNOTATION, VERIFIED_LABEL } from '../../src/node/contract.ts';
 import { testConfig } from '../support/config.ts';
+import { judgeAppPrivileges } from '../../src/check/run.ts';
 import { issueCA, issueLeaf } from '../../src/tls/authority.ts';
 import { freePort } from '../e2e/harness/net.ts';
 
@@ -151,7 +152,7 @@ function healthy(): FakeCluster {
 
 const check = (c: FakeCluster, probe: TlsProbe | undefined = undefined) =>
   runCheck(c, {
-    cfg: testConfig('custom'),
+    cfg: testConfig('custom', { apps: { privileges: 'restricted' } }),
     names: NAMES,
     configSource: 'test',
     meshPlugins: ['istio-cni', 'linkerd-cni'],
@@ -211,7 +212,7 @@ describe('the report', () => {
       '✖ DaemonSet meshgate/meshgate-node-agent: 0 of 1 pods ready  [node_agent_ready]\n    hint: kubectl -n meshgate describe daemonset meshgate-node-agent;',
     );
     expect(table).toContain('✔ all 1 nodes verified  [node_verified]');
-    expect(table).toMatch(/\nStatus: 1 failed, 0 warnings, 16 passed, 0 not checked; exit 1 \(a check failed\)\n$/);
+    expect(table).toMatch(/\nStatus: 1 failed, 0 warnings, 17 passed, 0 not checked; exit 1 \(a check failed\)\n$/);
     for (const s of SECTIONS) expect(table).toContain(`\n${s}\n${'-'.repeat(s.length)}\n`);
   });
 
@@ -315,5 +316,21 @@ describe('meshgate check: exit 2 for usage, configuration and connection errors,
     );
     for (const code of CHECK_CODES) expect(r.out).toContain(`  ${code} `);
     expect(r.out).toMatch(/\nexamples:\n {2}meshgate check\n/);
+  });
+});
+
+describe('app_privileges: a relaxed apps.privileges is reported where it applies', () => {
+  it.each([
+    [{ privileges: 'restricted', baselineNamespaces: [] }, 'ok', /restricted in every guarded namespace/],
+    [
+      { privileges: 'restricted', baselineNamespaces: ['legacy', 'batch'] },
+      'warn',
+      /relaxes 2 namespace\(s\) to baseline: legacy, batch/,
+    ],
+    [{ privileges: 'baseline', baselineNamespaces: [] }, 'warn', /apps.privileges is baseline/],
+  ] as const)('%j → %s', (apps, status, message) => {
+    const r = judgeAppPrivileges(apps);
+    expect(r).toMatchObject({ code: 'app_privileges', status });
+    expect(r.message).toMatch(message);
   });
 });

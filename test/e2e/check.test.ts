@@ -129,7 +129,11 @@ beforeAll(async () => {
   await mg.register();
   // The chart's objects: its ConfigMap (the config `check` reads by default), the node agent and the repair controller.
   await createNamespace(cp, NS);
-  const config = { ...rawConfig('custom'), meshNamespace: NS };
+  const config = {
+    ...rawConfig('custom'),
+    meshNamespace: NS,
+    apps: { privileges: 'restricted', baselineNamespaces: [] },
+  };
   await core.createNamespacedConfigMap({
     namespace: NS,
     body: { metadata: { name: WEBHOOK_NAME }, data: { 'config.yaml': stringify(config) } },

@@ -40,7 +40,16 @@ function istioShaped(name: string, spec: Partial<V1Pod['spec']> = {}, annotation
     metadata: { name, labels: { app: name }, annotations: { 'sidecar.istio.io/status': istio.status, ...annotations } },
     spec: {
       initContainers: [istio.init()],
-      containers: [{ name: 'app', image: 'registry.example/app:1' }, istio.proxy()],
+      // An app container that cannot become the proxy (apps.privileges: restricted), so each case meets its own rule.
+      securityContext: { runAsUser: 1000, runAsGroup: 1000 },
+      containers: [
+        {
+          name: 'app',
+          image: 'registry.example/app:1',
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+        },
+        istio.proxy(),
+      ],
       ...spec,
     } as V1Pod['spec'],
   };
@@ -107,6 +116,17 @@ describe('issue 11 through the real apiserver', () => {
     );
   });
 
+  it('issue 21 — a 0.9 MB pod, istio-init excluding 60,000 CIDRs: refused as too large, before the list is read', async () => {
+    const cidrs = Array.from({ length: 60_000 }, (_, i) => `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}/32`);
+    const init = istio.init({ args: [...istio.init().args!, '-x', cidrs.join(',')] });
+    const t0 = performance.now();
+    const message = await refused(istioShaped('cidrs', { initContainers: [init as V1Container] }));
+    console.log(`60,000-CIDR pod refused by the apiserver+meshgate in ${Math.round(performance.now() - t0)} ms`);
+    expect(message).toMatch(
+      /init container istio-init's arguments and environment values hold \d+ characters; meshgate reads at most 65536 for the mesh's own containers \[too_large\]/,
+    );
+  });
+
   describe('class 2 — pods change after CREATE (held at a scheduling gate) / class 6 — every way to a node', () => {
     let pod: V1Pod;
     beforeAll(async () => {
@@ -156,22 +176,27 @@ describe('issue 11 through the real apiserver', () => {
       expect(apiError(err)).toMatch(message);
     });
 
-    it('pods/ephemeralcontainers: a debug container as the proxy UID is refused, an ordinary one allowed', async () => {
-      const add = (name: string, runAsUser: number) =>
+    it('pods/ephemeralcontainers: a debug container as the proxy UID or as root is refused, a hardened one allowed', async () => {
+      const add = (name: string, securityContext: Record<string, unknown>) =>
         core.patchNamespacedPodEphemeralcontainers(
           {
             namespace: NS,
             name: 'gated',
-            body: { spec: { ephemeralContainers: [{ name, image: 'busybox:1.36', securityContext: { runAsUser } }] } },
+            body: { spec: { ephemeralContainers: [{ name, image: 'busybox:1.36', securityContext }] } },
           },
           setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
         );
-      const err = await add('dbg', 1337).then(
-        () => undefined,
-        (e: unknown) => e,
+      const refusal = (sc: Record<string, unknown>) =>
+        add('dbg', sc).then(
+          () => 'admitted',
+          (e: unknown) => apiError(e),
+        );
+      expect(await refusal({ runAsUser: 1337 })).toMatch(
+        /ephemeral container dbg runs as UID 1337.*\[proxy_identity\]/,
       );
-      expect(apiError(err)).toMatch(/ephemeral container dbg runs as UID 1337.*\[proxy_identity\]/);
-      await add('dbg', 1000);
+      // kubectl debug's default profile: root with the runtime's capabilities (issue 21 §3).
+      expect(await refusal({ runAsUser: 0 })).toMatch(/ephemeral container dbg .*\[proxy_escalation\]/);
+      await add('dbg', { runAsUser: 1000, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
     });
 
     it('class 6: the legacy bindings endpoint and pods/binding both refuse an unverified node; a verified one is allowed', async () => {

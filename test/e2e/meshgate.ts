@@ -76,7 +76,8 @@ export async function startMeshgate(
 ): Promise<Meshgate> {
   const reviews: Captured[] = [];
   const server = await startServer({
-    config: testConfig(mesh, config),
+    // The default `apps.privileges: restricted`, not the unit tests' baseline: e2e pods are Pod Security restricted.
+    config: testConfig(mesh, { apps: { privileges: 'restricted' }, ...config }),
     port: 0,
     host: '127.0.0.1',
     tlsSans: ['127.0.0.1'],
@@ -284,7 +285,12 @@ export function restrictedPod(name: string, extra: Partial<V1Pod['spec']> = {}):
     kind: 'Pod',
     metadata: { name, labels: { app: name } },
     spec: {
-      securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: 1000,
+        runAsGroup: 1000,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
       containers: [
         {
           name: 'app',

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { startControlPlane, waitForPodsRunning, type ControlPlane } from './harness/index.ts';
 import {
   apiError,
@@ -260,7 +260,17 @@ describe('reinvocation: the real AdmissionReviews of shared/corpus/admission, cr
     const calls: Record<string, { expected: number; got: string[] }> = {};
     for (const [i, { file, review }] of pods.entries()) {
       const original = review.request.object as V1Pod;
-      const spec: Record<string, unknown> = { ...original.spec };
+      // Each container made unable to become the proxy (apps.privileges: restricted): the case is about reinvocation.
+      const harden = (c: V1Container) => ({
+        ...c,
+        securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, ...c.securityContext },
+      });
+      const spec: Record<string, unknown> = {
+        ...original.spec,
+        securityContext: { runAsUser: 1000, runAsGroup: 1000, ...original.spec?.securityContext },
+        containers: original.spec!.containers.map(harden),
+        ...(original.spec?.initContainers ? { initContainers: original.spec.initContainers.map(harden) } : {}),
+      };
       // Creatable here: no node (meshgate pins the pod), no objects this cluster lacks.
       for (const k of ['nodeName', 'serviceAccountName', 'serviceAccount', 'priorityClassName', 'priority'])
         delete spec[k];

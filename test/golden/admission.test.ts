@@ -11,7 +11,7 @@ import jsonpatch from 'fast-json-patch';
 import pino from 'pino';
 import { buildApp } from '../../src/server/app.ts';
 import { createMetrics } from '../../src/server/metrics.ts';
-import { buildHandlers } from '../../src/admission/handlers.ts';
+import { admissionRoutes } from '../../src/admission/handlers.ts';
 import { testConfig } from '../support/config.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { expectGolden } from './golden.ts';
@@ -44,11 +44,11 @@ const podNeeds = {
     `${ns}/${name}` === 'default/pod-to-get-aws-zone-id' ? ('cni' as const) : undefined,
   fetch: async () => 'unmeshed' as const,
 };
-const handlers = buildHandlers({ config: testConfig('custom'), nodes, podNeeds });
+const handlers = admissionRoutes({ config: testConfig('custom'), nodes, podNeeds });
 const app = buildApp({
   logger: pino({ level: 'silent' }),
   metrics: createMetrics(),
-  routes: { '/mutate': handlers.mutate, '/validate': handlers.validate },
+  routes: { '/mutate': handlers['/mutate'], '/validate': handlers['/validate'] },
   ready: () => ({ ready: true }),
 });
 afterAll(() => app.close());

@@ -5,7 +5,8 @@
  */
 import { describe, it, expect } from 'vitest';
 import pino from 'pino';
-import { buildApp, type AdmissionHandler } from '../../src/server/app.ts';
+import { buildApp } from '../../src/server/app.ts';
+import type { AdmissionHandler } from '../../src/admission/handlers.ts';
 import { createMetrics } from '../../src/server/metrics.ts';
 import { MAX_ANSWER_BYTES, encodeResponse, serializeResponse } from '../../src/admission/review.ts';
 import { podReview, post, type ReviewResponse } from './helpers.ts';

@@ -8,9 +8,10 @@ import pino from 'pino';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { expect } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp, type AdmissionHandler } from '../../src/server/app.ts';
+import { buildApp } from '../../src/server/app.ts';
+import type { AdmissionHandler } from '../../src/admission/handlers.ts';
 import { createMetrics, type Metrics } from '../../src/server/metrics.ts';
-import { buildHandlers } from '../../src/admission/handlers.ts';
+import { admissionRoutes } from '../../src/admission/handlers.ts';
 import { testConfig } from '../support/config.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 
@@ -91,7 +92,7 @@ export interface TestApp {
 export function buildTestApp(): TestApp {
   const metrics = createMetrics();
   const nodes = nodeFactsFromState({ nodes: { n1: { verified: true }, n2: { verified: false } } }, 'test');
-  const handlers = buildHandlers({ config: testConfig('custom'), nodes });
+  const handlers = admissionRoutes({ config: testConfig('custom'), nodes });
   let readiness: { ready: boolean; why?: string } = { ready: true };
   const boom: AdmissionHandler = () => {
     throw new Error(BOOM);
@@ -99,7 +100,7 @@ export function buildTestApp(): TestApp {
   const app = buildApp({
     logger: pino({ level: 'silent' }),
     metrics,
-    routes: { '/mutate': handlers.mutate, '/validate': handlers.validate, '/boom': boom },
+    routes: { '/mutate': handlers['/mutate'], '/validate': handlers['/validate'], '/boom': boom },
     ready: () => readiness,
   });
   return { app, metrics, setReady: (r) => (readiness = r) };

@@ -5,7 +5,8 @@
  */
 import pino from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, type AdmissionHandler } from '../../src/server/app.ts';
+import { buildApp } from '../../src/server/app.ts';
+import type { AdmissionHandler } from '../../src/admission/handlers.ts';
 import { createMetrics } from '../../src/server/metrics.ts';
 import { resolveLimits, type TransportLimits } from '../../src/server/limits.ts';
 import { issueSelfSigned } from '../../src/tls/self-signed.ts';

@@ -5,7 +5,7 @@
  * counted as they arrive, not as announced.
  */
 import { describe, it, expect, afterEach } from 'vitest';
-import type { AdmissionHandler } from '../../src/server/app.ts';
+import type { AdmissionHandler } from '../../src/admission/handlers.ts';
 import { BODY_LIMIT } from '../../src/server/limits.ts';
 import { METER_FROM_BYTES } from '../../src/server/overload.ts';
 import { listening, reviewOfSize, type Listening } from './listening.ts';

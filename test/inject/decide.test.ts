@@ -284,6 +284,35 @@ describe("mesh istio: companion of Istio's injector", () => {
   });
 });
 
+describe('validator.imagePullSecrets: added with the validator meshgate injects, and only then', () => {
+  const pulls = (p: Pod) => (p.spec.imagePullSecrets ?? []).map((s) => s.name);
+
+  it('istio: with the validator that replaces istio-init; the pod’s own kept; idempotent', () => {
+    const c = cfg('istio', { validator: { imagePullSecrets: ['mirror', 'own'] } });
+    const p = istioPod({ nodeName: 'good', imagePullSecrets: [{ name: 'own' }] });
+    const out = apply(p, decide(input(p), verified, c));
+    expect(names(out).init).toEqual(['istio-validation']);
+    expect(pulls(out)).toEqual(['own', 'mirror']);
+    expect(decide(input(out), verified, c)).toEqual({ kind: 'skip', reason: 'already_injected' });
+    // No validator added (no verified node anywhere: istio-init stays alone): no pull secret either.
+    const init = istioPod({});
+    const kept = apply(init, decide(input(init), facts({ n: { verified: false } }), c));
+    expect(names(kept).init).toEqual(['istio-init']);
+    expect(kept.spec.imagePullSecrets).toBeUndefined();
+  });
+
+  it('custom: with the validator it injects, none in init mode without validation', () => {
+    const c = cfg('custom', { validator: { imagePullSecrets: ['mirror'] } });
+    const out = apply(pod({ nodeName: 'good' }), decide(input(pod({ nodeName: 'good' })), verified, c));
+    expect(names(out).init[0]).toBe('meshgate-validate');
+    expect(pulls(out)).toEqual(['mirror']);
+    const unverified = facts({ n: { verified: false } });
+    const init = apply(pod(), decide(input(pod()), unverified, c));
+    expect(names(init).init).not.toContain('meshgate-validate');
+    expect(init.spec.imagePullSecrets).toBeUndefined();
+  });
+});
+
 describe("mesh linkerd: companion of Linkerd's injector", () => {
   it("verified node: linkerd-init replaced by meshgate's linkerd-network-validator, probing off the loopback as a non-proxy UID", () => {
     const p = linkerdPod({ nodeName: 'good' });

@@ -112,3 +112,24 @@ describe('metadata and lists', () => {
     }
   });
 });
+
+describe('addImagePullSecrets', () => {
+  it('adds the list when the pod has none, appends only the missing names otherwise, keeps the pod’s own', () => {
+    const none = pod();
+    expect(apply(none, patch.addImagePullSecrets(none, ['a', 'b'])).spec.imagePullSecrets).toEqual([
+      { name: 'a' },
+      { name: 'b' },
+    ]);
+    const some = pod({ imagePullSecrets: [{ name: 'own' }, { name: 'b' }, {}] });
+    const ops = patch.addImagePullSecrets(some, ['a', 'b']);
+    expect(ops).toEqual([{ op: 'add', path: '/spec/imagePullSecrets/-', value: { name: 'a' } }]);
+    expect(apply(some, ops).spec.imagePullSecrets).toEqual([{ name: 'own' }, { name: 'b' }, {}, { name: 'a' }]);
+    const empty = pod({ imagePullSecrets: [] });
+    expect(apply(empty, patch.addImagePullSecrets(empty, ['a'])).spec.imagePullSecrets).toEqual([{ name: 'a' }]);
+  });
+
+  it('nothing to add: no op', () => {
+    expect(patch.addImagePullSecrets(pod(), [])).toEqual([]);
+    expect(patch.addImagePullSecrets(pod({ imagePullSecrets: [{ name: 'a' }] }), ['a'])).toEqual([]);
+  });
+});

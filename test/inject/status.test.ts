@@ -10,6 +10,7 @@ import { parsePod } from '../../src/pod/parse.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { testConfig } from '../support/config.ts';
 import { corpusTemplatePods } from '../support/corpus.ts';
+import { istio, istioPod, linkerd, linkerdPod } from './fixtures.ts';
 
 describe('statusJson', () => {
   it('writes what JSON.stringify writes, for every corpus pod under every profile and node state', () => {
@@ -18,7 +19,19 @@ describe('statusJson', () => {
       nodeFactsFromState({ nodes: { 'node-a': { verified: false, kubeletVersion: 'v1.28.1' } } }, 'test'),
     ];
     const seen = new Set<string>();
-    for (const template of corpusTemplatePods()) {
+    // The corpus's injected pods come from old injectors; the fixtures are what Istio's and Linkerd's current ones
+    // write, with a regular and a native-sidecar proxy.
+    const native = { restartPolicy: 'Always' };
+    const fixtures = [
+      istioPod(),
+      istioPod({ initContainers: [istio.proxy(native), istio.init()], containers: [{ name: 'app', image: 'nginx' }] }),
+      linkerdPod(),
+      linkerdPod({
+        initContainers: [linkerd.init(), linkerd.proxy(native)],
+        containers: [{ name: 'app', image: 'nginx' }],
+      }),
+    ];
+    for (const template of [...corpusTemplatePods(), ...fixtures]) {
       const parsed = parsePod(template);
       if (!parsed.ok) continue;
       for (const mesh of ['custom', 'istio', 'linkerd'] as const)

@@ -4,7 +4,8 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, BODY_LIMIT, type AdmissionHandler } from '../../src/server/app.ts';
+import { buildApp, BODY_LIMIT } from '../../src/server/app.ts';
+import type { AdmissionHandler } from '../../src/admission/handlers.ts';
 import { createMetrics, type Metrics } from '../../src/server/metrics.ts';
 import { resolveLimits } from '../../src/server/limits.ts';
 import type { Verdict } from '../../src/admission/review.ts';

@@ -42,6 +42,7 @@ const KEYS = [
   'runAsGroup',
   'fsGroup',
   'supplementalGroups',
+  'imagePullSecrets',
   'affinity',
   'nodeAffinity',
   'requiredDuringSchedulingIgnoredDuringExecution',

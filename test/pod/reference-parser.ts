@@ -118,6 +118,7 @@ const podSpec = mapping({
       supplementalGroups: optional(listOf(integer)),
     }),
   ),
+  imagePullSecrets: optional(listOf(mapping({ name: optional(string) }))),
   affinity: optional(
     mapping({
       nodeAffinity: optional(

@@ -126,7 +126,7 @@ const refused: Array<[string, MeshName, Pod, string, RegExp]> = [
       initContainers: [{ ...(cfg('istio').validator as Container), args: ['--probe-address=127.0.0.1:15001'] }],
     }),
     'impostor_container',
-    /args .* differs from the configured/,
+    /args is \["--probe-address=127\.0\.0\.1:15001"\], not \["--outbound-port=15001"/,
   ],
   [
     'an ephemeral istio-proxy',
@@ -157,7 +157,7 @@ const refused: Array<[string, MeshName, Pod, string, RegExp]> = [
       initContainers: [busybox('meshgate-validate'), busybox('meshgate-proxy', { restartPolicy: 'Always' })],
     }),
     'impostor_container',
-    /meshgate-validate .*image "busybox:1\.36" differs from the configured/,
+    /meshgate-validate .*image is "busybox:1\.36", not "ghcr\.io\/meshgate\/meshgate:0\.1\.0"/,
   ],
   [
     "meshgate's proxy template with another image (custom)",
@@ -169,7 +169,7 @@ const refused: Array<[string, MeshName, Pod, string, RegExp]> = [
       ],
     }),
     'impostor_container',
-    /meshgate-proxy .*image "busybox" differs/,
+    /meshgate-proxy .*image is "busybox", not "docker\.io\/istio\/proxyv2:1\.27\.0"/,
   ],
   [
     "Istio's containers under mesh custom",

@@ -120,3 +120,51 @@ describe('only the proxy runs as the proxy', () => {
     });
   });
 });
+
+describe("a GID the pod's own Linkerd settings exempt is guarded like the proxy's", () => {
+  const gidInit = (gid: string) =>
+    linkerdPod({
+      initContainers: [
+        {
+          ...linkerdPod().spec.initContainers![0],
+          args: [...(linkerdPod().spec.initContainers![0].args ?? []), '--proxy-gid', gid],
+        },
+      ],
+    });
+  it.each([
+    ['linkerd-init --proxy-gid 2102, an app with GID 2102', gidInit('2102'), 2102],
+    ['--proxy-gid as Go reads it (0x836 = 2102)', gidInit('0x836'), 2102],
+  ] as const)('%s is refused', (_n, base, gid) => {
+    const p = {
+      ...base,
+      spec: { ...base.spec, containers: [app({ runAsUser: 1000, runAsGroup: gid }), base.spec.containers[1]] },
+    };
+    const r = checkPosture(input(p), verified, cfg('linkerd'));
+    expect(r).toMatchObject({ ok: false, reason: 'proxy_identity' });
+    expect(!r.ok && r.message).toMatch(new RegExp(`runs as GID ${gid}`));
+  });
+  it('config.linkerd.io/proxy-gid (linkerd-cni reads it) guards its GID too', () => {
+    const p = linkerdPod(
+      { containers: [app({ runAsUser: 1000, runAsGroup: 3000 }), linkerdPod().spec.containers[1]] },
+      { 'config.linkerd.io/proxy-gid': '3000' },
+    );
+    expect(checkPosture(input(p), verified, cfg('linkerd'))).toMatchObject({ ok: false, reason: 'proxy_identity' });
+  });
+  it('two different exempt GIDs narrow the redirect', () => {
+    const p = {
+      ...gidInit('2102'),
+      metadata: { ...gidInit('2102').metadata, annotations: { 'config.linkerd.io/proxy-gid': '3000' } },
+    };
+    expect(checkPosture(input(p), verified, cfg('linkerd'))).toMatchObject({ ok: false, reason: 'redirect_narrowed' });
+  });
+  it('an app with another GID passes', () => {
+    const base = gidInit('2102');
+    const p = {
+      ...base,
+      spec: { ...base.spec, containers: [app({ runAsUser: 1000, runAsGroup: 1000 }), base.spec.containers[1]] },
+    };
+    expect(
+      checkPosture(input({ ...p, spec: { ...p.spec, nodeName: 'good' } }), verified, cfg('linkerd')),
+    ).toMatchObject({ ok: true });
+  });
+});

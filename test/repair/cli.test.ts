@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { memoryIO } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import { run } from '../../src/cli/repair-controller.ts';
+import { rewriteDeprecatedFlags } from '../../src/repair/flags.ts';
 
 describe('repair-controller flags', () => {
   it.each([
@@ -16,24 +17,25 @@ describe('repair-controller flags', () => {
     [['--mesh', 'istio'], /no cluster credentials: pass --kubeconfig or run in a cluster/],
     [['--mesh', 'istio', '--withdraw-verdicts', 'yes'], /--withdraw-verdicts: "yes" is not true or false/],
     [
-      ['--mesh', 'istio', '--withdraw-verdicts=true', '--withdraw-after', '0'],
-      /--withdraw-after: "0" is not a whole number >= 1/,
+      ['--mesh', 'istio', '--withdraw-verdicts=true', '--quarantine-failures', '0'],
+      /--quarantine-failures: "0" is not a whole number >= 1/,
     ],
     [
       ['--mesh', 'istio', '--withdraw-verdicts=true', '--hold-off', '10m', '--max-hold-off', '5m'],
       /--max-hold-off \(5m\) must be at least --hold-off \(10m\)/,
     ],
     [
-      ['--mesh', 'istio', '--withdraw-verdicts=true', '--withdraw-window', 'soon'],
-      /--withdraw-window: "soon" is not a duration/,
+      ['--mesh', 'istio', '--withdraw-verdicts=true', '--quarantine-window', 'soon'],
+      /--quarantine-window: "soon" is not a duration/,
     ],
     [
       ['--mesh', 'istio', '--withdraw-verdicts=true', '--probe-namespace', 'Probes_NS'],
       /--probe-namespace: "Probes_NS" is not a namespace name/,
     ],
+    [['--mesh', 'istio', '--unmeshed-pods', 'maybe'], /--unmeshed-pods: "maybe" is not one of off, report, evict/],
     [['--mesh', 'istio', '--evict-unmeshed', 'maybe'], /--evict-unmeshed: "maybe" is not true or false/],
     [
-      ['--mesh', 'istio', '--evict-unmeshed=true', '--max-evictions-per-minute', '0'],
+      ['--mesh', 'istio', '--unmeshed-pods=evict', '--max-evictions-per-minute', '0'],
       /--max-evictions-per-minute: "0" is not a whole number >= 1/,
     ],
   ])('%j → exit 2', async (argv, err) => {
@@ -65,16 +67,41 @@ describe('repair-controller flags', () => {
       '--port',
       '--dry-run',
       '--withdraw-verdicts BOOL',
-      '--withdraw-after N',
+      '--quarantine-failures N',
       '--hold-off DURATION',
       '--max-withdrawals-per-hour N',
       '--probe-proxy-image IMAGE',
-      '--evict-unmeshed BOOL',
+      '--unmeshed-pods MODE',
       '--webhook-config NAME',
     ]) {
       expect(io.out).toContain(flag);
     }
     expect(io.out).toContain('exit 42');
     expect(io.out).toContain('126');
+  });
+});
+
+describe('flag names of earlier releases', () => {
+  it.each([
+    [['--withdraw-after', '5'], ['--quarantine-failures=5']],
+    [
+      ['--withdraw-window=15m', '--withdraw-taint=true'],
+      ['--quarantine-window=15m', '--quarantine-taint=true'],
+    ],
+    [['--evict-unmeshed=true'], ['--unmeshed-pods=evict']],
+    [
+      ['--report-unmeshed', 'true', '--port', '9090'],
+      ['--port', '9090', '--unmeshed-pods=report'],
+    ],
+    [['--evict-unmeshed=true', '--report-unmeshed=true'], ['--unmeshed-pods=evict']],
+    [['--report-unmeshed=true', '--evict-unmeshed=true'], ['--unmeshed-pods=evict']],
+    [['--evict-unmeshed=false'], []],
+    [['--quarantine-failures=4'], ['--quarantine-failures=4']],
+  ])('%j → %j, with a warning naming the new flag', (argv, want) => {
+    const r = rewriteDeprecatedFlags(argv);
+    expect(r.argv).toEqual(want);
+    if (argv.some((a) => /withdraw-after|withdraw-window|unmeshed=|unmeshed$/.test(a)))
+      expect(r.warnings.join('\n')).toMatch(/is deprecated: use --(quarantine-|unmeshed-pods)/);
+    else expect(r.warnings).toEqual([]);
   });
 });

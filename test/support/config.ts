@@ -19,8 +19,19 @@ const ISTIO_TEST_IMAGES = [
   'registry.istio.io/testing/proxyv2',
 ];
 
+/**
+ * What tests of other rules run with: `apps.privileges: baseline`, so their pods' plain app containers (`nginx`, no
+ * securityContext) are judged only by the rule under test. The default, `restricted`, refuses those; its own tests
+ * (test/policy/escalation.test.ts) and the defaults pin (test/config/defaults.json) set it explicitly.
+ */
+const BASELINE = { apps: { privileges: 'baseline' } };
+
 /** The raw config a test starts from, before its own overrides (objects merge key by key in buildConfig). */
 export function baseConfig(mesh: MeshName): Record<string, unknown> {
+  return { ...profileBase(mesh), ...BASELINE };
+}
+
+function profileBase(mesh: MeshName): Record<string, unknown> {
   if (mesh === 'custom')
     return {
       mesh,

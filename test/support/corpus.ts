@@ -17,3 +17,19 @@ export function corpusTemplatePods(): Array<{ metadata: unknown; spec: unknown }
   }
   return pods;
 }
+
+/** The first pod template of one corpus manifest (e.g. a mesh injector's real output), as a pod. */
+export function corpusPod(file: string): {
+  apiVersion: 'v1';
+  kind: 'Pod';
+  metadata: Record<string, unknown>;
+  spec: Record<string, unknown>;
+} {
+  for (const doc of parseAllDocuments(readFileSync(new URL(file, MANIFESTS), 'utf8'))) {
+    const value = doc.toJS();
+    if (!value?.kind) continue;
+    const t = value.kind === 'Pod' ? value : podTemplates(value)[0]?.template;
+    if (t) return { apiVersion: 'v1', kind: 'Pod', metadata: t.metadata ?? {}, spec: t.spec };
+  }
+  throw new Error(`${file}: no pod template`);
+}

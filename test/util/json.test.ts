@@ -41,6 +41,11 @@ describe('serializeResponse', () => {
     ['patch', { kind: 'patch', reason: 'node_verified', ops: [{ op: 'add', path: '/x', value: 1 }], warnings: ['w'] }],
     ['deny', { kind: 'deny', reason: 'node_unverified', message: 'no "quotes" here' }],
     ['allow', { kind: 'allow', reason: 'host_network' }],
+    ['allow at audit', { kind: 'allow', reason: 'node_unverified', audited: { level: 'audit', message: 'm' } }],
+    [
+      'patch at warn',
+      { kind: 'patch', reason: 'proxy_escalation', ops: [], warnings: ['w'], audited: { level: 'warn', message: 'm' } },
+    ],
     ['error', { kind: 'error', reason: 'internal', message: 'line\nbreak \u2028 é' }],
   ] as const)('parses back to the encoded response (%s)', (_n, verdict) => {
     for (const [version, uid] of [

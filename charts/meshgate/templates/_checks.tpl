@@ -30,6 +30,8 @@ renders a placeholder. Called by the ConfigMap template. Call with (dict "key" "
 {{- include "meshgate.checkImage" (dict "key" (printf "config.%s.image" $role) "image" ($c.image | default "")) -}}
 {{- end -}}
 {{- end -}}
+{{- include "meshgate.checkServiceAccounts" . -}}
+{{- include "meshgate.checkKubeVersion" . -}}
 {{- end -}}
 
 {{/* A duration of the schema's form (100ms, 15s, 1.5m, 2h) in milliseconds. */}}
@@ -47,5 +49,38 @@ renders a placeholder. Called by the ConfigMap template. Call with (dict "key" "
 {{- $lease := include "meshgate.durationMs" $le.leaseDuration | float64 -}}
 {{- if not (and (lt $retry $renew) (lt $renew $lease)) -}}
 {{- fail (printf "repairController.leaderElection: retryPeriod (%s) < renewDeadline (%s) < leaseDuration (%s) must hold, so a leader stops acting before another replica may take over" $le.retryPeriod $le.renewDeadline $le.leaseDuration) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The admission policies grant each workload's rights to its service account by name: refuse a name that would hand
+them to other pods — "default" (every pod of the namespace without its own), or one shared by two workloads — and
+create=false without a name (it would silently become "default").
+*/}}
+{{- define "meshgate.checkServiceAccounts" -}}
+{{- $seen := dict -}}
+{{- range $w := list "webhook" "nodeAgent" "repairController" "uninstall" -}}
+{{- $sa := (get $.Values $w).serviceAccount -}}
+{{- if and (not $sa.create) (not $sa.name) -}}
+{{- fail (printf "%s.serviceAccount.name is required when %s.serviceAccount.create is false: meshgate's admission policies and roles name it" $w $w) -}}
+{{- end -}}
+{{- $name := include (printf "meshgate.%sServiceAccount" (get (dict "webhook" "webhook" "nodeAgent" "nodeAgent" "repairController" "repair" "uninstall" "uninstall") $w)) $ -}}
+{{- if eq $name "default" -}}
+{{- fail (printf "%s.serviceAccount.name: \"default\" is every pod's service account in the namespace; meshgate's admission policies would grant them the %s's rights" $w $w) -}}
+{{- end -}}
+{{- if hasKey $seen $name -}}
+{{- fail (printf "%s.serviceAccount.name: %q is also the service account of %s; each workload needs its own (the admission policies grant rights by it)" $w $name (get $seen $name)) -}}
+{{- end -}}
+{{- $_ := set $seen $name $w -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Kubernetes 1.32 or later (docs/install.md, "Requirements"), checked here rather than by Chart.yaml's kubeVersion so
+the refusal says why, and what to pass to `helm template`, which renders for a version of its own unless told.
+*/}}
+{{- define "meshgate.checkKubeVersion" -}}
+{{- if not (semverCompare ">=1.32.0-0" .Capabilities.KubeVersion.Version) -}}
+{{- fail (printf "meshgate needs Kubernetes 1.32 or later, and this renders for %s. Why: its ValidatingAdmissionPolicies hold each node agent to its own Node by the node name that pod-bound service-account tokens carry (GA in 1.32) and compare Nodes with CEL's transformMap (1.32). helm install and helm upgrade use the cluster's version; helm template and helm lint use helm's built-in default unless given --kube-version: pass your cluster's, e.g. --kube-version 1.32.0" .Capabilities.KubeVersion.Version) -}}
 {{- end -}}
 {{- end -}}

@@ -1,13 +1,20 @@
-{{/* Names. The Service is named fullname: meshgate's default TLS SAN is meshgate.<namespace>.svc. */}}
+{{/*
+Names. nameOverride replaces the chart's name (in names and in the app.kubernetes.io/name label, which selectors use:
+set it before the first install); fullnameOverride replaces the whole prefix of every object. The Service is named
+fullname: meshgate's default TLS SAN is <fullname>.<namespace>.svc.
+*/}}
 {{- define "meshgate.name" -}}
-{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- .Values.nameOverride | default .Chart.Name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{- define "meshgate.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
+{{- $name := .Values.nameOverride | default .Chart.Name -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 {{- end -}}
 
@@ -19,17 +26,42 @@
 {{- printf "%s-repair-controller" (include "meshgate.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{- define "meshgate.uninstallName" -}}
+{{- printf "%s-uninstall" (include "meshgate.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+Each workload's service account: <workload>.serviceAccount.name, else the workload's own name. The admission
+policies grant rights by these names (meshgate.*User below), so _checks.tpl refuses "default", a name shared by two
+workloads, and create=false without a name.
+*/}}
+{{- define "meshgate.webhookServiceAccount" -}}
+{{- .Values.webhook.serviceAccount.name | default (include "meshgate.fullname" .) -}}
+{{- end -}}
+
+{{- define "meshgate.nodeAgentServiceAccount" -}}
+{{- .Values.nodeAgent.serviceAccount.name | default (include "meshgate.nodeAgentName" .) -}}
+{{- end -}}
+
+{{- define "meshgate.repairServiceAccount" -}}
+{{- .Values.repairController.serviceAccount.name | default (include "meshgate.repairName" .) -}}
+{{- end -}}
+
+{{- define "meshgate.uninstallServiceAccount" -}}
+{{- .Values.uninstall.serviceAccount.name | default (include "meshgate.uninstallName" .) -}}
+{{- end -}}
+
 {{/* The usernames the apiserver gives each component's service account: what the admission policies match. */}}
 {{- define "meshgate.webhookUser" -}}
-{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "meshgate.fullname" .) -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "meshgate.webhookServiceAccount" .) -}}
 {{- end -}}
 
 {{- define "meshgate.nodeAgentUser" -}}
-{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "meshgate.nodeAgentName" .) -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "meshgate.nodeAgentServiceAccount" .) -}}
 {{- end -}}
 
 {{- define "meshgate.repairUser" -}}
-{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "meshgate.repairName" .) -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "meshgate.repairServiceAccount" .) -}}
 {{- end -}}
 
 {{/* Both webhook configurations share this name (different kinds); the webhook's RBAC names it. */}}
@@ -68,12 +100,32 @@ at its next sync of the pod (about a minute), and both re-read them every 10 s.
 {{- printf "%s-serving" (include "meshgate.fullname" .) -}}
 {{- end -}}
 
-{{- define "meshgate.labels" -}}
+{{/* The chart's own labels. */}}
+{{- define "meshgate.chartLabels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 app.kubernetes.io/name: {{ include "meshgate.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* Labels of every object: the chart's, then commonLabels (the schema keeps those off the chart's own keys). */}}
+{{- define "meshgate.labels" -}}
+{{ include "meshgate.chartLabels" . }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/*
+metadata.annotations of every object: commonAnnotations, then the object's own (`own`, which win: hooks,
+cert-manager's CA injection). Nothing when both are empty. Call with (dict "ctx" $) or (dict "ctx" $ "own" (dict ...)).
+*/}}
+{{- define "meshgate.annotations" -}}
+{{- with merge (deepCopy (.own | default dict)) (.ctx.Values.commonAnnotations | default dict) }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end -}}
 
 {{/* Selector labels; call with (dict "ctx" $ "component" "webhook"). */}}
@@ -119,4 +171,19 @@ securityContext:
 securityContext:
   {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- end -}}
+
+{{/*
+`helm uninstall`: once helm has deleted the release, a post-delete Job runs `meshgate uninstall`, which removes what
+meshgate made at run time and helm never knew (values.yaml "uninstall", docs/install.md "Uninstalling").
+Why after the delete and not before it: by then the webhook configurations are gone (a pod recreated from here on is
+not pinned again), the node agents and the repair controller are stopped or stopping (the command waits for their
+pods, so none writes a verdict again), and the node admission policies are gone, so removing meshgate's keys from
+Nodes needs no exemption in them. Its ServiceAccount and roles are hook objects too (created first, weight -10),
+deleted with the Job when it succeeds; a failed Job stays for its logs and is replaced at the next attempt.
+*/}}
+{{- define "meshgate.uninstallHook" -}}
+helm.sh/hook: post-delete
+helm.sh/hook-weight: "-10"
+helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
 {{- end -}}

@@ -5,12 +5,12 @@ What every meshgate workload's pod template shares, from the global values and t
 
 {{/*
 Pod labels: the chart's (which the selectors use, so they always win), then the workload's podLabels, then the
-global podLabels.
+global podLabels, then commonLabels.
 */}}
 {{- define "meshgate.podLabels" -}}
-{{- $chart := include "meshgate.labels" .ctx | fromYaml -}}
+{{- $chart := include "meshgate.chartLabels" .ctx | fromYaml -}}
 {{- $_ := set $chart "app.kubernetes.io/component" .component -}}
-{{- toYaml (merge $chart (.w.podLabels | default dict) (.ctx.Values.podLabels | default dict)) -}}
+{{- toYaml (merge $chart (.w.podLabels | default dict) (.ctx.Values.podLabels | default dict) (.ctx.Values.commonLabels | default dict)) -}}
 {{- end -}}
 
 {{/* Pod annotations: `chart` (checksums, which always win), then the workload's podAnnotations, then the global ones. */}}
@@ -61,4 +61,54 @@ topologySpreadConstraints:
 {{- with .w.extraVolumes }}
 {{ toYaml . }}
 {{- end }}
+{{- end -}}
+
+{{/*
+Where a workload's pods may run: its nodeSelector, affinity and tolerations values. An empty affinity means the
+workload's default (`defaultAffinity`: the replicas' anti-affinity of the webhook and the repair controller);
+one given replaces it whole. Call with (dict "w" .Values.<workload> "defaultAffinity" (dict ...)).
+*/}}
+{{- define "meshgate.placement" -}}
+{{- with .w.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with (.w.affinity | default .defaultAffinity) }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .w.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+A workload's ServiceAccount, when it creates one. Call with (dict "ctx" $ "sa" .Values.<workload>.serviceAccount
+"name" <its name> "component" "<component>").
+*/}}
+{{- define "meshgate.serviceAccount" -}}
+{{- if .sa.create }}
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: {{ .name }}
+  namespace: {{ .ctx.Release.Namespace }}
+  {{- with include "meshgate.annotations" (dict "ctx" .ctx "own" .sa.annotations) }}{{ . | trim | nindent 2 }}{{ end }}
+  labels:
+    {{- include "meshgate.labels" .ctx | nindent 4 }}
+    app.kubernetes.io/component: {{ .component }}
+{{- end }}
+{{- end -}}
+
+{{/* The default affinity of a workload with replicas: preferably one per node. Call with (dict "ctx" $ "component" ...). */}}
+{{- define "meshgate.spreadReplicas" -}}
+podAntiAffinity:
+  preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm:
+        topologyKey: kubernetes.io/hostname
+        labelSelector:
+          matchLabels:
+            {{- include "meshgate.selectorLabels" . | nindent 12 }}
 {{- end -}}

@@ -1,8 +1,8 @@
-// Finds everything a real node runs: kubelet, pause and the proxy stand-in (scripts/build-realnode.sh), istio-cni
-// (scripts/build-istio.sh, found by test/e2e/harness/istio.ts), and Debian's containerd, runc, ctr and CNI plugins
-// (scripts/bootstrap.mjs installs them). The realnode cache key is recomputed here exactly as its script computes
-// it, so a run always uses binaries built from the tree it runs in; a missing piece is an error that says which
-// command builds or installs it.
+// Finds everything a real node runs: kubelet, pause, the proxy stand-in and S9's app (scripts/build-realnode.sh),
+// istio-cni (scripts/build-istio.sh, found by test/e2e/harness/istio.ts), and Debian's containerd, runc, ctr and CNI
+// plugins (scripts/bootstrap.mjs installs them). The realnode cache key is recomputed here exactly as its script
+// computes it, so a run always uses binaries built from the tree it runs in; a missing piece is an error that says
+// which command builds or installs it.
 import { createHash } from 'node:crypto';
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -28,7 +28,10 @@ function completeDir(name: string, key: string, build: string): string {
   return dir;
 }
 
-/** Same key as scripts/build-realnode.sh: sha256(go.mod ‖ go.sum ‖ script ‖ proxy.c ‖ cri/{go.mod,go.sum,main.go}), first 12 hex digits. */
+/**
+ * Same key as scripts/build-realnode.sh: sha256(go.mod ‖ go.sum ‖ script ‖ proxy.c ‖ become-proxy.c ‖
+ * cri/{go.mod,go.sum,main.go}), first 12 hex digits.
+ */
 export function realNodeCacheKey(root = repoRoot): string {
   return keyOf(
     [
@@ -36,6 +39,7 @@ export function realNodeCacheKey(root = repoRoot): string {
       'test/e2e/controlplane/go.sum',
       'scripts/build-realnode.sh',
       'test/realnode/images/proxy.c',
+      'test/realnode/images/become-proxy.c',
       'test/realnode/cri/go.mod',
       'test/realnode/cri/go.sum',
       'test/realnode/cri/main.go',
@@ -52,6 +56,8 @@ export interface RealNodeBinaries {
   kubelet: string;
   pause: string;
   proxy: string;
+  /** Scenario S9's app: tries setgid/setuid(1337), then the probe connection (test/realnode/images/become-proxy.c). */
+  becomeProxy: string;
   /** The CRI client of the emulation check (test/realnode/cri). */
   cri: string;
   istioCni: string;
@@ -99,6 +105,7 @@ export function findRealNodeBinaries(): RealNodeBinaries {
     kubelet: join(rn, 'bin/kubelet'),
     pause: join(rn, 'bin/pause'),
     proxy: join(rn, 'bin/meshgate-e2e-proxy'),
+    becomeProxy: join(rn, 'bin/meshgate-e2e-become-proxy'),
     cri: join(rn, 'bin/meshgate-e2e-cri'),
     istioCni: findIstioBinaries().bin('istio-cni'),
     istioIptables: findIstioBinaries().bin('istio-iptables'),

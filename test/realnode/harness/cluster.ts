@@ -21,7 +21,7 @@ import {
   runCleanup,
 } from './host.ts';
 import type { BuiltImage } from './image.ts';
-import { meshgateImage, pauseImage, proxyImage } from './images.ts';
+import { becomeProxyImage, meshgateImage, pauseImage, proxyImage } from './images.ts';
 import { assertIsolated, isInside, setUpNamespace } from './isolation.ts';
 import { redirectionOf, type Redirection } from './judge.ts';
 import { nodeIp, startRealNode, type RealNode } from './node.ts';
@@ -40,7 +40,7 @@ export interface RealCluster {
   cp: ControlPlane;
   bins: RealNodeBinaries;
   nodes: RealNode[];
-  images: { pause: BuiltImage; proxy: BuiltImage; meshgate: BuiltImage };
+  images: { pause: BuiltImage; proxy: BuiltImage; meshgate: BuiltImage; becomeProxy: BuiltImage };
   timings: Timings;
   node(name: string): RealNode;
   /** Imports an image into every node's containerd. */
@@ -99,6 +99,7 @@ export async function startRealCluster(opts: RealClusterOptions): Promise<RealCl
       pause: await image('pause', () => pauseImage(bins)),
       proxy: await image('proxy stand-in', () => proxyImage(bins)),
       meshgate: await image('meshgate', () => meshgateImage()),
+      becomeProxy: await image('become-proxy (S9)', () => becomeProxyImage(bins)),
     };
     cp = await timings.async('control plane start', () =>
       startControlPlane({ ...opts.controlPlane, withKwok: false, kubeletClientCert: true }),

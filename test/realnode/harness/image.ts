@@ -2,7 +2,10 @@
 // layer, plus the image config, manifest, index.json and oci-layout, tarred into an archive that
 // `ctr -n k8s.io images import` accepts (the name comes from the index's io.containerd.image.name annotation).
 // Layers are tarred with sorted names, mtime 0 and uid/gid 0, so the same files always give the same digests and a
-// second import of an unchanged image is a no-op for containerd.
+// second import of an unchanged image is a no-op for containerd. File capabilities (the security.capability xattr,
+// which `setcap` writes) go into the layer as the PAX record SCHILY.xattr.security.capability, as in images built
+// by Docker or BuildKit, and containerd's unpacker sets them again; other xattrs are left out (a file without any
+// gives a byte-identical layer).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -58,6 +61,8 @@ export async function buildImage(spec: ImageSpec, outDir: string): Promise<Built
     '--numeric-owner',
     '--format=posix',
     '--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime',
+    '--xattrs',
+    '--xattrs-include=security.capability',
     '-C',
     spec.rootfs,
     '-cf',

@@ -3,6 +3,8 @@
 //   localhost/meshgate-e2e/proxyv2:<t> STAND-IN for Istio's proxyv2: test/realnode/images/proxy.c as pilot-agent
 //                                      (listens on the proxy's ports for `proxy sidecar`), and for `istio-iptables`
 //                                      the REAL istio-iptables of Istio 1.27.0 with Debian's iptables binaries
+//   localhost/meshgate-e2e/become-proxy:1  scenario S9's app (test/realnode/images/become-proxy.c), its entrypoint
+//                                      carrying the file capability cap_setuid,cap_setgid+p (setcap on the rootfs)
 //   localhost/meshgate-e2e/meshgate:dev  meshgate itself: the files the Dockerfile's runtime stage copies, on a
 //                                      STAND-IN for the distroless Node 24 base (this machine's Node 24 binary from
 //                                      node_modules plus the shared libraries ldd lists, /etc/passwd with 65532)
@@ -39,10 +41,19 @@ export const PROXYV2_HUB = IMAGE_PREFIX;
 export const PROXYV2_TAG = '1.27.0-standin';
 export const PROXY_REF = `${PROXYV2_HUB}/proxyv2:${PROXYV2_TAG}`;
 export const MESHGATE_REF = `${IMAGE_PREFIX}/meshgate:dev`;
+export const BECOME_PROXY_REF = `${IMAGE_PREFIX}/become-proxy:1`;
+/**
+ * The file capability on S9's entrypoint: permitted only, no effective bit, so the binary still starts when the
+ * container drops them (with the effective bit the kernel refuses the execve of a file whose permitted
+ * capabilities it cannot all grant) and raises them itself, as a capability-aware program does.
+ */
+export const BECOME_PROXY_FILE_CAPS = 'cap_setuid,cap_setgid+p';
 /** The stand-in proxy's user, like Istio's proxy (istio-cni exempts this uid from redirection). */
 export const PROXY_UID = 1337;
 /** The distroless :nonroot user the Dockerfile runs as. */
-const NONROOT_UID = 65532;
+export const NONROOT_UID = 65532;
+/** The pause image's user, as Kubernetes' own pause image (build/pause/Dockerfile: USER 65535:65535). */
+export const PAUSE_UID = 65535;
 
 const imageCache = () => join(process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate'), 'realnode-images');
 
@@ -132,7 +143,19 @@ export function baseFiles(root: string): void {
 export function pauseImage(bins: RealNodeBinaries): Promise<BuiltImage> {
   return cachedImage(pauseRef(bins.pauseVersion), new Map([['pause', bins.pause]]), {
     entrypoint: ['/pause'],
-    user: '65535:65535',
+    user: `${PAUSE_UID}:${PAUSE_UID}`,
+  });
+}
+
+/**
+ * S9's app: tries setgid/setuid(1337), then the probe connection, and reports. No USER: every pod says who it runs
+ * as. `setcap` (libcap2-bin) writes the file capability into the rootfs, and image.ts carries it into the layer.
+ */
+export function becomeProxyImage(bins: RealNodeBinaries): Promise<BuiltImage> {
+  const entry = 'usr/local/bin/become-proxy';
+  return cachedImage(BECOME_PROXY_REF, new Map([[entry, bins.becomeProxy]]), { entrypoint: [`/${entry}`] }, (root) => {
+    baseFiles(root);
+    execFileSync('setcap', [BECOME_PROXY_FILE_CAPS, join(root, entry)]);
   });
 }
 

@@ -53,12 +53,20 @@ export interface MeshStack {
   stop(): Promise<void>;
 }
 
-/** The webhook's config: the istio profile, recognising the stand-in proxyv2 and running the validator from meshgate's image. */
+/** The one namespace the tier lists in apps.baselineNamespaces (scenario S9 measures what that setting allows). */
+export const BASELINE_NAMESPACE = 's9-baseline';
+
+/**
+ * The webhook's config: the istio profile, recognising the stand-in proxyv2 and running the validator from meshgate's
+ * image, with `apps.privileges: restricted` as a user's defaults have it (the unit tiers' base config relaxes it to
+ * baseline), so every scenario's app containers must show they cannot become the proxy.
+ */
 export function meshgateConfig(): Record<string, unknown> {
   const repo = `${PROXYV2_HUB}/proxyv2`;
   return {
     validator: { image: MESHGATE_REF },
     recognisedImages: { proxy: [repo], init: [repo], validator: [repo] },
+    apps: { privileges: 'restricted', baselineNamespaces: [BASELINE_NAMESPACE] },
   };
 }
 

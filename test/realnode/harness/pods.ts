@@ -1,7 +1,21 @@
 // Hand-written pods for real nodes. Images are the locally imported ones (imagePullPolicy: Never: there is no
 // registry), no service-account token (nothing in them talks to the apiserver), short grace periods.
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { MESHGATE_REF, PROXY_REF, PROXY_UID } from './images.ts';
+import { MESHGATE_REF, NONROOT_UID, PROXY_REF, PROXY_UID } from './images.ts';
+
+/**
+ * A container security context that `apps.privileges: restricted` admits (docs/security.md, "Who can become the
+ * proxy"): a known UID and GID, no privilege escalation, no capabilities, so it can neither be nor become the proxy.
+ */
+export function cannotBecomeProxy(id: number) {
+  return {
+    runAsUser: id,
+    runAsGroup: id,
+    runAsNonRoot: true,
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ['ALL'] },
+  };
+}
 
 /** An idle app container on meshgate's own image (proves that image runs under real runc as its non-root user). */
 export function appContainer(name = 'app'): V1Container {
@@ -10,7 +24,7 @@ export function appContainer(name = 'app'): V1Container {
     image: MESHGATE_REF,
     imagePullPolicy: 'Never',
     command: ['/nodejs/bin/node', '-e', "process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 3600e3)"],
-    securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+    securityContext: cannotBecomeProxy(NONROOT_UID),
   };
 }
 

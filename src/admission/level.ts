@@ -1,0 +1,69 @@
+/**
+ * Enforcement levels (issue 23): how much of what meshgate decides is enforced, per webhook entry. The chart renders
+ * one entry per level, selecting namespaces by the label `meshgate.io/enforcement` (absent: the configured default),
+ * each calling its own route (`/validate/audit`, …: ADMISSION_ROUTES), so the apiserver tells meshgate the level with
+ * every review and the webhook needs no namespace cache. A namespace admin cannot lower their own level: the label is
+ * guarded by an admission policy (charts/meshgate/templates/enforcement-policy.yaml).
+ * - enforce: today's behaviour, a refusal refuses;
+ * - warn: the pod is admitted and the refusal becomes an admission warning (kubectl prints it), recorded as in audit;
+ * - audit: the pod is admitted silently for its author; the would-be refusal is recorded: the verdict's reason in the
+ *   apiserver's audit log (auditAnnotations), the decision `audit`/`warn` in meshgate_admission_decisions_total by
+ *   reason, a log line, and on the pod itself (mutating webhook): label meshgate.io/would-deny=<level> and annotation
+ *   meshgate.io/would-deny with the reason and message, which `meshgate check --audit` reports and the repair
+ *   controller turns into an Event.
+ */
+import { escapePointer, type PatchOp } from '../inject/patch.ts';
+import type { AdmissionRequest, Verdict } from './review.ts';
+
+export type Level = 'enforce' | 'warn' | 'audit';
+export const LEVELS: readonly Level[] = ['enforce', 'warn', 'audit'];
+
+export const WOULD_DENY_LABEL = 'meshgate.io/would-deny';
+export const WOULD_DENY_ANNOTATION = 'meshgate.io/would-deny';
+
+/**
+ * A recorded message is at most this long: it sits in the pod's annotations (256 KiB in all), and a long one (a
+ * refusal naming a 60,000-CIDR list) says nothing more past its first lines.
+ */
+const MAX_RECORDED = 1024;
+
+/**
+ * The verdict at `level`. A refusal below enforce admits the pod (for the mutating webhook: unchanged but for the
+ * record of the refusal, `record: true`), keeping the reason code; everything else passes unchanged.
+ */
+export function atLevel(level: Level, v: Verdict, r: AdmissionRequest, record: boolean): Verdict {
+  if (level === 'enforce' || v.kind !== 'deny') return v;
+  const audited = { level, message: v.message };
+  const warnings =
+    level === 'warn' ? [...(v.warnings ?? []), `${v.message} [${v.reason}] (${level} mode: admitted)`] : v.warnings;
+  if (!record || r.operation !== 'CREATE' || r.subResource)
+    return { kind: 'allow', reason: v.reason, warnings, audited };
+  return { kind: 'patch', reason: v.reason, ops: recordOps(r.object, level, v), warnings, audited };
+}
+
+/** Ops recording the would-be refusal on the pod (creating labels/annotations when it has none). */
+function recordOps(object: unknown, level: Level, v: Extract<Verdict, { kind: 'deny' }>): PatchOp[] {
+  const meta = (object as { metadata?: { labels?: unknown; annotations?: unknown } } | undefined)?.metadata;
+  const text = `${v.reason}: ${v.message}`;
+  const note = text.length > MAX_RECORDED ? `${text.slice(0, MAX_RECORDED - 3)}...` : text;
+  const ops: PatchOp[] = [];
+  if (!meta)
+    return [
+      {
+        op: 'add',
+        path: '/metadata',
+        value: { labels: { [WOULD_DENY_LABEL]: level }, annotations: { [WOULD_DENY_ANNOTATION]: note } },
+      },
+    ];
+  ops.push(
+    meta.labels
+      ? { op: 'add', path: `/metadata/labels/${escapePointer(WOULD_DENY_LABEL)}`, value: level }
+      : { op: 'add', path: '/metadata/labels', value: { [WOULD_DENY_LABEL]: level } },
+  );
+  ops.push(
+    meta.annotations
+      ? { op: 'add', path: `/metadata/annotations/${escapePointer(WOULD_DENY_ANNOTATION)}`, value: note }
+      : { op: 'add', path: '/metadata/annotations', value: { [WOULD_DENY_ANNOTATION]: note } },
+  );
+  return ops;
+}
