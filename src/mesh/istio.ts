@@ -152,6 +152,8 @@ export const istio: MeshProfile = {
     INJECT,
     ISTIO_STATUS,
     'sidecar.istio.io/interceptionMode',
+    // pilot-agent's ProxyConfig override, parsed as YAML by src/mesh/contract/istio-pod.ts.
+    'proxy.istio.io/config',
     ...[
       'excludeOutboundIPRanges',
       'excludeOutboundPorts',
