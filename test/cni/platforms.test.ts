@@ -86,6 +86,25 @@ describe('Cilium with cni.exclusive=true', () => {
     expect(v.evidence.renamed).toBeUndefined();
   });
 
+  it('Cilium chained onto aws-cni (cni.chainingMode aws-cni, cni.exclusive=false), istio-cni after it: verified', async () => {
+    // mergeExistingCNIConfig: the target network with Cilium's chainedCNIEntry appended, written as 05-cilium.conflist.
+    const chained = JSON.parse(fixture('10-aws.conflist'));
+    chained.plugins.push({
+      type: 'cilium-cni',
+      'chaining-mode': 'aws-cni',
+      'enable-debug': false,
+      'log-file': '/var/run/cilium/cilium-cni.log',
+      'proxy-routing': false,
+    });
+    const d = lay(
+      { '05-cilium.conflist': withIstio(JSON.stringify(chained)), '10-aws.conflist': fixture('10-aws.conflist') },
+      [...CILIUM_BINS, 'aws-cni', 'egress-cni'],
+    );
+    const v = await judge(d, 'containerd', '1.3');
+    expect(v.reason).toBe('verified');
+    expect(v.evidence.plugins).toEqual(['aws-cni', 'egress-cni', 'portmap', 'cilium-cni', 'istio-cni']);
+  });
+
   it('leftover *.cilium_bak files but another network without the plugin: the generic mesh_plugin_missing', async () => {
     const d = lay(
       {
