@@ -89,8 +89,9 @@ if (existsSync(build)) {
 }
 
 // 5. The CNI oracles that test/cni/oracle.test.ts compares meshgate's CNI reading with, for each libcni line:
-// containerd's (real go-cni + libcni) and CRI-O's own selection (ocicni, built from ../shared/vendor/ocicni-*).
-for (const script of ['build-cni-oracle.sh', 'build-ocicni-oracle.sh']) {
+// containerd's (real go-cni + libcni) and CRI-O's own selection (ocicni, built from ../shared/vendor/ocicni-*);
+// and multus-cni's own delegation code, which test/cni/multus.test.ts compares meshgate's reading of Multus with.
+for (const script of ['build-cni-oracle.sh', 'build-ocicni-oracle.sh', 'build-multus-oracle.sh']) {
   const oracle = join(root, 'scripts', script);
   if (existsSync(oracle)) run('bash', [oracle]);
 }

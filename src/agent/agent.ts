@@ -23,7 +23,7 @@
  * one more run. See test/agent/latency.test.ts for the measured figures.
  */
 import { readSnapshot as readSnapshotFromDisk } from '../cni/snapshot.ts';
-import type { LibcniLine, Runtime, Snapshot, Verdict } from '../cni/types.ts';
+import type { LibcniLine, MultusOptions, Runtime, Snapshot, Verdict } from '../cni/types.ts';
 import type { RedirectExpectations } from '../cni/plugin-config.ts';
 import { DirWatcher, type WatchFactory } from './dir-watcher.ts';
 import { judgeSnapshot } from './judge.ts';
@@ -41,6 +41,10 @@ export interface AgentConfig {
   /** --libcni: a line, or 'auto' (the line of the runtime the Node reports; every line when unknown). */
   libcni: LibcniLine | 'auto';
   maxConfNum: number;
+  /** Multus' dirs read and watched besides the conf dir (--multus-dir); empty: none. */
+  multusDirs?: readonly string[];
+  /** How to follow Multus: path aliases and the OpenShift model's network (src/cni/multus.ts). */
+  multus?: MultusOptions;
   /**
    * Periodic re-verification and Node re-read, in case an event was missed or someone edited the Node. Default
    * 5 min: events are rarely lost, and this bounds the background cost to one dir read and one GET per node.
@@ -102,7 +106,7 @@ export interface AgentDeps {
   now?: () => Date;
   /** Defaults to fs.watch-based DirWatcher; tests pass a no-op one to prove the resync alone suffices. */
   watch?: WatchFactory;
-  readSnapshot?: (confDir: string, binDirs: readonly string[]) => Promise<Snapshot>;
+  readSnapshot?: (confDir: string, binDirs: readonly string[], extraDirs?: readonly string[]) => Promise<Snapshot>;
 }
 
 /** Retry delays after a failed read/publish: doubling from 1 s up to 30 s (the apiserver may be restarting). */
@@ -172,9 +176,10 @@ export class NodeAgent {
 
   /** Arms the watches and the resync, and runs the first verification; resolves once that has run. */
   async start(): Promise<void> {
-    const { confDir, binDirs, resyncMs } = this.#config;
+    const { confDir, binDirs, resyncMs, multusDirs = [] } = this.#config;
     const onError = (err: Error) => this.#deps.log.warn({ err: err.message }, 'watch failed; relying on resync');
-    this.#watches = new Watches([confDir, ...binDirs], this.#deps.watch, (why) => this.trigger(why), onError);
+    const fixed = [confDir, ...binDirs, ...multusDirs];
+    this.#watches = new Watches(fixed, this.#deps.watch, (why) => this.trigger(why), onError);
     this.#watches.sync();
     this.#resync = setInterval(() => {
       this.#published = undefined; // re-read the Node too: someone may have edited or removed our marks
@@ -235,12 +240,12 @@ export class NodeAgent {
   }
 
   async #reconcile(why: string): Promise<void> {
-    const { nodeName, confDir, binDirs, taintUnverified } = this.#config;
+    const { nodeName, confDir, binDirs, taintUnverified, multusDirs = [] } = this.#config;
     const { publisher, log, observer } = this.#deps;
     let step: AgentStep = 'read_files';
     try {
       this.#watches?.ensure();
-      const snapshot = await this.#deps.readSnapshot(confDir, binDirs);
+      const snapshot = await this.#deps.readSnapshot(confDir, binDirs, multusDirs);
       this.#watches?.sync(snapshot);
       let verdict = this.#judge(snapshot);
       step = 'read_node';

@@ -6,7 +6,7 @@
  */
 import { chooseLine, judgeByLine } from '../cni/libcni-line.ts';
 import { type RedirectExpectations, verifyWithPluginConfig } from '../cni/plugin-config.ts';
-import type { LibcniLine, Runtime, Snapshot, Verdict } from '../cni/types.ts';
+import type { LibcniLine, MultusOptions, Runtime, Snapshot, Verdict } from '../cni/types.ts';
 
 export interface JudgeConfig {
   runtime: Runtime;
@@ -15,6 +15,8 @@ export interface JudgeConfig {
   pluginType: string;
   maxConfNum: number;
   expect?: RedirectExpectations;
+  /** How to follow Multus (its path aliases, the OpenShift model's network). */
+  multus?: MultusOptions;
 }
 
 export function judgeSnapshot(
@@ -24,8 +26,8 @@ export function judgeSnapshot(
   now: () => Date,
 ): Verdict {
   const choice = chooseLine(config.runtime, config.libcni, containerRuntimeVersion);
-  const { runtime, pluginType, maxConfNum, expect } = config;
+  const { runtime, pluginType, maxConfNum, expect, multus } = config;
   return judgeByLine(choice, (libcni) =>
-    verifyWithPluginConfig(snapshot, { runtime, libcni, pluginType, maxConfNum, now }, expect),
+    verifyWithPluginConfig(snapshot, { runtime, libcni, pluginType, maxConfNum, now, multus }, expect),
   );
 }

@@ -43,6 +43,8 @@ const NODE_CNI: readonly FlagSpec[] = [
   { name: 'runtime', value: ['containerd', 'crio'] },
   { name: 'libcni', value: ['auto', '1.1', '1.2', '1.3'] },
   { name: 'max-conf-num', value: 'text' },
+  { name: 'multus-dir', value: 'dir', multiple: true },
+  { name: 'multus-path', value: 'text', multiple: true },
 ];
 
 export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
@@ -102,7 +104,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   'check-node': {
     summary: 'show which CNI chain the runtime loads here and whether the mesh plugin is in it',
-    flags: [...NODE_CNI, { name: 'output', value: ['text', 'json'] }, HELP],
+    flags: [...NODE_CNI, { name: 'multus-network', value: 'text' }, { name: 'output', value: ['text', 'json'] }, HELP],
     load: () => import('./check-node.ts'),
   },
   'node-agent': {

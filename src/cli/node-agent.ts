@@ -5,7 +5,16 @@
  */
 import pino from 'pino';
 import { NodeAgent, type AgentConfig } from '../agent/agent.ts';
-import { durationFlag, parseCount, parseLibcni, parseRuntime, resolvePluginType, splitDirs } from '../agent/flags.ts';
+import {
+  durationFlag,
+  multusDirs,
+  multusPaths,
+  parseCount,
+  parseLibcni,
+  parseRuntime,
+  resolvePluginType,
+  splitDirs,
+} from '../agent/flags.ts';
 import { configFromFlags } from '../config/load.ts';
 import { KubeNodePublisher } from '../agent/kube-publisher.ts';
 import { createAgentMetrics } from '../agent/metrics.ts';
@@ -35,6 +44,11 @@ flags:
                             runtime version the Node reports, and every line must agree when that is not a known
                             release (default auto)
   --max-conf-num N          containerd's max_conf_num (default 1; 0 = all files)
+  --multus-dir DIR          a dir Multus reads (its confDir /etc/cni/multus/net.d, the dir of its clusterNetwork
+                            file), read and watched besides the conf dir; repeatable or comma-separated (default none)
+  --multus-path FROM=TO     Multus' configuration says FROM where the host has TO (the thick plugin's daemon runs in a
+                            container); repeatable (default /host/etc/cni/net.d=<--cni-conf-dir>). With --config, its
+                            cni.multusNetwork (the OpenShift model) is verified in Multus' confDir
   --resync DURATION         periodic re-verification and Node re-read (default 5m)
   --debounce DURATION       coalescing window after a file event (default 100ms)
   --taint-unverified        keep the taint meshgate.io/cni-unverified:NoSchedule on the Node while unverified
@@ -61,6 +75,8 @@ const FLAGS = {
   runtime: { type: 'string', default: 'containerd' },
   libcni: { type: 'string', default: 'auto' },
   'max-conf-num': { type: 'string', default: '1' },
+  'multus-dir': { type: 'string', multiple: true },
+  'multus-path': { type: 'string', multiple: true },
   resync: { type: 'string', default: '5m' },
   debounce: { type: 'string', default: '100ms' },
   'taint-unverified': { type: 'boolean', default: false },
@@ -96,6 +112,11 @@ export function parseNodeAgentArgs(
     runtime: parseRuntime(values.runtime),
     libcni: parseLibcni(values.libcni),
     maxConfNum: parseCount('--max-conf-num', values['max-conf-num']),
+    multusDirs: Object.freeze(multusDirs(values['multus-dir'])),
+    multus: Object.freeze({
+      paths: Object.freeze(multusPaths(values['multus-path'], values['cni-conf-dir'])),
+      ...(config?.cni.multusNetwork ? { network: config.cni.multusNetwork } : {}),
+    }),
     resyncMs: durationFlag('--resync', values.resync),
     debounceMs: durationFlag('--debounce', values.debounce),
     taintUnverified: values['taint-unverified'],

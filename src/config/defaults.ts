@@ -56,7 +56,12 @@ export const PROFILE_DEFAULTS: Readonly<Record<MeshName, MeshgateConfig>> = {
   istio: {
     ...base('istio'),
     injection: { allowPodOptOut: false, podOptInNamespaceLabels: null },
-    cni: { pluginType: 'istio-cni', redirectsNativeSidecars: true, maxVerdictAgeSeconds: MAX_VERDICT_AGE },
+    cni: {
+      pluginType: 'istio-cni',
+      redirectsNativeSidecars: true,
+      maxVerdictAgeSeconds: MAX_VERDICT_AGE,
+      multusNetwork: null,
+    },
     proxy: { name: 'istio-proxy', uid: 1337, gid: 1337, outboundPort: 15001, inboundPort: 15006 },
     init: { name: 'istio-init' },
     validator: { name: 'istio-validation', ...validator, uid: 1337, gid: 1337, probeAddress: ISTIO_PROBE },
@@ -66,7 +71,12 @@ export const PROFILE_DEFAULTS: Readonly<Record<MeshName, MeshgateConfig>> = {
     ...base('linkerd'),
     injection: { allowPodOptOut: false, podOptInNamespaceLabels: null },
     // linkerd-cni finds a native-sidecar proxy from cni-plugin v1.5.0 (Linkerd edge-24.4.x) on.
-    cni: { pluginType: 'linkerd-cni', redirectsNativeSidecars: true, maxVerdictAgeSeconds: MAX_VERDICT_AGE },
+    cni: {
+      pluginType: 'linkerd-cni',
+      redirectsNativeSidecars: true,
+      maxVerdictAgeSeconds: MAX_VERDICT_AGE,
+      multusNetwork: null,
+    },
     proxy: { name: 'linkerd-proxy', uid: 2102, outboundPort: 4140, inboundPort: 4143 },
     init: { name: 'linkerd-init' },
     // Linkerd's rules exempt loopback for everyone: the probe must leave the pod's loopback
@@ -83,7 +93,7 @@ export const PROFILE_DEFAULTS: Readonly<Record<MeshName, MeshgateConfig>> = {
   custom: {
     ...base('custom'),
     injection: { allowPodOptOut: false, podOptInNamespaceLabels: null, nativeSidecar: 'auto' },
-    cni: { pluginType: '', redirectsNativeSidecars: true, maxVerdictAgeSeconds: MAX_VERDICT_AGE },
+    cni: { pluginType: '', redirectsNativeSidecars: true, maxVerdictAgeSeconds: MAX_VERDICT_AGE, multusNetwork: null },
     proxy: {
       name: 'meshgate-proxy',
       uid: 1337,

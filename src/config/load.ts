@@ -30,7 +30,11 @@ const FREE_FORM = new Set([
   'proxy.volumeMounts',
   'volumes',
 ]);
-const NULLABLE = new Set(['injection.podOptInNamespaceLabels']);
+/** Keys whose default is null, with the kind a value must have. */
+const NULLABLE = new Map([
+  ['injection.podOptInNamespaceLabels', 'object'],
+  ['cni.multusNetwork', 'string'],
+]);
 
 /** Why a key is absent from a profile, for a better message than "unknown key". */
 const COMPANION_ONLY =
@@ -71,7 +75,7 @@ function kind(v: unknown): string {
 function merge(base: unknown, override: unknown, path: string, problems: string[], mesh: MeshName): unknown {
   if (override === undefined) return base;
   if (override === null && NULLABLE.has(path)) return null;
-  const want = kind(base) === 'null' && NULLABLE.has(path) ? 'object' : kind(base);
+  const want = kind(base) === 'null' ? (NULLABLE.get(path) ?? 'null') : kind(base);
   const got = kind(override);
   if (want !== got) {
     problems.push(`${path}: expected ${want}, got ${got} (${JSON.stringify(override)})`);

@@ -92,6 +92,9 @@ function pullSecrets(p: string[], names: readonly string[]): void {
     p.push(`validator.imagePullSecrets: ${names.length} names, at most ${MAX_PULL_SECRETS}`);
 }
 
+/** `namespace/name`, each a DNS-1123 label as Multus requires of network names (parsePodNetworkObjectName). */
+const MULTUS_NETWORK = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
 export function checkSemantics(c: MeshgateConfig): string[] {
   const p: string[] = [];
   oneOf(p, 'redirect.mode', c.redirect.mode, ['auto', 'required', 'off']);
@@ -117,6 +120,14 @@ export function checkSemantics(c: MeshgateConfig): string[] {
     p.push(
       `cni.maxVerdictAgeSeconds: ${c.cni.maxVerdictAgeSeconds} is not a whole number of seconds >= 60 ` +
         '(the agent heartbeats once per resync)',
+    );
+  }
+  const network = c.cni.multusNetwork;
+  if (network !== null && !MULTUS_NETWORK.test(network)) {
+    p.push(
+      `cni.multusNetwork: ${JSON.stringify(network)} is not namespace/name of a NetworkAttachmentDefinition ` +
+        "(lower-case DNS labels; the namespace is required: a name alone resolves in each pod's own namespace, " +
+        'where its admins could define it to run anything)',
     );
   }
   if (c.cni.pluginType.trim() === '')

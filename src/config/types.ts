@@ -126,6 +126,13 @@ export interface MeshgateConfig {
      * than this counts as unverified (`stale_verdict`): an agent that died must not leave its last word standing.
      */
     maxVerdictAgeSeconds: number;
+    /**
+     * The OpenShift model (docs/platforms/openshift.md): the mesh plugin is not chained into the default network but
+     * runs as this Multus additional network, `namespace/name` of its NetworkAttachmentDefinition (Istio's
+     * `default/istio-cni`). Then every CNI-mode pod must list it in `k8s.v1.cni.cncf.io/networks` (meshgate adds it),
+     * and the node agent verifies the network of that name in Multus' confDir. Default null: the default chain.
+     */
+    multusNetwork: string | null;
   };
   proxy: ProxyConfig;
   init: InitConfig;

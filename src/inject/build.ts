@@ -15,6 +15,7 @@ import type { Allowed } from './redirect.ts';
 import { proxyResources } from './overrides.ts';
 import { EXCLUSION_ENV } from '../mesh/custom.ts';
 import { tokenMountOps } from './service-account.ts';
+import { networkEntries } from '../policy/multus.ts';
 
 export type Built = { ok: true; ops: PatchOp[]; status: InjectionStatus } | { ok: false; problems: string[] };
 
@@ -48,7 +49,7 @@ function missingVolumes(pod: Pod, cfg: Compiled): ReadonlyArray<{ name: string }
   return volumes.filter((v) => !have.has(v.name));
 }
 
-export function buildInjection(pod: Pod, mesh: PodMesh, cfg: Compiled, r: Allowed): Built {
+export function buildInjection(pod: Pod, namespace: string, mesh: PodMesh, cfg: Compiled, r: Allowed): Built {
   const proxyBuilt = proxyFor(pod, cfg, r.native);
   if (!proxyBuilt.ok) return proxyBuilt;
   const { proxy } = proxyBuilt;
@@ -75,7 +76,16 @@ export function buildInjection(pod: Pod, mesh: PodMesh, cfg: Compiled, r: Allowe
     [],
     mesh.proxy ? mesh.proxy.native : r.native,
   );
-  if (ops.length > 0) ops.push(...patch.setMetadataEntries(pod, recorded));
+  if (ops.length > 0) {
+    // The OpenShift model: in CNI mode the pod must select the Multus network that runs the mesh plugin.
+    const network = r.kind === 'cni' ? networkEntries(pod, namespace, cfg) : {};
+    ops.push(
+      ...patch.setMetadataEntries(pod, {
+        labels: recorded.labels,
+        annotations: { ...recorded.annotations, ...network },
+      }),
+    );
+  }
   // After every insertion: the paths name the containers where the patch leaves them.
   const lists = {
     initContainers: front.length > 0 ? [...front, ...(pod.spec.initContainers ?? [])] : (pod.spec.initContainers ?? []),

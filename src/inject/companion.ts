@@ -23,6 +23,7 @@ import type { ReasonCode } from './reasons.ts';
 import { tokenMountOps } from './service-account.ts';
 import { toFront } from './order.ts';
 import type { DeepReadonly } from '../util/readonly.ts';
+import { defaultNetworkOverride, networkEntries } from '../policy/multus.ts';
 
 export type Adjusted =
   | { kind: 'deny'; reason: ReasonCode; message: string; redirect?: RedirectDecision }
@@ -44,7 +45,7 @@ export function companionRedirect(
   const cniBlocked =
     native && !cfg.config.cni.redirectsNativeSidecars
       ? `${plugin} does not redirect pods whose proxy is a native sidecar (cni.redirectsNativeSidecars is false)`
-      : cfg.profile.cniSkips(pod);
+      : (cfg.profile.cniSkips(pod) ?? defaultNetworkOverride(pod));
   if (!mesh.init) {
     // Nothing to fall back to: CNI mode or nothing.
     if (cniBlocked)
@@ -72,7 +73,7 @@ export function companionRedirect(
   return r.kind === 'deny' ? r : { ...r, native };
 }
 
-export function adjust(pod: Pod, mesh: PodMesh, facts: NodeFacts, cfg: Compiled): Adjusted {
+export function adjust(pod: Pod, namespace: string, mesh: PodMesh, facts: NodeFacts, cfg: Compiled): Adjusted {
   const r = companionRedirect(pod, mesh, facts, cfg);
   if (r.kind === 'refuse') return { kind: 'deny', reason: r.reason, message: r.message };
   if (r.kind === 'deny') return { kind: 'deny', reason: r.reason, message: r.message, redirect: r };
@@ -128,7 +129,10 @@ export function adjust(pod: Pod, mesh: PodMesh, facts: NodeFacts, cfg: Compiled)
     [...new Set([...earlier, ...removed])],
     r.native,
   );
-  ops.push(...patch.setMetadataEntries(pod, recorded));
+  // The OpenShift model: in CNI mode the pod must select the Multus network that runs the mesh plugin.
+  const annotations =
+    r.kind === 'cni' ? { ...recorded.annotations, ...networkEntries(pod, namespace, cfg) } : recorded.annotations;
+  ops.push(...patch.setMetadataEntries(pod, { labels: recorded.labels, annotations }));
   // Also to the mesh's own containers that lack the mount: see tokenMountOps for why that is the same pod.
   ops.push(...tokenMountOps(pod, { initContainers: inits, containers: pod.spec.containers }, ops.length));
   return { kind: 'patch', reason: r.reason, ops, status: recorded.status, redirect: r };

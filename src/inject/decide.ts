@@ -18,6 +18,7 @@ import type { PodMesh } from '../policy/identify.ts';
 import { buildInjection } from './build.ts';
 import { adjust } from './companion.ts';
 import { screen, type PodInput } from '../policy/screen.ts';
+import { defaultNetworkOverride } from '../policy/multus.ts';
 import { MAX_PATCH_OPS } from '../policy/limits.ts';
 
 export type { PodInput } from '../policy/screen.ts';
@@ -70,7 +71,7 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
   if (cfg.profile.companion) {
     // The mesh's injector has not run yet (webhook order): the apiserver calls meshgate again after it.
     if (!mesh.proxy) return { kind: 'skip', reason: 'no_proxy_yet' };
-    const a = adjust(pod, mesh, facts, cfg);
+    const a = adjust(pod, input.namespace, mesh, facts, cfg);
     if (a.kind === 'deny') return a;
     if (a.ops.length === 0) return { kind: 'skip', reason: 'already_injected' };
     return bounded({ ...a, warnings: s.warnings });
@@ -79,9 +80,15 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
   // A pod holding meshgate's proxy and a redirect (judged by content) is injected: reinvocation, re-applied output.
   if (mesh.proxy && (mesh.init || mesh.validator))
     return reordered(input.pod, mesh) ?? { kind: 'skip', reason: 'already_injected' };
-  const redirect = decideRedirect(pod, facts, cfg);
-  if (redirect.kind === 'deny') return { kind: 'deny', reason: redirect.reason, message: redirect.message, redirect };
-  const built = buildInjection(pod, mesh, cfg, redirect);
+  const decided = decideRedirect(pod, facts, cfg);
+  if (decided.kind === 'deny')
+    return { kind: 'deny', reason: decided.reason, message: decided.message, redirect: decided };
+  // A pod that names its own Multus default network is not redirected by the verified chain: its own init container.
+  const redirect: Allowed =
+    decided.kind === 'cni' && defaultNetworkOverride(pod)
+      ? { kind: 'init', reason: 'cni_skips_pod', node: decided.node, validate: false, native: decided.native }
+      : decided;
+  const built = buildInjection(pod, input.namespace, mesh, cfg, redirect);
   if (!built.ok) return { kind: 'deny', reason: 'invalid_annotation', message: built.problems.join('; ') };
   if (built.ops.length === 0) return { kind: 'skip', reason: 'already_injected' };
   return bounded({

@@ -58,6 +58,9 @@ export const REASONS = {
   redirect_narrowed: 'a setting narrows or switches off the redirect itself',
   exclusion_refused: 'the pod exempts more from redirection than a pod may',
   mesh_cni_skips: "the mesh's CNI plugin would not redirect this pod",
+  multus_network_missing:
+    "the mesh's CNI plugin runs as a Multus additional network (cni.multusNetwork) that the pod does not select " +
+    'in k8s.v1.cni.cncf.io/networks',
   too_large: 'the pod is too large for meshgate to patch within its bounds',
   // validating webhook
   proxy_missing: 'the pod is opted in but carries no real mesh proxy',

@@ -14,6 +14,7 @@ import { unverifiedWhy } from '../inject/redirect.ts';
 import { orderProblem } from '../inject/order.ts';
 import { containerNames } from '../pod/types.ts';
 import type { PodMesh } from './identify.ts';
+import { defaultNetworkOverride, networkMissing } from './multus.ts';
 import { screen, type PodInput } from './screen.ts';
 
 export type PostureResult =
@@ -64,9 +65,11 @@ export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): 
           `(cni.redirectsNativeSidecars is false), and the pod has no ${names.init}`,
       };
     }
-    const skips = cfg.profile.cniSkips(pod);
+    const skips = cfg.profile.cniSkips(pod) ?? defaultNetworkOverride(pod);
     if (skips)
       return { ok: false, reason: 'mesh_cni_skips', message: `the pod relies on the CNI plugin, but ${skips}` };
+    const network = networkMissing(pod, input.namespace, cfg);
+    if (network) return { ok: false, reason: 'multus_network_missing', message: network };
   }
   const order = orderProblem(pod, mode, mesh, cfg.config.redirect.beforeInitContainers);
   if (order) return { ok: false, ...order };

@@ -20,12 +20,30 @@ describe('node-agent flags', () => {
       runtime: 'containerd',
       libcni: 'auto',
       maxConfNum: 1,
+      multusDirs: [],
+      // The thick Multus daemon's name for the runtime's conf dir (upstream's daemonset and OpenShift alike).
+      multus: { paths: [{ from: '/host/etc/cni/net.d', to: '/etc/cni/net.d' }] },
       resyncMs: 300_000,
       debounceMs: 100,
       taintUnverified: false,
       kubeconfig: undefined,
       listen: undefined,
     });
+  });
+
+  it('takes the OpenShift model from the config (cni.multusNetwork)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meshgate-agent-multus-'));
+    try {
+      const file = join(dir, 'config.yaml');
+      writeFileSync(file, 'mesh: istio\ncni:\n  multusNetwork: default/istio-cni\n');
+      const options = parseNodeAgentArgs(['--config', file], IN_CLUSTER);
+      expect(options.multus).toEqual({
+        paths: [{ from: '/host/etc/cni/net.d', to: '/etc/cni/net.d' }],
+        network: 'default/istio-cni',
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('returns a frozen config', () => {
@@ -52,6 +70,12 @@ describe('node-agent flags', () => {
       '1.2',
       '--max-conf-num',
       '0',
+      '--multus-dir',
+      '/etc/cni/multus/net.d,/run/multus/cni/net.d',
+      '--multus-path',
+      '/host/run/multus/cni/net.d=/run/multus/cni/net.d',
+      '--multus-path',
+      '/host/etc/cni/net.d=/etc/kubernetes/cni/net.d',
       '--resync',
       '1m30s',
       '--debounce',
@@ -72,6 +96,13 @@ describe('node-agent flags', () => {
       runtime: 'crio',
       libcni: '1.2',
       maxConfNum: 0,
+      multusDirs: ['/etc/cni/multus/net.d', '/run/multus/cni/net.d'],
+      multus: {
+        paths: [
+          { from: '/host/run/multus/cni/net.d', to: '/run/multus/cni/net.d' },
+          { from: '/host/etc/cni/net.d', to: '/etc/kubernetes/cni/net.d' },
+        ],
+      },
       resyncMs: 90_000,
       debounceMs: 250,
       taintUnverified: true,
@@ -111,6 +142,16 @@ describe('node-agent flags', () => {
       err: /--max-conf-num must be a whole number/,
     },
     { argv: ['--plugin-type', 'istio-cni', '--unknown'], env: IN_CLUSTER, err: /unknown/ },
+    {
+      argv: ['--plugin-type', 'istio-cni', '--multus-dir', 'etc/cni/multus/net.d'],
+      env: IN_CLUSTER,
+      err: /--multus-dir must be an absolute path, got "etc\/cni\/multus\/net.d"/,
+    },
+    {
+      argv: ['--plugin-type', 'istio-cni', '--multus-path', '/host/etc/cni/net.d'],
+      env: IN_CLUSTER,
+      err: /--multus-path must be FROM=TO, two absolute paths/,
+    },
     { argv: ['--plugin-type', 'istio-cni', '--port', '65536'], env: IN_CLUSTER, err: /--port: "65536" is not a port/ },
     { argv: ['--plugin-type', 'istio-cni', '--port', 'http'], env: IN_CLUSTER, err: /--port: "http" is not a port/ },
   ])('usage error: $err', async ({ argv, env, err }) => {

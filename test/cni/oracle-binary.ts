@@ -32,7 +32,7 @@ export const OCICNI_ORACLES: Record<LibcniLine, string> = {
   '1.3': 'ocicni-oracle-latest',
 };
 
-function key(files: string[]): string {
+export function key(files: string[]): string {
   const hash = createHash('sha256');
   for (const f of files) hash.update(readFileSync(f));
   return hash.digest('hex').slice(0, 12);
@@ -66,7 +66,7 @@ export function ocicniCacheKey(): string {
   return key(files);
 }
 
-function builtBinary(part: string, cacheKey: string, script: string, name: string): string {
+export function builtBinary(part: string, cacheKey: string, script: string, name: string): string {
   const dir = join(cacheRoot(), `${part}-${cacheKey}`);
   if (!existsSync(join(dir, '.complete'))) {
     throw new Error(

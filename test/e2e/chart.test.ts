@@ -97,13 +97,32 @@ describe('meshgate chart on a real apiserver', () => {
         nodeAgent: { runtime: 'crio', cniBinDirs: ['/opt/cni/bin', '/usr/libexec/cni'], taintUnverified: true },
       }),
     ],
+    [
+      'platform values: OpenShift (Multus dirs and paths, the additional network, the SCC RBAC), GKE quota',
+      profileValues('istio', {
+        config: { cni: { multusNetwork: 'default/istio-cni' }, redirect: { mode: 'required' } },
+        nodeAgent: {
+          runtime: 'crio',
+          cniConfDir: '/etc/kubernetes/cni/net.d',
+          cniBinDirs: ['/var/lib/cni/bin', '/usr/libexec/cni'],
+          multus: {
+            dirs: ['/run/multus/cni/net.d', '/etc/cni/multus/net.d'],
+            paths: [{ from: '/host/run/multus/cni/net.d', to: '/run/multus/cni/net.d' }],
+          },
+        },
+        openshift: { scc: { enabled: true } },
+        priorityClassQuota: { enabled: true },
+      }),
+    ],
   ];
 
   it.each(modes)('server-side dry-run accepts every object: %s', async (_name, values) => {
     const res = await helmWithValues(templateArgs({ namespace: NS }), values);
     expect(res.code, res.stderr).toBe(0);
-    // No cert-manager here: its kinds are checked by the chart tests, the rest by the apiserver.
-    const docs = parseManifests(res.stdout).docs.filter((d) => !String(d.apiVersion).startsWith('cert-manager.io/'));
+    // No cert-manager or OpenShift here: their kinds are checked by the chart tests, the rest by the apiserver.
+    const docs = parseManifests(res.stdout).docs.filter(
+      (d) => !String(d.apiVersion).startsWith('cert-manager.io/') && d.kind !== 'SecurityContextConstraints',
+    );
     const applied = await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], {
       input: docs.map((d) => stringify(d)).join('---\n'),
     });
