@@ -13,6 +13,7 @@ import {
   type Verdict,
 } from '../admission/review.ts';
 import type { Metrics } from './metrics.ts';
+import { admissionLogFields } from './admission-log.ts';
 import { BODY_LIMIT, DEFAULT_LIMITS, type TransportLimits } from './limits.ts';
 import { TLS_POLICY } from './tls-policy.ts';
 import { isOverloaded, overloadGuard } from './overload.ts';
@@ -127,19 +128,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }
         deps.onReview?.(route, req.body, verdict);
         decisions.inc({ route, decision: verdict.kind, reason: verdict.reason });
-        req.log.info(
-          {
-            uid: request.uid,
-            route,
-            namespace: request.namespace,
-            name: request.name,
-            operation: request.operation,
-            decision: verdict.kind,
-            reason: verdict.reason,
-            dryRun: request.dryRun === true,
-          },
-          'admission',
-        );
+        req.log.info(admissionLogFields(route, request, verdict), 'admission');
         const answer = serializeResponse(encodeResponse(apiVersion, request.uid, verdict));
         requests.inc({ route, code: '200' });
         return reply.type('application/json; charset=utf-8').send(answer);
