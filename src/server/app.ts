@@ -127,7 +127,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
           verdict = { kind: 'error', reason: 'internal_error', message: `internal error: ${(err as Error).message}` };
         }
         deps.onReview?.(route, req.body, verdict);
-        decisions.inc({ route, decision: verdict.kind, reason: verdict.reason });
+        const namespace = deps.metrics.refusalNamespace(verdict.kind, request.namespace);
+        const labels = { route, decision: verdict.kind, reason: verdict.reason };
+        decisions.inc(namespace === undefined ? labels : { ...labels, namespace });
         req.log.info(admissionLogFields(route, request, verdict), 'admission');
         const answer = serializeResponse(encodeResponse(apiVersion, request.uid, verdict));
         requests.inc({ route, code: '200' });
