@@ -30,7 +30,7 @@ export interface DocumentLimits {
   tokens: number;
 }
 
-export const DOCUMENT_LIMITS: Readonly<DocumentLimits> = { bytes: MAX_DOCUMENT_BYTES, tokens: MAX_DOCUMENT_TOKENS };
+const DOCUMENT_LIMITS: Readonly<DocumentLimits> = { bytes: MAX_DOCUMENT_BYTES, tokens: MAX_DOCUMENT_TOKENS };
 
 export interface ParsedDoc {
   index: number;

@@ -9,7 +9,7 @@
  */
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
-export const LOG_FORMAT = {
+const LOG_FORMAT = {
   formatters: { level: (label: string) => ({ level: label }) },
   timestamp: pino.stdTimeFunctions.isoTime,
   // An Error as pino writes it (type, message, stack); an `err` already made fields (fields.ts) as it is — pino's

@@ -45,7 +45,7 @@ const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.0
  * `exported_namespace`: the target's own `namespace` (meshgate's) wins, as for cert-manager's per-namespace series.
  */
 export const MAX_REFUSAL_NAMESPACES = 100;
-export const OTHER_NAMESPACES = '_other';
+const OTHER_NAMESPACES = '_other';
 
 /** The namespace label of a decision, as MAX_REFUSAL_NAMESPACES says. */
 export function refusalNamespaces(max = MAX_REFUSAL_NAMESPACES): Metrics['refusalNamespace'] {
