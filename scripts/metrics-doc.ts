@@ -33,7 +33,8 @@ const END = '<!-- metrics-table:end -->';
 export type Component = 'webhook' | 'node-agent' | 'repair-controller';
 
 export interface Family {
-  component: Component;
+  /** The processes that export it (meshgate_build_info: all three). */
+  components: Component[];
   type: string;
   help: string;
   labels: string[];
@@ -68,7 +69,9 @@ export async function meshgateFamilies(): Promise<Map<string, Family>> {
         type: string;
         labelNames?: string[];
       };
-      out.set(name, { component, type: String(type), help, labels: [...(labelNames ?? [])] });
+      const known = out.get(name);
+      if (known) known.components.push(component);
+      else out.set(name, { components: [component], type: String(type), help, labels: [...(labelNames ?? [])] });
     }
   }
   return out;
@@ -78,7 +81,7 @@ export async function renderMetricsTable(): Promise<string> {
   const families = await meshgateFamilies();
   const rows = [...families].map(
     ([name, f]) =>
-      `| \`${name}\` | ${f.component} | ${f.type} | ${f.labels.map((l) => `\`${l}\``).join(', ')} | ${f.help.replaceAll('|', '\\|')} |`,
+      `| \`${name}\` | ${f.components.join(', ')} | ${f.type} | ${f.labels.map((l) => `\`${l}\``).join(', ')} | ${f.help.replaceAll('|', '\\|')} |`,
   );
   return `${BEGIN}\n| Name | Exported by | Type | Labels | Meaning |\n|---|---|---|---|---|\n${rows.join('\n')}\n${END}`;
 }

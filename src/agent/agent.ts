@@ -31,6 +31,7 @@ import { Watches } from './watches.ts';
 import { desiredState, isUpToDate, type PublishedState } from './node-state.ts';
 import { readMark, underQuarantine, wantsTaint } from '../node/quarantine.ts';
 import type { NodePublisher } from './publisher.ts';
+import { errorFields, errorText } from '../log/fields.ts';
 
 export interface AgentConfig {
   nodeName: string;
@@ -177,7 +178,7 @@ export class NodeAgent {
   /** Arms the watches and the resync, and runs the first verification; resolves once that has run. */
   async start(): Promise<void> {
     const { confDir, binDirs, resyncMs, multusDirs = [] } = this.#config;
-    const onError = (err: Error) => this.#deps.log.warn({ err: err.message }, 'watch failed; relying on resync');
+    const onError = (err: Error) => this.#deps.log.warn({ err: errorFields(err) }, 'watch failed; relying on resync');
     const fixed = [confDir, ...binDirs, ...multusDirs];
     this.#watches = new Watches(fixed, this.#deps.watch, (why) => this.trigger(why), onError);
     this.#watches.sync();
@@ -295,13 +296,10 @@ export class NodeAgent {
       this.#lastSyncedAt = this.#deps.now().getTime();
       this.#lastError = undefined;
     } catch (err) {
-      this.#lastError = { step, message: (err as Error).message };
+      this.#lastError = { step, message: errorText(err) };
       observer.failed(step, err as Error);
       this.#published = undefined; // we do not know what the Node says any more: re-read before the next write
-      log.error(
-        { why, err: (err as Error).message, retryInMs: this.#retryMs },
-        'verification not published; will retry',
-      );
+      log.error({ why, err: errorFields(err), retryInMs: this.#retryMs }, 'verification not published; will retry');
       if (!this.#stopped) {
         clearTimeout(this.#retry);
         this.#retry = setTimeout(() => this.trigger('retry'), this.#retryMs);

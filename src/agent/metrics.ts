@@ -9,6 +9,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { REASONS } from '../cni/reasons.ts';
 import type { Verdict } from '../cni/types.ts';
 import type { AgentObserver, AgentStep } from './agent.ts';
+import { registerBuildInfo } from '../util/version.ts';
 
 export interface AgentMetrics {
   registry: Registry;
@@ -21,6 +22,7 @@ const REASON_CODES = Object.keys(REASONS);
 export function createAgentMetrics(opts: { processMetrics?: boolean } = {}): AgentMetrics {
   const registry = new Registry();
   if (opts.processMetrics) collectDefaultMetrics({ register: registry });
+  registerBuildInfo(registry);
   const registers = [registry];
   const verdictGauge = new Gauge({
     name: 'meshgate_node_agent_verdict',

@@ -35,6 +35,7 @@ const OFFLINE: readonly FlagSpec[] = [
   { name: 'config', value: 'file' },
   { name: 'mesh', value: MESHES },
   { name: 'node-state', value: 'file' },
+  { name: 'progress' },
 ];
 const NODE_CNI: readonly FlagSpec[] = [
   { name: 'plugin-type', value: ['istio-cni', 'linkerd-cni'] },

@@ -9,6 +9,7 @@ import { reasonText } from '../inject/reasons.ts';
 import type { Decision } from '../inject/decide.ts';
 
 const USAGE = `usage: meshgate explain -f FILE|- (--config FILE | --mesh NAME) [--node NAME] [--node-state FILE]
+                        [--progress]
 
 Says in words what meshgate would do with each pod (template), and why.
 
@@ -47,9 +48,9 @@ export function run(argv: string[], io: CliIO): Promise<number> {
     io,
     { node: { type: 'string' } },
     (doc, refs, where, { cfg, facts, flags }) => {
-      if (!doc.value) return [];
+      if (!doc.value) return '';
       if (refs.length === 0)
-        return [`document ${doc.index + 1}: ${String(doc.value.kind)} has no pod template: unchanged`];
+        return `document ${doc.index + 1}: ${String(doc.value.kind)} has no pod template: unchanged\n`;
       const out: string[] = [];
       for (const ref of refs) {
         out.push(
@@ -60,8 +61,9 @@ export function run(argv: string[], io: CliIO): Promise<number> {
         ))
           out.push(`  ${line}`);
       }
-      return out;
+      return out.map((line) => `${line}\n`).join('');
     },
-    (lines) => `${lines.flat().join('\n')}\n`,
+    // With no document at all, one empty line, as before.
+    { separator: '', ifEmpty: '\n' },
   );
 }

@@ -3,7 +3,7 @@
  * the CNI chain the runtime will load and says so on its own Node (src/agent/). Flags are parsed and validated
  * here, once, into a frozen config; defaults are pinned by test/agent/node-agent-cli.test.ts.
  */
-import pino from 'pino';
+import { createLogger } from '../log/logger.ts';
 import { NodeAgent, type AgentConfig } from '../agent/agent.ts';
 import {
   durationFlag,
@@ -146,7 +146,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     io.stderr(`meshgate node-agent: ${(err as Error).message}\n\n${err instanceof UsageError ? USAGE : ''}`);
     return 2;
   }
-  const log = pino({ base: { node: options.nodeName } }, { write: (line: string) => io.stdout(line) });
+  const log = createLogger({ base: { node: options.nodeName } }, { write: (line: string) => io.stdout(line) });
   const metrics = createAgentMetrics({ processMetrics: true });
   const agent = new NodeAgent(options, { publisher, log, observer: metrics.observer });
   const startedAt = Date.now();

@@ -6,7 +6,7 @@
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import pino from 'pino';
+import { createLogger } from '../log/logger.ts';
 import type { CliIO } from './io.ts';
 import { parseFlags, UsageError } from './args.ts';
 import { ConfigError, configFromFlags } from '../config/load.ts';
@@ -122,7 +122,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       inCluster: io.env.KUBERNETES_SERVICE_HOST !== undefined,
     });
     if (!kc) throw new UsageError('no cluster credentials: pass --kubeconfig or run in a cluster');
-    const logger = pino({ level: f['log-level'] });
+    const logger = createLogger({ level: f['log-level'] });
     // POD_NAME (downward API) names the replica; the suffix tells a restarted process from its predecessor.
     const identity = `${io.env.POD_NAME ?? hostname()}_${randomUUID().slice(0, 8)}`;
     running = await startRepair({

@@ -2,7 +2,7 @@
  * `meshgate serve`: the admission webhook. Flags and env are read here and nowhere else. Without a kubeconfig
  * or in-cluster credentials it runs on the embedded default: node facts from `--node-state FILE`, else none.
  */
-import pino from 'pino';
+import { createLogger } from '../log/logger.ts';
 import type { CliIO } from './io.ts';
 import { parseFlags, UsageError } from './args.ts';
 import { ConfigError, configFromFlags } from '../config/load.ts';
@@ -171,7 +171,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       drainSeconds: Number(f['drain-seconds']),
       certSecret: f['cert-secret'] ? { namespace: config.config.meshNamespace, name: f['cert-secret'] } : undefined,
       webhookConfigName: f['webhook-config'],
-      logger: pino({ level: f['log-level'] }),
+      logger: createLogger({ level: f['log-level'] }),
       limits,
       markKeys: f['mark-key-dir']
         ? {

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { KeyRing } from '../mark/keys.ts';
 import { decideRepair, type PodForRepair, type RepairAction, type ValidatorWatch } from './decide.ts';
 import type { RepairMetrics } from './metrics.ts';
+import { errorFields } from '../log/fields.ts';
 
 export interface RepairApi {
   deletePod(namespace: string, name: string, uid: string): Promise<void>;
@@ -172,7 +173,7 @@ export class RepairController {
       return true;
     } catch (err) {
       this.#o.metrics?.errors.inc({ action });
-      this.#o.logger?.error({ action, err: (err as Error).message }, 'repair call failed');
+      this.#o.logger?.error({ action, err: errorFields(err) }, 'repair call failed');
       return false;
     }
   }

@@ -4,6 +4,7 @@
  * and kube components do; meshgate's own carry the meshgate_repair_ prefix.
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { registerBuildInfo } from '../util/version.ts';
 
 export interface RepairMetrics {
   registry: Registry;
@@ -34,6 +35,7 @@ export interface RepairMetrics {
 export function createRepairMetrics(opts: { processMetrics?: boolean } = {}): RepairMetrics {
   const registry = new Registry();
   if (opts.processMetrics) collectDefaultMetrics({ register: registry });
+  registerBuildInfo(registry);
   const registers = [registry];
   return {
     registry,

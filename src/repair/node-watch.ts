@@ -9,6 +9,7 @@ import { VERIFIED_LABEL } from '../node/contract.ts';
 import { Reflector, type ListPage } from '../kube/reflector.ts';
 import { nodeView } from './node-view.ts';
 import type { NodeQuarantine } from './quarantine.ts';
+import { errorFields } from '../log/fields.ts';
 
 type NodeArg = Parameters<typeof nodeView>[0];
 
@@ -33,7 +34,7 @@ export async function watchWithdrawnNodes(
     upsert: (n) => q.upsertNode(nodeView(n as NodeArg)),
     remove: (n) => q.removeNode((n as NodeArg).metadata?.name ?? ''),
     onSynced: () => (synced = true),
-    onError: (err) => logger.warn({ err: String(err) }, 'node watch interrupted; resuming'),
+    onError: (err) => logger.warn({ err: errorFields(err) }, 'node watch interrupted; resuming'),
   });
   await reflector.start();
   return { synced: () => synced, stop: () => reflector.stop() };

@@ -17,6 +17,7 @@ import { extendedHold, failedProbeHold, withdrawalHold, type Hold, type HoldOffO
 import type { RepairMetrics } from './metrics.ts';
 import type { NodeView } from './node-view.ts';
 import { decideQuarantine, type ProbeView, type Step } from './quarantine-decide.ts';
+import { errorFields } from '../log/fields.ts';
 
 export interface QuarantineApi {
   readNode(name: string): Promise<NodeView | undefined>;
@@ -324,7 +325,7 @@ export class NodeQuarantine {
       return await fn();
     } catch (err) {
       this.#o.metrics?.errors.inc({ action });
-      this.#o.logger?.error({ action, err: (err as Error).message }, 'node quarantine call failed');
+      this.#o.logger?.error({ action, err: errorFields(err) }, 'node quarantine call failed');
       return undefined;
     }
   }

@@ -9,6 +9,7 @@ import { KubeReader } from '../check/kube-reader.ts';
 import type { NamespaceFacts } from '../check/facts.ts';
 import { Reflector, type ListPage } from '../kube/reflector.ts';
 import type { UnmeshedApi } from './unmeshed-sweep.ts';
+import { errorFields } from '../log/fields.ts';
 
 const COMPONENT = 'meshgate-repair-controller';
 
@@ -91,7 +92,7 @@ export async function watchNamespaces(
       if (set(n as Ns)) onChange((n as Ns).metadata?.name ?? '');
     },
     remove: (n) => labels.delete((n as Ns).metadata?.name ?? ''),
-    onError: (err) => logger.warn({ err: String(err) }, 'namespace watch interrupted; resuming'),
+    onError: (err) => logger.warn({ err: errorFields(err) }, 'namespace watch interrupted; resuming'),
   });
   await reflector.start();
   return { list: () => [...labels].map(([name, l]) => ({ name, labels: l })), stop: () => reflector.stop() };

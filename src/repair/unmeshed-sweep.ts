@@ -18,6 +18,7 @@ import { listGuardedPods } from '../check/list-pods.ts';
 import type { RepairMetrics } from './metrics.ts';
 import { SlidingLimit } from './rate-limit.ts';
 import { judgeUnmeshed } from './unmeshed.ts';
+import { errorFields, errorText } from '../log/fields.ts';
 
 export interface PodRef {
   namespace: string;
@@ -146,7 +147,7 @@ export class UnmeshedPods {
       if (out.errors.length) this.#o.logger?.warn({ errors: out.errors }, 'unmeshed pod sweep incomplete');
     } catch (err) {
       // A connection failure (the reader throws for those): the next sweep tries again.
-      return this.#failed({ ...out, errors: [...out.errors, (err as Error).message] });
+      return this.#failed({ ...out, errors: [...out.errors, errorText(err)] });
     }
     await this.drain();
     return out;
@@ -240,7 +241,7 @@ export class UnmeshedPods {
       return (await fn()) ?? (true as T);
     } catch (err) {
       this.#o.metrics?.errors.inc({ action });
-      this.#o.logger?.error({ action, err: (err as Error).message }, 'unmeshed pod call failed');
+      this.#o.logger?.error({ action, err: errorFields(err) }, 'unmeshed pod call failed');
       return undefined;
     }
   }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { meshgatePodReflector } from '../kube/meshgate-pods.ts';
 import type { RepairController } from './controller.ts';
 import type { PodForRepair } from './decide.ts';
+import { errorFields } from '../log/fields.ts';
 
 export interface PodWatch {
   /** The first complete list has been delivered. */
@@ -14,13 +15,13 @@ export interface PodWatch {
 export async function watchRepairPods(kc: KubeConfig, ctl: RepairController, logger: Logger): Promise<PodWatch> {
   let synced = false;
   const observe = (p: unknown) =>
-    ctl.observe(p as PodForRepair).catch((err) => logger.error({ err: String(err) }, 'repair failed'));
+    ctl.observe(p as PodForRepair).catch((err) => logger.error({ err: errorFields(err) }, 'repair failed'));
   const reflector = meshgatePodReflector(kc, {
     replace: (items) => items.forEach(observe),
     upsert: observe,
     remove: (p) => ctl.forget((p as PodForRepair).metadata?.uid ?? ''),
     onSynced: () => (synced = true),
-    onError: (err) => logger.warn({ err: String(err) }, 'pod watch interrupted; resuming'),
+    onError: (err) => logger.warn({ err: errorFields(err) }, 'pod watch interrupted; resuming'),
   });
   await reflector.start();
   return { synced: () => synced, stop: () => reflector.stop() };

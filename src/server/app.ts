@@ -8,6 +8,7 @@ import type { SecureContextOptions } from 'node:tls';
 import { decodeReview, encodeResponse, serializeResponse, type Verdict } from '../admission/review.ts';
 import type { AdmissionHandler } from '../admission/handlers.ts';
 import type { Metrics } from './metrics.ts';
+import { admissionLogFields } from './admission-log.ts';
 import { BODY_LIMIT, DEFAULT_LIMITS, type TransportLimits } from './limits.ts';
 import { TLS_POLICY } from './tls-policy.ts';
 import { isOverloaded, overloadGuard } from './overload.ts';
@@ -119,28 +120,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
           verdict = { kind: 'error', reason: 'internal_error', message: `internal error: ${(err as Error).message}` };
         }
         deps.onReview?.(route, req.body, verdict);
-        // A refusal admitted below enforce counts as its level (audit, warn), by the reason it would have refused.
-        const decision =
-          verdict.kind === 'allow' || verdict.kind === 'patch'
-            ? (verdict.audited?.level ?? verdict.kind)
-            : verdict.kind;
-        decisions.inc({ route, decision, reason: verdict.reason });
-        req.log.info(
-          {
-            uid: request.uid,
-            route,
-            namespace: request.namespace,
-            name: request.name,
-            operation: request.operation,
-            decision,
-            reason: verdict.reason,
-            ...((verdict.kind === 'allow' || verdict.kind === 'patch') && verdict.audited
-              ? { wouldDeny: verdict.audited.message }
-              : {}),
-            dryRun: request.dryRun === true,
-          },
-          'admission',
-        );
+        const fields = admissionLogFields(route, request, verdict);
+        const namespace = deps.metrics.refusalNamespace(fields.decision, request.namespace);
+        const labels = { route, decision: fields.decision, reason: verdict.reason };
+        decisions.inc(namespace === undefined ? labels : { ...labels, namespace });
+        req.log.info(fields, 'admission');
         const answer = serializeResponse(encodeResponse(apiVersion, request.uid, verdict));
         requests.inc({ route, code: '200' });
         return reply.type('application/json; charset=utf-8').send(answer);

@@ -15,6 +15,7 @@ import { describeKubeError } from '../kube/errors.ts';
 import { SecretSource } from '../tls/secret-source.ts';
 import { ensureMarkKeySecret, type MarkSecretResult } from '../kube/mark-key-secret.ts';
 import type { CertSource } from '../tls/source.ts';
+import { errorFields } from '../log/fields.ts';
 
 /** The cluster-backed parts, bound to one cluster's credentials and the server's logger. */
 export interface Cluster {
@@ -55,7 +56,7 @@ function secretCertSource(
     where: `Secret ${secret.namespace}/${secret.name}`,
     log: logger,
     trustCheck: webhookConfigName ? (bundle) => caBundleHolds(kc, webhookConfigName, bundle) : undefined,
-    onError: (err) => logger.error({ err: describeKubeError(err) }, 'certificate secret sync failed'),
+    onError: (err) => logger.error({ err: errorFields(err) }, 'certificate secret sync failed'),
   });
 }
 
@@ -67,7 +68,7 @@ function keepCaBundle(kc: KubeConfig, name: string, certs: CertSource, logger: L
     syncCaBundle(kc, name, certs.current().ca!)
       .then((n) => n > 0 && logger.info({ webhookConfig: name, patched: n }, 'caBundle updated'))
       .catch((err) => {
-        logger.warn({ err: describeKubeError(err), webhookConfig: name }, 'caBundle update failed; retrying in 10 s');
+        logger.warn({ err: errorFields(err), webhookConfig: name }, 'caBundle update failed; retrying in 10 s');
         timer = setTimeout(sync, 10_000);
         timer.unref();
       });
@@ -90,11 +91,11 @@ function startCaches(kc: KubeConfig, config: Compiled, logger: Logger): ClusterC
   const cache = startNodeCache(
     kc,
     { pluginType: cni.pluginType, maxVerdictAgeMs: cni.maxVerdictAgeSeconds * 1000 },
-    (err) => logger.warn({ err: describeKubeError(err) }, 'node watch interrupted; resuming'),
+    (err) => logger.warn({ err: errorFields(err) }, 'node watch interrupted; resuming'),
   );
-  cache.ready.catch((err) => logger.error({ err: describeKubeError(err) }, 'node list failed'));
+  cache.ready.catch((err) => logger.error({ err: errorFields(err) }, 'node list failed'));
   const pods = startPodNeedCache(kc, config, (err) =>
-    logger.warn({ err: describeKubeError(err) }, 'pod watch interrupted; resuming'),
+    logger.warn({ err: errorFields(err) }, 'pod watch interrupted; resuming'),
   );
   const synced = Promise.all([cache.ready, pods.ready]).then(() => undefined);
   // Each cache logs its own failure; a caller that never awaits synced must not crash on an unhandled rejection.

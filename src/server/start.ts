@@ -5,7 +5,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server as HttpsServer } from 'node:https';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from '../log/logger.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
@@ -22,6 +23,7 @@ import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import type { Cluster } from './cluster.ts';
 import { MarkKeySource } from '../mark/key-source.ts';
 import { keyRing } from '../mark/keys.ts';
+import { errorFields } from '../log/fields.ts';
 
 export interface ServeOptions {
   config: Compiled;
@@ -112,10 +114,7 @@ async function startMarkKeys(
       source.seed(keyRing(r.key));
       logger.info({ secret: where }, 'admission mark Secret created with a fresh key');
     } catch (err) {
-      logger.error(
-        { err: (err as Error).message, secret: where },
-        'could not create the admission mark Secret; retrying',
-      );
+      logger.error({ err: errorFields(err), secret: where }, 'could not create the admission mark Secret; retrying');
       retry = setTimeout(() => void ensure(), MARK_SECRET_RETRY_MS);
       retry.unref();
     }
@@ -125,7 +124,7 @@ async function startMarkKeys(
 }
 
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
-  const logger = o.logger ?? pino({ level: 'info' });
+  const logger = o.logger ?? createLogger();
   // Loaded only with cluster credentials: the embedded default never loads the Kubernetes client.
   const cluster = o.kc ? (await import('./cluster.ts')).connect(o.kc, logger) : undefined;
   const certs = o.certSource ?? certSource(o, cluster, logger);

@@ -12,7 +12,7 @@ import { COMMANDS, type FlagSpec } from '../../src/cli/commands.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import { parseNodeAgentArgs } from '../../src/cli/node-agent.ts';
-import { versionInfo } from '../../src/cli/version.ts';
+import { versionInfo } from '../../src/util/version.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'meshgate.js');
