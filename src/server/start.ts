@@ -205,6 +205,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
       if (closing) return;
       closing = true;
       logger.info({ drainSeconds: o.drainSeconds }, 'shutting down: readiness off, draining');
+      drainer.endKeepAlive();
       await new Promise((r) => setTimeout(r, o.drainSeconds * 1000));
       await drainer.close(() => app.close());
       for (const stop of stops) stop();
