@@ -12,7 +12,8 @@
  * Run instead, on their own: --peers (meshgate next to Istio's and Kyverno's injectors: bench/peers), --burst
  * [--pods N] (pod creates through a real apiserver with each webhook: bench/burst), --before REF (this tree
  * against REF's, in-process and over HTTP in the same run: bench/compare), --decompose (the server's CPU per review
- * split by part, sampled by Linux perf: bench/decompose).
+ * split by part, sampled by Linux perf: bench/decompose), --footprint [--before REF] (the daemons' memory after a
+ * steady minute against a real apiserver, beside a bare Node process: bench/footprint).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -51,6 +52,7 @@ const { values: flags } = parseArgs({
     peers: { type: 'boolean', default: false },
     burst: { type: 'boolean', default: false },
     decompose: { type: 'boolean', default: false },
+    footprint: { type: 'boolean', default: false },
     before: { type: 'string' },
     pods: { type: 'string', default: '2000' },
     // Each mode has its own defaults (main and --before: DEFAULT_ROUNDS; --peers and --decompose: their main.ts).
@@ -74,6 +76,11 @@ const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(resultsDir, { recursive: true });
 const log = (s: string) => console.log(s);
 
+// The daemons' memory, in a network namespace of its own; --before REF there runs REF's daemons beside this tree's.
+if (flags.footprint) {
+  await (await import('./footprint/main.ts')).footprintMain(flags, resultsDir, log);
+  process.exit(0);
+}
 // The comparisons that need other programs or another tree run on their own (each prints its targets last).
 if (flags.peers || flags.burst || flags.before || flags.decompose) {
   if (flags.before) await (await import('./compare/main.ts')).compareMain(flags.before, flags, resultsDir, log);
