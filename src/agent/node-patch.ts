@@ -13,7 +13,7 @@
  * withdrew the node between the agent's read and its write, the write fails (409) instead of undoing the withdrawal,
  * and the publisher re-reads — and then finds the mark.
  */
-import type { V1Node, V1Taint } from '@kubernetes/client-node';
+import type { Node as V1Node, Taint as V1Taint } from '../kube/api/objects.ts';
 import type { Verdict } from '../cni/types.ts';
 import { QUARANTINE_ANNOTATION, readMark, underQuarantine, wantsTaint } from '../node/quarantine.ts';
 import {

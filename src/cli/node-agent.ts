@@ -114,7 +114,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   let publisher: KubeNodePublisher;
   try {
     options = parseNodeAgentArgs(argv, io.env);
-    publisher = KubeNodePublisher.fromFlags(options.kubeconfig);
+    publisher = await KubeNodePublisher.connect(options.kubeconfig, io.env);
   } catch (err) {
     io.stderr(`meshgate node-agent: ${(err as Error).message}\n\n${err instanceof UsageError ? USAGE : ''}`);
     return 2;

@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server as HttpsServer } from 'node:https';
 import pino, { type Logger } from 'pino';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/api/client.ts';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { buildHandlers } from '../admission/handlers.ts';
@@ -30,15 +30,16 @@ export interface ServeOptions {
   tlsSans: string[];
   /** Where to write the generated CA (ca.crt) for curl and webhook registration; never the key. */
   writeCaTo?: string;
-  /** Static node facts (embedded default); ignored when kc is set. */
+  /** Static node facts (embedded default); ignored when kube is set. */
   nodeState?: NodeFacts;
-  kc?: KubeConfig;
+  /** The cluster (src/kube/client.ts): node and pod caches, and the Secret and caBundle below. */
+  kube?: KubeClient;
   /** Seconds between readiness going false and the listener closing, so endpoints stop routing here. */
   drainSeconds: number;
   logger?: Logger;
   /** Routes served beside /mutate and /validate: the benchmark's transport baselines (bench/server.ts). */
   extraRoutes?: AppDeps['routes'];
-  /** Self-managed certificates shared by replicas through this Secret (needs kc); overrides self-signed. */
+  /** Self-managed certificates shared by replicas through this Secret (needs kube); overrides self-signed. */
   certSecret?: { namespace: string; name: string };
   /** Keep the caBundle of these Mutating/ValidatingWebhookConfigurations (one name) equal to our CA. */
   webhookConfigName?: string;
@@ -77,8 +78,8 @@ function certSource(o: ServeOptions, cluster: Cluster | undefined, logger: Logge
 
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const logger = o.logger ?? pino({ level: 'info' });
-  // Loaded only with cluster credentials: the embedded default never loads the Kubernetes client.
-  const cluster = o.kc ? (await import('./cluster.ts')).connect(o.kc, logger) : undefined;
+  // Loaded only with cluster credentials: the embedded default never loads the caches and their client code.
+  const cluster = o.kube ? (await import('./cluster.ts')).connect(o.kube, logger) : undefined;
   const certs = o.certSource ?? certSource(o, cluster, logger);
   await certs.start();
   if (cluster && o.webhookConfigName) cluster.keepCaBundle(o.webhookConfigName, certs);

@@ -18,6 +18,7 @@ import { kubeSecretStore } from '../../src/kube/secret-store.ts';
 import { chartDir } from '../chart/helm.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 import { grantClusterRole, impersonate, kubelet, outcome, serviceAccount, type Identity } from './impersonate.ts';
+import { daemonClient } from './daemon-client.ts';
 
 const NS = 'meshgate';
 const AGENT = serviceAccount(NS, 'meshgate-node-agent');
@@ -121,7 +122,7 @@ describe('the chart’s admission policies on a real apiserver', () => {
   describe('node verdicts: only the node agent, and the repair controller only to withdraw', () => {
     beforeAll(async () => {
       // node-a's agent publishes a verified verdict (allowed: the agent, its own Node).
-      await new KubeNodePublisher(as(AGENT, 'node-a')).publish('node-a', verdict(true), true);
+      await new KubeNodePublisher(daemonClient(as(AGENT, 'node-a'))).publish('node-a', verdict(true), true);
     });
 
     const node = (
@@ -277,7 +278,7 @@ describe('the chart’s admission policies on a real apiserver', () => {
           );
         }),
       ).toBe('allowed');
-      const after = await new KubeNodePublisher(cp.kc).read('node-a');
+      const after = await new KubeNodePublisher(daemonClient(cp.kc)).read('node-a');
       expect(after).toMatchObject({
         label: 'false',
         tainted: true,
@@ -323,7 +324,7 @@ describe('the chart’s admission policies on a real apiserver', () => {
     });
 
     it('the node agent gives the verdict back (only it may)', async () => {
-      const publisher = new KubeNodePublisher(as(AGENT, 'node-a'));
+      const publisher = new KubeNodePublisher(daemonClient(as(AGENT, 'node-a')));
       await publisher.publish('node-a', verdict(true), false);
       expect(await publisher.read('node-a')).toMatchObject({
         label: 'true',
@@ -337,7 +338,7 @@ describe('the chart’s admission policies on a real apiserver', () => {
     const admission = () => as(WEBHOOK).makeApiClient(AdmissionregistrationV1Api);
 
     it('meshgate’s own caBundle sync (src/kube/ca-bundle.ts) passes, for every entry of both configurations', async () => {
-      const patched = await syncCaBundle(as(WEBHOOK), 'meshgate', cp.ca.certPem);
+      const patched = await syncCaBundle(daemonClient(as(WEBHOOK)), 'meshgate', cp.ca.certPem);
       const m = await cp.kc
         .makeApiClient(AdmissionregistrationV1Api)
         .readMutatingWebhookConfiguration({ name: 'meshgate' });
@@ -385,7 +386,7 @@ describe('the chart’s admission policies on a real apiserver', () => {
     });
 
     it('it creates its own TLS Secret through meshgate’s store, and no other Secret', async () => {
-      const store = kubeSecretStore(as(WEBHOOK), NS, 'meshgate-tls');
+      const store = kubeSecretStore(daemonClient(as(WEBHOOK)), NS, 'meshgate-tls');
       expect(
         await store.create({ 'ca.crt': 'a', 'ca.key': 'b', 'tls.crt': 'c', 'tls.key': 'd' } as never),
       ).toBeTruthy();

@@ -17,6 +17,7 @@ import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL }
 import { memoryLog } from '../agent/fake-publisher.ts';
 import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+import { daemonClient } from './daemon-client.ts';
 
 const NODE = 'kwok-cni-0';
 /** The issue's target, reported with the figures; judged from the medians printed here and by `npm run bench`. */
@@ -62,7 +63,7 @@ function agentFor(overrides: Partial<AgentConfig> = {}) {
     taintUnverified: false,
     ...overrides,
   };
-  return new NodeAgent(config, { publisher: new KubeNodePublisher(cp!.kc), log: memoryLog() });
+  return new NodeAgent(config, { publisher: new KubeNodePublisher(daemonClient(cp!.kc)), log: memoryLog() });
 }
 
 const says = (label: string, reason: string) => (n: V1Node) =>

@@ -14,6 +14,7 @@ import { testConfig } from '../../support/config.ts';
 import type { Compiled } from '../../../src/config/compile.ts';
 import { startServer, type RunningServer } from '../../../src/server/start.ts';
 import type { Verdict as AdmissionVerdict } from '../../../src/admission/review.ts';
+import { daemonClient } from '../../e2e/daemon-client.ts';
 
 /** Both configurations' name; Istio's `istio-sidecar-injector` sorts first, so the apiserver calls Istio first. */
 export const WEBHOOK_CONFIG_NAME = 'meshgate';
@@ -72,7 +73,7 @@ export async function startWebhook(cp: ControlPlane, dir: string, config: Record
       certFile,
       keyFile,
       tlsSans: ['127.0.0.1'],
-      kc: cp.kc,
+      kube: daemonClient(cp.kc),
       drainSeconds: 0,
       logger: pino({ level: process.env.MESHGATE_REALNODE_LOG ?? 'warn' }),
       onReview: (route, _body, verdict) => void reviews.push({ route, verdict, at: Date.now() }),
