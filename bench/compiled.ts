@@ -20,7 +20,7 @@ export interface CompiledServer {
 let compiled: CompiledServer | undefined;
 
 /** The image's Node flags: those its ENTRYPOINT gives node before the script, then its NODE_OPTIONS (runtime ENV). */
-export function imageNodeFlags(): string[] {
+function imageNodeFlags(): string[] {
   const runtime = parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')).at(-1)!;
   let options: string[] = [];
   let entry: string[] = [];

@@ -1,5 +1,5 @@
 /**
- * One tree's three daemons as the chart runs them, from its image layout (image.ts): the node agent (its config
+ * One tree's three daemons as the chart runs them, from its image layout and Node flags (image.ts): the node agent (its config
  * file, a CNI conf dir of its own, /healthz and /metrics on a port), the webhook in cluster mode (caches, certificates
  * shared through a Secret, caBundle kept) and the repair controller (leader election, the chart's default
  * unmeshed-pod report). Each gets the admin kubeconfig: the daemons' credentials are a kubeconfig here, a service
@@ -55,6 +55,7 @@ export async function startDaemons(
   const secret = `meshgate-tls-${suffix}`;
   const agent = startMeshgate(
     tree,
+    'agent',
     [
       'node-agent',
       `--config=${config}`,
@@ -70,6 +71,7 @@ export async function startDaemons(
   );
   const webhook = startMeshgate(
     tree,
+    'webhook',
     [
       'serve',
       `--config=${config}`,
@@ -86,6 +88,7 @@ export async function startDaemons(
   );
   const repair = startMeshgate(
     tree,
+    'repair',
     [
       'repair-controller',
       `--config=${config}`,

@@ -1,24 +1,26 @@
 /**
  * A tree laid out as the image holds it: its src/ compiled by tsc (its own tsconfig.build.json) into `dist/`, beside
  * a copy of its `bin/meshgate.js` and no `src/`, so the entry shim picks dist/ as in the image. The directory sits
- * inside the tree, so node_modules and package.json ("type": "module") resolve as in /app. Daemons start with the
- * image's Node flags (bench/compiled.ts reads them off the Dockerfile) and NODE_ENV=production, as its ENV sets.
+ * inside the tree, so node_modules and package.json ("type": "module") resolve as in /app. Each daemon starts with
+ * the Node flags its chart and image give it (launch.ts) and NODE_ENV=production, as the image's ENV sets.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../../test/e2e/harness/binaries.ts';
-import { imageNodeFlags } from '../compiled.ts';
+import { launchFlags, type Daemon } from './launch.ts';
 
 export interface ImageTree {
   /** 'this tree' or the ref given to --before. */
   label: string;
   /** .../bin/meshgate.js of the image layout. */
   entry: string;
+  /** Each daemon's Node flags, as the tree's chart and image start it. */
+  flags: Record<Daemon, string[]>;
 }
 
 /** Compiles `treeDir` (this checkout or an extracted ref) into `<treeDir>/.cache/footprint-image/`. */
-export function buildImageTree(label: string, treeDir: string, log: (s: string) => void): ImageTree {
+export async function buildImageTree(label: string, treeDir: string, log: (s: string) => void): Promise<ImageTree> {
   const out = join(treeDir, '.cache', 'footprint-image');
   rmSync(out, { recursive: true, force: true });
   mkdirSync(join(out, 'bin'), { recursive: true });
@@ -29,19 +31,27 @@ export function buildImageTree(label: string, treeDir: string, log: (s: string) 
     stdio: 'inherit',
   });
   copyFileSync(join(treeDir, 'bin', 'meshgate.js'), join(out, 'bin', 'meshgate.js'));
-  return { label, entry: join(out, 'bin', 'meshgate.js') };
+  const flags = await launchFlags(treeDir);
+  log(
+    `  Node flags: ${Object.entries(flags)
+      .map(([d, f]) => `${d} ${f.join(' ')}`)
+      .join('; ')}`,
+  );
+  return { label, entry: join(out, 'bin', 'meshgate.js'), flags };
 }
 
-/** The image's Node flags, and NODE_ENV=production. */
-export function imageRuntime(): { execArgv: string[]; env: NodeJS.ProcessEnv } {
-  return { execArgv: imageNodeFlags(), env: { ...process.env, NODE_ENV: 'production', NODE_OPTIONS: '' } };
-}
+/** The image's ENV: NODE_OPTIONS is given as flags instead (launch.ts), so nothing else of this shell applies. */
+const imageEnv = (): NodeJS.ProcessEnv => ({ ...process.env, NODE_ENV: 'production', NODE_OPTIONS: '' });
 
-/** `meshgate <argv>` of `tree` as the image runs it; stdout and stderr go to `logFile`'s stream. */
-export function startMeshgate(tree: ImageTree, argv: string[], out: NodeJS.WritableStream): ChildProcess {
-  const rt = imageRuntime();
-  const child = spawn(process.execPath, [...rt.execArgv, tree.entry, ...argv], {
-    env: rt.env,
+/** `meshgate <daemon's command> <argv>` of `tree` as its chart runs it; its output goes to `out`. */
+export function startMeshgate(
+  tree: ImageTree,
+  daemon: Daemon,
+  argv: string[],
+  out: NodeJS.WritableStream,
+): ChildProcess {
+  const child = spawn(process.execPath, [...tree.flags[daemon], tree.entry, ...argv], {
+    env: imageEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.pipe(out, { end: false });
@@ -49,11 +59,10 @@ export function startMeshgate(tree: ImageTree, argv: string[], out: NodeJS.Writa
   return child;
 }
 
-/** The issue's yardstick: a bare Node process doing nothing, under the same flags. */
-export function startBareNode(): ChildProcess {
-  const rt = imageRuntime();
-  return spawn(process.execPath, [...rt.execArgv, '-e', 'setInterval(() => {}, 1e3)'], {
-    env: rt.env,
+/** The issue's yardstick: a bare Node process doing nothing, under the image's flags (those the webhook runs with). */
+export function startBareNode(tree: ImageTree): ChildProcess {
+  return spawn(process.execPath, [...tree.flags.webhook, '-e', 'setInterval(() => {}, 1e3)'], {
+    env: imageEnv(),
     stdio: 'ignore',
   });
 }

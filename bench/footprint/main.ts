@@ -1,8 +1,9 @@
 /**
  * `npm run bench -- --footprint [--before REF] [--duration S]`: what meshgate's daemons cost in memory on every node
  * and in the cluster (issue 22). Starts a real etcd + kube-apiserver (test/e2e/harness) inside a network namespace of
- * its own (isolate.ts), runs the compiled node agent, webhook (cluster mode) and repair controller as the image runs
- * them, beside a bare `node -e 'setInterval(() => {}, 1e3)'` under the same Node flags, drives a steady minute of
+ * its own (isolate.ts), runs the compiled node agent, webhook (cluster mode) and repair controller as the chart and
+ * image run them (launch.ts: the agent's own command, the image's flags for the others), beside a bare
+ * `node -e 'setInterval(() => {}, 1e3)'` under the image's flags, drives a steady minute of
  * their normal work (work.ts) and reads each one's RSS from /proc once a second. The figure of a daemon is the median
  * of its last STEADY_SAMPLES samples; the peak is printed beside it. With --before REF, that tree's three daemons
  * run side by side in the same minute, against the same apiserver (a Node, Secret, Lease and webhook configurations
@@ -72,13 +73,13 @@ export async function footprintMain(
   log('footprint: in a network namespace of its own (lo only; no route to 192.0.2.1 or 10.96.0.1)');
   const seconds = Number(flags.duration ?? 60);
   const trees: Array<{ suffix: string; image: ImageTree; extracted?: Tree }> = [
-    { suffix: 'this', image: buildImageTree('this tree', repoRoot, log) },
+    { suffix: 'this', image: await buildImageTree('this tree', repoRoot, log) },
   ];
   if (flags.before) {
     const extracted = extractTree(flags.before);
     trees.push({
       suffix: 'before',
-      image: buildImageTree(`${flags.before} (${extracted.commit})`, extracted.dir, log),
+      image: await buildImageTree(`${flags.before} (${extracted.commit})`, extracted.dir, log),
       extracted,
     });
   }
@@ -92,7 +93,7 @@ export async function footprintMain(
       cp.kc,
       trees.map((t) => t.suffix),
     );
-    const bare = startBareNode();
+    const bare = startBareNode(trees[0].image);
     for (const t of trees) running.push(await startDaemons(t.image, t.suffix, work, cp.kubeconfigPath));
     killOnExit([bare, ...running.flatMap((d) => [d.agent.child, d.webhook.child, d.repair.child])]);
     const sets = [];
