@@ -13,7 +13,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import type { Registry } from 'prom-client';
 import { buildApp } from '../src/server/app.ts';
 import { createMetrics, registerCertificateMetrics, registerNodeMetrics } from '../src/server/metrics.ts';
 import { createAgentMetrics } from '../src/agent/metrics.ts';
@@ -48,7 +47,7 @@ export async function meshgateFamilies(): Promise<Map<string, Family>> {
   const pair = issueSelfSigned(['127.0.0.1'], 3600_000, Date.now());
   registerCertificateMetrics(webhook.registry, { current: () => pair });
   registerNodeMetrics(webhook.registry, new NodeFactStore());
-  const registries: Array<[Component, Registry]> = [
+  const registries: Array<[Component, { getMetricsAsArray(): object[] }]> = [
     ['webhook', webhook.registry],
     ['node-agent', createAgentMetrics().registry],
     ['repair-controller', createRepairMetrics().registry],

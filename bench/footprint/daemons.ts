@@ -46,9 +46,9 @@ export async function startDaemons(
     chmodSync(join(binDir, b), 0o755);
   }
   writeFileSync(join(confDir, CNI_FILE), MESHED);
-  // The chart's ConfigMap holds the config as YAML; the agent, the webhook and the repair controller all read it.
+  // The chart's ConfigMap holds the config as JSON; the agent, the webhook and the repair controller all read it.
   const config = join(dir, 'config.yaml');
-  writeFileSync(config, 'mesh: istio\nmeshNamespace: meshgate\n');
+  writeFileSync(config, `${JSON.stringify({ mesh: 'istio', meshNamespace: 'meshgate' }, null, 2)}\n`);
   const logFile = join(dir, 'daemons.log');
   const log = createWriteStream(logFile);
   const [agentPort, webhookPort, repairPort] = [await freePort(), await freePort(), await freePort()];

@@ -89,6 +89,8 @@ describe('node agent endpoints', () => {
     writeFileSync(join(config.confDir, '10-calico.conflist'), PRIMARY);
     a.trigger('test');
     await unverified;
+    // The fake publisher resolves its waiters inside publish(); the agent counts the publish once publish() returned.
+    await new Promise((r) => setImmediate(r));
     const text = await scrape();
     expect(sample(text, 'meshgate_node_agent_verdict{reason="verified"}')).toBe(0);
     expect(sample(text, 'meshgate_node_agent_verdict{reason="mesh_plugin_missing"}')).toBe(1);
