@@ -81,7 +81,7 @@ export function planPatches(node: V1Node, agentVerdict: Verdict, taintUnverified
   return { node: patch, status: { status: { conditions: [condition] } }, guarded: verdict.verified, state };
 }
 
-/** Taints as they go over the wire (client-node parses timeAdded into a Date). */
+/** Taints as they go over the wire: timeAdded as seconds-precision RFC 3339, whatever form it was read in. */
 function plainTaint(t: V1Taint): Record<string, unknown> {
   const out: Record<string, unknown> = { key: t.key, effect: t.effect };
   if (t.value !== undefined) out.value = t.value;

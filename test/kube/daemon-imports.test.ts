@@ -1,5 +1,5 @@
-// The daemons (webhook `serve`, `node-agent`, `repair-controller`) never load @kubernetes/client-node: it is ~60 MiB
-// of RSS in each process, paid on every node by the agent (npm run bench -- --footprint). Two checks:
+// The daemons (webhook `serve`, `node-agent`, `repair-controller`) never load @kubernetes/client-node: it was 42–48
+// MiB of RSS in each process, paid on every node by the agent (npm run bench -- --footprint). Two checks:
 // - static: the import graph of src/, read by the TypeScript parser, from each daemon's command module through every
 //   static and dynamic import, must not reach the package (only `import type` is erased from the JavaScript;
 //   `import { type X }` still loads the module under verbatimModuleSyntax, so it counts);

@@ -1,8 +1,9 @@
 /**
  * The daemons' Kubernetes client: JSON over HTTPS (node:https, one keep-alive agent) with only what the webhook, the
  * node agent and the repair controller call — get, list by pages, watch, create, update, patch, delete. It replaces
- * @kubernetes/client-node in the daemons, whose import alone costs ~60 MiB of RSS in each process (`npm run bench --
- * --footprint`; node:https is already part of every daemon, while Node's fetch would load undici on top, ~6 MiB).
+ * @kubernetes/client-node in the daemons, which was 42–48 MiB of each one's RSS (`npm run bench -- --footprint`,
+ * docs/benchmarks.md §7). node:https is part of every daemon anyway; Node's fetch held 20 MiB more for the same
+ * requests (undici and its WebAssembly parser) and takes no CA or client certificate without the undici package.
  * - TLS: always verified, against the access's CA (or the system roots); a client certificate when given.
  * - Credentials: a bearer token, re-read from its file at most TOKEN_MAX_AGE_MS old and at once after a 401 (a
  *   projected service-account token rotates hourly), or the client certificate; impersonation headers if asked.
