@@ -13,6 +13,12 @@ import { meshgatePodReflector } from './meshgate-pods.ts';
 
 type PodLike = { metadata?: { name?: string; namespace?: string } };
 
+/**
+ * The one GET a binding review may cost runs while the apiserver waits for meshgate's answer (the chart's
+ * timeoutSeconds is 10 by default): one attempt, bounded to half of that, so a failure still answers in time.
+ */
+const ADMISSION_GET = { attempts: 1, timeoutMs: 5_000 };
+
 export interface PodNeeds {
   /** The pod's need when cached, else undefined (the caller falls back to one GET). */
   get(namespace: string, name: string): RedirectNeed | undefined;
@@ -75,7 +81,7 @@ export function startPodNeedCache(
     store,
     ready,
     get: (ns, name) => store.get(ns, name),
-    fetch: async (ns, name) => needOf(await client.get(core('pods', { namespace: ns, name })), cfg),
+    fetch: async (ns, name) => needOf(await client.get(core('pods', { namespace: ns, name }), ADMISSION_GET), cfg),
     stop: () => reflector.stop(),
   };
 }

@@ -3,8 +3,9 @@
  * one to the few fields they need (5,000 whole Nodes, tens of KiB each once parsed, would cost hundreds of MB).
  * - Lists are paged (LIST_PAGE items) so one huge response never sits in memory at once.
  * - A watch the apiserver ends (its timeout, a restart) is resumed from the last resourceVersion seen, bookmarks
- *   included, at once; a watch that fails is resumed after a backoff (RETRY_MS doubling to MAX_RETRY_MS, reset
- *   once a watch delivers); a 410 Gone (the resourceVersion is too old, as an answer or an ERROR event) relists.
+ *   included, at once; a watch that fails, or ends at once with nothing delivered, is resumed after a backoff
+ *   (RETRY_MS doubling to MAX_RETRY_MS, reset once a watch delivers); a 410 Gone (the resourceVersion is too old,
+ *   as an answer or an ERROR event) relists.
  * start() resolves after the first complete list, or rejects when it fails (the client has retried it already):
  * the callers decide whether that stops the process.
  */
@@ -18,6 +19,8 @@ export const LIST_PAGE = 500;
 const RETRY_MS = 1000;
 /** client-go's reflector backs off to 30 s. */
 const MAX_RETRY_MS = 30_000;
+/** A watch ended by the apiserver this soon with nothing delivered is a failure (client-go: "very short watch"). */
+const SHORT_WATCH_MS = 1000;
 
 export interface Projected {
   metadata?: { name?: string; namespace?: string; resourceVersion?: string };
@@ -99,6 +102,8 @@ export class Reflector {
   async #watchOnce(): Promise<boolean> {
     let gone = false;
     let failure: Error | undefined;
+    let events = 0;
+    const started = Date.now();
     this.stats.watches++;
     await watch<Projected & { code?: number; message?: string }>(
       this.#o.client,
@@ -109,6 +114,7 @@ export class Reflector {
           if (!gone) failure = new Error(`watch ${this.#o.path}: ${e.object.code} ${e.object.message ?? ''}`);
           return;
         }
+        events++;
         this.#delay = RETRY_MS;
         const rv = e.object.metadata?.resourceVersion;
         if (rv) this.#rv = rv;
@@ -122,6 +128,8 @@ export class Reflector {
       },
     );
     if (failure) throw failure;
+    if (!gone && events === 0 && Date.now() - started < SHORT_WATCH_MS)
+      throw new Error(`watch ${this.#o.path}: ended at once without an event`);
     return gone;
   }
 

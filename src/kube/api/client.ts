@@ -17,6 +17,7 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { readFileSync } from 'node:fs';
 import { KubeApiError, KubeTransportError } from '../errors.ts';
+import { apiError, readJson } from './response.ts';
 import type { ClusterAccess } from './access.ts';
 import { MAX_ATTEMPTS, parseRetryAfter, retryDelay, type Method } from './retry.ts';
 
@@ -47,6 +48,10 @@ export interface CallOptions {
   /** Statuses that are this call's answer and must not be retried (an eviction's 429). */
   answers?: readonly number[];
   maxBytes?: number;
+  /** Per attempt, over the client's REQUEST_TIMEOUT_MS: a call someone is waiting on (an admission review). */
+  timeoutMs?: number;
+  /** Over the client's MAX_ATTEMPTS. */
+  attempts?: number;
 }
 
 export interface ClientOptions {
@@ -132,14 +137,14 @@ export class KubeClient {
     o: CallOptions = {},
   ): Promise<T> {
     const body = send === undefined ? undefined : JSON.stringify(send.body);
-    const policy = { maxAttempts: this.#o.maxAttempts, answers: o.answers };
+    const policy = { maxAttempts: o.attempts ?? this.#o.maxAttempts, answers: o.answers };
     let refreshed = false;
     for (let attempt = 1; ; attempt++) {
       try {
         const res = await this.open(method, path, o.query, {
           body,
           contentType: send?.contentType,
-          timeoutMs: this.#o.requestTimeoutMs,
+          timeoutMs: o.timeoutMs ?? this.#o.requestTimeoutMs,
         });
         return (await readJson(res.response, o.maxBytes ?? MAX_RESPONSE_BYTES, `${method} ${path}`, res.done)) as T;
       } catch (err) {
@@ -236,36 +241,4 @@ export class KubeClient {
     }
     return this.#token?.value;
   }
-}
-
-function apiError(status: number, st: unknown, retryAfter: number | undefined): KubeApiError {
-  const s = (st ?? {}) as { reason?: unknown; message?: unknown };
-  const reason = typeof s.reason === 'string' ? s.reason : `HTTP ${status}`;
-  const message = typeof s.message === 'string' ? s.message : '';
-  return new KubeApiError(status, reason, message, retryAfter);
-}
-
-/** The whole body, parsed, failing once it exceeds `maxBytes`. */
-function readJson(res: IncomingMessage, maxBytes: number, what: string, done: () => void): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > maxBytes) {
-        done();
-        res.destroy();
-        reject(new Error(`${what}: the answer exceeds ${maxBytes} bytes`));
-      } else chunks.push(c);
-    });
-    res.on('error', (err) => reject(new KubeTransportError(`${what}: ${err.message}`, true, err)));
-    res.on('end', () => {
-      done();
-      try {
-        resolve(size === 0 ? undefined : JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      } catch (err) {
-        reject(new Error(`${what}: the answer is not JSON: ${(err as Error).message}`));
-      }
-    });
-  });
 }

@@ -105,6 +105,15 @@ describe('retries', () => {
     expect(waits).toEqual([150, 300]);
   });
 
+  it('per call: fewer attempts and a shorter timeout (a GET an admission review waits on)', async () => {
+    server.handle((_s, res) => json(res, 500, statusBody(500, 'InternalError', 'etcd')));
+    await expect(client().get('/x', { attempts: 1 })).rejects.toMatchObject({ code: 500 });
+    expect(server.seen).toHaveLength(1);
+    server.handle(() => undefined);
+    await expect(client().get('/slow', { attempts: 1, timeoutMs: 100 })).rejects.toThrow(/no answer within 100 ms/);
+    expect(server.seen).toHaveLength(2);
+  });
+
   it('500 on a write: not retried (it may have been applied)', async () => {
     server.handle((_s, res) => json(res, 500, statusBody(500, 'InternalError', 'etcd')));
     await expect(client().patch('/x', 'merge', {})).rejects.toMatchObject({ code: 500 });
