@@ -13,7 +13,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import type { Registry } from 'prom-client';
 import { buildApp } from '../src/server/app.ts';
 import {
   createMetrics,
@@ -55,7 +54,7 @@ export async function meshgateFamilies(): Promise<Map<string, Family>> {
   registerCertificateMetrics(webhook.registry, { current: () => pair });
   registerNodeMetrics(webhook.registry, new NodeFactStore());
   registerConfigMetrics(webhook.registry, { privileges: 'restricted', baselineNamespaces: ['legacy'] });
-  const registries: Array<[Component, Registry]> = [
+  const registries: Array<[Component, { getMetricsAsArray(): object[] }]> = [
     ['webhook', webhook.registry],
     ['node-agent', createAgentMetrics().registry],
     ['repair-controller', createRepairMetrics().registry],

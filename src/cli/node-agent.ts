@@ -3,7 +3,6 @@
  * the CNI chain the runtime will load and says so on its own Node (src/agent/). Flags are parsed and validated
  * here, once, into a frozen config; defaults are pinned by test/agent/node-agent-cli.test.ts.
  */
-import { createLogger } from '../log/logger.ts';
 import { NodeAgent, type AgentConfig } from '../agent/agent.ts';
 import {
   durationFlag,
@@ -18,7 +17,8 @@ import {
 import { configFromFlags } from '../config/load.ts';
 import { KubeNodePublisher } from '../agent/kube-publisher.ts';
 import { createAgentMetrics } from '../agent/metrics.ts';
-import { buildAgentApp } from '../agent/http.ts';
+import { serveAgent, type AgentServer } from '../agent/http.ts';
+import { jsonLineLog } from '../agent/log.ts';
 import { liveness, readiness } from '../agent/health.ts';
 import { parsePort } from '../util/values.ts';
 import { parseFlags, UsageError } from './args.ts';
@@ -141,26 +141,26 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   let publisher: KubeNodePublisher;
   try {
     options = parseNodeAgentArgs(argv, io.env);
-    publisher = KubeNodePublisher.fromFlags(options.kubeconfig);
+    publisher = await KubeNodePublisher.connect(options.kubeconfig, io.env);
   } catch (err) {
     io.stderr(`meshgate node-agent: ${(err as Error).message}\n\n${err instanceof UsageError ? USAGE : ''}`);
     return 2;
   }
-  const log = createLogger({ base: { node: options.nodeName } }, { write: (line: string) => io.stdout(line) });
+  const log = jsonLineLog({ node: options.nodeName }, (line) => io.stdout(line));
   const metrics = createAgentMetrics({ processMetrics: true });
   const agent = new NodeAgent(options, { publisher, log, observer: metrics.observer });
   const startedAt = Date.now();
-  const app = buildAgentApp({
+  const endpoints = {
     registry: metrics.registry,
     alive: () => liveness(agent.status(), Date.now(), startedAt),
     ready: () => readiness(agent.status(), Date.now()),
-  });
+  };
   log.info({ ...options }, 'node agent starting');
   // Listening first: the probes must answer while the first check runs.
+  let server: AgentServer | undefined;
   if (options.listen) {
     try {
-      // A copy: fastify writes into the options it is given, and ours are frozen.
-      await app.listen({ ...options.listen });
+      server = await serveAgent(endpoints, options.listen);
     } catch (err) {
       const where = `${options.listen.host}:${options.listen.port}`;
       io.stderr(`meshgate node-agent: cannot listen on ${where}: ${(err as Error).message}\n`);
@@ -173,6 +173,6 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   await agent.start();
   log.info({ signal: await signal }, 'node agent stopping; the Node keeps its last verdict');
   await agent.stop();
-  await app.close();
+  await server?.close();
   return 0;
 }

@@ -10,7 +10,7 @@ import { createLogger } from '../log/logger.ts';
 import type { CliIO } from './io.ts';
 import { parseFlags, UsageError } from './args.ts';
 import { ConfigError, configFromFlags } from '../config/load.ts';
-import { loadKubeConfig } from '../kube/client.ts';
+import { connectCluster } from '../kube/client.ts';
 import { durationFlag } from '../agent/flags.ts';
 import { startRepair } from '../repair/run.ts';
 import {
@@ -117,16 +117,13 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     const config = configFromFlags({ config: f.config, mesh: f.mesh });
     const quarantine = quarantineSettings(f, config.meshNamespace);
     const unmeshed = unmeshedSettings(f);
-    const kc = await loadKubeConfig({
-      kubeconfig: f.kubeconfig,
-      inCluster: io.env.KUBERNETES_SERVICE_HOST !== undefined,
-    });
-    if (!kc) throw new UsageError('no cluster credentials: pass --kubeconfig or run in a cluster');
+    const kube = await connectCluster({ kubeconfig: f.kubeconfig, env: io.env });
+    if (!kube) throw new UsageError('no cluster credentials: pass --kubeconfig or run in a cluster');
     const logger = createLogger({ level: f['log-level'] });
     // POD_NAME (downward API) names the replica; the suffix tells a restarted process from its predecessor.
     const identity = `${io.env.POD_NAME ?? hostname()}_${randomUUID().slice(0, 8)}`;
     running = await startRepair({
-      kc,
+      kube,
       config,
       lease:
         f['leader-elect'] === 'true'

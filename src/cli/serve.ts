@@ -8,7 +8,7 @@ import { parseFlags, UsageError } from './args.ts';
 import { ConfigError, configFromFlags } from '../config/load.ts';
 import { compileConfig } from '../config/compile.ts';
 import { NodeStateError, loadNodeState } from '../facts/node-state.ts';
-import { loadKubeConfig } from '../kube/client.ts';
+import { connectCluster } from '../kube/client.ts';
 import { startServer } from '../server/start.ts';
 import { parsePort } from '../util/values.ts';
 import {
@@ -151,13 +151,11 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     const config = compileConfig(configFromFlags({ config: f.config, mesh: f.mesh }));
-    const kc = await loadKubeConfig({
-      kubeconfig: f.kubeconfig,
-      inCluster: io.env.KUBERNETES_SERVICE_HOST !== undefined,
-    });
-    if (!kc && (f['cert-secret'] || f['webhook-config'] || f['mark-key-secret']))
+    const kube = await connectCluster({ kubeconfig: f.kubeconfig, env: io.env });
+    if (!kube && (f['cert-secret'] || f['webhook-config'] || f['mark-key-secret']))
       throw new UsageError('--cert-secret, --webhook-config and --mark-key-secret need cluster credentials');
-    if (kc && f['node-state']) io.stderr('meshgate serve: --node-state is ignored: node facts come from the cluster\n');
+    if (kube && f['node-state'])
+      io.stderr('meshgate serve: --node-state is ignored: node facts come from the cluster\n');
     server = await startServer({
       config,
       port: Number(f.port),
@@ -166,8 +164,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       keyFile: f['key-file'],
       tlsSans: f['tls-san'] ?? ['localhost', '127.0.0.1', `meshgate.${config.config.meshNamespace}.svc`],
       writeCaTo: f['write-certs'],
-      nodeState: kc ? undefined : loadNodeState(f['node-state']),
-      kc,
+      nodeState: kube ? undefined : loadNodeState(f['node-state']),
+      kube,
       drainSeconds: Number(f['drain-seconds']),
       certSecret: f['cert-secret'] ? { namespace: config.config.meshNamespace, name: f['cert-secret'] } : undefined,
       webhookConfigName: f['webhook-config'],

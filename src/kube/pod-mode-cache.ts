@@ -4,13 +4,20 @@
  * "namespace/name" → need), so 50,000 pods cost about 13 MB (measured by `npm run bench`), not whole Pod objects.
  * The label only selects which pods to watch: a pod whose label was removed drops out and is read with one GET.
  */
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Compiled } from '../config/compile.ts';
 import { parsePod } from '../pod/parse.ts';
 import { redirectNeed, type RedirectNeed } from '../policy/binding.ts';
+import type { KubeClient } from './api/client.ts';
+import { core } from './api/paths.ts';
 import { meshgatePodReflector } from './meshgate-pods.ts';
 
 type PodLike = { metadata?: { name?: string; namespace?: string } };
+
+/**
+ * The one GET a binding review may cost runs while the apiserver waits for meshgate's answer (the chart's
+ * timeoutSeconds is 10 by default): one attempt, bounded to half of that, so a failure still answers in time.
+ */
+const ADMISSION_GET = { attempts: 1, timeoutMs: 5_000 };
 
 export interface PodNeeds {
   /** The pod's need when cached, else undefined (the caller falls back to one GET). */
@@ -57,13 +64,12 @@ export class PodNeedStore {
 }
 
 export function startPodNeedCache(
-  kc: KubeConfig,
+  client: KubeClient,
   cfg: Compiled,
   onError?: (err: unknown) => void,
 ): PodNeeds & { stop(): void; store: PodNeedStore; ready: Promise<void> } {
   const store = new PodNeedStore(cfg);
-  const api = kc.makeApiClient(CoreV1Api);
-  const reflector = meshgatePodReflector(kc, {
+  const reflector = meshgatePodReflector(client, {
     replace: (items) => store.replace(items as PodLike[]),
     upsert: (p) => store.set(p as PodLike),
     remove: (p) => store.delete(p as PodLike),
@@ -75,7 +81,7 @@ export function startPodNeedCache(
     store,
     ready,
     get: (ns, name) => store.get(ns, name),
-    fetch: async (ns, name) => needOf(await api.readNamespacedPod({ name, namespace: ns }), cfg),
+    fetch: async (ns, name) => needOf(await client.get(core('pods', { namespace: ns, name }), ADMISSION_GET), cfg),
     stop: () => reflector.stop(),
   };
 }

@@ -1,9 +1,10 @@
 /**
- * Errors as log fields: `{"err":{"type":"ApiException","code":409,"reason":"Conflict","message":"…"}}`, which a
- * log pipeline indexes and filters (`err.code=409`). The Kubernetes client's ApiException carries the whole Status
- * body and headers as escaped JSON in its message; logging that message put JSON inside a string. This reads the
- * Status instead. Recognised by shape (a numeric HTTP code and a body), so this module needs no Kubernetes client
- * and the webhook without a cluster never loads one.
+ * Errors as log fields: `{"err":{"type":"KubeApiError","code":409,"reason":"Conflict","message":"…"}}`, which a
+ * log pipeline indexes and filters (`err.code=409`). Two clients throw API errors: the daemons' own
+ * (src/kube/api: KubeApiError with the Status' reason and message, KubeTransportError around the socket's error)
+ * and @kubernetes/client-node in the CLI, whose ApiException carries the whole Status body and headers as escaped
+ * JSON in its message — logging that message put JSON inside a string, so its Status is read instead. Both are
+ * recognised by shape (a numeric HTTP code with a body or a reason), so this module loads no Kubernetes client.
  */
 
 export interface ErrorFields {
@@ -24,8 +25,15 @@ interface ApiError {
   body: unknown;
 }
 
+/** client-node's ApiException: the Status is its body. */
 function isApiError(err: unknown): err is Error & ApiError {
   return err instanceof Error && typeof (err as Partial<ApiError>).code === 'number' && 'body' in err;
+}
+
+/** src/kube/errors.ts' KubeApiError: the Status' reason ('' when the apiserver sent none) and message, read already. */
+function isReadApiError(err: unknown): err is Error & { code: number; reason: string } {
+  const e = err as { code?: unknown; reason?: unknown };
+  return err instanceof Error && typeof e.code === 'number' && typeof e.reason === 'string';
 }
 
 /** The Status an API error's body holds (it comes as text or already parsed), or its text when it is not one. */
@@ -56,8 +64,17 @@ export function errorFields(err: unknown): ErrorFields {
       message: s.message ?? `HTTP ${err.code}`,
     };
   }
+  if (isReadApiError(err)) {
+    return {
+      type: err.name,
+      code: err.code,
+      ...(err.reason ? { reason: err.reason } : {}),
+      message: err.message || `HTTP ${err.code}`,
+    };
+  }
   if (err instanceof Error) {
-    const code = (err as NodeJS.ErrnoException).code;
+    // A KubeTransportError wraps the socket's error, which has the system code (ECONNREFUSED, ETIMEDOUT).
+    const code = (err as NodeJS.ErrnoException).code ?? (err.cause as NodeJS.ErrnoException | undefined)?.code;
     return { type: err.name, message: err.message, ...(code !== undefined ? { code } : {}) };
   }
   return { type: typeof err, message: String(err) };

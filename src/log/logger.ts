@@ -1,5 +1,6 @@
 /**
- * The one pino configuration of meshgate's daemons (serve, node-agent, repair-controller): levels as strings
+ * The log format of meshgate's daemons, as pino writes it for serve and repair-controller (the node agent writes the
+ * same lines without pino: src/agent/log.ts, held to this by test/agent/log.test.ts): levels as strings
  * (`"level":"info"`) and ISO 8601 UTC timestamps (`"time":"2026-11-26T10:00:00.000Z"`), what log pipelines (Loki,
  * Elasticsearch/ECS, Cloud Logging, Datadog) read without a parsing rule; pino's defaults (`"level":30`, epoch
  * milliseconds) need one. Errors go in an `err` object (fields.ts), never as JSON escaped into a string.

@@ -4,7 +4,7 @@
  * and kube components do; meshgate's own carry the meshgate_repair_ prefix.
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { registerBuildInfo } from '../util/version.ts';
+import { registerBuildInfo } from '../util/build-info.ts';
 
 export interface RepairMetrics {
   registry: Registry;

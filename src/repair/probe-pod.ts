@@ -8,11 +8,10 @@
  * probe policy (repair-probe-policy.yaml) lets the repair controller create nothing more. Pure.
  */
 import { createHash } from 'node:crypto';
-import type { V1Pod } from '@kubernetes/client-node';
 import type { Compiled } from '../config/compile.ts';
 import { ISTIO_STATUS } from '../mesh/istio.ts';
 import { UNVERIFIED_TAINT } from '../node/contract.ts';
-import type { Container } from '../pod/types.ts';
+import type { Container, Pod } from '../pod/types.ts';
 import { failureReason, type ValidatorWatch } from './decide.ts';
 
 export const PROBE_LABEL = 'meshgate.io/probe';
@@ -68,7 +67,7 @@ export function probeTemplate(
   };
 }
 
-export function buildProbePod(t: ProbeTemplate, node: string): V1Pod {
+export function buildProbePod(t: ProbeTemplate, node: string): Pod {
   const proxy: Container = {
     name: t.proxyName,
     image: t.proxyImage ?? t.validator.image,
@@ -121,7 +120,7 @@ export function buildProbePod(t: ProbeTemplate, node: string): V1Pod {
       tolerations: [{ key: UNVERIFIED_TAINT.key, operator: 'Exists', effect: UNVERIFIED_TAINT.effect }],
       initContainers: [{ ...t.validator, imagePullPolicy: 'IfNotPresent' }],
       containers: [proxy],
-    } as V1Pod['spec'],
+    },
   };
 }
 

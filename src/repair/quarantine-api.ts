@@ -8,15 +8,11 @@
  * - release: a merge patch removing the mark (and updating the history); the node agent publishes its own verdict.
  * - Events on the Node, in namespace default (where the kubelet's node Events go).
  */
-import {
-  ApiException,
-  CoreV1Api,
-  PatchStrategy,
-  setHeaderOptions,
-  type KubeConfig,
-  type V1Node,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/api/client.ts';
+import type { Node, Pod } from '../kube/api/objects.ts';
+import { core } from '../kube/api/paths.ts';
+import { statusCode } from '../kube/errors.ts';
+import { createEvent } from '../kube/events.ts';
 import { CONDITION_TYPE, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../node/contract.ts';
 import {
   describeMark,
@@ -41,20 +37,21 @@ import type { QuarantineApi } from './quarantine.ts';
 export const FIELD_MANAGER = 'meshgate-repair-controller';
 /** A 409 means the Node changed between our read and our taints patch: read again, this often. */
 const CONFLICT_RETRIES = 3;
-const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const strategic = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+const WRITE = { query: { fieldManager: FIELD_MANAGER } };
 
-const is = (err: unknown, code: number) => err instanceof ApiException && err.code === code;
+const is = (err: unknown, code: number) => statusCode(err) === code;
 
-export function kubeQuarantineApi(kc: KubeConfig, probe: ProbeTemplate, validator: ValidatorWatch): QuarantineApi {
-  const api = kc.makeApiClient(CoreV1Api);
+export function kubeQuarantineApi(client: KubeClient, probe: ProbeTemplate, validator: ValidatorWatch): QuarantineApi {
+  const nodePath = (name: string) => core('nodes', { name });
+  const probePath = (node: string) => core('pods', { namespace: probe.namespace, name: probeName(node) });
+  const readNode = (name: string) => client.get<Node>(nodePath(name));
   const kubeTime = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
-  async function patchNode(name: string, plan: (n: V1Node) => Record<string, unknown>): Promise<V1Node> {
+  async function patchNode(name: string, plan: (n: Node) => Record<string, unknown>): Promise<Node> {
     for (let attempt = 0; ; attempt++) {
-      const node = await api.readNode({ name });
+      const node = await readNode(name);
       try {
-        return await api.patchNode({ name, body: plan(node), fieldManager: FIELD_MANAGER }, merge);
+        return await client.patch<Node>(nodePath(name), 'merge', plan(node), WRITE);
       } catch (err) {
         if (!is(err, 409) || attempt >= CONFLICT_RETRIES) throw err;
       }
@@ -64,7 +61,7 @@ export function kubeQuarantineApi(kc: KubeConfig, probe: ProbeTemplate, validato
   return {
     async readNode(name) {
       try {
-        return nodeView(await api.readNode({ name }));
+        return nodeView(await readNode(name));
       } catch (err) {
         if (is(err, 404)) return undefined;
         throw err;
@@ -102,10 +99,8 @@ export function kubeQuarantineApi(kc: KubeConfig, probe: ProbeTemplate, validato
         message: describeMark({ ok: true, mark }),
       };
       if (previous?.status !== 'False') condition.lastTransitionTime = kubeTime(new Date());
-      const final = await api.patchNodeStatus(
-        { name: view.name, body: { status: { conditions: [condition] } }, fieldManager: FIELD_MANAGER },
-        strategic,
-      );
+      const status = core('nodes', { name: view.name, sub: 'status' });
+      const final = await client.patch<Node>(status, 'strategic', { status: { conditions: [condition] } }, WRITE);
       return nodeView(final);
     },
 
@@ -115,31 +110,18 @@ export function kubeQuarantineApi(kc: KubeConfig, probe: ProbeTemplate, validato
           annotations: { [QUARANTINE_ANNOTATION]: null, [QUARANTINE_HISTORY_ANNOTATION]: writeHistory(history) },
         },
       };
-      return nodeView(await api.patchNode({ name: view.name, body, fieldManager: FIELD_MANAGER }, merge));
+      return nodeView(await client.patch<Node>(nodePath(view.name), 'merge', body, WRITE));
     },
 
     async nodeEvent(view, type, reason, message) {
-      const now = new Date();
-      await api.createNamespacedEvent({
-        namespace: 'default',
-        body: {
-          metadata: { generateName: `${view.name}.`, namespace: 'default' },
-          involvedObject: { apiVersion: 'v1', kind: 'Node', name: view.name, uid: view.uid },
-          reason,
-          message,
-          type,
-          source: { component: FIELD_MANAGER },
-          firstTimestamp: now,
-          lastTimestamp: now,
-          count: 1,
-        },
-      });
+      const involved = { kind: 'Node' as const, name: view.name, uid: view.uid };
+      await createEvent(client, involved, { type, reason, message, component: FIELD_MANAGER });
     },
 
     async readProbe(node) {
-      let pod: V1Pod;
+      let pod: Pod;
       try {
-        pod = await api.readNamespacedPod({ name: probeName(node), namespace: probe.namespace });
+        pod = await client.get<Pod>(probePath(node));
       } catch (err) {
         if (is(err, 404)) return undefined;
         throw err;
@@ -162,7 +144,7 @@ export function kubeQuarantineApi(kc: KubeConfig, probe: ProbeTemplate, validato
 
     async createProbe(node) {
       try {
-        await api.createNamespacedPod({ namespace: probe.namespace, body: buildProbePod(probe, node) });
+        await client.create(core('pods', { namespace: probe.namespace }), buildProbePod(probe, node));
       } catch (err) {
         if (!is(err, 409)) throw err;
       }
@@ -170,7 +152,7 @@ export function kubeQuarantineApi(kc: KubeConfig, probe: ProbeTemplate, validato
 
     async deleteProbe(node) {
       try {
-        await api.deleteNamespacedPod({ name: probeName(node), namespace: probe.namespace });
+        await client.delete(probePath(node));
       } catch (err) {
         if (!is(err, 404)) throw err;
       }

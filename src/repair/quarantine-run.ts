@@ -3,7 +3,7 @@
  * failures from the pod watch counted on every replica, and — while leading — a tick that walks every withdrawn
  * node through hold, agent verdict, probe and give-back.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/api/client.ts';
 import type { Logger } from 'pino';
 import type { Compiled } from '../config/compile.ts';
 import type { ValidatorWatch } from './decide.ts';
@@ -31,7 +31,7 @@ export interface RunningQuarantine {
 }
 
 export async function startQuarantine(
-  kc: KubeConfig,
+  client: KubeClient,
   cfg: Compiled,
   validator: ValidatorWatch,
   s: QuarantineSettings,
@@ -43,7 +43,7 @@ export async function startQuarantine(
     proxyImage: s.probe.proxyImage,
     activeDeadlineSeconds: Math.ceil(s.probe.timeoutMs / 1000),
   });
-  const quarantine = new NodeQuarantine(kubeQuarantineApi(kc, template, validator), {
+  const quarantine = new NodeQuarantine(kubeQuarantineApi(client, template, validator), {
     threshold: s.threshold,
     windowMs: s.windowMs,
     holdOff: s.holdOff,
@@ -54,7 +54,7 @@ export async function startQuarantine(
     metrics: deps.metrics,
     logger: deps.logger,
   });
-  const watch = await watchWithdrawnNodes(kc, quarantine, deps.logger);
+  const watch = await watchWithdrawnNodes(client, quarantine, deps.logger);
   const timer = setInterval(() => void quarantine.tick(), s.intervalMs);
   return {
     quarantine,

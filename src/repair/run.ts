@@ -3,7 +3,7 @@
  * alone acts (src/kube/lease.ts), a periodic resync while leading, and the HTTP endpoints. Further leader-only loops
  * (node quarantine) hang off `onStartedLeading`/`isLeader` the same way the pod repair does.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/api/client.ts';
 import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { MeshgateConfig } from '../config/types.ts';
@@ -22,7 +22,7 @@ import { watchRepairPods } from './watch.ts';
 import { MarkKeySource } from '../mark/key-source.ts';
 
 export interface RepairRunOptions {
-  kc: KubeConfig;
+  kube: KubeClient;
   config: DeepReadonly<MeshgateConfig>;
   /** undefined: no leader election (a single replica acts alone). */
   lease?: { namespace: string; name: string } & Pick<
@@ -72,9 +72,9 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
   };
   const deps = { isLeader, dryRun: o.dryRun, metrics, logger: o.logger };
   // Before the pod watch: its first list already reports failures to count.
-  const quarantine = o.quarantine ? await startQuarantine(o.kc, cfg, validator, o.quarantine, deps) : undefined;
-  const unmeshed = o.unmeshed ? await startUnmeshed(o.kc, cfg, o.unmeshed, deps) : undefined;
-  const controller = new RepairController(kubeRepairApi(o.kc), {
+  const quarantine = o.quarantine ? await startQuarantine(o.kube, cfg, validator, o.quarantine, deps) : undefined;
+  const unmeshed = o.unmeshed ? await startUnmeshed(o.kube, cfg, o.unmeshed, deps) : undefined;
+  const controller = new RepairController(kubeRepairApi(o.kube), {
     validator,
     trust,
     maxDeletesPerMinute: o.maxDeletesPerMinute,
@@ -84,9 +84,9 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
     logger: o.logger,
     onFailure: quarantine && ((f) => void quarantine.quarantine.recordFailure(f)),
   });
-  const watch = await watchRepairPods(o.kc, controller, o.logger);
+  const watch = await watchRepairPods(o.kube, controller, o.logger);
   if (o.lease) {
-    elector = new LeaderElector(kubeLeaseStore(o.kc, o.lease.namespace, o.lease.name), {
+    elector = new LeaderElector(kubeLeaseStore(o.kube, o.lease.namespace, o.lease.name), {
       ...o.lease,
       log: o.logger,
       onStartedLeading: () => {

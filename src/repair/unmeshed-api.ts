@@ -3,74 +3,86 @@
  * (get, by name), pods (list, paged), namespaces from a watch (labels only; a label change that opts a namespace
  * in asks for a sweep at once), evictions (pods/eviction create, narrowed by the chart's eviction policy) and Events.
  */
-import { ApiException, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { KubeReader } from '../check/kube-reader.ts';
-import type { NamespaceFacts } from '../check/facts.ts';
-import { Reflector, type ListPage } from '../kube/reflector.ts';
+import type { NamespaceFacts, ReadError } from '../check/facts.ts';
+import { podRecord, webhookEntry, type PodLike, type WebhookLike } from '../check/records.ts';
+import type { KubeClient } from '../kube/api/client.ts';
+import { core, group } from '../kube/api/paths.ts';
+import { describeKubeError, KubeApiError, statusCode } from '../kube/errors.ts';
+import { createEvent } from '../kube/events.ts';
+import { LIST_PAGE, Reflector } from '../kube/reflector.ts';
 import type { UnmeshedApi } from './unmeshed-sweep.ts';
 import { errorFields } from '../log/fields.ts';
 
 const COMPONENT = 'meshgate-repair-controller';
 
+/** An API refusal (403 from RBAC, 500) is a ReadError the sweep reports; no answer at all is thrown. */
+function readError(err: unknown): ReadError {
+  if (err instanceof KubeApiError) return { error: describeKubeError(err) };
+  throw err;
+}
+
 export function kubeUnmeshedApi(
-  kc: KubeConfig,
+  client: KubeClient,
   webhookConfig: string,
   namespaces: () => NamespaceFacts[],
 ): UnmeshedApi {
-  const reader = new KubeReader(kc);
-  const api = kc.makeApiClient(CoreV1Api);
   return {
-    webhookConfig: () => reader.webhookConfig('mutating', webhookConfig),
+    async webhookConfig() {
+      const path = group('admissionregistration.k8s.io/v1', 'mutatingwebhookconfigurations', { name: webhookConfig });
+      try {
+        const c = await client.get<{ webhooks?: WebhookLike[] }>(path);
+        return { kind: 'mutating', name: webhookConfig, webhooks: (c.webhooks ?? []).map(webhookEntry) };
+      } catch (err) {
+        return statusCode(err) === 404 ? undefined : readError(err);
+      }
+    },
     namespaces: async () => namespaces(),
-    pods: (namespace, each, labelSelector) => reader.pods(namespace, each, labelSelector),
+    async pods(namespace, each, labelSelector) {
+      try {
+        for await (const page of client.pages<PodLike>(core('pods', { namespace }), LIST_PAGE, { labelSelector }))
+          for (const p of page.items) each(podRecord(namespace, p));
+        return undefined;
+      } catch (err) {
+        if (statusCode(err) === 404) return { error: `pods of ${namespace}: not found` };
+        return readError(err);
+      }
+    },
     async evict(pod) {
       try {
-        await api.createNamespacedPodEviction({
-          name: pod.name,
-          namespace: pod.namespace,
-          body: {
+        await client.create(
+          core('pods', { namespace: pod.namespace, name: pod.name, sub: 'eviction' }),
+          {
             apiVersion: 'policy/v1',
             kind: 'Eviction',
             metadata: { name: pod.name, namespace: pod.namespace },
             deleteOptions: { preconditions: { uid: pod.uid } },
           },
-        });
+          // A PodDisruptionBudget's refusal is an answer, not overload: never retried here.
+          { answers: [429] },
+        );
         return 'evicted';
       } catch (err) {
-        if (err instanceof ApiException && err.code === 429) return 'blocked';
+        const code = statusCode(err);
+        if (code === 429) return 'blocked';
         // 404: gone; 409: the UID precondition failed (another pod of that name now).
-        if (err instanceof ApiException && (err.code === 404 || err.code === 409)) return 'gone';
+        if (code === 404 || code === 409) return 'gone';
         throw err;
       }
     },
     async event(pod, type, reason, message) {
-      const now = new Date();
-      await api.createNamespacedEvent({
-        namespace: pod.namespace,
-        body: {
-          metadata: { generateName: `${pod.name}.`, namespace: pod.namespace },
-          involvedObject: { apiVersion: 'v1', kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid },
-          reason,
-          message,
-          type,
-          source: { component: COMPONENT },
-          firstTimestamp: now,
-          lastTimestamp: now,
-          count: 1,
-        },
-      });
+      const involved = { kind: 'Pod' as const, name: pod.name, namespace: pod.namespace, uid: pod.uid };
+      await createEvent(client, involved, { type, reason, message, component: COMPONENT });
     },
   };
 }
 
 /** Every namespace's labels, kept by a watch; `onChange(name)` when a namespace appears or its labels change. */
 export async function watchNamespaces(
-  kc: KubeConfig,
+  client: KubeClient,
   onChange: (name: string) => void,
   logger: Logger,
 ): Promise<{ list(): NamespaceFacts[]; stop(): void }> {
-  const api = kc.makeApiClient(CoreV1Api);
   const labels = new Map<string, Record<string, string>>();
   type Ns = { metadata?: { name?: string; labels?: Record<string, string> } };
   const set = (n: Ns): boolean => {
@@ -81,9 +93,8 @@ export async function watchNamespaces(
     return prev === undefined || JSON.stringify(prev) !== JSON.stringify(next);
   };
   const reflector = new Reflector({
-    kc,
-    path: '/api/v1/namespaces',
-    list: (p) => api.listNamespace({ limit: p.limit, _continue: p._continue }) as unknown as Promise<ListPage>,
+    client,
+    path: core('namespaces'),
     replace: (items) => {
       labels.clear();
       for (const n of items) set(n as Ns);

@@ -3,7 +3,7 @@
  * leading — a sweep every `sweepIntervalMs`, plus one shortly after a namespace's labels change (a namespace just
  * opted in is swept within about a second, not at the next period).
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/api/client.ts';
 import type { Logger } from 'pino';
 import type { Compiled } from '../config/compile.ts';
 import type { RepairMetrics } from './metrics.ts';
@@ -30,14 +30,14 @@ export interface RunningUnmeshed {
 }
 
 export async function startUnmeshed(
-  kc: KubeConfig,
+  client: KubeClient,
   cfg: Compiled,
   s: UnmeshedSettings,
   deps: { isLeader: () => boolean; dryRun: boolean; metrics: RepairMetrics; logger: Logger },
 ): Promise<RunningUnmeshed> {
   let namespaces: Awaited<ReturnType<typeof watchNamespaces>> | undefined;
   const pods = new UnmeshedPods(
-    kubeUnmeshedApi(kc, s.webhookConfig, () => namespaces?.list() ?? []),
+    kubeUnmeshedApi(client, s.webhookConfig, () => namespaces?.list() ?? []),
     {
       cfg,
       evict: s.evict,
@@ -65,7 +65,7 @@ export async function startUnmeshed(
   };
   let debounce: NodeJS.Timeout | undefined;
   namespaces = await watchNamespaces(
-    kc,
+    client,
     () => {
       debounce ??= setTimeout(() => {
         debounce = undefined;

@@ -1,5 +1,5 @@
 /** Feeds the repair controller from a watch on meshgate's pods (label meshgate.io/redirect), on every replica. */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/api/client.ts';
 import type { Logger } from 'pino';
 import { meshgatePodReflector } from '../kube/meshgate-pods.ts';
 import type { RepairController } from './controller.ts';
@@ -12,11 +12,11 @@ export interface PodWatch {
   stop(): void;
 }
 
-export async function watchRepairPods(kc: KubeConfig, ctl: RepairController, logger: Logger): Promise<PodWatch> {
+export async function watchRepairPods(client: KubeClient, ctl: RepairController, logger: Logger): Promise<PodWatch> {
   let synced = false;
   const observe = (p: unknown) =>
     ctl.observe(p as PodForRepair).catch((err) => logger.error({ err: errorFields(err) }, 'repair failed'));
-  const reflector = meshgatePodReflector(kc, {
+  const reflector = meshgatePodReflector(client, {
     replace: (items) => items.forEach(observe),
     upsert: observe,
     remove: (p) => ctl.forget((p as PodForRepair).metadata?.uid ?? ''),

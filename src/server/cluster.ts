@@ -1,17 +1,16 @@
 /**
  * The webhook's cluster-backed parts: node and pod caches, certificates shared through a Secret, the caBundle kept
- * in step, the admission mark's Secret made when missing. start.ts loads this module only when it has cluster credentials, so the embedded default (static node
- * facts) never loads @kubernetes/client-node, the largest thing in the process (~80 MiB resident).
+ * in step, the admission mark's Secret made when missing. start.ts loads this module only when it has cluster
+ * credentials, so the embedded default (static node facts) loads none of it.
  */
 import type { Logger } from 'pino';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/api/client.ts';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { startNodeCache } from '../kube/node-cache.ts';
 import { startPodNeedCache, type PodNeeds } from '../kube/pod-mode-cache.ts';
 import { kubeSecretStore } from '../kube/secret-store.ts';
 import { caBundleHolds, syncCaBundle } from '../kube/ca-bundle.ts';
-import { describeKubeError } from '../kube/errors.ts';
 import { SecretSource } from '../tls/secret-source.ts';
 import { ensureMarkKeySecret, type MarkSecretResult } from '../kube/mark-key-secret.ts';
 import type { CertSource } from '../tls/source.ts';
@@ -24,48 +23,45 @@ export interface Cluster {
   startCaches(config: Compiled): ClusterCaches;
   /**
    * Creates the admission mark's Secret with a fresh key unless it exists (src/kube/mark-key-secret.ts); a failure
-   * is an Error whose message describes the API's answer in one line.
+   * is the client's error (src/kube/errors.ts).
    */
   ensureMarkKeySecret(secret: { namespace: string; name: string }): Promise<MarkSecretResult>;
 }
 
-export function connect(kc: KubeConfig, logger: Logger): Cluster {
+export function connect(kube: KubeClient, logger: Logger): Cluster {
   return {
     secretCertSource: (secret, sans, webhookConfigName) =>
-      secretCertSource(kc, secret, sans, webhookConfigName, logger),
-    keepCaBundle: (name, certs) => keepCaBundle(kc, name, certs, logger),
-    startCaches: (config) => startCaches(kc, config, logger),
-    ensureMarkKeySecret: (secret) =>
-      ensureMarkKeySecret(kc, secret.namespace, secret.name).catch((err: unknown) => {
-        throw new Error(describeKubeError(err));
-      }),
+      secretCertSource(kube, secret, sans, webhookConfigName, logger),
+    keepCaBundle: (name, certs) => keepCaBundle(kube, name, certs, logger),
+    startCaches: (config) => startCaches(kube, config, logger),
+    ensureMarkKeySecret: (secret) => ensureMarkKeySecret(kube, secret.namespace, secret.name),
   };
 }
 
 /** Self-managed certificates shared by replicas through a Secret; a new CA signs only once both configs trust it. */
 function secretCertSource(
-  kc: KubeConfig,
+  kube: KubeClient,
   secret: { namespace: string; name: string },
   sans: string[],
   webhookConfigName: string | undefined,
   logger: Logger,
 ): CertSource {
   return new SecretSource({
-    store: kubeSecretStore(kc, secret.namespace, secret.name),
+    store: kubeSecretStore(kube, secret.namespace, secret.name),
     sans,
     where: `Secret ${secret.namespace}/${secret.name}`,
     log: logger,
-    trustCheck: webhookConfigName ? (bundle) => caBundleHolds(kc, webhookConfigName, bundle) : undefined,
+    trustCheck: webhookConfigName ? (bundle) => caBundleHolds(kube, webhookConfigName, bundle) : undefined,
     onError: (err) => logger.error({ err: errorFields(err) }, 'certificate secret sync failed'),
   });
 }
 
 /** Patches our CA into the webhook configurations now and after every change, retrying every 10 s on failure. */
-function keepCaBundle(kc: KubeConfig, name: string, certs: CertSource, logger: Logger): void {
+function keepCaBundle(kube: KubeClient, name: string, certs: CertSource, logger: Logger): void {
   let timer: NodeJS.Timeout | undefined;
   const sync = () => {
     clearTimeout(timer);
-    syncCaBundle(kc, name, certs.current().ca!)
+    syncCaBundle(kube, name, certs.current().ca!)
       .then((n) => n > 0 && logger.info({ webhookConfig: name, patched: n }, 'caBundle updated'))
       .catch((err) => {
         logger.warn({ err: errorFields(err), webhookConfig: name }, 'caBundle update failed; retrying in 10 s');
@@ -86,15 +82,15 @@ export interface ClusterCaches {
 }
 
 /** Watch-backed node facts and pod needs: what the admission path reads instead of calling the API. */
-function startCaches(kc: KubeConfig, config: Compiled, logger: Logger): ClusterCaches {
+function startCaches(kube: KubeClient, config: Compiled, logger: Logger): ClusterCaches {
   const cni = config.config.cni;
   const cache = startNodeCache(
-    kc,
+    kube,
     { pluginType: cni.pluginType, maxVerdictAgeMs: cni.maxVerdictAgeSeconds * 1000 },
     (err) => logger.warn({ err: errorFields(err) }, 'node watch interrupted; resuming'),
   );
   cache.ready.catch((err) => logger.error({ err: errorFields(err) }, 'node list failed'));
-  const pods = startPodNeedCache(kc, config, (err) =>
+  const pods = startPodNeedCache(kube, config, (err) =>
     logger.warn({ err: errorFields(err) }, 'pod watch interrupted; resuming'),
   );
   const synced = Promise.all([cache.ready, pods.ready]).then(() => undefined);

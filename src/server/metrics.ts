@@ -13,7 +13,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { CertPair } from '../tls/source.ts';
 import { certificateExpiry } from '../tls/expiry.ts';
 import type { NodeFact } from '../facts/node-facts.ts';
-import { registerBuildInfo } from '../util/version.ts';
+import { registerBuildInfo } from '../util/build-info.ts';
 
 export interface Metrics {
   registry: Registry;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Server as HttpsServer } from 'node:https';
 import type { Logger } from 'pino';
 import { createLogger } from '../log/logger.ts';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/api/client.ts';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { admissionRoutes } from '../admission/handlers.ts';
@@ -34,15 +34,16 @@ export interface ServeOptions {
   tlsSans: string[];
   /** Where to write the generated CA (ca.crt) for curl and webhook registration; never the key. */
   writeCaTo?: string;
-  /** Static node facts (embedded default); ignored when kc is set. */
+  /** Static node facts (embedded default); ignored when kube is set. */
   nodeState?: NodeFacts;
-  kc?: KubeConfig;
+  /** The cluster (src/kube/client.ts): node and pod caches, and the Secret and caBundle below. */
+  kube?: KubeClient;
   /** Seconds between readiness going false and the listener closing, so endpoints stop routing here. */
   drainSeconds: number;
   logger?: Logger;
   /** Routes served beside /mutate and /validate: the benchmark's transport baselines (bench/server.ts). */
   extraRoutes?: AppDeps['routes'];
-  /** Self-managed certificates shared by replicas through this Secret (needs kc); overrides self-signed. */
+  /** Self-managed certificates shared by replicas through this Secret (needs kube); overrides self-signed. */
   certSecret?: { namespace: string; name: string };
   /** Keep the caBundle of these Mutating/ValidatingWebhookConfigurations (one name) equal to our CA. */
   webhookConfigName?: string;
@@ -52,7 +53,7 @@ export interface ServeOptions {
   /** Transport timeouts and caps over the defaults (server/limits.ts). */
   limits?: Partial<TransportLimits>;
   /**
-   * The admission mark's keys (src/mark/): read from `dir`, the mounted Secret; with `createSecret` (needs kc), that
+   * The admission mark's keys (src/mark/): read from `dir`, the mounted Secret; with `createSecret` (needs kube), that
    * Secret is created with a fresh key when it does not exist. Given, readiness waits for a key. Without, no pod
    * is marked and any mark a pod brings is refused.
    */
@@ -125,8 +126,8 @@ async function startMarkKeys(
 
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const logger = o.logger ?? createLogger();
-  // Loaded only with cluster credentials: the embedded default never loads the Kubernetes client.
-  const cluster = o.kc ? (await import('./cluster.ts')).connect(o.kc, logger) : undefined;
+  // Loaded only with cluster credentials: the embedded default never loads the caches and their client code.
+  const cluster = o.kube ? (await import('./cluster.ts')).connect(o.kube, logger) : undefined;
   const certs = o.certSource ?? certSource(o, cluster, logger);
   await certs.start();
   if (cluster && o.webhookConfigName) cluster.keepCaBundle(o.webhookConfigName, certs);

@@ -6,8 +6,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Registry } from 'prom-client';
-import { Gauge } from 'prom-client';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const COMMIT = /^[0-9a-f]{7,64}$/;
@@ -67,13 +65,18 @@ export function versionInfo(root = ROOT): VersionInfo {
 /**
  * `meshgate_build_info{version,commit,node_version} 1`, as Kubernetes components export kubernetes_build_info and Go
  * programs go_build_info: a dashboard or alert joins it to see which build runs where (a rollout stuck half-way
- * shows two versions). commit "unknown" when none was recorded.
+ * shows two versions). commit "unknown" when none was recorded. Declared here, without a metrics library: the
+ * webhook and the repair controller register it in prom-client (src/util/build-info.ts), the node agent in its own
+ * registry (src/agent/exposition.ts), which keeps prom-client out of it.
  */
-export function registerBuildInfo(registry: Registry, v: VersionInfo = versionInfo()): void {
-  new Gauge({
-    name: 'meshgate_build_info',
-    help: 'Always 1: the meshgate version, git commit and Node.js version of this process',
-    labelNames: ['version', 'commit', 'node_version'],
-    registers: [registry],
-  }).set({ version: v.version, commit: v.commit ?? 'unknown', node_version: v.node }, 1);
+export const BUILD_INFO = {
+  name: 'meshgate_build_info',
+  help: 'Always 1: the meshgate version, git commit and Node.js version of this process',
+  labelNames: ['version', 'commit', 'node_version'],
+} as const;
+
+export function buildInfoLabels(
+  v: VersionInfo = versionInfo(),
+): Record<(typeof BUILD_INFO.labelNames)[number], string> {
+  return { version: v.version, commit: v.commit ?? 'unknown', node_version: v.node };
 }

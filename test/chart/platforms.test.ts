@@ -47,7 +47,7 @@ describe('nodeAgent.multus (OpenShift values from docs/platforms/openshift.md)',
       ]),
     );
     const config = r.one('ConfigMap', 'meshgate').data['config.yaml'];
-    expect(config).toContain('multusNetwork: default/istio-cni');
+    expect(JSON.parse(config).cni.multusNetwork).toBe('default/istio-cni');
     // The agent's own parser over the rendered args, the rendered config file in place of the mounted one.
     const dir = mkdtempSync(join(tmpdir(), 'meshgate-agent-config-'));
     const file = join(dir, 'config.yaml');

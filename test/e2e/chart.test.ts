@@ -18,6 +18,7 @@ import { chartDir, helmWithValues, parseManifests, templateArgs, type Obj } from
 import { profileValues } from '../chart/profiles.ts';
 import { describeError, freePort, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 import { impersonate, serviceAccount } from './impersonate.ts';
+import { daemonClient } from './daemon-client.ts';
 
 const NS = 'meshgate';
 /** The node agent's service account; with a node, as its token bound to a pod there presents it. */
@@ -230,7 +231,7 @@ describe('meshgate chart on a real apiserver', () => {
     );
 
     it('the agent’s real publisher may write its own Node: label, annotation, condition and taint', async () => {
-      const publisher = new KubeNodePublisher(agentAs(cp.kc, 'node-a'));
+      const publisher = new KubeNodePublisher(daemonClient(agentAs(cp.kc, 'node-a')));
       await publisher.publish('node-a', verdict(false), true);
       let state = await publisher.read('node-a');
       expect(state).toMatchObject({

@@ -21,6 +21,7 @@ import { startServer, type RunningServer, type ServeOptions } from '../../src/se
 import type { Verdict as AdmissionVerdict } from '../../src/admission/review.ts';
 import type { Verdict } from '../../src/cni/types.ts';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
+import { daemonClient } from './daemon-client.ts';
 
 export const WEBHOOK_NAME = 'meshgate-e2e';
 
@@ -81,7 +82,7 @@ export async function startMeshgate(
     port: 0,
     host: '127.0.0.1',
     tlsSans: ['127.0.0.1'],
-    kc: opts.kc ?? cp.kc,
+    kube: daemonClient(opts.kc ?? cp.kc),
     markKeys: opts.markKeys,
     drainSeconds: 0,
     logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'warn' }),
@@ -249,7 +250,7 @@ export async function publishVerdict(
       checkedAt: new Date().toISOString(),
     },
   } as unknown as Verdict;
-  await new KubeNodePublisher(cp.kc).publish(node, verdict, false);
+  await new KubeNodePublisher(daemonClient(cp.kc)).publish(node, verdict, false);
 }
 
 export async function createNamespace(

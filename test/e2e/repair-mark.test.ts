@@ -40,6 +40,7 @@ import {
 } from './harness/index.ts';
 import { impersonate, outcome, serviceAccount, type Identity } from './impersonate.ts';
 import { apiError, createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import { daemonClient } from './daemon-client.ts';
 
 const NS = 'meshgate';
 const GUARDED = 'shop';
@@ -136,7 +137,7 @@ describe('only meshgate’s own pods move a node’s verdict (issue 21 §5)', ()
       },
     });
     repair = await startRepair({
-      kc: impersonate(cp.kc, REPAIR),
+      kube: daemonClient(impersonate(cp.kc, REPAIR)),
       config: buildConfig(rawConfig('istio', { meshNamespace: NS })),
       markKeyDir: keyDir,
       maxDeletesPerMinute: 100,
@@ -217,7 +218,9 @@ describe('only meshgate’s own pods move a node’s verdict (issue 21 §5)', ()
     expect(Buffer.from(s.data!.key, 'base64')).toHaveLength(32);
     expect(s.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('meshgate');
     // A second replica starting finds it and leaves it alone.
-    expect(await ensureMarkKeySecret(impersonate(cp.kc, WEBHOOK), NS, MARK_SECRET)).toEqual({ created: false });
+    expect(await ensureMarkKeySecret(daemonClient(impersonate(cp.kc, WEBHOOK)), NS, MARK_SECRET)).toEqual({
+      created: false,
+    });
     // The token cannot read it back (the key reaches the webhook as a mounted volume).
     expect(await outcome(as(WEBHOOK).readNamespacedSecret({ name: MARK_SECRET, namespace: NS }))).toContain('HTTP 403');
   });

@@ -1,10 +1,11 @@
 /**
  * The daemons' log format (issue 24): string levels, ISO timestamps, errors as structured fields. Lines are parsed
- * as a log pipeline would; API errors are the Kubernetes client's real ApiException, as its HTTP layer throws it.
+ * as a log pipeline would; API errors are the daemons' own client's (src/kube/api) and the CLI's client's real
+ * ApiException, as its HTTP layer throws it.
  */
 import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { describeKubeError } from '../../src/kube/errors.ts';
+import { describeKubeError, KubeApiError, KubeTransportError } from '../../src/kube/errors.ts';
 import { errorFields } from '../../src/log/fields.ts';
 import { ISO_TIME, memoryLogger } from './logs.ts';
 
@@ -72,6 +73,33 @@ describe('errors as log fields', () => {
     expect(f).toMatchObject({ type: 'ApiException', code: err.code });
     expect(f.message).not.toContain('HTTP-Code');
     expect(f.message).not.toContain('Headers');
+  });
+
+  it("the daemons' client: an API error's Status reason and message, a transport error's system code", () => {
+    const conflict = new KubeApiError(409, 'AlreadyExists', 'pods "web-1" already exists');
+    expect(errorFields(conflict)).toEqual({
+      type: 'KubeApiError',
+      code: 409,
+      reason: 'AlreadyExists',
+      message: 'pods "web-1" already exists',
+    });
+    expect(describeKubeError(conflict)).toBe('409 AlreadyExists: pods "web-1" already exists');
+    // No Status in the answer (a proxy's 502): no reason, the HTTP status as the message.
+    expect(errorFields(new KubeApiError(502, '', ''))).toEqual({
+      type: 'KubeApiError',
+      code: 502,
+      message: 'HTTP 502',
+    });
+    const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
+    const refused = new KubeTransportError('GET /api/v1/nodes: connect ECONNREFUSED 127.0.0.1:6443', false, cause);
+    expect(errorFields(refused)).toEqual({
+      type: 'KubeTransportError',
+      code: 'ECONNREFUSED',
+      message: 'GET /api/v1/nodes: connect ECONNREFUSED 127.0.0.1:6443',
+    });
+    expect(describeKubeError(refused)).toBe(
+      'KubeTransportError: GET /api/v1/nodes: connect ECONNREFUSED 127.0.0.1:6443',
+    );
   });
 
   it('a network error keeps its system code; anything else its type and message', () => {

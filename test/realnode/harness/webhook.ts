@@ -15,6 +15,7 @@ import type { Compiled } from '../../../src/config/compile.ts';
 import { startServer, type RunningServer } from '../../../src/server/start.ts';
 import type { Verdict as AdmissionVerdict } from '../../../src/admission/review.ts';
 import { generateKey } from '../../../src/mark/keys.ts';
+import { daemonClient } from '../../e2e/daemon-client.ts';
 
 /** Both configurations' name; Istio's `istio-sidecar-injector` sorts first, so the apiserver calls Istio first. */
 export const WEBHOOK_CONFIG_NAME = 'meshgate';
@@ -78,7 +79,7 @@ export async function startWebhook(cp: ControlPlane, dir: string, config: Record
       certFile,
       keyFile,
       tlsSans: ['127.0.0.1'],
-      kc: cp.kc,
+      kube: daemonClient(cp.kc),
       drainSeconds: 0,
       markKeys: { dir: markKeyDir },
       logger: pino({ level: process.env.MESHGATE_REALNODE_LOG ?? 'warn' }),
