@@ -68,6 +68,11 @@ at its next sync of the pod (about a minute), and both re-read them every 10 s.
 {{- printf "%s-serving" (include "meshgate.fullname" .) -}}
 {{- end -}}
 
+{{/* cert-manager mode without an issuerRef: the chart's CA, its Secret and the Issuer that signs with it. */}}
+{{- define "meshgate.caName" -}}
+{{- printf "%s-ca" (include "meshgate.fullname" .) -}}
+{{- end -}}
+
 {{- define "meshgate.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 app.kubernetes.io/name: {{ include "meshgate.name" . }}

@@ -60,7 +60,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "run only while holding the Lease cert-manager-cainjector-leader-election")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "kube-system", "namespace of that Lease")
 	fs.Var(cliflag.NewMapStringBool(&o.featureGates), "feature-gates", "key=value pairs of cainjector feature gates, "+
-		"e.g. CAInjectorMerging=false: replace caBundle instead of merging new CAs in (cert-manager < 1.19's behaviour)")
+		"e.g. CAInjectorMerging=false: replace caBundle instead of merging new CAs in (what it did before that gate)")
 	logf.AddFlags(o.logging, fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -69,7 +69,7 @@ const CRD_TEMPLATES = ['certificaterequests', 'certificates', 'clusterissuers', 
 export interface CertManagerOptions {
   /**
    * The CA injector's feature gates. CAInjectorMerging=false makes it replace a caBundle instead of merging new CAs
-   * in (kept until they expire), which is what cert-manager < 1.19 does by default.
+   * in (kept until they expire): what it did before that gate (alpha in 1.17, beta in 1.19, GA and on in 1.21).
    */
   cainjectorFeatureGates?: Record<string, boolean>;
 }
