@@ -13,7 +13,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { X509Certificate } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AdmissionregistrationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import pino from 'pino';
@@ -24,7 +23,16 @@ import { CUSTOM_REQUIRED } from '../chart/profiles.ts';
 import { testConfig } from '../support/config.ts';
 import { startCertManager, type CertManager } from './harness/cert-manager.ts';
 import { describeError, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
-import { createPods, percentile, renew, sampleCaBundles, secretData, serial } from './cert-renewal.ts';
+import {
+  createPods,
+  describeBundle,
+  percentile,
+  publicKey,
+  renew,
+  sampleCaBundles,
+  secretData,
+  serial,
+} from './cert-renewal.ts';
 import { createNamespace, publishVerdict, restrictedPod } from './meshgate.ts';
 import { SecretVolume } from './secret-volume.ts';
 
@@ -157,7 +165,7 @@ describe.each(INJECTORS)('certs.mode=cert-manager, cert-manager v1.21 whose CA i
       await sleep(5_000);
       for (const what of PLAN) {
         const at = Date.now() - start;
-        const { before, after } = await renew(cp.kc, NS, what === 'serving' ? SERVING : CA);
+        const { before, after } = await renew(cp.kc, NS, what === 'serving' ? SERVING : CA, () => cm.describe(40));
         const issuedAt = Date.now() - start;
         if (what === 'ca') caKeys.push(publicKey(before), publicKey(after['tls.crt']));
         if (what === 'serving') {
@@ -166,6 +174,8 @@ describe.each(INJECTORS)('certs.mode=cert-manager, cert-manager v1.21 whose CA i
             () => server.certs.current().cert === after['tls.crt'],
             {
               timeoutMs: PROJECTION_DELAY_MS + 30_000,
+              describe: () =>
+                `volume swaps: ${JSON.stringify(volume.projections.slice(-3))}; errors: ${volumeErrors.slice(-3)}`,
             },
           );
         }
@@ -219,22 +229,6 @@ describe.each(INJECTORS)('certs.mode=cert-manager, cert-manager v1.21 whose CA i
     expect(refused.length, `${refused.length} creates refused, the first: ${refused[0]?.error}`).toBe(0);
   }, 600_000);
 });
-
-const publicKey = (pem: string): string =>
-  new X509Certificate(pem).publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
-
-/** Subjects and serials of the certificates in a caBundle. */
-function describeBundle(pem: string): string {
-  const certs = pem.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
-  if (certs.length === 0) return '(empty)';
-  return certs
-    .map((c) => {
-      const x = new X509Certificate(c);
-      const subject = x.subject?.replaceAll('\n', ',') || x.subjectAltName || '(no subject)';
-      return `${subject} #${x.serialNumber.slice(0, 8)}…`;
-    })
-    .join(' + ');
-}
 
 /**
  * The chart's Service, as an ExternalName naming 127.0.0.1, and the webhook configurations' service port set to

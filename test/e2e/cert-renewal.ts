@@ -32,6 +32,23 @@ interface Certificate {
 
 export const serial = (pem: string): string => new X509Certificate(pem).serialNumber;
 
+/** A certificate's public key (SPKI, base64): equal across a renewal that kept the key. */
+export const publicKey = (pem: string): string =>
+  new X509Certificate(pem).publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+
+/** Subjects and serials of the certificates in a caBundle. */
+export function describeBundle(pem: string): string {
+  const certs = pem.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
+  if (certs.length === 0) return '(empty)';
+  return certs
+    .map((c) => {
+      const x = new X509Certificate(c);
+      const subject = x.subject?.replaceAll('\n', ',') || x.subjectAltName || '(no subject)';
+      return `${subject} #${x.serialNumber.slice(0, 8)}…`;
+    })
+    .join(' + ');
+}
+
 /** The data of a Secret, decoded. */
 export async function secretData(kc: KubeConfig, namespace: string, name: string): Promise<Record<string, string>> {
   const s = await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace, name });
@@ -46,15 +63,26 @@ async function readCertificate(kc: KubeConfig, namespace: string, name: string):
 
 const condition = (c: Certificate, type: string) => c.status?.conditions?.find((x) => x.type === type);
 
-/** Ready, and no issuance under way: a renewal may be forced. */
-export async function waitSettled(kc: KubeConfig, namespace: string, name: string): Promise<Certificate> {
+/** What a timed-out wait shows: the Certificate's status as last read, then `more()` (e.g. cert-manager's logs). */
+function describer(last: () => Certificate | undefined, more: () => string) {
+  return () => `Certificate status: ${JSON.stringify(last()?.status)}\n${more()}`;
+}
+
+/** Ready, and no issuance under way: a renewal may be forced. `more`: extra text for a timeout's message. */
+export async function waitSettled(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  more: () => string = () => '',
+): Promise<Certificate> {
+  let last: Certificate | undefined;
   return waitFor(
     `Certificate ${namespace}/${name} Ready with no issuance under way`,
     async () => {
-      const c = await readCertificate(kc, namespace, name);
-      return condition(c, 'Ready')?.status === 'True' && condition(c, 'Issuing')?.status !== 'True' && c;
+      last = await readCertificate(kc, namespace, name);
+      return condition(last, 'Ready')?.status === 'True' && condition(last, 'Issuing')?.status !== 'True' && last;
     },
-    { timeoutMs: 120_000 },
+    { timeoutMs: 120_000, describe: describer(() => last, more) },
   );
 }
 
@@ -67,8 +95,9 @@ export async function renew(
   kc: KubeConfig,
   namespace: string,
   name: string,
+  more: () => string = () => '',
 ): Promise<{ before: string; after: Record<string, string> }> {
-  const settled = await waitSettled(kc, namespace, name);
+  const settled = await waitSettled(kc, namespace, name, more);
   const before = (await secretData(kc, namespace, settled.spec.secretName))['tls.crt'];
   const api = kc.makeApiClient(CustomObjectsApi);
   await waitFor(`Issuing=True written on Certificate ${namespace}/${name}`, async () => {
@@ -95,15 +124,17 @@ export async function renew(
       throw err;
     }
   });
+  let last: Certificate | undefined;
   const after = await waitFor(
     `Certificate ${namespace}/${name} re-issued`,
     async () => {
+      last = await readCertificate(kc, namespace, name);
       const data = await secretData(kc, namespace, settled.spec.secretName);
       return data['tls.crt'] !== before && data;
     },
-    { timeoutMs: 60_000 },
+    { timeoutMs: 60_000, describe: describer(() => last, more) },
   );
-  await waitSettled(kc, namespace, name);
+  await waitSettled(kc, namespace, name, more);
   return { before, after };
 }
 
