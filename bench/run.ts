@@ -25,9 +25,7 @@ import { testConfig } from '../test/support/config.ts';
 import { isolateThisRun } from '../test/support/isolation.ts';
 import { NODE_VERIFIED_LABEL } from '../src/inject/constants.ts';
 import { nodeFactsFromState } from '../src/facts/node-state.ts';
-import { buildWorkload, loadSamples, pinnedNodes, podReview } from './corpus.ts';
-import { PATHOLOGICAL } from './pods.ts';
-import { jsonParseTable, measureJsonParse } from './json-parse.ts';
+import { buildWorkload, loadSamples, pinnedNodes } from './corpus.ts';
 import { bodiesFor, mainRun, profileRun, type HttpOptions } from './http-bench.ts';
 import { CRAFTED_TARGET_MS, RUNS, runCrafted, runPathological, slowestCrafted } from './pathological.ts';
 import { measureInProcess } from './in-process.ts';
@@ -166,13 +164,6 @@ const inProcess = measureInProcess(reviews.mutate, { config, nodes: facts });
 log(
   `  corpus (${inProcess.reviews} reviews, best of ${inProcess.loops} loops): mutate ${inProcess.mutateUs} µs, mutate + answer ${inProcess.mutateAndAnswerUs} µs, the echo's answer ${inProcess.echoAnswerUs} µs per review`,
 );
-log('  request body parser (JSON.parse plus the __proto__/constructor check; src/server/json-body.ts):');
-const jsonParse = measureJsonParse({
-  '/mutate bodies': bodies.B,
-  '/validate bodies': bodies.C,
-  '1 MiB pod': [JSON.stringify(podReview('patho', PATHOLOGICAL['1 MiB pod'](1), 'shop'))],
-});
-log(jsonParseTable(jsonParse));
 const patho = runPathological({ config, nodes: facts });
 log(pathoTable(patho));
 log(`  crafted reviews (bench/crafted.ts), each through both webhooks in a child process:`);
@@ -259,7 +250,6 @@ const summary = {
     sameSizeAnswers: main.sized,
   },
   inProcess,
-  jsonParse,
   pathological: patho,
   crafted,
   factsScale: scale,

@@ -116,6 +116,13 @@ if (existsSync(promtool)) {
   run('bash', [promtool]);
 }
 
+// 9. cert-manager v1.21's controller and CA injector (our mains over the github.com/cert-manager/cert-manager module,
+// test/cert-manager) and its Helm chart for the CRDs, for test/e2e/cert-manager.test.ts: about 11 min cold.
+const certManager = join(root, 'scripts', 'build-cert-manager.sh');
+if (existsSync(certManager)) {
+  run('bash', [certManager]);
+}
+
 try {
   const v = execFileSync(join(root, 'node_modules', '.bin', 'node'), ['--version'])
     .toString()

@@ -13,7 +13,6 @@ import { BODY_LIMIT, DEFAULT_LIMITS, type TransportLimits } from './limits.ts';
 import { TLS_POLICY } from './tls-policy.ts';
 import { isOverloaded, overloadGuard } from './overload.ts';
 import { checkShape } from './json-shape.ts';
-import { NEEDS_CHECKED_PARSE, plainJson } from './json-body.ts';
 
 export { BODY_LIMIT };
 
@@ -68,15 +67,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // content type into a 400 instead of the 415 it is.
   app.removeContentTypeParser('text/plain');
   // After a count of the objects and arrays in a large body (what a body parses to is bounded, not just its
-  // bytes: json-shape.ts): JSON.parse when the body cannot hold a __proto__/constructor key, else fastify's own
-  // parser with its poisoning checks (json-body.ts).
+  // bytes: json-shape.ts), fastify's own parser, which refuses __proto__ and constructor keys.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const tooMany = checkShape(body as string);
     if (tooMany) return done(tooMany, undefined);
-    const value = plainJson(body as string);
-    if (value !== NEEDS_CHECKED_PARSE) return done(null, value);
     parseJson(req, body as string, done);
   });
 

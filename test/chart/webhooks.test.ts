@@ -263,33 +263,4 @@ describe('webhook configurations (values)', () => {
       });
     }
   });
-
-  it('self-managed certificates: caBundle is left empty and no cert-manager objects are rendered', async () => {
-    const r = await render(profileValues('istio'));
-    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
-      for (const w of hooks(r, kind)) expect(w.clientConfig.caBundle).toBeUndefined();
-      expect(r.one(kind).metadata.annotations?.['cert-manager.io/inject-ca-from']).toBeUndefined();
-    }
-    expect(r.all('Issuer')).toEqual([]);
-    expect(r.all('Certificate')).toEqual([]);
-  });
-
-  it('cert-manager: Issuer and Certificate for the Service, injected into both configurations', async () => {
-    const r = await render(profileValues('linkerd', { certs: { mode: 'cert-manager' } }));
-    const cert = r.one('Certificate', 'meshgate-serving');
-    expect(cert.spec.secretName).toBe('meshgate-tls');
-    expect(cert.spec.dnsNames).toEqual(['meshgate.meshgate.svc', 'meshgate.meshgate.svc.cluster.local']);
-    expect(r.one('Issuer', 'meshgate-selfsigned').spec).toEqual({ selfSigned: {} });
-    expect(cert.spec.issuerRef).toEqual({ kind: 'Issuer', name: 'meshgate-selfsigned' });
-    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
-      expect(r.one(kind).metadata.annotations['cert-manager.io/inject-ca-from']).toBe('meshgate/meshgate-serving');
-    }
-  });
-
-  it('cert-manager with an existing issuer renders no Issuer of its own', async () => {
-    const issuerRef = { kind: 'ClusterIssuer', name: 'corp-ca' };
-    const r = await render(profileValues('istio', { certs: { mode: 'cert-manager', certManager: { issuerRef } } }));
-    expect(r.all('Issuer')).toEqual([]);
-    expect(r.one('Certificate').spec.issuerRef).toEqual(issuerRef);
-  });
 });
