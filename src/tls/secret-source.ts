@@ -29,6 +29,7 @@ import {
   type Step,
 } from './rotation.ts';
 import { X509Certificate } from 'node:crypto';
+import { errorFields } from '../log/fields.ts';
 
 export type { SecretData } from './trust-state.ts';
 
@@ -187,7 +188,7 @@ export class SecretSource extends PairSource {
     if (this.#o.trustCheck && promoteDue(state, now, this.#policy)) {
       published = await this.#o.trustCheck(bundleOf(state)).catch((err) => {
         this.#o.log?.warn(
-          { event: 'trust_check_failed', err: String(err) },
+          { event: 'trust_check_failed', err: errorFields(err) },
           "certificates: could not read the webhook configurations' caBundle",
         );
         return false;
