@@ -3,7 +3,7 @@
  * patches under every profile and on odd values (multi-byte UTF-8, undefined members).
  */
 import { describe, expect, it } from 'vitest';
-import { base64JsonPatch } from '../../src/util/base64-json.ts';
+import { base64JsonPatch, jsonPatch, preEncode } from '../../src/util/base64-json.ts';
 import { decide } from '../../src/inject/decide.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { parsePod } from '../../src/pod/parse.ts';
@@ -35,5 +35,22 @@ describe('base64JsonPatch', () => {
         expect(decoded(d.ops)).toEqual(JSON.parse(JSON.stringify(d.ops)));
       }
     expect(patches).toBeGreaterThan(10);
+  });
+});
+
+describe('preEncode', () => {
+  it('splices a template JSON that JSON.stringify would write, and freezes it so it cannot go stale', () => {
+    const template = preEncode({ name: 'v', args: ['é✓𝄞', 'q"uote'], env: [{ name: 'X', valueFrom: undefined }] });
+    const list = preEncode([{ name: 'a', emptyDir: {} }]);
+    const ops: Op[] = [
+      { op: 'add', path: '/spec/initContainers/0', value: template },
+      { op: 'add', path: '/spec/volumes/-', value: list[0] },
+      { op: 'add', path: '/spec/containers/-', value: { ...template, image: 'copy' } },
+    ];
+    expect(jsonPatch(ops)).toBe(JSON.stringify(ops));
+    expect(Object.isFrozen(template.args)).toBe(true);
+    expect(() => {
+      (template as unknown as { name: string }).name = 'changed';
+    }).toThrow();
   });
 });
