@@ -205,12 +205,6 @@ log(formatDiff(diff));
 
 const targets: Target[] = [
   ...httpSummary.targets,
-  {
-    name: 'in-process: mutate + answer per corpus review, µs',
-    value: inProcess.mutateAndAnswerUs,
-    target: '<= 5',
-    pass: inProcess.mutateAndAnswerUs <= 5,
-  },
   ...patho.map((p) => ({
     name: `${p.shape}: decide and mutate+encode at 1×`,
     value: round(Math.max(p.rows[0].decideMs, p.rows[0].handlerMs), 3),

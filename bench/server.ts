@@ -10,6 +10,7 @@
 import pino from 'pino';
 import { startServer } from '../src/server/start.ts';
 import { connectCluster } from '../src/kube/client.ts';
+import { preEncode } from '../src/util/base64-json.ts';
 import { testConfig } from '../test/support/config.ts';
 import { nodeFactsFromState } from '../src/facts/node-state.ts';
 import type { MeshName } from '../src/mesh/types.ts';
@@ -33,13 +34,13 @@ export type ParentMessage = { type: 'cpu' } | { type: 'level'; level: ServerSett
 
 /**
  * ~2.2 KB of JSON Patch, as large as meshgate's CNI-mode patch (validator, proxy, volume, affinity, label,
- * status): the route costs what answering that much costs.
+ * status). Its value is pre-encoded like meshgate's templates: the route costs what answering that much costs.
  */
 const SIZED_ECHO_PATCH = [
   {
     op: 'add' as const,
     path: '/metadata/annotations',
-    value: { 'bench.meshgate.io/echo': 'x'.repeat(2170) },
+    value: preEncode({ 'bench.meshgate.io/echo': 'x'.repeat(2170) }),
   },
 ];
 

@@ -1,6 +1,7 @@
 /**
  * The configuration compiled once into what the admission path uses: the profile, the identity judges need, and
- * the containers meshgate injects, built and frozen here so no review builds them again. `Compiled` is `DeepReadonly` all the
+ * the containers meshgate injects, built and frozen here so no review builds them again, with their JSON
+ * (`preEncode`: the patch encoder copies it into every patch that adds them). `Compiled` is `DeepReadonly` all the
  * way down: shared by every review, changed by none.
  */
 import type { MeshgateConfig } from './types.ts';
@@ -9,15 +10,16 @@ import type { MeshIdentity, MeshProfile, Role } from '../mesh/types.ts';
 import type { Container, SecurityContext } from '../pod/types.ts';
 import { parseHostPort } from '../util/values.ts';
 import { deepFreeze } from '../util/json.ts';
+import { preEncode, type PreEncoded } from '../util/base64-json.ts';
 import type { DeepReadonly } from '../util/readonly.ts';
 import { exclusionEnv } from '../policy/own-init.ts';
 
-/** What mesh custom injects. */
+/** What mesh custom injects, each with its JSON (util/base64-json.ts). */
 export interface OwnTemplates {
-  proxy: Container;
-  proxyNative: Container;
-  init: Container;
-  volumes: Array<Record<string, unknown> & { name: string }>;
+  proxy: PreEncoded<Container>;
+  proxyNative: PreEncoded<Container>;
+  init: PreEncoded<Container>;
+  volumes: PreEncoded<Array<Record<string, unknown> & { name: string }>>;
 }
 
 export type Compiled = DeepReadonly<{
@@ -26,7 +28,7 @@ export type Compiled = DeepReadonly<{
   identity: MeshIdentity;
   names: Record<Role, string>;
   probe: { host: string; port: number; loopback: boolean };
-  validator: Container;
+  validator: PreEncoded<Container>;
   /** mesh custom: what meshgate injects. Absent for companion profiles, whose mesh injects. */
   own?: OwnTemplates;
 }>;
@@ -95,10 +97,10 @@ function ownTemplates(c: DeepReadonly<MeshgateConfig>): OwnTemplates {
   };
   // A native sidecar is an init container that keeps running: it starts before, and outlives, the app.
   return {
-    proxy,
-    proxyNative: { ...proxy, restartPolicy: 'Always' },
-    init,
-    volumes: structuredClone(c.volumes ?? []) as Array<Record<string, unknown> & { name: string }>,
+    proxy: preEncode(proxy),
+    proxyNative: preEncode({ ...proxy, restartPolicy: 'Always' }),
+    init: preEncode(init),
+    volumes: preEncode(structuredClone(c.volumes ?? []) as Array<Record<string, unknown> & { name: string }>),
   };
 }
 
@@ -121,7 +123,7 @@ export function compileConfig(config: DeepReadonly<MeshgateConfig>): Compiled {
     },
     names: { proxy: config.proxy.name, init: config.init.name, validator: config.validator.name },
     probe: { ...probe.value, loopback },
-    validator: validatorContainer(config, loopback),
+    validator: preEncode(validatorContainer(config, loopback)),
     own: profile.companion ? undefined : ownTemplates(config),
   });
 }

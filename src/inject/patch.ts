@@ -4,7 +4,8 @@
  * env vars). Each builder knows whether its parent exists, since `add` into a missing object fails.
  */
 import type { Pod, Container } from '../pod/types.ts';
-import { REDIRECT_LABEL, STATUS_ANNOTATION } from './constants.ts';
+import { preEncode } from '../util/base64-json.ts';
+import { NODE_VERIFIED_LABEL, REDIRECT_LABEL, STATUS_ANNOTATION } from './constants.ts';
 import { termRequiresLabel } from './target-node.ts';
 
 export type PatchOp =
@@ -102,11 +103,32 @@ function requirement(key: string, value: string) {
 }
 
 /**
+ * The requirement meshgate adds to nearly every CNI-mode pod (meshgate.io/cni-verified=true), built once and
+ * pre-encoded, so a patch copies its JSON instead of serialising it (half of the per-review encoding otherwise).
+ */
+const VERIFIED_NODE = (() => {
+  const r = requirement(NODE_VERIFIED_LABEL, 'true');
+  return {
+    expr: preEncode(r.expr),
+    fresh: preEncode(r.fresh),
+    terms: preEncode(r.terms),
+    nodeAffinity: preEncode(r.nodeAffinity),
+    affinity: preEncode(r.affinity),
+  };
+})();
+
+/**
  * Requires a node label for scheduling. Node selector terms are ORed and expressions within a term ANDed, so
  * the requirement is added to every existing term; with no terms, one term holding only it is created.
  */
 export function requireNodeLabel(pod: Pod, key: string, value: string): PatchOp[] {
-  const { expr, fresh, terms: freshTerms, nodeAffinity, affinity: freshAffinity } = requirement(key, value);
+  const {
+    expr,
+    fresh,
+    terms: freshTerms,
+    nodeAffinity,
+    affinity: freshAffinity,
+  } = key === NODE_VERIFIED_LABEL && value === 'true' ? VERIFIED_NODE : requirement(key, value);
   const affinity = pod.spec.affinity;
   const required = affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
   if (!affinity) return [{ op: 'add', path: '/spec/affinity', value: freshAffinity }];

@@ -54,6 +54,8 @@ describe('serializeResponse', () => {
     ]) {
       const body = encodeResponse(version, uid, verdict as never);
       expect(JSON.parse(serializeResponse(body))).toEqual(body);
+      // Field for field what JSON.stringify writes for the encoded response, key order included.
+      expect(serializeResponse(body)).toBe(JSON.stringify(body));
     }
   });
 });
