@@ -1,45 +1,26 @@
 /**
  * Finds and runs the CNI oracle built by scripts/build-cni-oracle.sh (real libcni + go-cni, see
- * test/cni/oracle/main.go). The cache key is recomputed here exactly as the script does, so a changed oracle
- * source never runs a stale binary. A missing build is an error naming the script, never a skip.
+ * test/cni/oracle/main.go). The cache key is computed from the script's inputs (test/support/build-cache.ts), so a
+ * changed oracle source never runs a stale binary. A missing build is an error naming the script, never a skip.
  */
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+import { buildCacheKey, finishedBuild } from '../support/build-cache.ts';
 
 /** The two builds: libcni as containerd 1.6.20 vendors it, and the newest releases. */
 export type OracleVariant = 'cni-oracle' | 'cni-oracle-latest';
 
-/** sha256(go.mod ‖ go.sum ‖ go.latest.mod ‖ go.latest.sum ‖ main.go ‖ script), first 12 hex digits. */
+/** scripts/build-cni-oracle.sh's key inputs, in its order. */
+const ORACLE_INPUTS = ['go.mod', 'go.sum', 'go.latest.mod', 'go.latest.sum', 'main.go']
+  .map((f) => `test/cni/oracle/${f}`)
+  .concat('scripts/build-cni-oracle.sh');
+
 export function oracleCacheKey(): string {
-  const hash = createHash('sha256');
-  const mod = 'test/cni/oracle';
-  for (const f of [
-    `${mod}/go.mod`,
-    `${mod}/go.sum`,
-    `${mod}/go.latest.mod`,
-    `${mod}/go.latest.sum`,
-    `${mod}/main.go`,
-    'scripts/build-cni-oracle.sh',
-  ]) {
-    hash.update(readFileSync(join(repoRoot, f)));
-  }
-  return hash.digest('hex').slice(0, 12);
+  return buildCacheKey(ORACLE_INPUTS);
 }
 
 export function oraclePath(variant: OracleVariant): string {
-  const cache = process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate');
-  const dir = join(cache, `cni-oracle-${oracleCacheKey()}`);
-  if (!existsSync(join(dir, '.complete'))) {
-    throw new Error(
-      `the CNI oracle is not built for this source: ${dir}/.complete is missing. Run \`bash scripts/build-cni-oracle.sh\` (npm test does it via scripts/bootstrap.mjs; about a minute).`,
-    );
-  }
+  const dir = finishedBuild('cni-oracle', ORACLE_INPUTS, 'scripts/build-cni-oracle.sh', 'about a minute');
   return join(dir, 'bin', variant);
 }
 
