@@ -37,16 +37,20 @@ cache_key() {
   printf '%s\n' "$files" | xargs -d '\n' cat | sha256sum | cut -c1-12
 }
 
+# Exits 0 when $dir is finished (after on_complete, if the script has one).
+exit_if_complete() {
+  [ -f "$dir/.complete" ] || return 0
+  if declare -F on_complete >/dev/null; then on_complete; fi
+  log "up to date: $bin"
+  exit 0
+}
+
 cache_begin() {
   key="$(cache_key)"
   dir="$cache/$part-$key"
   bin="$dir/bin"
   if [ "${1:-}" = --print-dir ]; then printf '%s\n' "$dir"; exit 0; fi
-  if [ -f "$dir/.complete" ]; then
-    if declare -F on_complete >/dev/null; then on_complete; fi
-    log "up to date: $bin"
-    exit 0
-  fi
+  exit_if_complete
   mkdir -p "$bin"
   # One builder per cache dir: a second run started meanwhile (another worktree, a second `npm test`) waits here.
   exec 9>"$dir/.lock"
@@ -54,11 +58,7 @@ cache_begin() {
     log "another build of $dir is running; waiting for it"
     flock 9
   fi
-  if [ -f "$dir/.complete" ]; then
-    if declare -F on_complete >/dev/null; then on_complete; fi
-    log "up to date: $bin"
-    exit 0
-  fi
+  exit_if_complete
   start=$SECONDS
   step_seconds=""
 }
