@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds ztunnel (Istio ambient's node proxy, Rust) from the snapshot ../shared/vendor/ztunnel (SOURCE names the
 # commit) and crates.io, with `--features testing` so that it runs without istiod: FAKE_CA=true and
-# LOCAL_XDS_PATH=<file> (see test/meshbin/README.md for running it standalone and in-pod).
+# LOCAL_XDS_PATH=<file> (docs/mesh-binaries.md: running it standalone and in-pod).
 # The snapshot cannot be built as it is here, so a build copy (in the cache dir) differs from it in two ways:
 #  - Cargo.toml without the boring-rustls-provider, boring and boring-sys dependencies and with the optional
 #    tls-boring feature that enables them emptied: boring-rustls-provider is a git dependency, not fetchable here
