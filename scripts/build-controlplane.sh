@@ -97,5 +97,6 @@ cat > "$dir/manifest.json.tmp" <<EOF
 }
 EOF
 mv -f "$dir/manifest.json.tmp" "$dir/manifest.json"
-# Each go.mod/script change makes a new ~500 MB dir: keep the 3 newest finished ones.
+# Each go.mod/script change makes a new ~460 MB dir; pruning (scripts/lib/build-common.sh) always keeps the 3 most
+# recently used.
 cache_finish 3

@@ -70,5 +70,5 @@ cat > "$dir/manifest.json.tmp" <<EOF
 }
 EOF
 mv -f "$dir/manifest.json.tmp" "$dir/manifest.json"
-# Each change makes a new dir of about 300 MB: keep the 3 newest finished ones.
+# Each change makes a new dir of about 260 MB; pruning always keeps the 3 most recently used.
 cache_finish 3

@@ -42,5 +42,5 @@ cat > "$dir/manifest.json.tmp" <<JSON
 }
 JSON
 mv -f "$dir/manifest.json.tmp" "$dir/manifest.json"
-# Other worktrees may use an older key: keep the 2 newest finished builds.
+# Pruning (scripts/lib/build-common.sh) always keeps the 2 most recently used builds.
 cache_finish 2

@@ -84,5 +84,5 @@ cat > "$dir/manifest.json.tmp" <<EOF
 }
 EOF
 mv -f "$dir/manifest.json.tmp" "$dir/manifest.json"
-# A kubelet is ~80 MB: keep the 3 newest finished dirs.
+# A kubelet is ~80 MB; pruning always keeps the 3 most recently used dirs.
 cache_finish 3

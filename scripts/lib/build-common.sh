@@ -8,7 +8,7 @@
 #   need go "why"          dies with the message unless the command is on PATH
 #   go_env / cargo_env     the environment its builds run in
 #   step <name> <cmd...>   the command writes $bin/.<name>.tmp; step renames it to $bin/<name> and times it
-#   cache_finish <keep>    .complete, on_complete, then deletes all but the <keep> newest finished dirs of $part
+#   cache_finish <keep>    .complete, on_complete, then prunes $part's finished dirs (see prune_old)
 #
 # The key is the first 12 hex digits of sha256(key_inputs' files ‖ this file): editing the script, its module or this
 # preamble gives a fresh dir, an unchanged tree reuses the finished one (a warm run only hashes a few files).
@@ -18,7 +18,8 @@
 # Layout: ${MESHGATE_CACHE:-$HOME/.cache/meshgate}/<part>-<key>/
 #   bin/<name>   built to bin/.<name>.tmp and renamed, so a killed build never leaves half a file
 #   .lock        flock'd by the one builder of the dir; a second run waits for it, then finds .complete
-#   .complete    written last; its presence is the "cache is usable" signal
+#   .complete    written last; its presence is the "cache is usable" signal. Its mtime is the dir's last use: every
+#                run that finds the dir finished touches it, so pruning spares what any worktree still builds with.
 set -euo pipefail
 
 preamble="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/build-common.sh"
@@ -37,9 +38,13 @@ cache_key() {
   printf '%s\n' "$files" | xargs -d '\n' cat | sha256sum | cut -c1-12
 }
 
+# Records a use of $dir (the mtime of .complete; a read-only cache just is not marked).
+mark_used() { touch "$dir/.complete" 2>/dev/null || true; }
+
 # Exits 0 when $dir is finished (after on_complete, if the script has one).
 exit_if_complete() {
   [ -f "$dir/.complete" ] || return 0
+  mark_used
   if declare -F on_complete >/dev/null; then on_complete; fi
   log "up to date: $bin"
   exit 0
@@ -87,19 +92,22 @@ cargo_env() {
   export CARGO_TERM_COLOR=never CARGO_TERM_PROGRESS_WHEN=never
 }
 
-# A new dir of $part starts from the cargo target dir of the newest older one (moved, not copied: that dir's
-# binaries stay usable): cargo then rebuilds only what changed instead of every crate.
+# A new dir of $part starts from the cargo target dir of the most recently used older one that still has one (moved,
+# not copied: that dir's binaries stay usable): cargo then rebuilds only what changed instead of every crate.
 cargo_seed() {
   [ -d "$dir/target" ] && return
-  local stamp
-  stamp="$(finished | head -n 1)"
-  [ -n "$stamp" ] && [ -d "$(dirname "$stamp")/target" ] || return 0
-  log "starting from the cargo target dir of $(dirname "$stamp")"
-  mv "$(dirname "$stamp")/target" "$dir/target" 2>/dev/null || true # a parallel build of another key took it
+  local stamp old
+  while read -r stamp; do
+    old="$(dirname "$stamp")"
+    [ -d "$old/target" ] || continue
+    log "starting from the cargo target dir of $old"
+    mv "$old/target" "$dir/target" 2>/dev/null || true # a parallel build of another key took it
+    return 0
+  done < <(finished)
 }
 
-# The .complete files of $part's finished dirs, newest first. Exactly 12 characters after "<part>-", so that one
-# part's name being a prefix of another's (istio, istio-x) never mixes their dirs.
+# The .complete files of $part's finished dirs, most recently used first. Exactly 12 characters after "<part>-", so
+# that one part's name being a prefix of another's (istio, istio-x) never mixes their dirs.
 finished() { ls -1dt "$cache/$part"-????????????/.complete 2>/dev/null || true; }
 
 # step <name> <command...>: the command writes $bin/.<name>.tmp; renamed into place once it succeeds. A binary
@@ -127,16 +135,43 @@ go_build() {
 # Per-binary seconds of this run as a JSON object, for a manifest (null: already built by an interrupted run).
 build_seconds_json() { printf '{ %s }' "${step_seconds%, }"; }
 
+# CPU seconds (user + system) of this script and its finished children, from /proc: with other builds on the same
+# cores the wall time says little about a build's own cost; this sums every go/rustc/gcc process it waited for.
+cpu_seconds() {
+  local stat f
+  stat="$(cat "/proc/$$/stat" 2>/dev/null)" || { printf '?'; return; }
+  read -r -a f <<<"${stat##*) }" # the fields after "pid (comm) ": utime, stime, cutime, cstime are the 12th-15th
+  printf '%s' "$(((f[11] + f[12] + f[13] + f[14]) / $(getconf CLK_TCK)))"
+}
+
+# Deletes $part's finished dirs that no worktree is likely to use again. Many worktrees build different keys of the
+# same part at once; keeping only the N newest made them delete each other's dirs and rebuild in turn. So a dir is
+# kept while it was used (.complete touched) within the last ${MESHGATE_CACHE_DAYS:-3} days, and always among the
+# <keep> most recently used; ${MESHGATE_CACHE_MAX:-10} most recently used dirs bound the disk (a controlplane dir is
+# ~460 MB) whatever their age.
+prune_old() {
+  local keep="$1" days="${MESHGATE_CACHE_DAYS:-3}" max="${MESHGATE_CACHE_MAX:-10}" n=0 stamp old
+  while read -r stamp; do
+    n=$((n + 1))
+    [ "$n" -gt "$keep" ] || continue
+    old="$(dirname "$stamp")"
+    if [ "$n" -gt "$max" ]; then
+      log "removing old build $old (more than $max builds of $part)"
+    elif [ -n "$(find "$stamp" -maxdepth 0 -mmin +"$((days * 24 * 60))")" ]; then
+      log "removing old build $old (unused for $days days)"
+    else
+      continue
+    fi
+    rm -rf "$old"
+  done < <(finished)
+}
+
 cache_finish() {
   local keep="$1" now
   now="$(cache_key)"
   [ "$now" = "$key" ] || log "WARNING: the inputs changed during the build (a go.mod/go.sum tidied by go? commit it)"
   touch "$dir/.complete"
   if declare -F on_complete >/dev/null; then on_complete; fi
-  # Other worktrees may use older keys: keep the <keep> newest finished dirs, delete the rest.
-  finished | tail -n +"$((keep + 1))" | while read -r stamp; do
-    log "removing old build $(dirname "$stamp")"
-    rm -rf "$(dirname "$stamp")"
-  done
-  log "done in $((SECONDS - start))s: $bin"
+  prune_old "$keep"
+  log "done in $((SECONDS - start))s (CPU $(cpu_seconds)s): $bin"
 }
