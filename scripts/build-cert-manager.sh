@@ -4,47 +4,23 @@
 # modules) into a cache outside the repo, for test/e2e/cert-manager.test.ts, and copies the module's Helm chart next
 # to them: the test renders cert-manager's CRDs from it with the real helm and applies them to the harness apiserver.
 #
-# The cache dir is keyed by the first 12 hex digits of sha256(go.mod + go.sum + both mains + this script);
-# test/e2e/harness/cert-manager.ts recomputes the same key.
+# The cache dir is keyed by go.mod + go.sum + both mains + this script (+ the preamble scripts/lib/build-common.sh:
+# key, lock, Go environment); test/e2e/harness/cert-manager.ts finds it with the same key.
 #
 # Layout: ${MESHGATE_CACHE:-$HOME/.cache/meshgate}/cert-manager-<key>/
 #   bin/controller, bin/cainjector   built to bin/.<name>.tmp and renamed
 #   chart/                           deploy/charts/cert-manager of the same module, version stamped
 #   manifest.json                    versions, paths and build seconds
 #   .complete                        written last; its presence is the "cache is usable" signal
-set -euo pipefail
-
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+part=cert-manager
+source "$(dirname "${BASH_SOURCE[0]}")/lib/build-common.sh"
 mod="$root/test/cert-manager"
-script="$root/scripts/build-cert-manager.sh"
-log() { printf '[cert-manager] %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-
-key="$(cat "$mod/go.mod" "$mod/go.sum" "$mod/controller/main.go" "$mod/cainjector/main.go" "$script" | sha256sum | cut -c1-12)"
-cache="${MESHGATE_CACHE:-$HOME/.cache/meshgate}"
-dir="$cache/cert-manager-$key"
-bin="$dir/bin"
-
-if [ -f "$dir/.complete" ]; then
-  log "up to date: $bin"
-  exit 0
-fi
-
-command -v go >/dev/null 2>&1 || die "go is not on PATH. Install Go >= 1.26 (cert-manager is built from source with it)."
-mkdir -p "$bin"
-# One builder per cache dir: a second run started meanwhile waits here, then finds .complete.
-exec 9>"$dir/.lock"
-if ! flock -n 9; then
-  log "another build of $dir is running; waiting for it"
-  flock 9
-fi
-if [ -f "$dir/.complete" ]; then log "up to date: $bin"; exit 0; fi
-
-# Same Go environment as scripts/build-controlplane.sh: no toolchain downloads, static binaries, go.sum-verified
-# modules, no sum.golang.org (not reachable here).
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" GOSUMDB=off
-export GOPROXY="${GOPROXY:-$(go env GOPROXY)}"
-[ -n "$GOPROXY" ] || export GOPROXY="https://proxy.golang.org,direct"
+key_inputs() {
+  printf '%s\n' "$mod/go.mod" "$mod/go.sum" "$mod/controller/main.go" "$mod/cainjector/main.go" \
+    "$root/scripts/build-cert-manager.sh"
+}
+cache_begin "$@"
+go_env 1.26
 
 version="$(cd "$mod" && go list -m -f '{{.Version}}' github.com/cert-manager/cert-manager)"
 src="$(cd "$mod" && go mod download -json github.com/cert-manager/cert-manager | sed -n 's/.*"Dir": "\(.*\)",*$/\1/p')"
@@ -52,16 +28,11 @@ src="$(cd "$mod" && go mod download -json github.com/cert-manager/cert-manager |
 
 log "building cert-manager $version (controller, cainjector) into $dir"
 log "a cold build takes a few minutes on 2 cores; later runs reuse the cache"
-start=$SECONDS
+steps_total=2
 for cmd in controller cainjector; do
-  log "go build ./$cmd"
-  (cd "$mod" && nice go build -trimpath \
-    -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$version" \
-    -o "$bin/.$cmd.tmp" "./$cmd") || die "building the cert-manager $cmd failed (see above)"
-  mv -f "$bin/.$cmd.tmp" "$bin/$cmd"
-  log "built $cmd after $((SECONDS - start))s"
+  step "$cmd" go_build "$mod" "$cmd" \
+    -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$version" "./$cmd"
 done
-seconds=$((SECONDS - start))
 
 rm -rf "$dir/chart"
 cp -R "$src/deploy/charts/cert-manager" "$dir/chart"
@@ -76,15 +47,9 @@ cat > "$dir/manifest.json.tmp" <<JSON
   "controller": "$bin/controller",
   "cainjector": "$bin/cainjector",
   "chartDir": "$dir/chart",
-  "buildSeconds": $seconds,
+  "buildSeconds": $((SECONDS - start)),
   "builtAt": "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 }
 JSON
 mv -f "$dir/manifest.json.tmp" "$dir/manifest.json"
-touch "$dir/.complete"
-# Keep the 2 newest finished builds (other worktrees may use an older key), delete the rest.
-ls -1dt "$cache"/cert-manager-*/.complete 2>/dev/null | tail -n +3 | while read -r stamp; do
-  log "removing old build $(dirname "$stamp")"
-  rm -rf "$(dirname "$stamp")"
-done
-log "done in ${seconds}s: $bin"
+cache_finish 2

@@ -1,14 +1,21 @@
 /**
  * Runs the Multus oracle built by scripts/build-multus-oracle.sh (test/cni/multus-oracle/main.go: multus-cni v4.2.3's
  * own LoadNetConf, GetDefaultNetworks, TryLoadPodDelegates and the thick daemon's config generator). The cache key is
- * recomputed as the script computes it; a missing build is an error naming the script, never a skip.
+ * computed from the script's inputs (test/support/build-cache.ts); a missing build is an error naming the script, never a skip.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { builtBinary, key } from './oracle-binary.ts';
+import { buildCacheKey, finishedBuild } from '../support/build-cache.ts';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+/** scripts/build-multus-oracle.sh's key inputs, in its order. */
+const MULTUS_INPUTS = [
+  ...['go.mod', 'go.sum', 'main.go'].map((f) => `test/cni/multus-oracle/${f}`),
+  'scripts/build-multus-oracle.sh',
+];
+
+export function multusCacheKey(): string {
+  return buildCacheKey(MULTUS_INPUTS);
+}
 
 export interface MultusCase {
   id: string;
@@ -26,12 +33,8 @@ export interface MultusResult {
 }
 
 function binary(): string {
-  const mod = join(repoRoot, 'test/cni/multus-oracle');
-  const cacheKey = key([
-    ...['go.mod', 'go.sum', 'main.go'].map((f) => join(mod, f)),
-    join(repoRoot, 'scripts/build-multus-oracle.sh'),
-  ]);
-  return builtBinary('multus-oracle', cacheKey, 'build-multus-oracle.sh', 'multus-oracle');
+  const dir = finishedBuild('multus-oracle', MULTUS_INPUTS, 'scripts/build-multus-oracle.sh', '2-7 minutes cold');
+  return join(dir, 'bin', 'multus-oracle');
 }
 
 function run<T>(command: string, input: unknown): T {

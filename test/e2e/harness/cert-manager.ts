@@ -8,11 +8,9 @@
 // have one version and no conversion webhook, so nothing needs it; it would only validate and default the
 // resources (the CRDs' schemas still do). The CRDs are rendered from the Helm chart of the same module with the
 // control plane's helm (crds.enabled=true), as `helm install cert-manager --set crds.enabled=true` would install them.
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot } from './binaries.ts';
+import { buildCacheKey, finishedBuild, repoRoot } from '../../support/build-cache.ts';
 import type { ControlPlane } from './controlplane.ts';
 import * as procs from './procs.ts';
 import { waitFor } from './wait.ts';
@@ -27,27 +25,25 @@ export interface CertManagerManifest {
   builtAt: string;
 }
 
-const MODULE = 'test/cert-manager';
+/** scripts/build-cert-manager.sh's key inputs, in its order. */
+const CERT_MANAGER_INPUTS = [
+  ...['go.mod', 'go.sum', 'controller/main.go', 'cainjector/main.go'].map((f) => `test/cert-manager/${f}`),
+  'scripts/build-cert-manager.sh',
+];
 
-/** Same key as scripts/build-cert-manager.sh: sha256(go.mod ‖ go.sum ‖ both mains ‖ script), first 12 hex digits. */
+/** Same key as scripts/build-cert-manager.sh. */
 export function certManagerCacheKey(root = repoRoot): string {
-  const hash = createHash('sha256');
-  for (const f of ['go.mod', 'go.sum', 'controller/main.go', 'cainjector/main.go'])
-    hash.update(readFileSync(join(root, MODULE, f)));
-  hash.update(readFileSync(join(root, 'scripts/build-cert-manager.sh')));
-  return hash.digest('hex').slice(0, 12);
+  return buildCacheKey(CERT_MANAGER_INPUTS, root);
 }
 
 /** Locates the finished build; MESHGATE_CACHE moves the cache root. */
 export function findCertManager(): CertManagerManifest {
-  const cache = process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate');
-  const dir = join(cache, `cert-manager-${certManagerCacheKey()}`);
-  if (!existsSync(join(dir, '.complete'))) {
-    throw new Error(
-      `cert-manager is not built: ${dir}/.complete is missing. Run \`bash scripts/build-cert-manager.sh\` ` +
-        '(npm test does it via scripts/bootstrap.mjs; a cold build took about 11 min on 2 shared cores).',
-    );
-  }
+  const dir = finishedBuild(
+    'cert-manager',
+    CERT_MANAGER_INPUTS,
+    'scripts/build-cert-manager.sh',
+    'a cold build took about 11 min on 2 shared cores',
+  );
   return JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as CertManagerManifest;
 }
 
