@@ -11,7 +11,11 @@ export interface PodWatch {
   stop(): void;
 }
 
-export async function watchRepairPods(kc: KubeConfig, ctl: RepairController, logger: Logger): Promise<PodWatch> {
+export async function watchRepairPods(
+  kc: KubeConfig,
+  ctl: Pick<RepairController, 'observe' | 'forget'>,
+  logger: Logger,
+): Promise<PodWatch> {
   let synced = false;
   const observe = (p: unknown) =>
     ctl.observe(p as PodForRepair).catch((err) => logger.error({ err: String(err) }, 'repair failed'));

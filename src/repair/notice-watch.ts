@@ -1,0 +1,31 @@
+/**
+ * Feeds the pod notices (src/repair/notices.ts) the pods admitted below enforce: a watch on the label
+ * meshgate.io/would-deny, on every replica. Held pods carry meshgate.io/redirect and come with the repair
+ * controller's own pod watch (src/repair/watch.ts).
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { WOULD_DENY_LABEL } from '../admission/level.ts';
+import { meshgatePodReflector } from '../kube/meshgate-pods.ts';
+import type { PodForRepair } from './decide.ts';
+import type { PodNotices } from './notices.ts';
+import type { PodWatch } from './watch.ts';
+
+export async function watchWouldDenyPods(kc: KubeConfig, notices: PodNotices, logger: Logger): Promise<PodWatch> {
+  let synced = false;
+  const observe = (p: unknown) =>
+    notices.observe(p as PodForRepair).catch((err) => logger.error({ err: String(err) }, 'pod notice failed'));
+  const reflector = meshgatePodReflector(
+    kc,
+    {
+      replace: (items) => items.forEach(observe),
+      upsert: observe,
+      remove: (p) => notices.forget((p as PodForRepair).metadata?.uid ?? ''),
+      onSynced: () => (synced = true),
+      onError: (err) => logger.warn({ err: String(err) }, 'would-deny pod watch interrupted; resuming'),
+    },
+    WOULD_DENY_LABEL,
+  );
+  await reflector.start();
+  return { synced: () => synced, stop: () => reflector.stop() };
+}
