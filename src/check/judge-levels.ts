@@ -25,9 +25,13 @@ export function judgeEnforcement(
   const guarded = opted.filter((o) => o.mutating.length);
   if (guarded.length === 0)
     return { code: 'enforcement_level', status: 'skip', message: 'not checked: no namespace is opted in' };
-  const below = guarded.filter((o) => o.level !== 'enforce');
-  // Pod-level entries may select most namespaces of a cluster: counted, listed only when something was found.
-  const listed = below.filter((o) => wholeNamespace(o) || wouldRefuse.has(o.namespace));
+  // Pod-level entries (istio's sidecar.istio.io/inject=true, podOptInNamespaceLabels) may select most namespaces of
+  // a cluster, each only for the pods labelled to opt in: counted apart, listed only where something was found.
+  const whole = guarded.filter(wholeNamespace);
+  const podOnly = guarded.filter((o) => !wholeNamespace(o));
+  const below = whole.filter((o) => o.level !== 'enforce');
+  const podBelow = podOnly.filter((o) => o.level !== 'enforce');
+  const listed = [...below, ...podBelow.filter((o) => wouldRefuse.has(o.namespace))];
   const items: Item[] = listed.map((o) => {
     const n = wouldRefuse.get(o.namespace) ?? 0;
     const what = o.level === 'audit' ? 'admitted and recorded' : 'admitted with a warning';
@@ -47,13 +51,20 @@ export function judgeEnforcement(
     };
   });
   const defaults = `unlabelled guarded namespaces are at ${defaultLevel} (config.enforcement.default)`;
-  if (below.length === 0)
-    return result('enforcement_level', 'ok', `all ${guarded.length} guarded namespaces are at enforce; ${defaults}`);
+  if (below.length + podBelow.length === 0) {
+    const pods = podOnly.length ? `, and so are pods opting in by label in ${podOnly.length} more` : '';
+    return result(
+      'enforcement_level',
+      'ok',
+      `all ${whole.length} guarded namespaces are at enforce${pods}; ${defaults}`,
+    );
+  }
+  const pods = podBelow.length ? `; pods opting in by label in ${podBelow.length} more are judged below enforce` : '';
   return result(
     'enforcement_level',
     'warn',
-    `${below.length} of ${guarded.length} guarded namespace${guarded.length === 1 ? ' is' : 's are'} below enforce ` +
-      `(pods meshgate would refuse run there); ${defaults}`,
+    `${below.length} of ${whole.length} guarded namespace${whole.length === 1 ? ' is' : 's are'} below enforce` +
+      `${pods} (pods meshgate would refuse run there); ${defaults}`,
     items,
   );
 }

@@ -20,7 +20,7 @@ import { chartEntries } from '../../src/check/profile-entries.ts';
 import { compileConfig } from '../../src/config/compile.ts';
 import { buildConfig } from '../../src/config/load.ts';
 import { NodeFactStore } from '../../src/facts/node-facts.ts';
-import { helm, KUBE_VERSION } from '../chart/helm.ts';
+import { helm, KUBE_VERSION, type Obj } from '../chart/helm.ts';
 import { findIstioBinaries } from '../e2e/harness/istio.ts';
 import { repoRoot } from '../e2e/harness/binaries.ts';
 import { testConfig } from '../support/config.ts';
@@ -28,7 +28,7 @@ import { istioPod } from '../inject/fixtures.ts';
 
 const istio = compileConfig(buildConfig({ mesh: 'istio' }));
 
-async function rendered(args: string[]): Promise<Array<Record<string, any>>> {
+async function rendered(args: string[]): Promise<Obj[]> {
   const r = await helm(['template', ...args, '--kube-version', KUBE_VERSION]);
   if (r.code !== 0) throw new Error(r.stderr);
   return parseAllDocuments(r.stdout).map((d) => d.toJS());
