@@ -99,7 +99,7 @@ export function chartEntries(c: DeepReadonly<MeshgateConfig>, service = 'meshgat
           : req(ENFORCEMENT, 'In', [level]);
       const scope = e.objectSelector ? '/selected-pods' : '';
       const entry: WebhookEntry = {
-        name: `${e.name}-${level}`,
+        name: level === 'enforce' ? e.name : `${e.name}-${level}`,
         service: {
           namespace: c.meshNamespace,
           name: service,

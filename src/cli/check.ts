@@ -43,7 +43,8 @@ enforcement level and what audit and warn levels admitted that enforce would ref
   --pre     before installing (read-only): the Kubernetes version and features meshgate needs, the mesh found
             (versions, revisions, the images it injects), the nodes' container runtimes and libcni lines, the
             namespaces the chart would guard and at which level, and the existing pods that would be refused or
-            adjusted when recreated, by reason. Takes --mesh or --config (the chart's config: values under config)
+            adjusted when recreated, by reason. Takes --mesh, or --config with a meshgate config file (mesh
+            and the keys of the chart values' config)
 
 flags:
   --kubeconfig FILE      kubeconfig (default: $KUBECONFIG's first file, else ~/.kube/config, else in-cluster)

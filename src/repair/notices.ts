@@ -1,13 +1,19 @@
 /**
  * Adds one Event per pod and notice (src/repair/notice.ts) — held Pending by meshgate, or admitted below enforce —
  * fed by the repair controller's pod watches on every replica; only the leader writes Events, and a new leader
- * writes those not yet written by it (so a handover may repeat one: Events are reports, not state). Memory is
- * bounded by the pods watched: a pod's entry goes with the pod.
+ * writes those not yet written by it (so a handover may repeat one: Events are reports, not state). Only a pod's
+ * name, UID and its notice are kept (a notice is at most a few KiB: the recorded refusal is cut to 1 KiB), and the
+ * entry goes with the pod.
  */
 import type { Logger } from 'pino';
 import type { RepairApi } from './controller.ts';
 import type { PodForRepair } from './decide.ts';
-import { noticeFor, type NoticeReason } from './notice.ts';
+import { noticeFor, type Notice, type NoticeReason } from './notice.ts';
+
+interface Due {
+  pod: PodForRepair;
+  notice: Notice;
+}
 
 export interface NoticeOptions {
   /** meshgate's own and the system namespaces: never guarded, never noticed. */
@@ -19,8 +25,8 @@ export interface NoticeOptions {
 export class PodNotices {
   readonly #api: Pick<RepairApi, 'event'>;
   readonly #o: NoticeOptions;
-  /** The pods with a notice due, as last seen, by UID. */
-  readonly #due = new Map<string, PodForRepair>();
+  /** The pods with a notice due (name and UID only) and the notice, as last seen, by UID. */
+  readonly #due = new Map<string, Due>();
   /** "uid/reason" of the Events written. */
   readonly #sent = new Set<string>();
   readonly stats: Record<NoticeReason, number> = { MeshPodHeld: 0, MeshWouldDeny: 0 };
@@ -34,7 +40,9 @@ export class PodNotices {
   async observe(pod: PodForRepair): Promise<void> {
     const uid = pod.metadata?.uid ?? '';
     if (!uid) return;
-    if (noticeFor(pod, this.#o.excludedNamespaces)) this.#due.set(uid, pod);
+    const notice = noticeFor(pod, this.#o.excludedNamespaces);
+    const { name, namespace } = pod.metadata ?? {};
+    if (notice) this.#due.set(uid, { pod: { metadata: { name, namespace, uid } }, notice });
     else this.#due.delete(uid);
     await this.#act(uid);
   }
@@ -51,10 +59,10 @@ export class PodNotices {
   }
 
   async #act(uid: string): Promise<void> {
-    const pod = this.#due.get(uid);
-    if (!pod || (this.#o.isLeader && !this.#o.isLeader())) return;
-    const n = noticeFor(pod, this.#o.excludedNamespaces);
-    if (!n || this.#sent.has(`${uid}/${n.reason}`)) return;
+    const due = this.#due.get(uid);
+    if (!due || (this.#o.isLeader && !this.#o.isLeader())) return;
+    const { pod, notice: n } = due;
+    if (this.#sent.has(`${uid}/${n.reason}`)) return;
     this.#sent.add(`${uid}/${n.reason}`);
     try {
       await this.#api.event(pod, 'Warning', n.reason, n.message);

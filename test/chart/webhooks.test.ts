@@ -10,8 +10,13 @@ const NAME_EXCLUSION = 'kubernetes.io/metadata.name';
 const EXCLUDED = ['meshgate', 'kube-system', 'kube-public', 'kube-node-lease'];
 const hooks = (r: Rendered, kind: string): Obj[] => r.one(kind).webhooks;
 const LEVELS = ['enforce', 'warn', 'audit'];
-/** The level an entry serves: the last part of its name (<entry>-<level>) and of its path (none for enforce). */
-const levelOf = (w: Obj): string => /-(enforce|warn|audit)\./.exec(w.name)![1];
+/** The level an entry serves, from its meshgate.io/enforcement requirement (NotIn the others: the default's). */
+function levelOf(w: Obj): string {
+  const r = w.namespaceSelector.matchExpressions.find((e: Obj) => e.key === 'meshgate.io/enforcement');
+  return r.operator === 'In' ? r.values[0] : LEVELS.filter((l) => !r.values.includes(l))[0];
+}
+/** Its name: <entry> for enforce (the name entries had before levels), <entry>-warn, <entry>-audit. */
+const nameFor = (entry: string, level: string) => (level === 'enforce' ? entry : `${entry}-${level}`);
 const levelSuffix = (level: string) => (level === 'enforce' ? '' : `/${level}`);
 
 /** Namespaces and pods as a cluster would have them, for the selection matrix. */
@@ -56,7 +61,8 @@ describe.each(MESHES)('webhook configurations, mesh %s', (mesh) => {
     for (const w of hooks(r, 'MutatingWebhookConfiguration')) {
       // An entry that selects pods by their labels reaches only some pods of a namespace: no admission mark there.
       const path = `${w.objectSelector ? '/mutate/selected-pods' : '/mutate'}${levelSuffix(levelOf(w))}`;
-      expect(w.name).toMatch(/^[a-z0-9-]+-(enforce|warn|audit)\.mutate\.meshgate\.io$/);
+      expect(w.name).toMatch(/^[a-z0-9-]+\.mutate\.meshgate\.io$/);
+      expect(w.name.endsWith(`-${levelOf(w)}.mutate.meshgate.io`)).toBe(levelOf(w) !== 'enforce');
       expect(w.rules).toEqual([
         { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' },
       ]);
@@ -118,6 +124,7 @@ describe.each(MESHES)('webhook configurations, mesh %s', (mesh) => {
         .filter((w) => !w.objectSelector)
         .map((w) => w.name),
     ).toContain('ns-meshgate-audit.validate.meshgate.io');
+    expect(hooks(r, 'ValidatingWebhookConfiguration').map((w) => w.name)).toContain('ns-meshgate.validate.meshgate.io');
   });
 
   it('both configurations have the same entries, each excluding meshgate’s own and the system namespaces', () => {
@@ -199,9 +206,11 @@ describe('enforcement levels: one entry per level, chosen by the namespace label
       expect(names).toHaveLength(15); // istio's five entries
       expect(new Set(names).size).toBe(15);
       for (const base of ['ns-meshgate', 'ns-istio-injection', 'ns-istio-rev', 'pod-istio-inject', 'pod-istio-rev'])
-        expect(names.filter((n) => n.startsWith(`${base}-`))).toEqual(LEVELS.map((l) => `${base}-${l}`));
+        expect(names.filter((n) => n === base || n.startsWith(`${base}-`))).toEqual(
+          LEVELS.map((l) => nameFor(base, l)),
+        );
       expect(entryFor(r, kind, 'mg')).toEqual(['ns-meshgate-audit']);
-      expect(entryFor(r, kind, 'mg-enforce')).toEqual(['ns-meshgate-enforce']);
+      expect(entryFor(r, kind, 'mg-enforce')).toEqual(['ns-meshgate']);
       expect(entryFor(r, kind, 'mg-warn')).toEqual(['ns-meshgate-warn']);
       expect(entryFor(r, kind, 'istio-audit')).toEqual(['ns-istio-injection-audit']);
       // A value that is no level reads as the default (the enforcement policy refuses setting one).
@@ -220,7 +229,7 @@ describe('enforcement levels: one entry per level, chosen by the namespace label
     });
     expect(audit.clientConfig.service.path).toBe('/mutate/audit');
     const enforce = hooks(r, 'ValidatingWebhookConfiguration').find(
-      (w) => w.name === 'ns-meshgate-enforce.validate.meshgate.io',
+      (w) => w.name === 'ns-meshgate.validate.meshgate.io',
     ) as Obj;
     expect(enforce.namespaceSelector.matchExpressions).toContainEqual({
       key: 'meshgate.io/enforcement',
@@ -234,9 +243,9 @@ describe('enforcement levels: one entry per level, chosen by the namespace label
   it('config.enforcement.default=enforce: the enforce entries select the unlabelled namespaces', async () => {
     const r = await render(profileValues('linkerd', { config: { enforcement: { default: 'enforce' } } }));
     for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
-      expect(entryFor(r, kind, 'mg')).toEqual(['ns-meshgate-enforce']);
+      expect(entryFor(r, kind, 'mg')).toEqual(['ns-meshgate']);
       expect(entryFor(r, kind, 'mg-warn')).toEqual(['ns-meshgate-warn']);
-      expect(entryFor(r, kind, 'mg-bogus')).toEqual(['ns-meshgate-enforce']);
+      expect(entryFor(r, kind, 'mg-bogus')).toEqual(['ns-meshgate']);
       expect(entryFor(r, kind, 'plain')).toEqual([]);
     }
     expect(r.one('ConfigMap', 'meshgate').data['config.yaml']).toContain('enforcement:\n  default: enforce\n');
@@ -269,7 +278,7 @@ describe('webhook configurations (values)', () => {
     );
     const [w] = hooks(r, 'ValidatingWebhookConfiguration');
     expect(hooks(r, 'ValidatingWebhookConfiguration').map((x) => x.name)).toEqual(
-      LEVELS.map((l) => `team-a-${l}.validate.meshgate.io`),
+      LEVELS.map((l) => `${nameFor('team-a', l)}.validate.meshgate.io`),
     );
     expect(w.namespaceSelector).toEqual({
       matchLabels: { team: 'a' },

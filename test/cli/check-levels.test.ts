@@ -30,7 +30,7 @@ const entry = (name: string, level: string, path: string): WebhookEntry => ({
   },
 });
 const entries = [
-  entry('ns-meshgate-enforce', 'enforce', '/mutate'),
+  entry('ns-meshgate', 'enforce', '/mutate'),
   entry('ns-meshgate-warn', 'warn', '/mutate/warn'),
   entry('ns-meshgate-audit', 'audit', '/mutate/audit'),
 ];

@@ -140,7 +140,8 @@ describe('the chart’s webhook entries on a real apiserver (mesh istio)', () =>
     spec: { containers: [{ name: 'app', image: 'docker.io/library/nginx:1.27' }], ...extra },
   });
 
-  // Every entry once per enforcement level (-enforce, -warn, -audit): unlabelled namespaces are at the default, audit.
+  // Every entry once per enforcement level (<entry> for enforce, -warn, -audit): unlabelled namespaces are at the
+  // default, audit.
   it.each<[string, Record<string, string>, string | null]>([
     ['mg', {}, 'ns-meshgate-audit'],
     ['all', {}, 'ns-meshgate-audit'],
@@ -153,7 +154,7 @@ describe('the chart’s webhook entries on a real apiserver (mesh istio)', () =>
     ['plain', { 'istio.io/rev': 'canary' }, 'pod-istio-rev-audit'],
     ['team-a', { 'meshgate.io/inject': 'true' }, 'pod-optin-audit'],
     ['team-a', { 'meshgate.io/inject': 'true', 'sidecar.istio.io/inject': 'true' }, 'pod-istio-inject-audit'],
-    ['mg-enforce', {}, 'ns-meshgate-enforce'],
+    ['mg-enforce', {}, 'ns-meshgate'],
     ['istio-warn', {}, 'ns-istio-injection-warn'],
     ['plain-warn', { 'sidecar.istio.io/inject': 'true' }, 'pod-istio-inject-warn'],
     [NS, {}, null],

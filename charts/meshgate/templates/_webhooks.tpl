@@ -78,11 +78,14 @@ Each entry also gets the path suffix of its admission scope (src/admission/handl
 every pod of the namespaces it selects (meshgate marks the pods it admits there: meshgate.io/admitted), and
 "/selected-pods" for one with an objectSelector or when webhook.matchConditions are set — the pod's author could
 then create other pods there that meshgate never sees, with a mark copied from an admitted one, so none is marked.
-Then each entry becomes one per enforcement level (src/admission/level.ts), named <name>-<level>: its
-namespaceSelector also requires the label meshgate.io/enforcement to name that level — for the default level
-(config.enforcement.default), to name neither other level, so it also selects namespaces without the label — and
-its route ends in the level ("" for enforce, "/warn", "/audit"). The levels partition the namespaces, so the entries
-stay disjoint, and the apiserver tells meshgate each review's level by the path it calls: no namespace cache.
+Then each entry becomes one per enforcement level (src/admission/level.ts), named <name> for enforce and
+<name>-warn, <name>-audit: its namespaceSelector also requires the label meshgate.io/enforcement to name that level —
+for the default level (config.enforcement.default), to name neither other level, so it also selects namespaces
+without the label — and its route ends in the level ("" for enforce, "/warn", "/audit"). The levels partition the
+namespaces, so the entries stay disjoint, and the apiserver tells meshgate each review's level by the path it calls:
+no namespace cache. The enforce entries keep the names entries had before levels: an upgrade from such a release
+(which keeps enforce) keeps its entries, and the caBundle the webhook wrote into them, which helm's merge keeps by
+entry name — renamed ones would start without it and refuse every pod until the webhook patched them.
 */}}
 {{- define "meshgate.webhookEntries" -}}
 {{- $entries := .Values.webhook.selectors | default list -}}
@@ -112,7 +115,8 @@ stay disjoint, and the apiserver tells meshgate each review's level by the path 
 {{- end -}}
 {{- $_ := set $sel "matchExpressions" (append $sel.matchExpressions $requirement) -}}
 {{- $route := printf "%s%s" $scope (ternary "" (printf "/%s" $level) (eq $level "enforce")) -}}
-{{- $entry := dict "name" (printf "%s-%s" $e.name $level) "namespaceSelector" $sel "scope" $scope "level" $level "route" $route -}}
+{{- $name := ternary $e.name (printf "%s-%s" $e.name $level) (eq $level "enforce") -}}
+{{- $entry := dict "name" $name "namespaceSelector" $sel "scope" $scope "level" $level "route" $route -}}
 {{- with $e.objectSelector -}}
 {{- $_ := set $entry "objectSelector" . -}}
 {{- end -}}
