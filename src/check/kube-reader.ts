@@ -81,6 +81,11 @@ export class KubeReader {
     }
   }
 
+  /** `call` with the error handling of every read here (for readers of other objects: mesh-reader.ts). */
+  read<T>(what: string, call: () => Promise<T>): Promise<T | ReadError | undefined> {
+    return this.#read(what, call);
+  }
+
   /** The first call: proves the apiserver answers and accepts the credentials. */
   async serverVersion(): Promise<string> {
     const v = await this.#read('/version', () => this.#version.getCode());

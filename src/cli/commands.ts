@@ -89,6 +89,8 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       { name: 'node-agent', value: 'text' },
       { name: 'tls-secret', value: 'text' },
       { name: 'output', short: 'o', value: ['table', 'json'] },
+      { name: 'audit' },
+      { name: 'pre' },
       HELP,
     ],
     load: () => import('./check.ts'),

@@ -19,7 +19,10 @@ const MAX_VERDICT_AGE = 20 * 60;
 /** What every profile shares. */
 function base(
   mesh: MeshName,
-): Pick<MeshgateConfig, 'mesh' | 'meshNamespace' | 'systemNamespaces' | 'redirect' | 'exclusions' | 'apps'> {
+): Pick<
+  MeshgateConfig,
+  'mesh' | 'meshNamespace' | 'systemNamespaces' | 'redirect' | 'exclusions' | 'apps' | 'enforcement'
+> {
   return {
     mesh,
     meshNamespace: 'meshgate',
@@ -30,6 +33,9 @@ function base(
     exclusions: { outboundCidrCoverage: 8, maxOutboundPorts: 64, maxInboundPorts: 64 },
     // The redirect exempts the proxy's identity: no other container may be able to take it (docs/security.md).
     apps: { privileges: 'restricted', baselineNamespaces: [] },
+    // A new install audits first: next to a running mesh, nothing is refused until the operator has seen what
+    // would be (docs/security.md, "Enforcement levels"); the chart keeps an upgraded release's level.
+    enforcement: { default: 'audit' },
   };
 }
 

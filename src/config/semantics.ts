@@ -1,6 +1,6 @@
 /** Value checks beyond types: enums, ranges, names, and what must hold between keys. One sentence per problem. */
 import { isIP } from 'node:net';
-import type { MeshgateConfig } from './types.ts';
+import { ENFORCEMENT_LEVELS, type MeshgateConfig } from './types.ts';
 import { parseHostPort, parseQuantity } from '../util/values.ts';
 import { imageRepository } from '../mesh/images.ts';
 
@@ -101,6 +101,7 @@ export function checkSemantics(c: MeshgateConfig): string[] {
   oneOf(p, 'redirect.onUnverifiedNode', c.redirect.onUnverifiedNode, ['reject', 'validate']);
   oneOf(p, 'injection.nativeSidecar', c.injection.nativeSidecar, ['auto', 'on', 'off']);
   oneOf(p, 'apps.privileges', c.apps.privileges, ['restricted', 'baseline']);
+  oneOf(p, 'enforcement.default', c.enforcement.default, ENFORCEMENT_LEVELS);
   c.apps.baselineNamespaces.forEach((ns, i) => {
     if (!DNS_LABEL.test(ns)) p.push(`apps.baselineNamespaces[${i}]: "${ns}" is not a namespace name`);
   });

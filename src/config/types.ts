@@ -12,6 +12,13 @@ export type OnUnverifiedNode = 'reject' | 'validate';
 export type NativeSidecarMode = 'auto' | 'on' | 'off';
 export type AppPrivileges = 'restricted' | 'baseline';
 
+/**
+ * How much of what meshgate decides is enforced in a namespace (src/admission/level.ts): `enforce` refuses,
+ * `warn` admits with an admission warning, `audit` admits and records. Ordered from the strictest.
+ */
+export const ENFORCEMENT_LEVELS = ['enforce', 'warn', 'audit'] as const;
+export type EnforcementLevel = (typeof ENFORCEMENT_LEVELS)[number];
+
 export interface EnvVar {
   name: string;
   value?: string;
@@ -153,6 +160,17 @@ export interface MeshgateConfig {
      * a warning, and the namespaces are reported by `meshgate check` and the metric meshgate_baseline_namespaces.
      */
     baselineNamespaces: string[];
+  };
+  /**
+   * Enforcement levels (docs/security.md, "Enforcement levels"). The webhook learns a namespace's level from the
+   * route the apiserver calls (the chart renders one webhook entry per level, selecting namespaces by the label
+   * meshgate.io/enforcement); `default` is the level of a guarded namespace without that label: the chart selects
+   * those namespaces at it, its admission policy compares a namespace's new level with it, and `meshgate check`,
+   * `check --pre` and the repair controller's advice read it. Default `audit`, the level of a new install: meshgate
+   * installed next to a running mesh must never refuse a legitimate pod on day one (docs/security.md says why).
+   */
+  enforcement: {
+    default: EnforcementLevel;
   };
   /** What a pod may exempt from the redirect (annotations or init arguments); the rest is refused. */
   exclusions: {

@@ -1,6 +1,7 @@
 /**
  * meshgate's pods (label meshgate.io/redirect) in every namespace, listed and watched: what the webhook's pod cache
- * and the repair controller both follow, each with its own handlers.
+ * and the repair controller both follow, each with its own handlers. `labelSelector` selects other pods meshgate
+ * labelled: the repair controller also follows those admitted below enforce (meshgate.io/would-deny).
  */
 import { REDIRECT_LABEL } from '../inject/constants.ts';
 import type { KubeClient } from './api/client.ts';
@@ -9,6 +10,10 @@ import { Reflector, type ReflectorOptions } from './reflector.ts';
 
 export type PodHandlers = Pick<ReflectorOptions, 'replace' | 'upsert' | 'remove' | 'onSynced' | 'onError'>;
 
-export function meshgatePodReflector(client: KubeClient, handlers: PodHandlers): Reflector {
-  return new Reflector({ client, path: core('pods'), labelSelector: REDIRECT_LABEL, ...handlers });
+export function meshgatePodReflector(
+  client: KubeClient,
+  handlers: PodHandlers,
+  labelSelector: string = REDIRECT_LABEL,
+): Reflector {
+  return new Reflector({ client, path: core('pods'), labelSelector, ...handlers });
 }

@@ -19,6 +19,8 @@ import { createRepairMetrics, type RepairMetrics } from './metrics.ts';
 import { startQuarantine, type QuarantineSettings, type RunningQuarantine } from './quarantine-run.ts';
 import { startUnmeshed, type RunningUnmeshed, type UnmeshedSettings } from './unmeshed-run.ts';
 import { watchRepairPods } from './watch.ts';
+import { PodNotices } from './notices.ts';
+import { watchWouldDenyPods } from './notice-watch.ts';
 import { MarkKeySource } from '../mark/key-source.ts';
 
 export interface RepairRunOptions {
@@ -44,6 +46,8 @@ export interface RepairRunOptions {
 
 export interface RunningRepair {
   controller: RepairController;
+  /** Events on pods meshgate holds Pending or admitted below enforce (src/repair/notices.ts). */
+  notices: PodNotices;
   metrics: RepairMetrics;
   elector?: LeaderElector;
   quarantine?: RunningQuarantine;
@@ -84,7 +88,25 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
     logger: o.logger,
     onFailure: quarantine && ((f) => void quarantine.quarantine.recordFailure(f)),
   });
-  const watch = await watchRepairPods(o.kube, controller, o.logger);
+  const notices = new PodNotices(kubeRepairApi(o.kube), {
+    excludedNamespaces: trust.excludedNamespaces,
+    isLeader,
+    logger: o.logger,
+  });
+  const watch = await watchRepairPods(
+    o.kube,
+    {
+      observe: async (p) => {
+        await Promise.all([controller.observe(p), notices.observe(p)]);
+      },
+      forget: (uid) => {
+        controller.forget(uid);
+        notices.forget(uid);
+      },
+    },
+    o.logger,
+  );
+  const wouldDeny = await watchWouldDenyPods(o.kube, notices, o.logger);
   if (o.lease) {
     elector = new LeaderElector(kubeLeaseStore(o.kube, o.lease.namespace, o.lease.name), {
       ...o.lease,
@@ -93,6 +115,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
         metrics.leader.set(1);
         metrics.leaderTransitions.inc();
         void controller.resync();
+        void notices.resync();
         void quarantine?.quarantine.tick();
         unmeshed?.sweep();
       },
@@ -117,7 +140,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
           ? { ok: false, why: 'leader election loop stalled' }
           : { ok: true },
       ready: () => {
-        if (!watch.synced()) return { ok: false, why: 'pod cache not synced' };
+        if (!watch.synced() || !wouldDeny.synced()) return { ok: false, why: 'pod cache not synced' };
         if (quarantine && !quarantine.synced()) return { ok: false, why: 'node cache not synced' };
         return keys.healthy();
       },
@@ -128,6 +151,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
   }
   return {
     controller,
+    notices,
     metrics,
     elector,
     quarantine,
@@ -139,6 +163,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
       // Step down and release first, so the other replica takes over while this one finishes.
       await elector?.stop();
       watch.stop();
+      wouldDeny.stop();
       keys.stop();
       quarantine?.stop();
       unmeshed?.stop();

@@ -8,6 +8,8 @@
  * Evictions go through the Eviction API (PodDisruptionBudgets respected: a refused one is retried later), at most
  * `maxEvictionsPerMinute`, each with a Warning Event on the pod saying why and how to restart it by hand; a pod is
  * reported (one Event per pod) when it has no controller or meshgate would refuse it as it is. Leader only.
+ * Pods meshgate admitted below enforce (label meshgate.io/would-deny, in a namespace at audit or warn) are left to
+ * their own Event (src/repair/notice.ts): recreated, they would be admitted the same way.
  */
 import type { Logger } from 'pino';
 import type { Compiled } from '../config/compile.ts';
@@ -19,6 +21,7 @@ import type { RepairMetrics } from './metrics.ts';
 import { SlidingLimit } from './rate-limit.ts';
 import { judgeUnmeshed } from './unmeshed.ts';
 import { errorFields, errorText } from '../log/fields.ts';
+import { WOULD_DENY_LABEL } from '../admission/level.ts';
 
 export interface PodRef {
   namespace: string;
@@ -107,11 +110,13 @@ export class UnmeshedPods {
       const namespaces = await this.#api.namespaces();
       if ('error' in namespaces) return this.#failed({ ...out, errors: [namespaces.error] });
       const opted = optedInNamespaces(namespaces, mutating, undefined).filter((o) => o.mutating.length > 0);
+      const below = new Set(opted.filter((o) => o.level !== 'enforce').map((o) => o.namespace));
       const queue = new Map<string, Candidate>();
       const reports: Array<[PodRef, string, string]> = [];
       const seen = new Set<string>();
       out.errors.push(
         ...(await listGuardedPods(this.#api, opted, (p) => {
+          if (below.has(p.namespace) && p.labels?.[WOULD_DENY_LABEL] !== undefined) return;
           const a = judgeUnmeshed(p, this.#o.cfg);
           if (a.action === 'none') return;
           const uid = (p.object as { metadata?: { uid?: string } }).metadata?.uid ?? '';

@@ -12,7 +12,11 @@ export interface PodWatch {
   stop(): void;
 }
 
-export async function watchRepairPods(client: KubeClient, ctl: RepairController, logger: Logger): Promise<PodWatch> {
+export async function watchRepairPods(
+  client: KubeClient,
+  ctl: Pick<RepairController, 'observe' | 'forget'>,
+  logger: Logger,
+): Promise<PodWatch> {
   let synced = false;
   const observe = (p: unknown) =>
     ctl.observe(p as PodForRepair).catch((err) => logger.error({ err: errorFields(err) }, 'repair failed'));

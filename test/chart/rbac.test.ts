@@ -214,6 +214,7 @@ describe('admission policies', () => {
       .map((p) => p.metadata.name)
       .sort();
     expect(names).toEqual([
+      'meshgate-enforcement',
       'meshgate-node-verdict',
       'meshgate-node-writers',
       'meshgate-repair-controller',
@@ -316,6 +317,7 @@ describe('admission policies', () => {
         .map((p) => p.metadata.name)
         .sort(),
     ).toEqual([
+      'meshgate-enforcement',
       'meshgate-node-verdict',
       'meshgate-node-writers',
       'meshgate-webhook-configs',

@@ -9,6 +9,15 @@ import { selecting, type Labels } from './selectors.ts';
 const NAME_EXCLUSION = 'kubernetes.io/metadata.name';
 const EXCLUDED = ['meshgate', 'kube-system', 'kube-public', 'kube-node-lease'];
 const hooks = (r: Rendered, kind: string): Obj[] => r.one(kind).webhooks;
+const LEVELS = ['enforce', 'warn', 'audit'];
+/** The level an entry serves, from its meshgate.io/enforcement requirement (NotIn the others: the default's). */
+function levelOf(w: Obj): string {
+  const r = w.namespaceSelector.matchExpressions.find((e: Obj) => e.key === 'meshgate.io/enforcement');
+  return r.operator === 'In' ? r.values[0] : LEVELS.filter((l) => !r.values.includes(l))[0];
+}
+/** Its name: <entry> for enforce (the name entries had before levels), <entry>-warn, <entry>-audit. */
+const nameFor = (entry: string, level: string) => (level === 'enforce' ? entry : `${entry}-${level}`);
+const levelSuffix = (level: string) => (level === 'enforce' ? '' : `/${level}`);
 
 /** Namespaces and pods as a cluster would have them, for the selection matrix. */
 const NAMESPACES: Array<[string, Labels]> = [
@@ -23,6 +32,11 @@ const NAMESPACES: Array<[string, Labels]> = [
   ['all', { 'meshgate.io/inject': 'enabled', 'istio-injection': 'enabled', 'istio.io/rev': 'default' }],
   ['team-a', { team: 'a' }],
   ['team-a-mg', { team: 'a', 'meshgate.io/inject': 'enabled' }],
+  ['mg-enforce', { 'meshgate.io/inject': 'enabled', 'meshgate.io/enforcement': 'enforce' }],
+  ['mg-warn', { 'meshgate.io/inject': 'enabled', 'meshgate.io/enforcement': 'warn' }],
+  ['istio-audit', { 'istio-injection': 'enabled', 'meshgate.io/enforcement': 'audit' }],
+  ['mg-bogus', { 'meshgate.io/inject': 'enabled', 'meshgate.io/enforcement': 'off' }],
+  ['team-a-warn', { team: 'a', 'meshgate.io/enforcement': 'warn' }],
   ['meshgate', { 'meshgate.io/inject': 'enabled', 'istio-injection': 'enabled' }],
   ['kube-system', { 'meshgate.io/inject': 'enabled', 'istio.io/rev': 'default' }],
 ];
@@ -46,8 +60,9 @@ describe.each(MESHES)('webhook configurations, mesh %s', (mesh) => {
   it('mutating: pods CREATE at /mutate, reinvoked after later webhooks (the mesh’s injector)', () => {
     for (const w of hooks(r, 'MutatingWebhookConfiguration')) {
       // An entry that selects pods by their labels reaches only some pods of a namespace: no admission mark there.
-      const path = w.objectSelector ? '/mutate/selected-pods' : '/mutate';
+      const path = `${w.objectSelector ? '/mutate/selected-pods' : '/mutate'}${levelSuffix(levelOf(w))}`;
       expect(w.name).toMatch(/^[a-z0-9-]+\.mutate\.meshgate\.io$/);
+      expect(w.name.endsWith(`-${levelOf(w)}.mutate.meshgate.io`)).toBe(levelOf(w) !== 'enforce');
       expect(w.rules).toEqual([
         { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' },
       ]);
@@ -96,7 +111,9 @@ describe.each(MESHES)('webhook configurations, mesh %s', (mesh) => {
             ]
           : []),
       ]);
-      expect(w.clientConfig.service.path).toBe(bindings ? '/validate' : '/validate/selected-pods');
+      expect(w.clientConfig.service.path).toBe(
+        `${bindings ? '/validate' : '/validate/selected-pods'}${levelSuffix(levelOf(w))}`,
+      );
       expect(w).toMatchObject({ failurePolicy: 'Fail', sideEffects: 'None', timeoutSeconds: 10 });
       expect(w.reinvocationPolicy).toBeUndefined();
       expect(w.matchConditions.map((c: Obj) => c.name)).toEqual(['skip-routine-pod-updates']);
@@ -106,7 +123,8 @@ describe.each(MESHES)('webhook configurations, mesh %s', (mesh) => {
       hooks(r, 'ValidatingWebhookConfiguration')
         .filter((w) => !w.objectSelector)
         .map((w) => w.name),
-    ).toContain('ns-meshgate.validate.meshgate.io');
+    ).toContain('ns-meshgate-audit.validate.meshgate.io');
+    expect(hooks(r, 'ValidatingWebhookConfiguration').map((w) => w.name)).toContain('ns-meshgate.validate.meshgate.io');
   });
 
   it('both configurations have the same entries, each excluding meshgate’s own and the system namespaces', () => {
@@ -138,8 +156,11 @@ describe('which pods each profile selects', () => {
   const selected = async (mesh: 'istio' | 'linkerd') => {
     const r = await render(profileValues(mesh, { config: { injection: { podOptInNamespaceLabels: { team: 'a' } } } }));
     const ws = hooks(r, 'MutatingWebhookConfiguration');
+    // The entry without its level (which the next describe holds): every one of these namespaces is unlabelled.
     return (ns: string, pod: Labels = {}) =>
-      selecting(ws, ns, Object.fromEntries(NAMESPACES)[ns], pod).map((n) => n.split('.')[0])[0] ?? null;
+      selecting(ws, ns, Object.fromEntries(NAMESPACES)[ns], pod).map((n) =>
+        n.split('.')[0].replace(/-audit$/, ''),
+      )[0] ?? null;
   };
 
   it('istio: meshgate’s label, istio-injection, istio.io/rev, and pod-level opt-in as istiod has it', async () => {
@@ -173,6 +194,72 @@ describe('which pods each profile selects', () => {
   });
 });
 
+describe('enforcement levels: one entry per level, chosen by the namespace label meshgate.io/enforcement', () => {
+  /** The entry (name before the first dot) that selects a pod with no labels in namespace `ns`. */
+  const entryFor = (r: Rendered, kind: string, ns: string, pod: Labels = {}) =>
+    selecting(hooks(r, kind), ns, Object.fromEntries(NAMESPACES)[ns], pod).map((n) => n.split('.')[0]);
+
+  it('each entry of the profile comes three times, its route ending in the level; default audit selects the unlabelled', async () => {
+    const r = await render(profileValues('istio'));
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+      const names = hooks(r, kind).map((w) => w.name.split('.')[0]);
+      expect(names).toHaveLength(15); // istio's five entries
+      expect(new Set(names).size).toBe(15);
+      for (const base of ['ns-meshgate', 'ns-istio-injection', 'ns-istio-rev', 'pod-istio-inject', 'pod-istio-rev'])
+        expect(names.filter((n) => n === base || n.startsWith(`${base}-`))).toEqual(
+          LEVELS.map((l) => nameFor(base, l)),
+        );
+      expect(entryFor(r, kind, 'mg')).toEqual(['ns-meshgate-audit']);
+      expect(entryFor(r, kind, 'mg-enforce')).toEqual(['ns-meshgate']);
+      expect(entryFor(r, kind, 'mg-warn')).toEqual(['ns-meshgate-warn']);
+      expect(entryFor(r, kind, 'istio-audit')).toEqual(['ns-istio-injection-audit']);
+      // A value that is no level reads as the default (the enforcement policy refuses setting one).
+      expect(entryFor(r, kind, 'mg-bogus')).toEqual(['ns-meshgate-audit']);
+      expect(entryFor(r, kind, 'team-a-warn', { 'sidecar.istio.io/inject': 'true' })).toEqual([
+        'pod-istio-inject-warn',
+      ]);
+    }
+    const audit = hooks(r, 'MutatingWebhookConfiguration').find(
+      (w) => w.name === 'ns-meshgate-audit.mutate.meshgate.io',
+    ) as Obj;
+    expect(audit.namespaceSelector.matchExpressions).toContainEqual({
+      key: 'meshgate.io/enforcement',
+      operator: 'NotIn',
+      values: ['enforce', 'warn'],
+    });
+    expect(audit.clientConfig.service.path).toBe('/mutate/audit');
+    const enforce = hooks(r, 'ValidatingWebhookConfiguration').find(
+      (w) => w.name === 'ns-meshgate.validate.meshgate.io',
+    ) as Obj;
+    expect(enforce.namespaceSelector.matchExpressions).toContainEqual({
+      key: 'meshgate.io/enforcement',
+      operator: 'In',
+      values: ['enforce'],
+    });
+    expect(enforce.clientConfig.service.path).toBe('/validate');
+    expect(r.one('ConfigMap', 'meshgate').data['config.yaml']).toContain('enforcement:\n  default: audit\n');
+  });
+
+  it('config.enforcement.default=enforce: the enforce entries select the unlabelled namespaces', async () => {
+    const r = await render(profileValues('linkerd', { config: { enforcement: { default: 'enforce' } } }));
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+      expect(entryFor(r, kind, 'mg')).toEqual(['ns-meshgate']);
+      expect(entryFor(r, kind, 'mg-warn')).toEqual(['ns-meshgate-warn']);
+      expect(entryFor(r, kind, 'mg-bogus')).toEqual(['ns-meshgate']);
+      expect(entryFor(r, kind, 'plain')).toEqual([]);
+    }
+    expect(r.one('ConfigMap', 'meshgate').data['config.yaml']).toContain('enforcement:\n  default: enforce\n');
+    const policy = r.one('ValidatingAdmissionPolicy', 'meshgate-enforcement');
+    expect(policy.spec.variables.find((v: Obj) => v.name === 'level').expression).toContain(".orValue('enforce')");
+  });
+
+  it('a value that is no level is refused by the schema', async () => {
+    await expect(render(profileValues('istio', { config: { enforcement: { default: 'off' } } }))).rejects.toThrow(
+      /'\/config\/enforcement\/default': value must be one of 'enforce', 'warn', 'audit'/,
+    );
+  });
+});
+
 describe('webhook configurations (values)', () => {
   it('webhook.selectors replaces the profile’s entries; the exclusions are still added', async () => {
     const r = await render(
@@ -190,8 +277,9 @@ describe('webhook configurations (values)', () => {
       { release: 'mesh', namespace: 'mesh-system' },
     );
     const [w] = hooks(r, 'ValidatingWebhookConfiguration');
-    expect(hooks(r, 'ValidatingWebhookConfiguration')).toHaveLength(1);
-    expect(w.name).toBe('team-a.validate.meshgate.io');
+    expect(hooks(r, 'ValidatingWebhookConfiguration').map((x) => x.name)).toEqual(
+      LEVELS.map((l) => `${nameFor('team-a', l)}.validate.meshgate.io`),
+    );
     expect(w.namespaceSelector).toEqual({
       matchLabels: { team: 'a' },
       matchExpressions: [
@@ -200,6 +288,7 @@ describe('webhook configurations (values)', () => {
           operator: 'NotIn',
           values: ['mesh-system', 'kube-system', 'kube-public', 'kube-node-lease'],
         },
+        { key: 'meshgate.io/enforcement', operator: 'In', values: ['enforce'] },
       ],
     });
     expect(w.objectSelector).toEqual({ matchLabels: { app: 'x' } });
@@ -217,7 +306,7 @@ describe('webhook configurations (values)', () => {
     // Conditions on the pod let its author leave pods out of meshgate's sight: no entry marks what it admits.
     for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'])
       for (const w of hooks(r, kind))
-        expect(w.clientConfig.service.path).toMatch(/^\/(mutate|validate)\/selected-pods$/);
+        expect(w.clientConfig.service.path).toMatch(/^\/(mutate|validate)\/selected-pods(\/warn|\/audit)?$/);
   });
 
   it('the routine-update filter sends UPDATEs of spec, labels or annotations, subresources, and everything not an UPDATE', async () => {

@@ -55,7 +55,7 @@ describe('opted-in namespaces', () => {
     ]);
     const r = judgeNamespaces(opted, true);
     expect(r).toMatchObject({ status: 'ok', message: '1 namespace opted in; in 1 more, the pods labelled to opt in' });
-    expect(r.items!.map((i) => [i.name, i.message])).toEqual([['shop', 'selected by ns-meshgate']]);
+    expect(r.items!.map((i) => [i.name, i.message])).toEqual([['shop', 'selected by ns-meshgate; level enforce']]);
     expect(judgeSelectorsAgree(opted, webhooks('mutating', [nsEntry]), webhooks('validating', [nsEntry])).status).toBe(
       'ok',
     );
@@ -208,7 +208,8 @@ describe('pods of opted-in namespaces', () => {
       ['shop/web-2', { kind: 'Deployment', name: 'web' }],
       ['shop/orphan-rs', undefined],
     ]);
-    const [redirected, admitted] = tally.results(owners, true);
+    const [redirected, would, admitted, held] = tally.results(owners, true);
+    expect([would.status, held.status]).toEqual(['ok', 'ok']);
     expect(redirected).toMatchObject({
       code: 'pods_redirected',
       status: 'fail',
@@ -237,7 +238,7 @@ describe('pods of opted-in namespaces', () => {
     moved.spec.nodeName = 'node-b';
     tally.add(record('shop', unseen, { owner: { kind: 'DaemonSet', name: 'logs' } }));
     tally.add(record('shop', moved));
-    const [redirected, admitted] = tally.results(new Map(), true);
+    const [redirected, , admitted] = tally.results(new Map(), true);
     expect(redirected.items).toEqual([
       expect.objectContaining({
         name: 'shop/pod/moved',
@@ -259,6 +260,11 @@ describe('pods of opted-in namespaces', () => {
   });
 
   it('skips both checks when no namespace is opted in', () => {
-    expect(new PodTally([], facts, cfg).results(new Map(), false).map((r) => r.status)).toEqual(['skip', 'skip']);
+    expect(new PodTally([], facts, cfg).results(new Map(), false).map((r) => [r.code, r.status])).toEqual([
+      ['pods_redirected', 'skip'],
+      ['pods_would_be_refused', 'skip'],
+      ['pods_admitted', 'skip'],
+      ['pods_held', 'skip'],
+    ]);
   });
 });

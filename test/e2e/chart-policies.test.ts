@@ -345,7 +345,7 @@ describe('the chart’s admission policies on a real apiserver', () => {
       const m = await cp.kc
         .makeApiClient(AdmissionregistrationV1Api)
         .readMutatingWebhookConfiguration({ name: 'meshgate' });
-      expect(patched).toBe(10); // five entries (mesh istio) in each configuration
+      expect(patched).toBe(30); // five entries (mesh istio), once per enforcement level, in each configuration
       expect(m.webhooks!.every((w) => w.clientConfig.caBundle === Buffer.from(cp.ca.certPem).toString('base64'))).toBe(
         true,
       );

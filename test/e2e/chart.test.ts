@@ -141,6 +141,9 @@ describe('meshgate chart on a real apiserver', () => {
       expect(res.stdout).toContain('validation container (istio-validation) failed');
       expect(res.stdout).toContain('kubectl get nodes -L meshgate.io/cni-verified');
       expect(res.stdout).toContain('check-node --plugin-type istio-cni');
+      // A new install audits first, and says how to promote.
+      expect(res.stdout).toContain('meshgate.io/enforcement are at level AUDIT');
+      expect(res.stdout).toContain('kubectl label namespace NAMESPACE meshgate.io/enforcement=enforce --overwrite');
       // The policy takes effect a moment after it is created. Probe with a change that is harmless if allowed.
       const probe = agentAs(cp.kc).makeApiClient(CoreV1Api);
       let n = 0;
@@ -196,7 +199,7 @@ describe('meshgate chart on a real apiserver', () => {
         (err) => describeError(err),
       );
       expect(refused).toContain('failed calling webhook');
-      expect(refused).toContain('ns-meshgate.mutate.meshgate.io');
+      expect(refused).toContain('ns-meshgate-audit.mutate.meshgate.io');
       for (const ns of [NS, 'kube-system']) {
         const created = await core.createNamespacedPod({ namespace: ns, body: pod('allowed') });
         expect(created.metadata?.name).toBe('allowed');
@@ -204,6 +207,7 @@ describe('meshgate chart on a real apiserver', () => {
     });
 
     it.each([
+      'meshgate-enforcement',
       'meshgate-node-writers',
       'meshgate-node-verdict',
       'meshgate-webhook-configs',

@@ -6,6 +6,8 @@
 import pino from 'pino';
 import {
   AdmissionregistrationV1Api,
+  type V1MutatingWebhookConfiguration,
+  type V1ValidatingWebhookConfiguration,
   ApiException,
   CoreV1Api,
   type KubeConfig,
@@ -308,3 +310,24 @@ export const names = (pod: V1Pod) => ({
   init: (pod.spec?.initContainers ?? []).map((c) => c.name),
   containers: (pod.spec?.containers ?? []).map((c) => c.name),
 });
+
+/**
+ * The chart's own two webhook configurations (every entry, its selectors and its path: /mutate,
+ * /mutate/selected-pods/audit, …), pointed at meshgate's server in this process instead of the Service.
+ */
+export async function pointChartWebhooksAt(cp: ControlPlane, url: string, ca: string): Promise<void> {
+  const api = cp.kc.makeApiClient(AdmissionregistrationV1Api);
+  const caBundle = Buffer.from(ca).toString('base64');
+  const point = <T extends V1MutatingWebhookConfiguration | V1ValidatingWebhookConfiguration>(c: T): T => {
+    const copy = structuredClone(c);
+    copy.metadata = { name: c.metadata!.name, labels: c.metadata!.labels };
+    for (const w of copy.webhooks ?? []) w.clientConfig = { url: `${url}${w.clientConfig.service!.path}`, caBundle };
+    return copy;
+  };
+  const mutating = point(await api.readMutatingWebhookConfiguration({ name: 'meshgate' }));
+  const validating = point(await api.readValidatingWebhookConfiguration({ name: 'meshgate' }));
+  await api.deleteMutatingWebhookConfiguration({ name: 'meshgate' });
+  await api.deleteValidatingWebhookConfiguration({ name: 'meshgate' });
+  await api.createMutatingWebhookConfiguration({ body: mutating });
+  await api.createValidatingWebhookConfiguration({ body: validating });
+}

@@ -196,3 +196,11 @@ helm.sh/hook: post-delete
 helm.sh/hook-weight: "-10"
 helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
 {{- end -}}
+
+{{/* enforcement.admins in words, for the enforcement policy's message: "group system:masters or user alice". */}}
+{{- define "meshgate.enforcementAdmins" -}}
+{{- $who := list -}}
+{{- range .Values.enforcement.admins.groups }}{{ $who = append $who (printf "group %s" .) }}{{ end -}}
+{{- range .Values.enforcement.admins.users }}{{ $who = append $who (printf "user %s" .) }}{{ end -}}
+{{- if $who }}{{ join " or " $who }}{{ else }}nobody (enforcement.admins is empty){{ end -}}
+{{- end -}}

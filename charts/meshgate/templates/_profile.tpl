@@ -39,11 +39,15 @@ namespaces meshgate never sees (the release namespace and config.systemNamespace
 
 {{/*
 The config file every meshgate process reads (`--config`): `mesh`, then .Values.config with meshNamespace (the
-release namespace) and, unless set, validator.image (the chart's image: the validator runs meshgate).
+release namespace), enforcement.default (always written: meshgate.enforcementDefault) and, unless set,
+validator.image (the chart's image: the validator runs meshgate).
 */}}
 {{- define "meshgate.config" -}}
 {{- $cfg := deepCopy (.Values.config | default dict) -}}
 {{- $_ := set $cfg "meshNamespace" .Release.Namespace -}}
+{{- $enforcement := deepCopy ($cfg.enforcement | default dict) -}}
+{{- $_ := set $enforcement "default" (include "meshgate.enforcementDefault" .) -}}
+{{- $_ := set $cfg "enforcement" $enforcement -}}
 {{- $validator := deepCopy ($cfg.validator | default dict) -}}
 {{- if not $validator.image -}}
 {{- $_ := set $validator "image" (include "meshgate.image" .) -}}
@@ -51,4 +55,26 @@ release namespace) and, unless set, validator.image (the chart's image: the vali
 {{- $_ := set $cfg "validator" $validator -}}
 mesh: {{ .Values.mesh }}
 {{ toYaml $cfg }}
+{{- end -}}
+
+{{/*
+config.enforcement.default: the level of a guarded namespace without the label meshgate.io/enforcement
+(docs/security.md, "Enforcement levels"). Unset, a new install (and `helm template`, which cannot look) starts at
+audit, so meshgate installed next to a running mesh refuses nothing on day one; a release being upgraded keeps the
+level its ConfigMap holds, and one from before levels existed (0.1.x, no enforcement key) keeps enforce — an upgrade
+never lowers enforcement unless the value says so.
+*/}}
+{{- define "meshgate.enforcementDefault" -}}
+{{- $set := ((.Values.config | default dict).enforcement | default dict).default -}}
+{{- if $set -}}
+{{- $set -}}
+{{- else -}}
+{{- $cm := lookup "v1" "ConfigMap" .Release.Namespace (include "meshgate.fullname" .) -}}
+{{- if $cm -}}
+{{- $live := get ($cm.data | default dict) "config.yaml" | default "" | fromYaml -}}
+{{- (($live.enforcement | default dict).default) | default "enforce" -}}
+{{- else -}}
+audit
+{{- end -}}
+{{- end -}}
 {{- end -}}
