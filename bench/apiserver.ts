@@ -6,7 +6,7 @@
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import { KubeNodePublisher } from '../src/agent/kube-publisher.ts';
-import { NODE_VERIFIED_LABEL } from '../src/inject/constants.ts';
+import { NODE_VERIFIED_LABEL } from '../src/contract/names.ts';
 import { measureAgentLatency, type AgentLatency } from './agent-latency.ts';
 import { daemonClient } from '../test/e2e/daemon-client.ts';
 

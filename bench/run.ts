@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { testConfig } from '../test/support/config.ts';
 import { isolateThisRun } from '../test/support/isolation.ts';
-import { NODE_VERIFIED_LABEL } from '../src/inject/constants.ts';
+import { NODE_VERIFIED_LABEL } from '../src/contract/names.ts';
 import { nodeFactsFromState } from '../src/facts/node-state.ts';
 import { buildWorkload, loadSamples, pinnedNodes } from './corpus.ts';
 import { bodiesFor, mainRun, profileRun, type HttpOptions } from './http-bench.ts';

@@ -12,7 +12,7 @@ import {
   type V1MutatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import { kwokNodeManifest, startControlPlane, type ControlPlane } from '../../test/e2e/harness/index.ts';
-import { REDIRECT_LABEL } from '../../src/inject/constants.ts';
+import { REDIRECT_LABEL } from '../../src/contract/names.ts';
 
 /** Nodes and pods the watches hold: a small cluster's worth, so each cache holds something without dwarfing the code. */
 export const NODES = 20;

@@ -13,7 +13,7 @@
  *   controller turns into an Event.
  */
 import { ENFORCEMENT_LEVELS, type EnforcementLevel } from '../config/types.ts';
-import { escapePointer, type PatchOp } from '../inject/patch.ts';
+import { escapePointer, type PatchOp } from '../contract/patch.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 
 export type Level = EnforcementLevel;

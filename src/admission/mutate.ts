@@ -5,8 +5,8 @@
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { decide } from '../inject/decide.ts';
-import type { PatchOp } from '../inject/patch.ts';
-import type { ReasonCode } from '../inject/reasons.ts';
+import type { PatchOp } from '../contract/patch.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
 import { type AdmissionScope, type Marker, markOps } from '../mark/admission.ts';
 import type { PodInput } from '../policy/screen.ts';
 import { MAX_PATCH_OPS } from '../policy/limits.ts';

@@ -3,7 +3,7 @@
  * UPDATE) parsed once by the one pod parser, with a verdict naming the problem when a body is not a pod.
  */
 import { parsePod } from '../pod/parse.ts';
-import type { Pod } from '../pod/types.ts';
+import type { Pod } from '../contract/pod.ts';
 import type { PodInput } from '../policy/screen.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 

@@ -3,7 +3,7 @@
  * never builds responses; it returns a Verdict (admission/verdict.ts) that this module encodes. The response
  * always echoes the request's uid and apiVersion, as the apiserver requires.
  */
-import type { PatchOp } from '../inject/patch.ts';
+import type { PatchOp } from '../contract/patch.ts';
 import { isObject } from '../util/json.ts';
 import { base64JsonPatch } from '../util/base64-json.ts';
 

@@ -2,7 +2,7 @@
  * Validation of the CNI flags shared by `meshgate node-agent` and `meshgate check-node`, so both accept the same
  * spellings. Throws UsageError (exit 2). Kept free of heavy imports: check-node must start fast.
  */
-import { UsageError } from '../cli/args.ts';
+import { UsageError } from '../util/args.ts';
 import { isLibcniChoice } from '../cni/libcni-line.ts';
 import { THICK_CONF_DIR } from '../cni/multus.ts';
 import { parseRuntimeVersion } from '../cni/runtime-version.ts';

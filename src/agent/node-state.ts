@@ -18,7 +18,7 @@ import type { Node as V1Node } from '../kube/api/objects.ts';
 import type { Evidence } from '../cni/types.ts';
 import { QUARANTINE_ANNOTATION, type PublishedVerdict } from '../node/quarantine.ts';
 
-import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../node/contract.ts';
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../contract/node.ts';
 
 export { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL };
 

@@ -98,3 +98,18 @@ export interface Owner {
   kind: string;
   name: string;
 }
+
+/** A pod as the check keeps it: what the judges read, not the whole object. */
+export interface PodRecord {
+  namespace: string;
+  name: string;
+  /** The pod as the API returned it (typed or plain JSON: parsePod checks the fields it reads). */
+  object: unknown;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  phase?: string;
+  deleting: boolean;
+  /** The controller ownerReference. */
+  owner?: Owner;
+  nodeName?: string;
+}

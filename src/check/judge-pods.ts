@@ -13,29 +13,15 @@ import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { readWouldDeny } from '../admission/level.ts';
 import { adviceFor } from '../inject/advice.ts';
-import { MIRROR_ANNOTATION, STATUS_ANNOTATION } from '../inject/constants.ts';
+import { MIRROR_ANNOTATION, STATUS_ANNOTATION } from '../contract/names.ts';
 import { heldMessage, heldPending } from '../inject/held.ts';
 import { parsePod } from '../pod/parse.ts';
 import { checkPosture } from '../policy/posture.ts';
 import { screen } from '../policy/screen.ts';
-import type { Owner } from './facts.ts';
+import type { Owner, PodRecord } from './facts.ts';
 import { guardsPod, type OptedIn } from './judge-namespaces.ts';
 import { describeGroup, PodGroups, workloads, type Group } from './pod-groups.ts';
 import { result, type CheckResult } from './report.ts';
-
-export interface PodRecord {
-  namespace: string;
-  name: string;
-  /** The pod as the API returned it (typed or plain JSON: parsePod checks the fields it reads). */
-  object: unknown;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  phase?: string;
-  deleting: boolean;
-  /** The controller ownerReference. */
-  owner?: Owner;
-  nodeName?: string;
-}
 
 type Kind = 'pods_redirected' | 'pods_admitted' | 'pods_would_be_refused' | 'pods_held';
 export const POD_CHECKS: readonly Kind[] = ['pods_redirected', 'pods_would_be_refused', 'pods_admitted', 'pods_held'];

@@ -28,7 +28,7 @@ import type {
   WebhookKind,
   WorkloadStatus,
 } from './facts.ts';
-import type { PodRecord } from './judge-pods.ts';
+import type { PodRecord } from './facts.ts';
 
 /** Items per LIST page: few requests, and one page of Pods (tens of KiB each) stays a few MB. */
 const PAGE = 500;

@@ -5,7 +5,7 @@
  */
 import type { ReadError } from './facts.ts';
 import { wholeNamespace, type OptedIn } from './judge-namespaces.ts';
-import type { PodRecord } from './judge-pods.ts';
+import type { PodRecord } from './facts.ts';
 import type { KubeReader } from './kube-reader.ts';
 import { selectorQuery } from './selector.ts';
 

@@ -5,7 +5,7 @@
  * the cluster's size (names beyond a few are counted, not listed, in the messages; JSON keeps them). Pure.
  */
 import type { Owner } from './facts.ts';
-import type { PodRecord } from './judge-pods.ts';
+import type { PodRecord } from './facts.ts';
 import type { Item, Status } from './report.ts';
 
 export interface Group<K extends string> {

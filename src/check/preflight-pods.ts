@@ -10,14 +10,14 @@ import jsonpatch from 'fast-json-patch';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { adviceFor } from '../inject/advice.ts';
-import { MIRROR_ANNOTATION } from '../inject/constants.ts';
+import { MIRROR_ANNOTATION } from '../contract/names.ts';
 import { decide } from '../inject/decide.ts';
-import { reasonText, type ReasonCode } from '../inject/reasons.ts';
+import { reasonText, type ReasonCode } from '../contract/reasons.ts';
 import { parsePod } from '../pod/parse.ts';
 import { checkPosture } from '../policy/posture.ts';
 import type { Owner } from './facts.ts';
 import { guardsPod, type OptedIn } from './judge-namespaces.ts';
-import type { PodRecord } from './judge-pods.ts';
+import type { PodRecord } from './facts.ts';
 import { describeGroup, PodGroups, workloads } from './pod-groups.ts';
 import { result, type CheckResult } from './report.ts';
 

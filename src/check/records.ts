@@ -4,7 +4,7 @@
  * (src/repair/unmeshed-api.ts), and both must see the same facts. Pure.
  */
 import type { Owner, WebhookEntry } from './facts.ts';
-import type { PodRecord } from './judge-pods.ts';
+import type { PodRecord } from './facts.ts';
 import type { LabelSelector } from './selector.ts';
 
 interface OwnerRef {

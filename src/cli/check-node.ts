@@ -11,7 +11,7 @@ import { adviceFor } from '../cni/reasons.ts';
 import { readSnapshot } from '../cni/snapshot.ts';
 import type { Candidate, LibcniLine, LineEvidence, Snapshot, Verdict, VerifyOptions } from '../cni/types.ts';
 import { verifyChain } from '../cni/verify.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import type { CliIO } from './io.ts';
 
 export const USAGE = `usage: meshgate check-node --plugin-type TYPE [flags]

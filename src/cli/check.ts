@@ -17,7 +17,7 @@ import { auditReport, CHECKS, EXIT, exitCode, type Names } from '../check/report
 import { runCheck } from '../check/run.ts';
 import { probeTls } from '../check/tls-probe.ts';
 import type { Endpoint } from '../check/judge-webhook.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import { parseOptions } from './commands.ts';
 import type { CliIO } from './io.ts';
 import { kubeConfig } from './kubeconfig.ts';

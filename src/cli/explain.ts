@@ -5,7 +5,7 @@
  */
 import type { CliIO } from './io.ts';
 import { OFFLINE_USAGE, decideTemplate, runOffline } from './offline.ts';
-import { reasonText } from '../inject/reasons.ts';
+import { reasonText } from '../contract/reasons.ts';
 import type { Decision } from '../inject/decide.ts';
 
 const USAGE = `usage: meshgate explain -f FILE|- (--config FILE | --mesh NAME) [--node NAME] [--node-state FILE]

@@ -12,7 +12,7 @@ import { stringify } from 'yaml';
 import type { CliIO } from './io.ts';
 import { InputError } from './documents.ts';
 import { OFFLINE_USAGE, decideTemplate, runOffline } from './offline.ts';
-import type { PatchOp } from '../inject/patch.ts';
+import type { PatchOp } from '../contract/patch.ts';
 
 const USAGE = `usage: meshgate inject -f FILE|- (--config FILE | --mesh NAME) [--node-state FILE] [--progress]
 

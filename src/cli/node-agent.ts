@@ -21,7 +21,7 @@ import { serveAgent, type AgentServer } from '../agent/http.ts';
 import { jsonLineLog } from '../agent/log.ts';
 import { liveness, readiness } from '../agent/health.ts';
 import { parsePort } from '../util/values.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import type { CliIO } from './io.ts';
 
 export const USAGE = `usage: meshgate node-agent (--config FILE | --mesh NAME | --plugin-type TYPE) [flags]

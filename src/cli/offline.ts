@@ -4,7 +4,7 @@
  * core — and the same pod parser — as the webhook.
  */
 import type { CliIO } from './io.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import { InputError, readDocuments, type ParsedDoc } from './documents.ts';
 import { DocumentOutput } from './output.ts';
 import { Progress } from './progress.ts';

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '../log/logger.ts';
 import type { CliIO } from './io.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import { ConfigError, configFromFlags } from '../config/load.ts';
 import { connectCluster } from '../kube/client.ts';
 import { durationFlag } from '../agent/flags.ts';

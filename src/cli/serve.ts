@@ -4,7 +4,7 @@
  */
 import { createLogger } from '../log/logger.ts';
 import type { CliIO } from './io.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import { ConfigError, configFromFlags } from '../config/load.ts';
 import { compileConfig } from '../config/compile.ts';
 import { NodeStateError, loadNodeState } from '../facts/node-state.ts';

@@ -9,7 +9,7 @@ import { describeKubeError } from '../kube/errors.ts';
 import { kubeUninstallApi } from '../uninstall/kube-api.ts';
 import { chartNames } from '../uninstall/plan.ts';
 import { uninstall } from '../uninstall/run.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import { parseOptions } from './commands.ts';
 import type { CliIO } from './io.ts';
 import { kubeConfig } from './kubeconfig.ts';

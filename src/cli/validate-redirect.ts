@@ -7,7 +7,7 @@
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import type { CliIO } from './io.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import { optionsProblem } from '../validator/checks.ts';
 import {
   DEFAULT_EXTERNAL_PROBE_ADDRESS,

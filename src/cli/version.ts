@@ -2,7 +2,7 @@
  * `meshgate version` and `meshgate --version`: meshgate's version, the Node.js running it, and the git commit when
  * one was recorded (src/util/version.ts, which the daemons' meshgate_build_info reads too).
  */
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import { parseOptions } from './commands.ts';
 import type { CliIO } from './io.ts';
 import { type VersionInfo, versionInfo } from '../util/version.ts';

@@ -7,12 +7,12 @@
 import type { MeshgateConfig } from './types.ts';
 import { PROFILES } from '../mesh/index.ts';
 import type { MeshIdentity, MeshProfile, Role } from '../mesh/types.ts';
-import type { Container, SecurityContext } from '../pod/types.ts';
+import type { Container, SecurityContext } from '../contract/pod.ts';
 import { parseHostPort } from '../util/values.ts';
 import { deepFreeze } from '../util/json.ts';
 import { preEncode, type PreEncoded } from '../util/base64-json.ts';
 import type { DeepReadonly } from '../util/readonly.ts';
-import { exclusionEnv } from '../policy/own-init.ts';
+import { exclusionEnv } from '../mesh/own-init.ts';
 
 /** What mesh custom injects, each with its JSON (util/base64-json.ts). */
 export interface OwnTemplates {

@@ -116,7 +116,7 @@ export interface MeshgateConfig {
     /**
      * Init mode: put the mesh's privileged init container first, so no user init container runs before the redirect
      * (enforced by the validating webhook). Default false, as Istio and Linkerd do by design: their init container
-     * runs last so user init containers reach the network while no proxy runs yet (src/inject/order.ts).
+     * runs last so user init containers reach the network while no proxy runs yet (src/policy/order.ts).
      */
     beforeInitContainers: boolean;
   };

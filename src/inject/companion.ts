@@ -6,22 +6,22 @@
  *               mesh's own record of what it injected (sidecar.istio.io/status, which istio-cni reads) is kept
  *               truthful; nodeless pods are pinned.
  *   init mode → the mesh's init container stays (first with redirect.beforeInitContainers), followed by the
- *               validator when the node is not verified. Order: src/inject/order.ts.
+ *               validator when the node is not verified. Order: src/policy/order.ts.
  * A pod the mesh injected for its CNI plugin (a validator, no init container) has nothing to fall back to: it is
  * pinned to verified nodes, or refused on an unverified one.
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import type { Container, Pod } from '../pod/types.ts';
+import type { Container, Pod } from '../contract/pod.ts';
 import type { PodMesh } from '../policy/identify.ts';
-import { NODE_VERIFIED_LABEL } from './constants.ts';
+import { NODE_VERIFIED_LABEL } from '../contract/names.ts';
 import * as patch from './patch.ts';
-import type { PatchOp } from './patch.ts';
-import { recordStatus, readStatus, type InjectionStatus } from './status.ts';
-import { decideRedirect, unverifiedWhy, type Allowed, type RedirectDecision } from './redirect.ts';
-import type { ReasonCode } from './reasons.ts';
+import type { PatchOp } from '../contract/patch.ts';
+import { recordStatus, readStatus, type InjectionStatus } from '../policy/status.ts';
+import { decideRedirect, unverifiedWhy, type Allowed, type RedirectDecision } from '../policy/redirect.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
 import { tokenMountOps } from './service-account.ts';
-import { toFront } from './order.ts';
+import { toFront } from '../policy/order.ts';
 import type { DeepReadonly } from '../util/readonly.ts';
 import { defaultNetworkOverride, networkEntries } from '../policy/multus.ts';
 
@@ -93,7 +93,7 @@ export function adjust(pod: Pod, namespace: string, mesh: PodMesh, facts: NodeFa
       );
     }
     if (mesh.validator) {
-      // Wherever the mesh (or another webhook since) put it: first (src/inject/order.ts).
+      // Wherever the mesh (or another webhook since) put it: first (src/policy/order.ts).
       const index = inits.indexOf(mesh.validator.container);
       const moved = toFront(inits, { index, container: mesh.validator.container });
       ops.push(...moved.ops);

@@ -7,13 +7,13 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import type { ReasonCode } from './reasons.ts';
-import type { PatchOp } from './patch.ts';
-import type { InjectionStatus } from './status.ts';
-import { decideRedirect, type Allowed, type RedirectDecision } from './redirect.ts';
-import { readStatus } from './status.ts';
-import { toFront } from './order.ts';
-import type { Pod } from '../pod/types.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
+import type { PatchOp } from '../contract/patch.ts';
+import type { InjectionStatus } from '../policy/status.ts';
+import { decideRedirect, type Allowed, type RedirectDecision } from '../policy/redirect.ts';
+import { readStatus } from '../policy/status.ts';
+import { toFront } from '../policy/order.ts';
+import type { Pod } from '../contract/pod.ts';
 import type { PodMesh } from '../policy/identify.ts';
 import { buildInjection } from './build.ts';
 import { adjust } from './companion.ts';
@@ -37,7 +37,7 @@ export type Decision =
 
 /**
  * A pod meshgate injected in CNI mode whose validator another webhook has since pushed back (it prepended its own
- * init container): the validator goes first again (src/inject/order.ts). Everything else stays as recorded.
+ * init container): the validator goes first again (src/policy/order.ts). Everything else stays as recorded.
  */
 function reordered(pod: Pod, mesh: PodMesh): Decision | undefined {
   const status = readStatus(pod.metadata?.annotations);
@@ -68,7 +68,9 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
   const { mesh } = s;
   const { pod } = input;
 
-  if (cfg.profile.companion) {
+  // Companion profiles (the mesh injects) compile without meshgate's own templates; mesh custom with them.
+  const own = cfg.own;
+  if (!own) {
     // The mesh's injector has not run yet (webhook order): the apiserver calls meshgate again after it.
     if (!mesh.proxy) return { kind: 'skip', reason: 'no_proxy_yet' };
     const a = adjust(pod, input.namespace, mesh, facts, cfg);
@@ -88,7 +90,7 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
     decided.kind === 'cni' && defaultNetworkOverride(pod)
       ? { kind: 'init', reason: 'cni_skips_pod', node: decided.node, validate: false, native: decided.native }
       : decided;
-  const built = buildInjection(pod, input.namespace, mesh, cfg, redirect);
+  const built = buildInjection(pod, input.namespace, mesh, cfg, own, redirect);
   if (!built.ok) return { kind: 'deny', reason: 'invalid_annotation', message: built.problems.join('; ') };
   if (built.ops.length === 0) return { kind: 'skip', reason: 'already_injected' };
   return bounded({

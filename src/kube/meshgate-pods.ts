@@ -3,7 +3,7 @@
  * and the repair controller both follow, each with its own handlers. `labelSelector` selects other pods meshgate
  * labelled: the repair controller also follows those admitted below enforce (meshgate.io/would-deny).
  */
-import { REDIRECT_LABEL } from '../inject/constants.ts';
+import { REDIRECT_LABEL } from '../contract/names.ts';
 import type { KubeClient } from './api/client.ts';
 import { core } from './api/paths.ts';
 import { Reflector, type ReflectorOptions } from './reflector.ts';

@@ -6,9 +6,9 @@
  * pod only when it has istio-proxy, the sidecar.istio.io/status annotation and no istio-init, and takes the
  * exemptions from the pod's traffic.sidecar.istio.io/* annotations.
  */
-import type { Container, Pod } from '../pod/types.ts';
+import type { Container, Pod } from '../contract/pod.ts';
 import { addedCapabilities } from '../pod/security.ts';
-import { escapePointer, type PatchOp } from '../inject/patch.ts';
+import { escapePointer, type PatchOp } from '../contract/patch.ts';
 import { fromRepositories } from './images.ts';
 import { goBool } from './flags.ts';
 import { readIstioIptables, type IstioIptables } from './istio-iptables.ts';
@@ -152,7 +152,7 @@ export const istio: MeshProfile = {
     INJECT,
     ISTIO_STATUS,
     'sidecar.istio.io/interceptionMode',
-    // pilot-agent's ProxyConfig override, parsed as YAML by src/mesh/contract/istio-pod.ts.
+    // pilot-agent's ProxyConfig override, parsed as YAML by src/policy/judge/istio-pod.ts.
     'proxy.istio.io/config',
     ...[
       'excludeOutboundIPRanges',

@@ -8,7 +8,7 @@
  * container) only from cni-plugin v1.5.0 (Linkerd edge-24.4.x) on — see `cni.redirectsNativeSidecars`.
  * Exemptions come from config.linkerd.io/skip-* annotations; config.linkerd.io/proxy-uid changes the exempt UID.
  */
-import type { Pod } from '../pod/types.ts';
+import type { Pod } from '../contract/pod.ts';
 import { addedCapabilities } from '../pod/security.ts';
 import { fromRepositories } from './images.ts';
 import { readFlags, goBool, type FlagSpec } from './flags.ts';

@@ -4,9 +4,9 @@
  * the redirect, and how to tell its real containers from look-alikes. One profile per mesh (src/mesh/istio.ts,
  * linkerd.ts, custom.ts); the rest of meshgate asks the profile and never hard-codes a mesh.
  */
-import type { Container, Pod } from '../pod/types.ts';
+import type { Container, Pod } from '../contract/pod.ts';
 import { parseCidrList, parsePortRanges, type Parsed, type PortRange } from '../util/values.ts';
-import type { PatchOp } from '../inject/patch.ts';
+import type { PatchOp } from '../contract/patch.ts';
 
 export type MeshName = 'istio' | 'linkerd' | 'custom';
 export const MESH_NAMES: readonly MeshName[] = ['istio', 'linkerd', 'custom'];

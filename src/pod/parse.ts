@@ -26,7 +26,7 @@
  * in the tests as the reference this must agree with (test/pod/parse-reference.test.ts).
  */
 import { isObject } from '../util/json.ts';
-import type { Pod } from './types.ts';
+import type { Pod } from '../contract/pod.ts';
 
 export type ParsedPod = { ok: true; pod: Pod } | { ok: false; error: string };
 

@@ -2,10 +2,10 @@
  * Which of a pod's containers are really the mesh's — judged by what they are, never by their names. A name the
  * meshes reserve (istio-proxy, linkerd-init, meshgate-validate, …) only says which role a container claims; it gets
  * that role when it is the real thing:
- * - meshgate's own containers are the compiled templates, field by field (src/mesh/contract/own.ts);
+ * - meshgate's own containers are the compiled templates, field by field (src/policy/judge/own.ts);
  * - the mesh's own containers (companion profiles) pass the profile's judge — recognised image repository, the
  *   capabilities and identity they need, arguments read the way their own parser reads them — and the contract of
- *   what the mesh's injector writes, field by field (src/mesh/contract/istio.ts, linkerd.ts): every field that
+ *   what the mesh's injector writes, field by field (src/policy/judge/istio.ts, linkerd.ts): every field that
  *   decides what runs, from which files and as whom;
  * - anything else under a reserved name is an impostor, and the pod is refused with the reason.
  * Every other container — app, init or ephemeral — is an app container, judged by the app rules
@@ -14,9 +14,9 @@
 import type { Compiled } from '../config/compile.ts';
 import { RESERVED_NAMES } from '../mesh/index.ts';
 import type { RedirectSettings, Role } from '../mesh/types.ts';
-import { CONTAINER_LISTS, type Container, type ContainerList, type Pod } from '../pod/types.ts';
-import { ownInitSettings } from './own-init.ts';
-import { contractContext, contractsFor, judgeContract, type ContainerContract } from '../mesh/contract/index.ts';
+import { CONTAINER_LISTS, type Container, type ContainerList, type Pod } from '../contract/pod.ts';
+import { ownInitSettings } from '../mesh/own-init.ts';
+import { contractContext, contractsFor, judgeContract, type ContainerContract } from './judge/index.ts';
 
 export interface Found {
   readonly list: ContainerList;
@@ -49,7 +49,7 @@ export interface PodMesh {
   apps: Found[];
 }
 
-/** The contract check of a role's container: meshgate's template, or the mesh's injector (src/mesh/contract/). */
+/** The contract check of a role's container: meshgate's template, or the mesh's injector (src/policy/judge/). */
 function contractProblem(f: Found, role: Role, contract: ContainerContract | undefined, pod: Pod, cfg: Compiled) {
   if (!contract) return undefined;
   return judgeContract(f.container, contract, contractContext(pod, f.container, role, cfg));

@@ -8,8 +8,8 @@
  * grow with their text. Lists inside those values are bounded by util/values.ts MAX_LIST_ENTRIES.
  */
 import type { Compiled } from '../config/compile.ts';
-import { STATUS_ANNOTATION } from '../inject/constants.ts';
-import { CONTAINER_LISTS, type Container, type Pod } from '../pod/types.ts';
+import { STATUS_ANNOTATION } from '../contract/names.ts';
+import { CONTAINER_LISTS, type Container, type Pod } from '../contract/pod.ts';
 import { describeFound } from './identify.ts';
 
 /**

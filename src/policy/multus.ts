@@ -19,7 +19,7 @@
 import type { Compiled } from '../config/compile.ts';
 import { decodeJson, JsonObject } from '../cni/gojson.ts';
 import { goFold, keysAsDecoded } from '../cni/netconf.ts';
-import type { Pod } from '../pod/types.ts';
+import type { Pod } from '../contract/pod.ts';
 
 export const NETWORKS_ANNOTATION = 'k8s.v1.cni.cncf.io/networks';
 export const DEFAULT_NETWORK_ANNOTATION = 'v1.multus-cni.io/default-network';

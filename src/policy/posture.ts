@@ -6,13 +6,13 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { NODE_VERIFIED_LABEL, REDIRECT_LABEL } from '../inject/constants.ts';
-import type { ReasonCode } from '../inject/reasons.ts';
-import { readStatus } from '../inject/status.ts';
-import { requiresNodeLabel, targetNode } from '../inject/target-node.ts';
-import { unverifiedWhy } from '../inject/redirect.ts';
-import { orderProblem } from '../inject/order.ts';
-import { containerNames } from '../pod/types.ts';
+import { NODE_VERIFIED_LABEL, REDIRECT_LABEL } from '../contract/names.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
+import { readStatus } from './status.ts';
+import { requiresNodeLabel, targetNode } from './target-node.ts';
+import { unverifiedWhy } from './redirect.ts';
+import { orderProblem } from './order.ts';
+import { containerNames } from '../contract/pod.ts';
 import type { PodMesh } from './identify.ts';
 import { defaultNetworkOverride, networkMissing } from './multus.ts';
 import { screen, type PodInput } from './screen.ts';

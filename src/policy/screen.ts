@@ -6,13 +6,13 @@
  * deny | the pod's mesh containers for the next step.
  */
 import type { Compiled } from '../config/compile.ts';
-import { INJECT_LABEL, MIRROR_ANNOTATION } from '../inject/constants.ts';
-import type { ReasonCode } from '../inject/reasons.ts';
-import type { Pod } from '../pod/types.ts';
+import { INJECT_LABEL, MIRROR_ANNOTATION } from '../contract/names.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
+import type { Pod } from '../contract/pod.ts';
 import { judgeSettings } from './exclusions.ts';
 import { describeFound, identifyPod, type PodMesh } from './identify.ts';
 import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount, tooLargeToRead } from './limits.ts';
-import { podConfigProblem } from '../mesh/contract/index.ts';
+import { podConfigProblem } from './judge/index.ts';
 import { escalationRule, type Exempt, networkRewriteRule, proxyIdentityRule } from './rules.ts';
 
 export interface PodInput {

@@ -7,11 +7,11 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { REDIRECT_LABEL, STATUS_ANNOTATION } from '../inject/constants.ts';
-import type { ReasonCode } from '../inject/reasons.ts';
+import { REDIRECT_LABEL, STATUS_ANNOTATION } from '../contract/names.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
 import { ISTIO_STATUS } from '../mesh/istio.ts';
 import { ADMITTED_ANNOTATION } from '../mark/mark.ts';
-import type { Pod } from '../pod/types.ts';
+import type { Pod } from '../contract/pod.ts';
 import { sameJson } from '../util/same.ts';
 import { identifyPod, type MeshContainer } from './identify.ts';
 import { checkPosture } from './posture.ts';

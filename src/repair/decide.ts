@@ -8,7 +8,7 @@
  * bare pod can look exactly like a failed meshgate pod (issue 21 §5). Neither is a pod in meshgate's own or a
  * system namespace, which meshgate never guards.
  */
-import { REDIRECT_LABEL } from '../inject/constants.ts';
+import { REDIRECT_LABEL } from '../contract/names.ts';
 import type { KeyRing } from '../mark/keys.ts';
 import { ADMITTED_ANNOTATION, epochSeconds, verifyMark } from '../mark/mark.ts';
 import type { ValidationFailure } from './failures.ts';

@@ -3,7 +3,7 @@
  * validation into settings, so `meshgate repair-controller` (src/cli/repair-controller.ts) stays a thin entry point.
  * Every default is chosen here and says why. Throws UsageError (exit 2) naming the flag.
  */
-import { UsageError } from '../cli/args.ts';
+import { UsageError } from '../util/args.ts';
 import { parseDuration } from '../agent/duration.ts';
 import type { QuarantineSettings } from './quarantine-run.ts';
 import type { UnmeshedSettings } from './unmeshed-run.ts';

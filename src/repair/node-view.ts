@@ -2,7 +2,7 @@
  * What the repair controller keeps of a Node: meshgate's marks only (never the whole object: a watch on thousands
  * of Nodes must stay small). Pure.
  */
-import { UNVERIFIED_TAINT, VERIFIED_LABEL, verdictCondition, type VerdictNode } from '../node/contract.ts';
+import { UNVERIFIED_TAINT, VERIFIED_LABEL, verdictCondition, type VerdictNode } from '../contract/node.ts';
 import {
   QUARANTINE_ANNOTATION,
   QUARANTINE_HISTORY_ANNOTATION,

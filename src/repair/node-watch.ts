@@ -4,7 +4,7 @@
  * NodeView. A node given back gets label "true" from its agent and leaves the selection (a DELETED event).
  */
 import type { Logger } from 'pino';
-import { VERIFIED_LABEL } from '../node/contract.ts';
+import { VERIFIED_LABEL } from '../contract/node.ts';
 import type { KubeClient } from '../kube/api/client.ts';
 import { core } from '../kube/api/paths.ts';
 import { Reflector } from '../kube/reflector.ts';

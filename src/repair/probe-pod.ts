@@ -10,8 +10,8 @@
 import { createHash } from 'node:crypto';
 import type { Compiled } from '../config/compile.ts';
 import { ISTIO_STATUS } from '../mesh/istio.ts';
-import { UNVERIFIED_TAINT } from '../node/contract.ts';
-import type { Container, Pod } from '../pod/types.ts';
+import { UNVERIFIED_TAINT } from '../contract/node.ts';
+import type { Container, Pod } from '../contract/pod.ts';
 import { failureReason, type ValidatorWatch } from './decide.ts';
 
 export const PROBE_LABEL = 'meshgate.io/probe';

@@ -13,7 +13,7 @@ import type { Node, Pod } from '../kube/api/objects.ts';
 import { core } from '../kube/api/paths.ts';
 import { statusCode } from '../kube/errors.ts';
 import { createEvent } from '../kube/events.ts';
-import { CONDITION_TYPE, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../node/contract.ts';
+import { CONDITION_TYPE, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../contract/node.ts';
 import {
   describeMark,
   QUARANTINE_ANNOTATION,

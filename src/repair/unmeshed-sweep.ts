@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import type { Compiled } from '../config/compile.ts';
 import type { NamespaceFacts, Read, ReadError, WebhookConfig } from '../check/facts.ts';
 import { optedInNamespaces } from '../check/judge-namespaces.ts';
-import type { PodRecord } from '../check/judge-pods.ts';
+import type { PodRecord } from '../check/facts.ts';
 import { listGuardedPods } from '../check/list-pods.ts';
 import type { RepairMetrics } from './metrics.ts';
 import { SlidingLimit } from './rate-limit.ts';

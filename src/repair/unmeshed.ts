@@ -11,13 +11,13 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import { NodeFactStore } from '../facts/node-facts.ts';
-import { MIRROR_ANNOTATION } from '../inject/constants.ts';
-import type { ReasonCode } from '../inject/reasons.ts';
+import { MIRROR_ANNOTATION } from '../contract/names.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
 import { parsePod } from '../pod/parse.ts';
 import { redirectNeed } from '../policy/binding.ts';
 import { checkPosture } from '../policy/posture.ts';
 import { screen } from '../policy/screen.ts';
-import type { PodRecord } from '../check/judge-pods.ts';
+import type { PodRecord } from '../check/facts.ts';
 
 export type UnmeshedAction =
   | { action: 'none' }

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { admissionRoutes, ROUTES, routePath } from '../../src/admission/handlers.ts';
 import { readWouldDeny, WOULD_DENY_ANNOTATION, WOULD_DENY_LABEL } from '../../src/admission/level.ts';
 import { type AdmissionRequest, encodeResponse, type Verdict } from '../../src/admission/review.ts';
-import type { Pod } from '../../src/pod/types.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 import { cfg, pod, verified } from '../inject/fixtures.ts';
 
 const routes = admissionRoutes({ config: cfg(), nodes: verified });

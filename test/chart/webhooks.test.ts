@@ -2,6 +2,7 @@
 // that the entries are disjoint (no pod reviewed twice) and never select meshgate's own or the system namespaces,
 // the routine-update filter, reinvocation, and the certificate wiring of both modes.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { render, type Obj, type Rendered } from './helm.ts';
 import { MESHES, profileValues } from './profiles.ts';
 import { selecting, type Labels } from './selectors.ts';
@@ -237,7 +238,9 @@ describe('enforcement levels: one entry per level, chosen by the namespace label
       values: ['enforce'],
     });
     expect(enforce.clientConfig.service.path).toBe('/validate');
-    expect(r.one('ConfigMap', 'meshgate').data['config.yaml']).toContain('enforcement:\n  default: audit\n');
+    expect(parseYaml(r.one('ConfigMap', 'meshgate').data['config.yaml'])).toMatchObject({
+      enforcement: { default: 'audit' },
+    });
   });
 
   it('config.enforcement.default=enforce: the enforce entries select the unlabelled namespaces', async () => {
@@ -248,7 +251,9 @@ describe('enforcement levels: one entry per level, chosen by the namespace label
       expect(entryFor(r, kind, 'mg-bogus')).toEqual(['ns-meshgate']);
       expect(entryFor(r, kind, 'plain')).toEqual([]);
     }
-    expect(r.one('ConfigMap', 'meshgate').data['config.yaml']).toContain('enforcement:\n  default: enforce\n');
+    expect(parseYaml(r.one('ConfigMap', 'meshgate').data['config.yaml'])).toMatchObject({
+      enforcement: { default: 'enforce' },
+    });
     const policy = r.one('ValidatingAdmissionPolicy', 'meshgate-enforcement');
     expect(policy.spec.variables.find((v: Obj) => v.name === 'level').expression).toContain(".orValue('enforce')");
   });

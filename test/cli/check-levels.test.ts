@@ -9,11 +9,12 @@ import { describe, expect, it } from 'vitest';
 import type { NamespaceFacts, WebhookConfig, WebhookEntry } from '../../src/check/facts.ts';
 import { judgeEnforcement } from '../../src/check/judge-levels.ts';
 import { entryLevel, optedInNamespaces } from '../../src/check/judge-namespaces.ts';
-import { PodTally, type PodRecord } from '../../src/check/judge-pods.ts';
+import { PodTally } from '../../src/check/judge-pods.ts';
+import type { PodRecord } from '../../src/check/facts.ts';
 import { auditReport, type Report } from '../../src/check/report.ts';
 import { NodeFactStore } from '../../src/facts/node-facts.ts';
 import { decide } from '../../src/inject/decide.ts';
-import type { Pod } from '../../src/pod/types.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 import { testConfig } from '../support/config.ts';
 
 const cfg = testConfig('custom');

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import type { NamespaceFacts, WebhookConfig } from '../../src/check/facts.ts';
 import { judgeFeatures, judgeKubeVersion, judgeMesh, judgeRuntimes, minorOf } from '../../src/check/judge-preflight.ts';
 import { optedInNamespaces } from '../../src/check/judge-namespaces.ts';
-import type { PodRecord } from '../../src/check/judge-pods.ts';
+import type { PodRecord } from '../../src/check/facts.ts';
 import { readIstioInjector, readLinkerdConfig, type MeshSurvey } from '../../src/check/mesh-reader.ts';
 import { PreflightTally } from '../../src/check/preflight-pods.ts';
 import { chartEntries } from '../../src/check/profile-entries.ts';

@@ -20,14 +20,14 @@ import type {
   WebhookKind,
   WorkloadStatus,
 } from '../../src/check/facts.ts';
-import type { PodRecord } from '../../src/check/judge-pods.ts';
+import type { PodRecord } from '../../src/check/facts.ts';
 import type { KubeReader } from '../../src/check/kube-reader.ts';
 import { renderJson, renderTable, TABLE_ITEMS } from '../../src/check/render.ts';
 import { CHECK_CODES, CHECKS, exitCode, SECTIONS, type Names, type Report } from '../../src/check/report.ts';
 import { runCheck } from '../../src/check/run.ts';
 import { run } from '../../src/cli/check.ts';
 import { memoryIO } from '../../src/cli/io.ts';
-import { CONDITION_TYPE, EVIDENCE_ANNOTATION, VERIFIED_LABEL } from '../../src/node/contract.ts';
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, VERIFIED_LABEL } from '../../src/contract/node.ts';
 import { testConfig } from '../support/config.ts';
 import { judgeAppPrivileges } from '../../src/check/run.ts';
 import { issueCA, issueLeaf } from '../../src/tls/authority.ts';

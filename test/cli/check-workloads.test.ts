@@ -7,12 +7,13 @@ import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import type { NamespaceFacts, Owner, WebhookConfig, WebhookEntry } from '../../src/check/facts.ts';
 import { judgeNamespaces, judgeSelectorsAgree, optedInNamespaces } from '../../src/check/judge-namespaces.ts';
-import { PodTally, type PodRecord } from '../../src/check/judge-pods.ts';
+import { PodTally } from '../../src/check/judge-pods.ts';
+import type { PodRecord } from '../../src/check/facts.ts';
 import { listGuardedPods } from '../../src/check/list-pods.ts';
 import { selectorQuery } from '../../src/check/selector.ts';
 import { NodeFactStore } from '../../src/facts/node-facts.ts';
 import { decide } from '../../src/inject/decide.ts';
-import type { Pod } from '../../src/pod/types.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 import { testConfig } from '../support/config.ts';
 
 const cfg = testConfig('custom');

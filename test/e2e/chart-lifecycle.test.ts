@@ -36,7 +36,7 @@ import type { Verdict } from '../../src/cni/types.ts';
 import { compileConfig } from '../../src/config/compile.ts';
 import { buildConfig } from '../../src/config/load.ts';
 import { kubeLeaseStore } from '../../src/kube/lease-store.ts';
-import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/node/contract.ts';
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/contract/node.ts';
 import { QUARANTINE_ANNOTATION } from '../../src/node/quarantine.ts';
 import { kubeQuarantineApi } from '../../src/repair/quarantine-api.ts';
 import { nodeView } from '../../src/repair/node-view.ts';

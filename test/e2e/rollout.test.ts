@@ -427,7 +427,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
     await shell(printed(rollout, /^helm upgrade meshgate charts\/meshgate /));
     await startMeshgateFromChart();
     const cm = await core.readNamespacedConfigMap({ name: 'meshgate', namespace: NS });
-    expect(cm.data!['config.yaml']).toContain('enforcement:\n  default: enforce\n');
+    expect(parseYaml(cm.data!['config.yaml'])).toMatchObject({ enforcement: { default: 'enforce' } });
     await createNamespace(cp, 'blog', { 'istio-injection': 'enabled' });
     const err = await waitFor('a pod in the unlabelled namespace blog refused at enforce', async () => {
       await waitFor('blog/default', () => core.readNamespacedServiceAccount({ name: 'default', namespace: 'blog' }));

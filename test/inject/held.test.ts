@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { heldMessage, heldPending } from '../../src/inject/held.ts';
-import type { InjectionStatus } from '../../src/inject/status.ts';
+import type { InjectionStatus } from '../../src/policy/status.ts';
 
 const status = (o: Partial<InjectionStatus> = {}): string =>
   JSON.stringify({

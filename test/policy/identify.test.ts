@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { checkPosture } from '../../src/policy/posture.ts';
 import { decide } from '../../src/inject/decide.ts';
 import { identifyPod } from '../../src/policy/identify.ts';
-import type { Container, Pod } from '../../src/pod/types.ts';
+import type { Container, Pod } from '../../src/contract/pod.ts';
 import { cfg, input, istio, istioPod, linkerd, linkerdPod, pod, verified } from '../inject/fixtures.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 

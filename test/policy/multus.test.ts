@@ -10,7 +10,7 @@ import { decide, type Decision } from '../../src/inject/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import { checkUpdate } from '../../src/policy/update.ts';
 import { NETWORKS_ANNOTATION, parseNetworks } from '../../src/policy/multus.ts';
-import type { Pod } from '../../src/pod/types.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 import { corpusPod } from '../support/corpus.ts';
 import { cfg, input, istioPod, pod, verified } from '../inject/fixtures.ts';
 import { resolveWithMultus } from '../cni/multus-oracle.ts';

@@ -3,7 +3,7 @@
  * the real patches (the mark and history annotations, label, condition, taints), probe pods whose verdict the test
  * sets, and a record of every write and Event. The node agent is played by `agentVerifies`.
  */
-import { CONDITION_TYPE, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/node/contract.ts';
+import { CONDITION_TYPE, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/contract/node.ts';
 import {
   describeMark,
   QUARANTINE_ANNOTATION,

@@ -8,7 +8,7 @@
  * levels, metadata, timeouts) change no program, file or identity.
  */
 import { isObject } from '../../util/json.ts';
-import { goBool } from '../flags.ts';
+import { goBool } from '../../mesh/flags.ts';
 import { anyLiteral, fieldRef, resourceFieldRef, type EnvContract, type EnvRefusal, type EnvRule } from './checks.ts';
 import type { Problem } from './types.ts';
 

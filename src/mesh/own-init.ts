@@ -3,9 +3,9 @@
  * template's args reference as $(MESHGATE_EXCLUDE_…) and the kubelet expands. Reading them back judges the container
  * by what it will really be told, whatever the pod's annotations say later.
  */
-import { EXCLUSION_ENV } from '../mesh/custom.ts';
-import { addCidrs, addPortRanges, emptySettings, type RedirectSettings } from '../mesh/types.ts';
-import type { Container, EnvVar } from '../pod/types.ts';
+import { EXCLUSION_ENV } from './custom.ts';
+import { addCidrs, addPortRanges, emptySettings, type RedirectSettings } from './types.ts';
+import type { Container, EnvVar } from '../contract/pod.ts';
 
 const NAMES = Object.keys(EXCLUSION_ENV) as Array<keyof typeof EXCLUSION_ENV>;
 

@@ -9,8 +9,8 @@ export const STATUS_ANNOTATION = 'meshgate.io/status';
 /** Pod label carrying the redirect mode; lets the binding guard watch only CNI-mode pods. */
 export const REDIRECT_LABEL = 'meshgate.io/redirect';
 
-/** The node label CNI-mode pods are pinned to (see src/node/contract.ts for the whole Node contract). */
-export { VERIFIED_LABEL as NODE_VERIFIED_LABEL } from '../node/contract.ts';
+/** The node label CNI-mode pods are pinned to (see src/contract/node.ts for the whole Node contract). */
+export { VERIFIED_LABEL as NODE_VERIFIED_LABEL } from './node.ts';
 
 /** Per-pod override annotations. */
 export const ANNOTATIONS = {

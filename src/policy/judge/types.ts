@@ -1,11 +1,11 @@
 /**
  * A container contract: every field a mesh's injector (or meshgate's template) sets on one of its containers, each
  * with what may legitimately vary and why; anything else in the container is refused (issue 21 §1,
- * docs/security.md "Mesh containers, field by field"). Contracts are data: src/mesh/contract/istio.ts, linkerd.ts,
- * own.ts; src/mesh/contract/judge.ts applies one to a container.
+ * docs/security.md "Mesh containers, field by field"). Contracts are data: src/policy/judge/istio.ts, linkerd.ts,
+ * own.ts; src/policy/judge/judge.ts applies one to a container.
  */
-import type { MeshIdentity, Role } from '../types.ts';
-import type { Container, Pod } from '../../pod/types.ts';
+import type { MeshIdentity, Role } from '../../mesh/types.ts';
+import type { Container, Pod } from '../../contract/pod.ts';
 
 /** A problem with a value, as words completing "its <field> …"; undefined when the value is allowed. */
 export type Problem = string | undefined;

@@ -3,8 +3,8 @@
  * with `kubectl get pod`, and the validating webhook can check it against the containers (an annotation is pod
  * input too: one that lies about the pod is refused).
  */
-import { REDIRECT_LABEL, STATUS_ANNOTATION } from './constants.ts';
-import type { ReasonCode } from './reasons.ts';
+import { REDIRECT_LABEL, STATUS_ANNOTATION } from '../contract/names.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
 import type { Allowed } from './redirect.ts';
 
 export interface InjectionStatus {

@@ -1,9 +1,9 @@
 /**
- * Applies a container contract (src/mesh/contract/types.ts): each field of the container is looked up in the
+ * Applies a container contract (src/policy/judge/types.ts): each field of the container is looked up in the
  * contract and judged by its check; a field the contract does not list is refused. Fields are visited in a fixed
  * order (the contract's, then the unknown ones sorted), so the same container always gets the same first problem.
  */
-import type { Container } from '../../pod/types.ts';
+import type { Container } from '../../contract/pod.ts';
 import type { ContainerContract, ContractContext, Problem } from './types.ts';
 
 /** The first problem of `c` under `contract`, as a sentence completing "container X …"; undefined when it holds. */

@@ -15,8 +15,8 @@
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { supportsNativeSidecars } from '../facts/node-facts.ts';
-import type { ReasonCode } from './reasons.ts';
-import type { Pod } from '../pod/types.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
+import type { Pod } from '../contract/pod.ts';
 import { targetNode } from './target-node.ts';
 
 export type RedirectDecision =

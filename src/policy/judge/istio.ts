@@ -149,7 +149,7 @@ const PROXY_MOUNTS: readonly MountRule[] = [
 
 /**
  * sidecar.istio.io/userVolumeMount: mounts the pod asks for in istio-proxy (certificates for egress TLS, …), allowed
- * where they cannot shadow what the proxy runs or reads (src/mesh/contract/paths.ts), without sub-paths or
+ * where they cannot shadow what the proxy runs or reads (src/policy/judge/paths.ts), without sub-paths or
  * propagation, and never of the node's files.
  */
 function userMount(m: Record<string, unknown>, ctx: ContractContext): Problem {

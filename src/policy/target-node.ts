@@ -1,4 +1,4 @@
-import type { NodeSelectorTerm, Pod } from '../pod/types.ts';
+import type { NodeSelectorTerm, Pod } from '../contract/pod.ts';
 
 /**
  * The node a pod will run on, when admission can know it, and how the pod names it:

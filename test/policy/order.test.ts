@@ -8,8 +8,8 @@ import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/inject/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
-import type { Container, Pod } from '../../src/pod/types.ts';
-import { cfg, input, istio, istioPod, linkerd, linkerdPod, verified } from './fixtures.ts';
+import type { Container, Pod } from '../../src/contract/pod.ts';
+import { cfg, input, istio, istioPod, linkerd, linkerdPod, verified } from '../inject/fixtures.ts';
 
 const userInit: Container = { name: 'migrate', image: 'flyway' };
 const vaultInit: Container = { name: 'vault-agent-init', image: 'hashicorp/vault' };

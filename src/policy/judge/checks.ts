@@ -1,5 +1,5 @@
 /**
- * Field checks that contracts are built from (src/mesh/contract/types.ts). Each says what may vary and refuses the
+ * Field checks that contracts are built from (src/policy/judge/types.ts). Each says what may vary and refuses the
  * rest with words completing "its <field> …". Values come from admission bodies: any shape may arrive, so every
  * check tests the shape it reads and refuses others.
  */

@@ -4,7 +4,7 @@
  * with why: what the apiserver adds or defaults, the pod's own ServiceAccount token mount, resources (the proxy's may
  * be set per pod by annotation), and profiles that only take rights away.
  */
-import type { Container } from '../../pod/types.ts';
+import type { Container } from '../../contract/pod.ts';
 import type { DeepReadonly } from '../../util/readonly.ts';
 import { env, exactly, mounts, securityContext, volume, type EnvRule, type MountRule } from './checks.ts';
 import { APISERVER_DEFAULTED, SIZING, TOKEN_MOUNT } from './common.ts';
@@ -70,7 +70,7 @@ function mountsOf(
 export function ownContract(
   t: DeepReadonly<Container>,
   volumes: ReadonlyArray<DeepReadonly<Record<string, unknown>>> = [],
-  /** Fields judged elsewhere: the init container's per-pod exemptions in its env (src/policy/own-init.ts). */
+  /** Fields judged elsewhere: the init container's per-pod exemptions in its env (src/mesh/own-init.ts). */
   judgedElsewhere: Readonly<Record<string, FieldCheck>> = {},
 ): ContainerContract {
   // What it runs first, so a look-alike is named by its image or command.

@@ -1,10 +1,10 @@
 /**
- * The contract of each role's container for the configured mesh (src/mesh/contract/types.ts), built once per
+ * The contract of each role's container for the configured mesh (src/policy/judge/types.ts), built once per
  * compiled configuration: the mesh's own containers (companion profiles) and meshgate's templates.
  */
 import type { Compiled } from '../../config/compile.ts';
-import type { Pod } from '../../pod/types.ts';
-import type { Role } from '../types.ts';
+import type { Pod } from '../../contract/pod.ts';
+import type { Role } from '../../mesh/types.ts';
 import { anyValue } from './checks.ts';
 import { ISTIO_INIT, ISTIO_PROXY, ISTIO_VALIDATION } from './istio.ts';
 import { LINKERD_INIT, LINKERD_PROXY, LINKERD_VALIDATOR, linkerdPodProblem } from './linkerd.ts';
@@ -44,7 +44,7 @@ export function contractsFor(cfg: Compiled): Contracts {
       validator: ownContract(cfg.validator),
       proxy: own && ownContract(own.proxy, volumes, { resources: anyValue('set per pod by annotation') }),
       proxyNative: own && ownContract(own.proxyNative, volumes, { resources: anyValue('set per pod by annotation') }),
-      init: own && ownContract(own.init, volumes, { env: anyValue('read by src/policy/own-init.ts') }),
+      init: own && ownContract(own.init, volumes, { env: anyValue('read by src/mesh/own-init.ts') }),
     },
   };
   built.set(cfg, c);
@@ -65,7 +65,7 @@ export function contractContext(
 
 /**
  * Pod-level inputs the configured mesh reads to change its proxy's program, bootstrap or control plane
- * (src/mesh/contract/istio-pod.ts, linkerd.ts); undefined when there are none.
+ * (src/policy/judge/istio-pod.ts, linkerd.ts); undefined when there are none.
  */
 export function podConfigProblem(pod: Pod, cfg: Compiled): string | undefined {
   if (cfg.config.mesh === 'istio') return istioPodProblem(pod);

@@ -16,7 +16,7 @@ import {
 } from './checks.ts';
 import type { FieldCheck } from './types.ts';
 
-/** Fields the apiserver defaults on every container, and how much a pod may set them (src/mesh/contract/checks.ts). */
+/** Fields the apiserver defaults on every container, and how much a pod may set them (src/policy/judge/checks.ts). */
 export const APISERVER_DEFAULTED: Readonly<Record<string, FieldCheck>> = {
   imagePullPolicy,
   terminationMessagePath,

@@ -3,13 +3,13 @@
  * every status the corpus pods get under every profile and on names that need escaping.
  */
 import { describe, expect, it } from 'vitest';
-import { type InjectionStatus, readStatus } from '../../src/inject/status.ts';
+import { type InjectionStatus, readStatus } from '../../src/policy/status.ts';
 import { decide } from '../../src/inject/decide.ts';
 import { parsePod } from '../../src/pod/parse.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { testConfig } from '../support/config.ts';
 import { corpusTemplatePods } from '../support/corpus.ts';
-import { istio, istioPod, linkerd, linkerdPod } from './fixtures.ts';
+import { istio, istioPod, linkerd, linkerdPod } from '../inject/fixtures.ts';
 
 describe('the status annotation', () => {
   it('writes what JSON.stringify writes, for every corpus pod under every profile and node state', () => {

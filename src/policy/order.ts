@@ -11,9 +11,9 @@
  *   before iptables, so they reach the network while no proxy runs yet). `redirect.beforeInitContainers: true`
  *   moves it first instead, so no user init container runs unredirected; the validating webhook enforces both.
  */
-import type { Container, Pod } from '../pod/types.ts';
+import type { Container, Pod } from '../contract/pod.ts';
 import type { DeepReadonly } from '../util/readonly.ts';
-import type { PatchOp } from './patch.ts';
+import type { PatchOp } from '../contract/patch.ts';
 
 /** A container's place in spec.initContainers as the earlier ops of the same patch leave it. */
 export interface Placed {

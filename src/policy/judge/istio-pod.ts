@@ -6,7 +6,7 @@
  * `sidecar.istio.io/bootstrapOverride` into a ConfigMap volume and ISTIO_BOOTSTRAP_OVERRIDE.
  */
 import { parse as parseYaml } from 'yaml';
-import type { Pod } from '../../pod/types.ts';
+import type { Pod } from '../../contract/pod.ts';
 import { isObject } from '../../util/json.ts';
 import { proxyConfigProblem } from './istio-env.ts';
 import type { Problem } from './types.ts';
