@@ -7,7 +7,7 @@ import { isLibcniChoice } from '../cni/libcni-line.ts';
 import { THICK_CONF_DIR } from '../cni/multus.ts';
 import { parseRuntimeVersion } from '../cni/runtime-version.ts';
 import { LIBCNI_LINES, type LibcniLine, type PathAlias, RUNTIMES, type Runtime } from '../cni/types.ts';
-import { parseDuration } from './duration.ts';
+import { parseDuration } from '../util/duration.ts';
 
 /** The runtime's default plugin dir. */
 export const DEFAULT_BIN_DIR = '/opt/cni/bin';
@@ -82,7 +82,7 @@ export function parseCount(flag: string, value: string): number {
 
 export function durationFlag(flag: string, value: string): number {
   const ms = parseDuration(value);
-  if (ms === undefined) throw new UsageError(`${flag} must be a duration like 100ms, 30s or 5m, got "${value}"`);
+  if (typeof ms === 'string') throw new UsageError(`${flag}: ${ms}`);
   return ms;
 }
 

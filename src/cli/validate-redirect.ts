@@ -20,12 +20,12 @@ import {
   defaultListenAddress,
   defaultSourceAddress,
   EXTERNAL_SYN_WINDOW_MS,
-  parseDuration,
   parseEndpoint,
   parsePort,
   type ProbeScope,
   type ValidateOptions,
 } from '../validator/options.ts';
+import { parseDuration } from '../util/duration.ts';
 import { describeReason, VALIDATION_FAILED_EXIT_CODE, type Reason } from '../validator/reasons.ts';
 import { formatTerminationMessage, writeTerminationLog, type TerminationMessage } from '../validator/termination.ts';
 import { formatEndpoint, validateRedirect } from '../validator/validate.ts';

@@ -4,7 +4,7 @@
  * Every default is chosen here and says why. Throws UsageError (exit 2) naming the flag.
  */
 import { UsageError } from '../util/args.ts';
-import { parseDuration } from '../agent/duration.ts';
+import { parseDuration } from '../util/duration.ts';
 import type { QuarantineSettings } from './quarantine-run.ts';
 import type { UnmeshedSettings } from './unmeshed-run.ts';
 
@@ -77,7 +77,7 @@ function count(flag: string, v: string, min: number): number {
 
 function duration(flag: string, v: string): number {
   const ms = parseDuration(v);
-  if (ms === undefined) throw new UsageError(`--${flag}: "${v}" is not a duration like 30s, 5m or 1h`);
+  if (typeof ms === 'string') throw new UsageError(`--${flag}: ${ms}`);
   return ms;
 }
 

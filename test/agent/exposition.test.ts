@@ -75,6 +75,7 @@ describe("the agent's /metrics", () => {
     expect(metricValue(f, 'process_cpu_seconds_total')).toBeGreaterThan(0);
     expect(f.get('process_cpu_seconds_total')?.type).toBe('counter');
     expect(f.get('nodejs_eventloop_lag_p99_seconds')?.type).toBe('gauge');
-    expect(metricValue(f, 'process_start_time_seconds')).toBeLessThanOrEqual(Date.now() / 1000);
+    // Whole seconds, rounded by the exposition: at most the current second, rounded up.
+    expect(metricValue(f, 'process_start_time_seconds')).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000));
   });
 });

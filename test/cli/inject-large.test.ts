@@ -2,7 +2,7 @@
  * Issue 24: `meshgate inject` on a 35 MB manifest took 46 s and 1.3 GB. A 35 MB manifest is generated in a temp dir
  * from the corpus (test/support/big-manifest.ts) and run through bin/meshgate.js as a user runs it, with
  * `--progress`. Prints wall time, CPU time and peak RSS (no timing assertion); asserts the output byte for byte, the
- * progress line, and a peak RSS under 300 MB — the code before streaming took 48.8 s and 3.1 GB for this file here.
+ * progress line, and a peak RSS under 350 MB (243–305 MiB measured here, by load) — the code before streaming took 48.8 s and 3.1 GB for this file here.
  *
  * MESHGATE_INJECT_BEFORE=<git ref> also runs that tree's inject on the same file (bench/compare/tree.ts: the tree
  * extracted with `git archive`), prints its figures beside, and checks that it wrote the same output and that the
@@ -21,7 +21,7 @@ import { type BigManifest, writeBigManifest } from '../support/big-manifest.ts';
 
 const MIB = 1024 * 1024;
 /** Generous: the streaming code peaks at ~250 MB here, most of it V8's young generation (134 MB on this host). */
-const RSS_LIMIT_BYTES = 300 * 1000 * 1000;
+const RSS_LIMIT_BYTES = 350 * 1000 * 1000;
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const NODE_STATE = fileURLToPath(new URL('../golden/testdata/node-state-verified.yaml', import.meta.url));
 
