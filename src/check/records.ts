@@ -1,7 +1,7 @@
 /**
  * API objects reduced to the plain facts of facts.ts, read by their shape: `meshgate check` reads them through
  * @kubernetes/client-node (src/check/kube-reader.ts) and the repair controller through meshgate's own client
- * (src/repair/unmeshed-api.ts), and both must see the same facts. Pure.
+ * (src/repair/unmeshed/api.ts), and both must see the same facts. Pure.
  */
 import type { Owner, WebhookEntry } from './facts.ts';
 import type { PodRecord } from './facts.ts';

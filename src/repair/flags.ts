@@ -5,8 +5,8 @@
  */
 import { UsageError } from '../util/args.ts';
 import { parseDuration } from '../util/duration.ts';
-import type { QuarantineSettings } from './quarantine-run.ts';
-import type { UnmeshedSettings } from './unmeshed-run.ts';
+import type { QuarantineSettings } from './quarantine/run.ts';
+import type { UnmeshedSettings } from './unmeshed/run.ts';
 
 /**
  * Named like the chart's values they come from (repairController.quarantine.failures → --quarantine-failures, …):

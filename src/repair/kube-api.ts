@@ -2,7 +2,7 @@
 import type { KubeClient } from '../kube/api/client.ts';
 import { core } from '../kube/api/paths.ts';
 import { createEvent } from '../kube/events.ts';
-import type { RepairApi } from './controller.ts';
+import type { RepairApi } from './failed/controller.ts';
 
 export function kubeRepairApi(client: KubeClient, component = 'meshgate-repair'): RepairApi {
   return {

@@ -19,12 +19,12 @@ export interface RepairMetrics {
   candidates: Gauge;
   /** Failed validation containers on pods whose admission mark does not verify: not acted on, not counted. */
   untrusted: Counter<'why'>;
-  // Node quarantine (src/repair/quarantine.ts)
+  // Node quarantine (src/repair/quarantine/quarantine.ts)
   nodeWithdrawals: Counter<'hold'>;
   nodesWithdrawn: Gauge;
   nodeRestorations: Counter;
   nodeProbes: Counter<'result'>;
-  // Unmeshed pods in opted-in namespaces (src/repair/unmeshed-sweep.ts)
+  // Unmeshed pods in opted-in namespaces (src/repair/unmeshed/sweep.ts)
   unmeshedPods: Gauge;
   evicted: Counter<'reason'>;
   unmeshedReported: Counter<'why'>;

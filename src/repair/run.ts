@@ -11,16 +11,16 @@ import type { DeepReadonly } from '../util/readonly.ts';
 import { compileConfig } from '../config/compile.ts';
 import { LeaderElector, type ElectorOptions } from '../kube/lease.ts';
 import { kubeLeaseStore } from '../kube/lease-store.ts';
-import { RepairController } from './controller.ts';
-import { VALIDATION_FAILURES } from './failures.ts';
+import { RepairController } from './failed/controller.ts';
+import { VALIDATION_FAILURES } from './failed/failures.ts';
 import { buildRepairApp } from './http.ts';
 import { kubeRepairApi } from './kube-api.ts';
 import { createRepairMetrics, type RepairMetrics } from './metrics.ts';
-import { startQuarantine, type QuarantineSettings, type RunningQuarantine } from './quarantine-run.ts';
-import { startUnmeshed, type RunningUnmeshed, type UnmeshedSettings } from './unmeshed-run.ts';
-import { watchRepairPods } from './watch.ts';
-import { PodNotices } from './notices.ts';
-import { watchWouldDenyPods } from './notice-watch.ts';
+import { startQuarantine, type QuarantineSettings, type RunningQuarantine } from './quarantine/run.ts';
+import { startUnmeshed, type RunningUnmeshed, type UnmeshedSettings } from './unmeshed/run.ts';
+import { watchRepairPods } from './failed/watch.ts';
+import { PodNotices } from './notices/notices.ts';
+import { watchWouldDenyPods } from './notices/watch.ts';
 import { MarkKeySource } from '../mark/key-source.ts';
 
 export interface RepairRunOptions {
@@ -46,7 +46,7 @@ export interface RepairRunOptions {
 
 export interface RunningRepair {
   controller: RepairController;
-  /** Events on pods meshgate holds Pending or admitted below enforce (src/repair/notices.ts). */
+  /** Events on pods meshgate holds Pending or admitted below enforce (src/repair/notices/notices.ts). */
   notices: PodNotices;
   metrics: RepairMetrics;
   elector?: LeaderElector;

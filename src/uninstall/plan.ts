@@ -7,7 +7,7 @@
 import type { V1Node, V1OwnerReference, V1Pod, V1Secret, V1Taint } from '@kubernetes/client-node';
 import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../contract/node.ts';
 import { QUARANTINE_ANNOTATION, QUARANTINE_HISTORY_ANNOTATION } from '../node/quarantine.ts';
-import { PROBE_LABEL } from '../repair/probe-pod.ts';
+import { PROBE_LABEL } from '../repair/quarantine/probe-pod.ts';
 
 /** What meshgate's components put on the objects they create (src/kube/secret-store.ts, lease-store.ts, …). */
 export const MADE_BY_MESHGATE = { key: 'app.kubernetes.io/managed-by', value: 'meshgate' } as const;

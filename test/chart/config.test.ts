@@ -8,7 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../src/config/load.ts';
 import { PROFILE_DEFAULTS } from '../../src/config/defaults.ts';
-import { VALIDATION_FAILURES } from '../../src/repair/failures.ts';
+import { VALIDATION_FAILURES } from '../../src/repair/failed/failures.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 import { chartDir, render, type Obj } from './helm.ts';
 import { CUSTOM_REQUIRED, MESHES, profileValues } from './profiles.ts';

@@ -12,10 +12,10 @@ import {
   writeHistory,
   writeMark,
 } from '../../src/node/quarantine.ts';
-import { nodeView, type NodeView } from '../../src/repair/node-view.ts';
-import type { ProbeResult } from '../../src/repair/probe-pod.ts';
-import type { ProbeView } from '../../src/repair/quarantine-decide.ts';
-import type { QuarantineApi } from '../../src/repair/quarantine.ts';
+import { nodeView, type NodeView } from '../../src/repair/quarantine/node-view.ts';
+import type { ProbeResult } from '../../src/repair/quarantine/probe-pod.ts';
+import type { ProbeView } from '../../src/repair/quarantine/decide.ts';
+import type { QuarantineApi } from '../../src/repair/quarantine/quarantine.ts';
 
 interface FakeNode {
   labels: Record<string, string>;

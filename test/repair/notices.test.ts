@@ -1,12 +1,12 @@
 /**
- * The repair controller's Events on pods meshgate holds Pending or admitted below enforce (src/repair/notice.ts,
+ * The repair controller's Events on pods meshgate holds Pending or admitted below enforce (src/repair/notices/notice.ts,
  * notices.ts): one per pod and reason, written by the leader only (a new leader writes what is still due), none in
  * meshgate's own or the system namespaces, a failed write retried at the pod's next update. A hand-written fake API.
  */
 import { describe, expect, it } from 'vitest';
-import type { PodForRepair } from '../../src/repair/decide.ts';
-import { noticeFor } from '../../src/repair/notice.ts';
-import { PodNotices } from '../../src/repair/notices.ts';
+import type { PodForRepair } from '../../src/repair/failed/decide.ts';
+import { noticeFor } from '../../src/repair/notices/notice.ts';
+import { PodNotices } from '../../src/repair/notices/notices.ts';
 
 const EXCLUDED = ['meshgate', 'kube-system'];
 

@@ -1,9 +1,9 @@
 import { ApiException } from '@kubernetes/client-node';
 import { memoryLogger } from '../log/logs.ts';
 import { describe, expect, it } from 'vitest';
-import { decideRepair, type PodForRepair, type ValidatorWatch } from '../../src/repair/decide.ts';
-import { RepairController, type RepairApi } from '../../src/repair/controller.ts';
-import { VALIDATION_FAILURES } from '../../src/repair/failures.ts';
+import { decideRepair, type PodForRepair, type ValidatorWatch } from '../../src/repair/failed/decide.ts';
+import { RepairController, type RepairApi } from '../../src/repair/failed/controller.ts';
+import { VALIDATION_FAILURES } from '../../src/repair/failed/failures.ts';
 import { createRepairMetrics } from '../../src/repair/metrics.ts';
 import { keyRing } from '../../src/mark/keys.ts';
 import { ISO_T0, KEY_A, KEY_B, RING, T0, markFor } from '../support/mark.ts';

@@ -3,7 +3,7 @@ What the chart must know of each mesh profile besides the config file: the CNI p
 the validation container's name, and the exit codes with which validators report missing redirection (meshgate's
 validate-redirect 42; Istio's istio-validation 126, tools/istio-iptables ValidationErrorCode; Linkerd's
 linkerd-network-validator 95, linkerd-reinitialize-pods). The first two mirror src/config/defaults.ts and the codes
-src/repair/failures.ts: test/chart/config.test.ts holds the chart to both.
+src/repair/failed/failures.ts: test/chart/config.test.ts holds the chart to both.
 */}}
 {{- define "meshgate.profileDefaults" -}}
 istio:

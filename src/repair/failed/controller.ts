@@ -8,10 +8,10 @@
  * another replica led and was not handled) and periodically (deletions the rate limit postponed).
  */
 import type { Logger } from 'pino';
-import type { KeyRing } from '../mark/keys.ts';
+import type { KeyRing } from '../../mark/keys.ts';
 import { decideRepair, type PodForRepair, type RepairAction, type ValidatorWatch } from './decide.ts';
-import type { RepairMetrics } from './metrics.ts';
-import { errorFields } from '../log/fields.ts';
+import type { RepairMetrics } from '../metrics.ts';
+import { errorFields } from '../../log/fields.ts';
 
 export interface RepairApi {
   deletePod(namespace: string, name: string, uid: string): Promise<void>;
@@ -20,7 +20,7 @@ export interface RepairApi {
 
 export interface RepairOptions {
   validator: ValidatorWatch;
-  /** What a pod must pass to be acted on or counted (src/repair/decide.ts): the keys are read at each decision. */
+  /** What a pod must pass to be acted on or counted (src/repair/failed/decide.ts): the keys are read at each decision. */
   trust: { excludedNamespaces: readonly string[]; keys: () => KeyRing | undefined };
   /** At most this many deletions per minute (default 10): repair must never become an outage of its own. */
   maxDeletesPerMinute: number;
@@ -32,7 +32,7 @@ export interface RepairOptions {
   now?: () => number;
   /**
    * Every failed validation seen, on every replica (leader or not), once per pod and termination: the node
-   * quarantine (src/repair/quarantine.ts) counts them per node.
+   * quarantine (src/repair/quarantine/quarantine.ts) counts them per node.
    */
   onFailure?: (f: ObservedFailure) => void;
 }

@@ -6,7 +6,7 @@
  * - Flap bound: a node withdrawn `maxPerHour` times within an hour is held until the first of those is an hour old,
  *   so no hour ever sees more than `maxPerHour` withdrawals of one node (nor more give-backs).
  */
-import type { HoldReason, QuarantineMark } from '../node/quarantine.ts';
+import type { HoldReason, QuarantineMark } from '../../node/quarantine.ts';
 
 export interface HoldOffOptions {
   baseMs: number;

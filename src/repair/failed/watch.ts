@@ -1,10 +1,10 @@
 /** Feeds the repair controller from a watch on meshgate's pods (label meshgate.io/redirect), on every replica. */
-import type { KubeClient } from '../kube/api/client.ts';
+import type { KubeClient } from '../../kube/api/client.ts';
 import type { Logger } from 'pino';
-import { meshgatePodReflector } from '../kube/meshgate-pods.ts';
+import { meshgatePodReflector } from '../../kube/meshgate-pods.ts';
 import type { RepairController } from './controller.ts';
 import type { PodForRepair } from './decide.ts';
-import { errorFields } from '../log/fields.ts';
+import { errorFields } from '../../log/fields.ts';
 
 export interface PodWatch {
   /** The first complete list has been delivered. */

@@ -1,18 +1,18 @@
 /**
- * The node quarantine assembled (src/repair/quarantine.ts): a watch of unverified Nodes on every replica, the
+ * The node quarantine assembled (src/repair/quarantine/quarantine.ts): a watch of unverified Nodes on every replica, the
  * failures from the pod watch counted on every replica, and — while leading — a tick that walks every withdrawn
  * node through hold, agent verdict, probe and give-back.
  */
-import type { KubeClient } from '../kube/api/client.ts';
+import type { KubeClient } from '../../kube/api/client.ts';
 import type { Logger } from 'pino';
-import type { Compiled } from '../config/compile.ts';
-import type { ValidatorWatch } from './decide.ts';
-import type { HoldOffOptions } from './hold-off.ts';
-import type { RepairMetrics } from './metrics.ts';
+import type { Compiled } from '../../config/compile.ts';
+import type { ValidatorWatch } from '../failed/decide.ts';
+import type { HoldOffOptions } from '../failed/hold-off.ts';
+import type { RepairMetrics } from '../metrics.ts';
 import { watchWithdrawnNodes } from './node-watch.ts';
 import { probeTemplate } from './probe-pod.ts';
 import { NodeQuarantine } from './quarantine.ts';
-import { kubeQuarantineApi } from './quarantine-api.ts';
+import { kubeQuarantineApi } from './api.ts';
 
 export interface QuarantineSettings {
   threshold: number;

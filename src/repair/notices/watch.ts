@@ -1,16 +1,16 @@
 /**
- * Feeds the pod notices (src/repair/notices.ts) the pods admitted below enforce: a watch on the label
+ * Feeds the pod notices (src/repair/notices/notices.ts) the pods admitted below enforce: a watch on the label
  * meshgate.io/would-deny, on every replica. Held pods carry meshgate.io/redirect and come with the repair
- * controller's own pod watch (src/repair/watch.ts).
+ * controller's own pod watch (src/repair/failed/watch.ts).
  */
 import type { Logger } from 'pino';
-import type { KubeClient } from '../kube/api/client.ts';
-import { errorFields } from '../log/fields.ts';
-import { WOULD_DENY_LABEL } from '../admission/level.ts';
-import { meshgatePodReflector } from '../kube/meshgate-pods.ts';
-import type { PodForRepair } from './decide.ts';
+import type { KubeClient } from '../../kube/api/client.ts';
+import { errorFields } from '../../log/fields.ts';
+import { WOULD_DENY_LABEL } from '../../admission/level.ts';
+import { meshgatePodReflector } from '../../kube/meshgate-pods.ts';
+import type { PodForRepair } from '../failed/decide.ts';
 import type { PodNotices } from './notices.ts';
-import type { PodWatch } from './watch.ts';
+import type { PodWatch } from '../failed/watch.ts';
 
 export async function watchWouldDenyPods(client: KubeClient, notices: PodNotices, logger: Logger): Promise<PodWatch> {
   let synced = false;

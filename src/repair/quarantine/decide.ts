@@ -1,7 +1,7 @@
 /**
  * What to do next with a withdrawn node, from what its Node object says and what its probe pod says. Pure: the
- * controller (src/repair/quarantine.ts) reads both, asks, and acts. The node is given back only when
- *   1. its hold (src/repair/hold-off.ts) is over;
+ * controller (src/repair/quarantine/quarantine.ts) reads both, asks, and acts. The node is given back only when
+ *   1. its hold (src/repair/failed/hold-off.ts) is over;
  *   2. its node agent re-verified it after the last failure: condition reason `node_quarantined` (the agent's own
  *      verdict is verified; an unverified one keeps its own reason) with a heartbeat later than both the withdrawal
  *      and the last failure — the agent's clock, to seconds;
@@ -9,7 +9,7 @@
  */
 import type { NodeView } from './node-view.ts';
 import type { ProbeResult } from './probe-pod.ts';
-import { QUARANTINE_REASON } from '../node/quarantine.ts';
+import { QUARANTINE_REASON } from '../../node/quarantine.ts';
 
 export interface ProbeView {
   /** ms since the epoch */

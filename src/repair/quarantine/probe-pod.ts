@@ -8,11 +8,11 @@
  * probe policy (repair-probe-policy.yaml) lets the repair controller create nothing more. Pure.
  */
 import { createHash } from 'node:crypto';
-import type { Compiled } from '../config/compile.ts';
-import { ISTIO_STATUS } from '../mesh/istio.ts';
-import { UNVERIFIED_TAINT } from '../contract/node.ts';
-import type { Container, Pod } from '../contract/pod.ts';
-import { failureReason, type ValidatorWatch } from './decide.ts';
+import type { Compiled } from '../../config/compile.ts';
+import { ISTIO_STATUS } from '../../mesh/istio.ts';
+import { UNVERIFIED_TAINT } from '../../contract/node.ts';
+import type { Container, Pod } from '../../contract/pod.ts';
+import { failureReason, type ValidatorWatch } from '../failed/decide.ts';
 
 export const PROBE_LABEL = 'meshgate.io/probe';
 export const PROBE_NODE_ANNOTATION = 'meshgate.io/probe-node';

@@ -1,13 +1,13 @@
 /**
- * Adds one Event per pod and notice (src/repair/notice.ts) — held Pending by meshgate, or admitted below enforce —
+ * Adds one Event per pod and notice (src/repair/notices/notice.ts) — held Pending by meshgate, or admitted below enforce —
  * fed by the repair controller's pod watches on every replica; only the leader writes Events, and a new leader
  * writes those not yet written by it (so a handover may repeat one: Events are reports, not state). Only a pod's
  * name, UID and its notice are kept (a notice is at most a few KiB: the recorded refusal is cut to 1 KiB), and the
  * entry goes with the pod.
  */
 import type { Logger } from 'pino';
-import type { RepairApi } from './controller.ts';
-import type { PodForRepair } from './decide.ts';
+import type { RepairApi } from '../failed/controller.ts';
+import type { PodForRepair } from '../failed/decide.ts';
 import { noticeFor, type Notice, type NoticeReason } from './notice.ts';
 
 interface Due {

@@ -8,12 +8,12 @@
  * - release: a merge patch removing the mark (and updating the history); the node agent publishes its own verdict.
  * - Events on the Node, in namespace default (where the kubelet's node Events go).
  */
-import type { KubeClient } from '../kube/api/client.ts';
-import type { Node, Pod } from '../kube/api/objects.ts';
-import { core } from '../kube/api/paths.ts';
-import { statusCode } from '../kube/errors.ts';
-import { createEvent } from '../kube/events.ts';
-import { CONDITION_TYPE, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../contract/node.ts';
+import type { KubeClient } from '../../kube/api/client.ts';
+import type { Node, Pod } from '../../kube/api/objects.ts';
+import { core } from '../../kube/api/paths.ts';
+import { statusCode } from '../../kube/errors.ts';
+import { createEvent } from '../../kube/events.ts';
+import { CONDITION_TYPE, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../contract/node.ts';
 import {
   describeMark,
   QUARANTINE_ANNOTATION,
@@ -21,8 +21,8 @@ import {
   QUARANTINE_REASON,
   writeHistory,
   writeMark,
-} from '../node/quarantine.ts';
-import type { ValidatorWatch } from './decide.ts';
+} from '../../node/quarantine.ts';
+import type { ValidatorWatch } from '../failed/decide.ts';
 import { nodeView } from './node-view.ts';
 import {
   buildProbePod,

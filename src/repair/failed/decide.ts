@@ -8,9 +8,9 @@
  * bare pod can look exactly like a failed meshgate pod (issue 21 §5). Neither is a pod in meshgate's own or a
  * system namespace, which meshgate never guards.
  */
-import { REDIRECT_LABEL } from '../contract/names.ts';
-import type { KeyRing } from '../mark/keys.ts';
-import { ADMITTED_ANNOTATION, epochSeconds, verifyMark } from '../mark/mark.ts';
+import { REDIRECT_LABEL } from '../../contract/names.ts';
+import type { KeyRing } from '../../mark/keys.ts';
+import { ADMITTED_ANNOTATION, epochSeconds, verifyMark } from '../../mark/mark.ts';
 import type { ValidationFailure } from './failures.ts';
 
 /** A container termination as the kubelet records it (finishedAt: the kubelet's clock). */
@@ -42,7 +42,7 @@ export interface PodForRepair {
   };
 }
 
-/** The validation container to watch and the exit codes that mean "redirection missing" (src/repair/failures.ts). */
+/** The validation container to watch and the exit codes that mean "redirection missing" (src/repair/failed/failures.ts). */
 export interface ValidatorWatch {
   name: string;
   failures: readonly ValidationFailure[];

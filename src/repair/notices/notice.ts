@@ -8,10 +8,10 @@
  *   mutating webhook at audit or warn: src/admission/level.ts) — what enforce would have refused, and the fix.
  * Pods in meshgate's own and the system namespaces are never guarded, so never noticed.
  */
-import { readWouldDeny } from '../admission/level.ts';
-import { adviceFor } from '../inject/advice.ts';
-import { heldMessage, heldPending } from '../inject/held.ts';
-import type { PodForRepair } from './decide.ts';
+import { readWouldDeny } from '../../admission/level.ts';
+import { adviceFor } from '../../inject/advice.ts';
+import { heldMessage, heldPending } from '../../inject/held.ts';
+import type { PodForRepair } from '../failed/decide.ts';
 
 export type NoticeReason = 'MeshPodHeld' | 'MeshWouldDeny';
 

@@ -2,7 +2,7 @@
  * What the repair controller keeps of a Node: meshgate's marks only (never the whole object: a watch on thousands
  * of Nodes must stay small). Pure.
  */
-import { UNVERIFIED_TAINT, VERIFIED_LABEL, verdictCondition, type VerdictNode } from '../contract/node.ts';
+import { UNVERIFIED_TAINT, VERIFIED_LABEL, verdictCondition, type VerdictNode } from '../../contract/node.ts';
 import {
   QUARANTINE_ANNOTATION,
   QUARANTINE_HISTORY_ANNOTATION,
@@ -10,7 +10,7 @@ import {
   readMark,
   type QuarantineHistory,
   type ReadMark,
-} from '../node/quarantine.ts';
+} from '../../node/quarantine.ts';
 
 export interface NodeView {
   name: string;

@@ -4,15 +4,15 @@
  * in asks for a sweep at once), evictions (pods/eviction create, narrowed by the chart's eviction policy) and Events.
  */
 import type { Logger } from 'pino';
-import type { NamespaceFacts, ReadError } from '../check/facts.ts';
-import { podRecord, webhookEntry, type PodLike, type WebhookLike } from '../check/records.ts';
-import type { KubeClient } from '../kube/api/client.ts';
-import { core, group } from '../kube/api/paths.ts';
-import { describeKubeError, KubeApiError, statusCode } from '../kube/errors.ts';
-import { createEvent } from '../kube/events.ts';
-import { LIST_PAGE, Reflector } from '../kube/reflector.ts';
-import type { UnmeshedApi } from './unmeshed-sweep.ts';
-import { errorFields } from '../log/fields.ts';
+import type { NamespaceFacts, ReadError } from '../../check/facts.ts';
+import { podRecord, webhookEntry, type PodLike, type WebhookLike } from '../../check/records.ts';
+import type { KubeClient } from '../../kube/api/client.ts';
+import { core, group } from '../../kube/api/paths.ts';
+import { describeKubeError, KubeApiError, statusCode } from '../../kube/errors.ts';
+import { createEvent } from '../../kube/events.ts';
+import { LIST_PAGE, Reflector } from '../../kube/reflector.ts';
+import type { UnmeshedApi } from './sweep.ts';
+import { errorFields } from '../../log/fields.ts';
 
 const COMPONENT = 'meshgate-repair-controller';
 

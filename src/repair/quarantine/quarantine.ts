@@ -5,19 +5,19 @@
  * Node — so the webhook refuses CNI pods there and the scheduler puts them elsewhere. Deleting failed pods alone
  * only lets the scheduler pick the same node again, for ever.
  * The node is given back (the mark removed; its agent then publishes its own verdict again) only as
- * src/repair/quarantine-decide.ts says: after its hold, a fresh agent verdict, and a probe pod that passed.
+ * src/repair/quarantine/decide.ts says: after its hold, a fresh agent verdict, and a probe pod that passed.
  * Failures are counted on every replica; only the leader acts (reads and writes the API). One node is handled at a
  * time per node; API failures are counted and retried at the next tick, never thrown.
  */
 import type { Logger } from 'pino';
-import { describeMark, type QuarantineHistory, type QuarantineMark } from '../node/quarantine.ts';
-import type { ObservedFailure } from './controller.ts';
-import { FailureWindow } from './failure-window.ts';
-import { extendedHold, failedProbeHold, withdrawalHold, type Hold, type HoldOffOptions } from './hold-off.ts';
-import type { RepairMetrics } from './metrics.ts';
+import { describeMark, type QuarantineHistory, type QuarantineMark } from '../../node/quarantine.ts';
+import type { ObservedFailure } from '../failed/controller.ts';
+import { FailureWindow } from '../failed/failure-window.ts';
+import { extendedHold, failedProbeHold, withdrawalHold, type Hold, type HoldOffOptions } from '../failed/hold-off.ts';
+import type { RepairMetrics } from '../metrics.ts';
 import type { NodeView } from './node-view.ts';
-import { decideQuarantine, type ProbeView, type Step } from './quarantine-decide.ts';
-import { errorFields } from '../log/fields.ts';
+import { decideQuarantine, type ProbeView, type Step } from './decide.ts';
+import { errorFields } from '../../log/fields.ts';
 
 export interface QuarantineApi {
   readNode(name: string): Promise<NodeView | undefined>;

@@ -1,5 +1,5 @@
 /**
- * Finds the pods of opted-in namespaces that run without meshgate's redirect (src/repair/unmeshed.ts) and evicts
+ * Finds the pods of opted-in namespaces that run without meshgate's redirect (src/repair/unmeshed/judge.ts) and evicts
  * them at a bounded rate, so their controllers recreate them through the webhook — or only reports them.
  * Which namespaces are opted in is read from meshgate's own MutatingWebhookConfiguration (each entry's
  * namespaceSelector and objectSelector, evaluated as the apiserver does: src/check/judge-namespaces.ts), never from
@@ -9,19 +9,19 @@
  * `maxEvictionsPerMinute`, each with a Warning Event on the pod saying why and how to restart it by hand; a pod is
  * reported (one Event per pod) when it has no controller or meshgate would refuse it as it is. Leader only.
  * Pods meshgate admitted below enforce (label meshgate.io/would-deny, in a namespace at audit or warn) are left to
- * their own Event (src/repair/notice.ts): recreated, they would be admitted the same way.
+ * their own Event (src/repair/notices/notice.ts): recreated, they would be admitted the same way.
  */
 import type { Logger } from 'pino';
-import type { Compiled } from '../config/compile.ts';
-import type { NamespaceFacts, Read, ReadError, WebhookConfig } from '../check/facts.ts';
-import { optedInNamespaces } from '../check/judge-namespaces.ts';
-import type { PodRecord } from '../check/facts.ts';
-import { listGuardedPods } from '../check/list-pods.ts';
-import type { RepairMetrics } from './metrics.ts';
-import { SlidingLimit } from './rate-limit.ts';
-import { judgeUnmeshed } from './unmeshed.ts';
-import { errorFields, errorText } from '../log/fields.ts';
-import { WOULD_DENY_LABEL } from '../admission/level.ts';
+import type { Compiled } from '../../config/compile.ts';
+import type { NamespaceFacts, Read, ReadError, WebhookConfig } from '../../check/facts.ts';
+import { optedInNamespaces } from '../../check/judge-namespaces.ts';
+import type { PodRecord } from '../../check/facts.ts';
+import { listGuardedPods } from '../../check/list-pods.ts';
+import type { RepairMetrics } from '../metrics.ts';
+import { SlidingLimit } from '../rate-limit.ts';
+import { judgeUnmeshed } from './judge.ts';
+import { errorFields, errorText } from '../../log/fields.ts';
+import { WOULD_DENY_LABEL } from '../../admission/level.ts';
 
 export interface PodRef {
   namespace: string;

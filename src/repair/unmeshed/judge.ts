@@ -9,15 +9,15 @@
  *   refuse it as it is (an opt-out, hostNetwork, an impostor container…): evicting it would only take it down.
  * Kubelet mirror pods (static pods, owned by their Node) are never touched.
  */
-import type { Compiled } from '../config/compile.ts';
-import { NodeFactStore } from '../facts/node-facts.ts';
-import { MIRROR_ANNOTATION } from '../contract/names.ts';
-import type { ReasonCode } from '../contract/reasons.ts';
-import { parsePod } from '../pod/parse.ts';
-import { redirectNeed } from '../policy/binding.ts';
-import { checkPosture } from '../policy/posture.ts';
-import { screen } from '../policy/screen.ts';
-import type { PodRecord } from '../check/facts.ts';
+import type { Compiled } from '../../config/compile.ts';
+import { NodeFactStore } from '../../facts/node-facts.ts';
+import { MIRROR_ANNOTATION } from '../../contract/names.ts';
+import type { ReasonCode } from '../../contract/reasons.ts';
+import { parsePod } from '../../pod/parse.ts';
+import { redirectNeed } from '../../policy/binding.ts';
+import { checkPosture } from '../../policy/posture.ts';
+import { screen } from '../../policy/screen.ts';
+import type { PodRecord } from '../../check/facts.ts';
 
 export type UnmeshedAction =
   | { action: 'none' }

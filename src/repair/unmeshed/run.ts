@@ -1,14 +1,14 @@
 /**
- * The unmeshed-pod sweep assembled (src/repair/unmeshed-sweep.ts): a namespace watch on every replica, and — while
+ * The unmeshed-pod sweep assembled (src/repair/unmeshed/sweep.ts): a namespace watch on every replica, and — while
  * leading — a sweep every `sweepIntervalMs`, plus one shortly after a namespace's labels change (a namespace just
  * opted in is swept within about a second, not at the next period).
  */
-import type { KubeClient } from '../kube/api/client.ts';
+import type { KubeClient } from '../../kube/api/client.ts';
 import type { Logger } from 'pino';
-import type { Compiled } from '../config/compile.ts';
-import type { RepairMetrics } from './metrics.ts';
-import { kubeUnmeshedApi, watchNamespaces } from './unmeshed-api.ts';
-import { UnmeshedPods } from './unmeshed-sweep.ts';
+import type { Compiled } from '../../config/compile.ts';
+import type { RepairMetrics } from '../metrics.ts';
+import { kubeUnmeshedApi, watchNamespaces } from './api.ts';
+import { UnmeshedPods } from './sweep.ts';
 
 export interface UnmeshedSettings {
   /** Evict (true) or only report (false). */

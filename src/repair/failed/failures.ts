@@ -10,8 +10,8 @@
  * mesh's), so both codes count. Other exit codes (1 for bad flags, 137 OOM) are not redirect failures.
  * charts/meshgate/templates/_profile.tpl repeats these codes for the repair controller's admission policy.
  */
-import type { MeshName } from '../mesh/types.ts';
-import { VALIDATION_FAILED_EXIT_CODE } from '../validator/reasons.ts';
+import type { MeshName } from '../../mesh/types.ts';
+import { VALIDATION_FAILED_EXIT_CODE } from '../../validator/reasons.ts';
 
 export const ISTIO_VALIDATION_EXIT_CODE = 126;
 export const LINKERD_VALIDATION_EXIT_CODE = 95;

@@ -4,13 +4,13 @@
  * NodeView. A node given back gets label "true" from its agent and leaves the selection (a DELETED event).
  */
 import type { Logger } from 'pino';
-import { VERIFIED_LABEL } from '../contract/node.ts';
-import type { KubeClient } from '../kube/api/client.ts';
-import { core } from '../kube/api/paths.ts';
-import { Reflector } from '../kube/reflector.ts';
+import { VERIFIED_LABEL } from '../../contract/node.ts';
+import type { KubeClient } from '../../kube/api/client.ts';
+import { core } from '../../kube/api/paths.ts';
+import { Reflector } from '../../kube/reflector.ts';
 import { nodeView } from './node-view.ts';
 import type { NodeQuarantine } from './quarantine.ts';
-import { errorFields } from '../log/fields.ts';
+import { errorFields } from '../../log/fields.ts';
 
 type NodeArg = Parameters<typeof nodeView>[0];
 
