@@ -17,6 +17,7 @@
 # Layout: ${MESHGATE_CACHE:-$HOME/.cache/meshgate}/istio-<key>/
 #   bin/<name>                 each binary, built to bin/.<name>.tmp and renamed
 #   charts/istio-discovery/    manifests/charts/istio-control/istio-discovery of the same module
+#   charts/gateway/            manifests/charts/gateway (the istio/gateway chart) of the same module
 #   manifest.json              versions, paths and per-binary build seconds
 #   .complete                  written last; its presence is the "cache is usable" signal
 part=istio
@@ -55,6 +56,10 @@ chart_src="$istio_dir/manifests/charts/istio-control/istio-discovery"
 [ -f "$chart_src/Chart.yaml" ] || die "istio-discovery chart not found at $chart_src"
 rm -rf "$dir/charts" && mkdir -p "$dir/charts"
 cp -R "$chart_src" "$dir/charts/istio-discovery"
+# The istio/gateway chart: its pods are what istiod's gateway template injects (test/e2e/istio-gateway.test.ts).
+gateway_src="$istio_dir/manifests/charts/gateway"
+[ -f "$gateway_src/Chart.yaml" ] || die "gateway chart not found at $gateway_src"
+cp -R "$gateway_src" "$dir/charts/gateway"
 chmod -R u+w "$dir/charts" # the module cache is read-only; keep the copy removable
 
 cat > "$dir/manifest.json.tmp" <<EOF
@@ -65,6 +70,7 @@ cat > "$dir/manifest.json.tmp" <<EOF
   "goVersion": "$(go env GOVERSION)",
   "binDir": "$bin",
   "discoveryChart": "$dir/charts/istio-discovery",
+  "gatewayChart": "$dir/charts/gateway",
   "buildSeconds": $(build_seconds_json),
   "builtAt": "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 }

@@ -16,6 +16,9 @@ export const REASONS = {
     "the mesh's own injector has not injected this pod (yet): meshgate adjusts after it, " +
     'and the validating webhook refuses the pod if it never does',
   already_injected: 'the pod already holds what meshgate would add; nothing to change',
+  mesh_gateway:
+    "the pod is one of the mesh's gateways (ingress, egress, east-west, waypoint): its only container is the mesh's " +
+    'proxy, judged field by field, so there is no traffic to redirect',
   // redirect modes
   node_verified: "the pod's node has a verified CNI chain: the mesh CNI plugin redirects, no privileged container",
   affinity_verified:
@@ -62,6 +65,9 @@ export const REASONS = {
     "the mesh's CNI plugin runs as a Multus additional network (cni.multusNetwork) that the pod does not select " +
     'in k8s.v1.cni.cncf.io/networks',
   too_large: 'the pod is too large for meshgate to patch within its bounds',
+  gateway_shared:
+    "a pod runs the mesh's proxy as a gateway (proxy router or waypoint) beside other containers, whose traffic " +
+    'nothing would redirect: a gateway runs the proxy alone',
   // validating webhook
   proxy_missing: 'the pod is opted in but carries no real mesh proxy',
   redirect_missing: 'the pod carries the proxy but neither the privileged init container nor a validation container',

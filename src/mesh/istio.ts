@@ -52,6 +52,22 @@ function cniInjectOff(pod: Pod): string | undefined {
   return `${label !== undefined ? 'label' : 'annotation'} ${INJECT}=${value}`;
 }
 
+/** The pilot-agent modes of a proxy that is the pod's workload: gateways (`router`) and waypoints (`waypoint`). */
+const GATEWAY_MODES: readonly string[] = ['router', 'waypoint'];
+
+/**
+ * Istio's gateways as istiod's templates make them (research: the `gateway` injection template of the istio/gateway
+ * chart's pods, the `kube-gateway` and `waypoint` templates of its deployment controller): one container,
+ * istio-proxy, running `proxy router` or `proxy waypoint`, and no init container (none of the three has one).
+ */
+function istioGateway(pod: Pod): { kind: string; alone: boolean } | undefined {
+  const proxy = pod.spec.containers.find((c) => c.name === 'istio-proxy');
+  const mode = proxy?.args?.[0] === 'proxy' ? proxy.args[1] : undefined;
+  if (mode === undefined || !GATEWAY_MODES.includes(mode)) return undefined;
+  const alone = pod.spec.containers.length === 1 && (pod.spec.initContainers ?? []).length === 0;
+  return { kind: mode === 'router' ? 'gateway' : 'waypoint', alone };
+}
+
 /** "everything" or absent: any other value narrows the redirect to a subset. */
 function mustBeAll(s: RedirectSettings, where: string, value: string | undefined, what: string): void {
   if (value !== undefined && value.trim() !== '*')
@@ -166,15 +182,20 @@ export const istio: MeshProfile = {
 
   optOut: (pod) => injectSwitch(pod),
 
+  gateway: istioGateway,
+
   annotationSettings,
 
-  judgeProxy(c, _pod, id) {
+  judgeProxy(c, pod, id) {
     if (!fromRepositories(c.image, id.images.proxy))
       return `image ${c.image ?? '(none)'} is not one of the recognised proxy images (${id.images.proxy.join(', ')})`;
-    if (c.args?.[0] !== 'proxy' || c.args[1] !== 'sidecar')
+    // A gateway's proxy (`proxy router`, `proxy waypoint`) is the real one only as its pod's only container.
+    const gatewayAlone = istioGateway(pod)?.alone === true && pod.spec.containers[0] === c;
+    if (c.args?.[0] !== 'proxy' || !(c.args[1] === 'sidecar' || gatewayAlone))
       return (
         `its arguments ${JSON.stringify(c.args?.slice(0, 2) ?? [])} ` +
-        'do not run the proxy as a sidecar ("proxy sidecar")'
+        'do not run the proxy as a sidecar ("proxy sidecar")' +
+        (istioGateway(pod) ? ', and a gateway runs the proxy as its only container' : '')
       );
     // istio-cni exempts the UID/GID the proxy container declares (1337 when unset): it must be the configured one.
     const uid = c.securityContext?.runAsUser ?? 1337;

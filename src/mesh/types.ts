@@ -99,6 +99,12 @@ export interface MeshProfile {
   readonly annotations: readonly string[];
   /** Pod-level switches with which the mesh lets a pod opt out; the sentence names the one that is set. */
   optOut(pod: Pod): string | undefined;
+  /**
+   * A gateway of the mesh (its proxy as the pod's workload: Istio's ingress, egress and east-west gateways, waypoints):
+   * `alone` when the proxy is the pod's only container, as the mesh deploys them — such a pod needs no redirect, it
+   * is the proxy. Undefined: no container runs the proxy as a gateway.
+   */
+  gateway?(pod: Pod): { kind: string; alone: boolean } | undefined;
   /** What the pod's annotations (read by the mesh's injector and CNI plugin) ask the redirect to leave out. */
   annotationSettings(annotations: Readonly<Record<string, string>>): RedirectSettings;
   /** The mesh's own proxy, judged by what it is (image, arguments, identity); companion profiles only. */

@@ -51,7 +51,18 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   // Before anything reads the annotations and mesh containers (the opt-out switch is one of them).
   const tooLarge = tooLargeToRead(pod, cfg);
   if (tooLarge) return { kind: 'deny', reason: 'too_large', message: tooLarge };
-  const off = optOut(pod, cfg);
+  // A gateway of the mesh opts out of injection on purpose (istiod renders its proxy itself) and may use the host
+  // network: it is the proxy, so neither matters — as long as the proxy is real (identify, below) and alone.
+  const gateway = cfg.profile.gateway?.(pod);
+  if (gateway && !gateway.alone)
+    return {
+      kind: 'deny',
+      reason: 'gateway_shared',
+      message:
+        `the pod runs the proxy as a ${gateway.kind} beside other containers ` +
+        `(${describeOthers(pod)}), which nothing would redirect; a ${gateway.kind} pod runs the proxy alone`,
+    };
+  const off = gateway ? undefined : optOut(pod, cfg);
   if (off) {
     return c.injection.allowPodOptOut
       ? { kind: 'skip', reason: 'pod_opted_out' }
@@ -63,7 +74,7 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
             '(injection.allowPodOptOut is false)',
         };
   }
-  if (pod.spec.hostNetwork) {
+  if (pod.spec.hostNetwork && !gateway) {
     return c.injection.allowPodOptOut
       ? { kind: 'skip', reason: 'host_network_allowed' }
       : {
@@ -93,6 +104,15 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   }
   const config = podConfigProblem(pod, cfg);
   if (config) return { kind: 'deny', reason: 'proxy_config_refused', message: config };
+  if (gateway) {
+    if (!mesh.proxy)
+      return {
+        kind: 'deny',
+        reason: 'impostor_container',
+        message: `the pod runs a ${gateway.kind}, but its proxy is not the mesh's (${describeOthers(pod)})`,
+      };
+    return { kind: 'skip', reason: 'mesh_gateway' };
+  }
   const annotations = cfg.profile.annotationSettings(pod.metadata?.annotations ?? {});
   const exempt = exemptIdentity(cfg, [...annotations.exemptGids, ...(mesh.init?.settings.exemptGids ?? [])]);
   if ('message' in exempt) return { kind: 'deny', reason: 'redirect_narrowed', message: exempt.message };
@@ -108,6 +128,12 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
     if (fromInit) return { kind: 'deny', ...fromInit };
   }
   return { kind: 'guard', mesh, warnings };
+}
+
+/** The pod's containers by name, for a message. */
+function describeOthers(pod: Pod): string {
+  const names = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].map((c) => c.name);
+  return names.length ? `containers ${names.join(', ')}` : 'no containers';
 }
 
 /**

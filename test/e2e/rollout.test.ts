@@ -40,6 +40,7 @@ import { startServer, type RunningServer } from '../../src/server/start.ts';
 import { chartDir } from '../chart/helm.ts';
 import { repoRoot } from './harness/binaries.ts';
 import {
+  findIstioBinaries,
   startControlPlane,
   startIstioInjector,
   waitFor,
@@ -444,5 +445,57 @@ describe('the rollout of docs/istio.md, as printed', () => {
         /^all 2 guarded namespaces are at enforce, and so are pods opting in by label in \d+ more; unlabelled guarded namespaces are at enforce \(config\.enforcement\.default\)$/,
       ),
     });
+  });
+
+  it("8. at enforce, Istio's own gateway chart: its pods admitted untouched, a gateway with an app beside refused", async () => {
+    // The istio/gateway chart of the Istio module, installed with real helm into an unlabelled namespace: its pods
+    // carry sidecar.istio.io/inject=true, so Istio's real injector renders its gateway template into them and
+    // meshgate's pod-istio-inject entry (enforce: the default now) reviews them.
+    await createNamespace(cp, 'istio-ingress');
+    const chart = findIstioBinaries().manifest.gatewayChart;
+    // --skip-schema-validation: the chart's values.schema.json ($ref beside additionalProperties at its root) refuses
+    // its own defaults under helm 3.18+'s validator, as Istio's users meet it; the templates are what matter here.
+    const installed = await cp.helm([
+      'install',
+      'istio-ingressgateway',
+      chart,
+      '-n',
+      'istio-ingress',
+      '--skip-schema-validation',
+      '--set',
+      'service.type=ClusterIP',
+    ]);
+    expect(installed.code, installed.stderr).toBe(0);
+    const [gw] = await waitFor("the gateway Deployment's pod created", async () => {
+      const pods = (await core.listNamespacedPod({ namespace: 'istio-ingress' })).items;
+      return pods.length > 0 ? pods : undefined;
+    });
+    const proxy = gw.spec!.containers[0];
+    expect(gw.spec!.containers.map((c) => c.name)).toEqual(['istio-proxy']);
+    expect(proxy.image).toBe('docker.io/istio/proxyv2:1.27.0');
+    expect(proxy.args?.slice(0, 2)).toEqual(['proxy', 'router']);
+    expect(gw.metadata?.labels?.['meshgate.io/redirect']).toBeUndefined();
+    const events = (await core.listNamespacedEvent({ namespace: 'istio-ingress' })).items;
+    expect(events.filter((e) => e.reason === 'FailedCreate').map((e) => e.message)).toEqual([]);
+    // The same pod template with an app container beside the gateway's proxy: nothing would redirect the app.
+    const template = (await apps.readNamespacedDeployment({ name: 'istio-ingressgateway', namespace: 'istio-ingress' }))
+      .spec!.template;
+    const err = await core
+      .createNamespacedPod({
+        namespace: 'istio-ingress',
+        body: {
+          metadata: {
+            name: 'gateway-with-app',
+            labels: template.metadata?.labels,
+            annotations: template.metadata?.annotations,
+          },
+          spec: { ...template.spec!, containers: [...template.spec!.containers, { name: 'app', image: 'nginx' }] },
+        },
+      })
+      .then(
+        () => 'created',
+        (e) => apiError(e),
+      );
+    expect(err).toMatch(/runs the proxy as a gateway beside other containers .*\[gateway_shared\]/);
   });
 });

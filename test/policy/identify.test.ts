@@ -43,11 +43,11 @@ const refused: Array<[string, MeshName, Pod, string, RegExp]> = [
     /istio-proxy .*not one of the recognised proxy images/,
   ],
   [
-    'proxyv2 image but a gateway, not a sidecar',
+    'proxyv2 image but a gateway, not a sidecar, beside an app',
     'istio',
     istioPod({ containers: [{ name: 'app' }, istio.proxy({ args: ['proxy', 'router'] })] }),
-    'impostor_container',
-    /do not run the proxy as a sidecar/,
+    'gateway_shared',
+    /runs the proxy as a gateway beside other containers \(containers istio-init, app, istio-proxy\)/,
   ],
   [
     'proxy under another UID (istio-cni would exempt that one)',

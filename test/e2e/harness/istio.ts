@@ -23,6 +23,8 @@ export interface IstioManifest {
   goVersion: string;
   binDir: string;
   discoveryChart: string;
+  /** The istio/gateway chart of the same module. */
+  gatewayChart: string;
   /** Seconds each binary took in the build that filled this dir (null: it was already there). */
   buildSeconds: Record<string, number | null>;
   builtAt: string;
