@@ -115,13 +115,17 @@ function injectorItem(cfg: Compiled, i: IstioInjector, tags: string[], istiods: 
   ].filter(Boolean);
   if (i.error) return { name, status: 'warn', message: `${where.join('; ')}: ${i.error}` };
   const proxy = `injects proxy ${i.proxyImage ?? '(unknown image)'}`;
+  // Learned (config.learnImages): the webhook reads this very ConfigMap and trusts what it names.
+  if ((cfg.config.learnImages?.namespaces ?? []).includes(i.namespace))
+    return { name, status: 'ok', message: `${where.join('; ')}; ${proxy} (learned from this ConfigMap: learnImages)` };
   if (!recognised(cfg, i.proxyImage))
     return {
       name,
       status: 'warn',
       message:
-        `${where.join('; ')}; ${proxy}, whose repository config.recognisedImages.proxy does not list: ` +
-        'meshgate would refuse its pods as impostors (impostor_container) until it does',
+        `${where.join('; ')}; ${proxy}, whose repository config.recognisedImages.proxy does not list, from a ` +
+        'namespace config.learnImages.namespaces does not list: meshgate would refuse its pods as impostors ' +
+        '(impostor_container) until one of them does',
     };
   return { name, status: 'ok', message: `${where.join('; ')}; ${proxy}` };
 }

@@ -72,6 +72,7 @@ export const PROFILE_DEFAULTS: Readonly<Record<MeshName, MeshgateConfig>> = {
     init: { name: 'istio-init' },
     validator: { name: 'istio-validation', ...validator, uid: 1337, gid: 1337, probeAddress: ISTIO_PROBE },
     recognisedImages: { proxy: istioImages, init: istioImages, validator: istioImages },
+    learnImages: { namespaces: ['istio-system'] },
   },
   linkerd: {
     ...base('linkerd'),
@@ -95,6 +96,7 @@ export const PROFILE_DEFAULTS: Readonly<Record<MeshName, MeshgateConfig>> = {
       probeAddress: '192.0.2.1:80',
     },
     recognisedImages: { proxy: linkerdProxyImages, init: linkerdInitImages, validator: linkerdInitImages },
+    learnImages: { namespaces: ['linkerd'] },
   },
   custom: {
     ...base('custom'),

@@ -56,6 +56,7 @@ const NOT_USED: Record<string, Partial<Record<MeshName, string>>> = {
   },
   'proxy.gid': { linkerd: "Linkerd's rules exempt the proxy UID only" },
   recognisedImages: { custom: 'meshgate injects from its own templates and recognises its containers by them' },
+  learnImages: { custom: 'meshgate injects from its own templates: there is no mesh injector to learn from' },
 };
 /** Keys of earlier versions, with what replaced them. */
 const REMOVED: Record<string, string> = {

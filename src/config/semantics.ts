@@ -171,6 +171,10 @@ export function checkSemantics(c: MeshgateConfig): string[] {
       if (!c.recognisedImages?.[role].length)
         p.push(`recognisedImages.${role}: must list the repositories of the mesh's ${role} image`);
     }
+    (c.learnImages?.namespaces ?? []).forEach((ns, i) => {
+      if (!DNS_LABEL.test(ns) || ns.length > 63)
+        p.push(`learnImages.namespaces[${i}]: "${ns}" is not a namespace name`);
+    });
   }
   return p;
 }

@@ -147,6 +147,12 @@ export interface MeshgateConfig {
   /** Companion profiles: repositories of the mesh's own images; its containers must come from one of them. */
   recognisedImages?: { proxy: string[]; init: string[]; validator: string[] };
   /**
+   * Companion profiles: namespaces where the webhook reads what the installed mesh injects — Istio's
+   * istio-sidecar-injector[-<revision>] ConfigMaps (global.hub and the proxy image of each revision), Linkerd's
+   * linkerd-config (proxy.image.name) — and trusts those image repositories beside recognisedImages. [] : off.
+   */
+  learnImages?: { namespaces: string[] };
+  /**
    * What a guarded pod's other containers (app, init and ephemeral) must be unable to do (docs/security.md, "Who can
    * become the proxy"). `restricted` (default): each must provably neither run as nor become the proxy's UID/GID —
    * a known runAsUser (and runAsGroup where the mesh exempts a GID), allowPrivilegeEscalation false, and as root

@@ -35,14 +35,15 @@ export function needOf(p: unknown, cfg: Compiled): RedirectNeed {
 
 export class PodNeedStore {
   #needs = new Map<string, RedirectNeed>();
-  readonly #cfg: Compiled;
+  /** The configuration as the handlers read it now (it changes when the mesh's images are learned). */
+  readonly #cfg: () => Compiled;
 
-  constructor(cfg: Compiled) {
-    this.#cfg = cfg;
+  constructor(cfg: Compiled | (() => Compiled)) {
+    this.#cfg = typeof cfg === 'function' ? cfg : () => cfg;
   }
 
   set(p: PodLike): void {
-    this.#needs.set(`${p.metadata?.namespace}/${p.metadata?.name}`, needOf(p, this.#cfg));
+    this.#needs.set(`${p.metadata?.namespace}/${p.metadata?.name}`, needOf(p, this.#cfg()));
   }
 
   delete(p: PodLike): void {
@@ -63,25 +64,31 @@ export class PodNeedStore {
   }
 }
 
+/**
+ * `after`: the list starts once it resolves (the learned images: a pod is judged with the images the mesh injects).
+ */
 export function startPodNeedCache(
   client: KubeClient,
-  cfg: Compiled,
+  cfg: Compiled | (() => Compiled),
   onError?: (err: unknown) => void,
+  after: Promise<void> = Promise.resolve(),
 ): PodNeeds & { stop(): void; store: PodNeedStore; ready: Promise<void> } {
   const store = new PodNeedStore(cfg);
+  const current = typeof cfg === 'function' ? cfg : () => cfg;
   const reflector = meshgatePodReflector(client, {
     replace: (items) => store.replace(items as PodLike[]),
     upsert: (p) => store.set(p as PodLike),
     remove: (p) => store.delete(p as PodLike),
     onError,
   });
-  const ready = reflector.start();
+  const ready = after.then(() => reflector.start());
   ready.catch((err) => onError?.(err));
   return {
     store,
     ready,
     get: (ns, name) => store.get(ns, name),
-    fetch: async (ns, name) => needOf(await client.get(core('pods', { namespace: ns, name }), ADMISSION_GET), cfg),
+    fetch: async (ns, name) =>
+      needOf(await client.get(core('pods', { namespace: ns, name }), ADMISSION_GET), current()),
     stop: () => reflector.stop(),
   };
 }

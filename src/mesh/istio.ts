@@ -10,6 +10,7 @@ import type { Container, Pod } from '../contract/pod.ts';
 import { addedCapabilities } from '../pod/security.ts';
 import { escapePointer, type PatchOp } from '../contract/patch.ts';
 import { fromRepositories } from './images.ts';
+import { isIstioInjectorConfigMap, istioInjectorImages } from './learn.ts';
 import { goBool } from './flags.ts';
 import { readIstioIptables, type IstioIptables } from './istio-iptables.ts';
 import {
@@ -179,6 +180,8 @@ export const istio: MeshProfile = {
       'excludeInterfaces',
     ].map((k) => `${TRAFFIC}/${k}`),
   ],
+
+  learnFrom: { configMap: isIstioInjectorConfigMap, format: 'json', images: istioInjectorImages },
 
   optOut: (pod) => injectSwitch(pod),
 

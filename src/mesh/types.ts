@@ -4,6 +4,7 @@
  * the redirect, and how to tell its real containers from look-alikes. One profile per mesh (src/mesh/istio.ts,
  * linkerd.ts, custom.ts); the rest of meshgate asks the profile and never hard-codes a mesh.
  */
+import type { Learned } from './learn.ts';
 import type { Container, Pod } from '../contract/pod.ts';
 import { parseCidrList, parsePortRanges, type Parsed, type PortRange } from '../util/values.ts';
 import type { PatchOp } from '../contract/patch.ts';
@@ -97,6 +98,13 @@ export interface MeshProfile {
    * (policy/limits.ts tooLargeToRead).
    */
   readonly annotations: readonly string[];
+  /** Companion profiles: the ConfigMaps where the installed mesh says what it injects (learn.ts). */
+  readonly learnFrom?: {
+    configMap(name: string): boolean;
+    /** How the ConfigMap's key `values` is written. */
+    format: 'json' | 'yaml';
+    images(values: unknown): Learned;
+  };
   /** Pod-level switches with which the mesh lets a pod opt out; the sentence names the one that is set. */
   optOut(pod: Pod): string | undefined;
   /**

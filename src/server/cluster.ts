@@ -4,6 +4,8 @@
  * credentials, so the embedded default (static node facts) loads none of it.
  */
 import type { Logger } from 'pino';
+import { withLearnedImages } from '../config/learned.ts';
+import { startLearnedImages } from '../kube/learned-images.ts';
 import type { KubeClient } from '../kube/api/client.ts';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
@@ -20,6 +22,7 @@ import { errorFields } from '../log/fields.ts';
 export interface Cluster {
   secretCertSource(secret: { namespace: string; name: string }, sans: string[], webhookConfigName?: string): CertSource;
   keepCaBundle(name: string, certs: CertSource): void;
+  /** The caches the admission path reads, and the configuration with what the mesh says it injects (learnImages). */
   startCaches(config: Compiled): ClusterCaches;
   /**
    * Creates the admission mark's Secret with a fresh key unless it exists (src/kube/mark-key-secret.ts); a failure
@@ -76,6 +79,8 @@ function keepCaBundle(kube: KubeClient, name: string, certs: CertSource, logger:
 export interface ClusterCaches {
   nodes: NodeFacts;
   podNeeds: PodNeeds;
+  /** The compiled configuration with the learned images (config.learnImages); the given one until then. */
+  config(): Compiled;
   /** Resolves once both caches have their first full list. */
   synced: Promise<void>;
   stop(): void;
@@ -90,19 +95,32 @@ function startCaches(kube: KubeClient, config: Compiled, logger: Logger): Cluste
     (err) => logger.warn({ err: errorFields(err) }, 'node watch interrupted; resuming'),
   );
   cache.ready.catch((err) => logger.error({ err: errorFields(err) }, 'node list failed'));
-  const pods = startPodNeedCache(kube, config, (err) =>
-    logger.warn({ err: errorFields(err) }, 'pod watch interrupted; resuming'),
+  // The configuration the handlers read: as given, then with what the mesh says it injects, on each change.
+  let current = config;
+  const learnFrom = config.config.learnImages?.namespaces ?? [];
+  const learned = learnFrom.length
+    ? startLearnedImages(kube, config.profile, learnFrom, logger, (images) => {
+        current = withLearnedImages(config, images);
+      })
+    : undefined;
+  const pods = startPodNeedCache(
+    kube,
+    () => current,
+    (err) => logger.warn({ err: errorFields(err) }, 'pod watch interrupted; resuming'),
+    learned?.synced,
   );
-  const synced = Promise.all([cache.ready, pods.ready]).then(() => undefined);
+  const synced = Promise.all([cache.ready, pods.ready, learned?.synced]).then(() => undefined);
   // Each cache logs its own failure; a caller that never awaits synced must not crash on an unhandled rejection.
   synced.catch(() => undefined);
   return {
     nodes: cache.store,
     podNeeds: pods,
+    config: () => current,
     synced,
     stop() {
       cache.reflector.stop();
       pods.stop();
+      learned?.stop();
     },
   };
 }

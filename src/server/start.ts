@@ -142,8 +142,11 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   let nodes: NodeFacts;
   let podNeeds: PodNeeds | undefined;
   let synced: Promise<void> = Promise.resolve();
+  // The configuration the handlers read: as given, or with the images the mesh says it injects (learnImages).
+  let config = () => o.config;
   if (cluster) {
     const caches = cluster.startCaches(o.config);
+    config = caches.config;
     stops.push(() => caches.stop());
     ({ nodes, podNeeds, synced } = caches);
   } else {
@@ -159,7 +162,9 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   registerNodeMetrics(metrics.registry, nodes);
   registerConfigMetrics(metrics.registry, o.config.config.apps);
   const routes = admissionRoutes({
-    config: o.config,
+    get config() {
+      return config();
+    },
     nodes,
     podNeeds,
     onLookup: (source) => metrics.podLookups.inc({ source }),

@@ -27,6 +27,7 @@ import { testConfig } from '../support/config.ts';
 import { istioPod } from '../inject/fixtures.ts';
 
 const istio = compileConfig(buildConfig({ mesh: 'istio' }));
+const withoutLearning = compileConfig(buildConfig({ mesh: 'istio', learnImages: { namespaces: [] } }));
 
 async function rendered(args: string[]): Promise<Obj[]> {
   const r = await helm(['template', ...args, '--kube-version', KUBE_VERSION]);
@@ -75,7 +76,14 @@ describe('the mesh found', () => {
       tags: [{ tag: 'prod', revision: 'default' }],
       linkerd: [],
     };
-    const r = judgeMesh(istio, survey);
+    // With learnImages (the default: istio-system) the webhook trusts what each injector ConfigMap there names.
+    const learning = judgeMesh(istio, survey);
+    expect(learning).toMatchObject({ status: 'ok', message: '2 Istio revisions found' });
+    expect(learning.items![1].message).toMatch(
+      /injects proxy gcr\.io\/gke-release\/asm\/proxyv2:1\.27\.0 \(learned from this ConfigMap: learnImages\)$/,
+    );
+    // Without it, only recognisedImages.
+    const r = judgeMesh(withoutLearning, survey);
     expect(r).toMatchObject({ status: 'warn', message: '2 Istio revisions found' });
     expect(r.items!.map((i) => [i.name, i.status])).toEqual([
       ['revision default', 'ok'],
@@ -88,7 +96,7 @@ describe('the mesh found', () => {
     expect(r.items![1].message).toMatch(
       /no istiod Deployment found; injects proxy gcr\.io\/gke-release\/asm\/proxyv2:1\.27\.0, whose repository config\.recognisedImages\.proxy does not list/,
     );
-    expect(judgeMesh(istio, { ...survey, injectors: [def] }).status).toBe('ok');
+    expect(judgeMesh(withoutLearning, { ...survey, injectors: [def] }).status).toBe('ok');
     expect(judgeMesh(istio, { istiods: [], injectors: [], tags: [], linkerd: [] })).toMatchObject({
       status: 'warn',
       message: 'no istio control plane found (is it installed?)',

@@ -497,5 +497,22 @@ describe('the rollout of docs/istio.md, as printed', () => {
         (e) => apiError(e),
       );
     expect(err).toMatch(/runs the proxy as a gateway beside other containers .*\[gateway_shared\]/);
+    // The chart let its webhook read what Istio injects (config.learnImages: istio-system), and nothing more there.
+    const can = async (verb: string, resource: string) =>
+      (
+        await cp.kubectl([
+          'auth',
+          'can-i',
+          verb,
+          resource,
+          '-n',
+          'istio-system',
+          '--as',
+          `system:serviceaccount:${NS}:meshgate`,
+        ])
+      ).stdout.trim();
+    expect(await can('watch', 'configmaps')).toBe('yes');
+    expect(await can('get', 'secrets')).toBe('no');
+    expect(await can('update', 'configmaps')).toBe('no');
   });
 });

@@ -78,3 +78,20 @@ audit
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The namespaces whose mesh ConfigMaps the webhook reads to learn what the mesh injects (config.learnImages, as JSON):
+the value, else the profile's default (src/config/defaults.ts: istio-system for istio, linkerd for linkerd).
+*/}}
+{{- define "meshgate.learnImagesNamespaces" -}}
+{{- $set := ((.Values.config | default dict).learnImages | default dict).namespaces -}}
+{{- if kindIs "slice" $set -}}
+{{- toJson $set -}}
+{{- else if eq .Values.mesh "istio" -}}
+["istio-system"]
+{{- else if eq .Values.mesh "linkerd" -}}
+["linkerd"]
+{{- else -}}
+[]
+{{- end -}}
+{{- end -}}
