@@ -7,7 +7,9 @@ import type { Level } from '../admission/level.ts';
 import { wholeNamespace, type OptedIn } from './judge-namespaces.ts';
 import { result, type CheckResult, type Item } from './report.ts';
 
-export const ENFORCEMENT_LABEL = 'meshgate.io/enforcement';
+import { ENFORCEMENT_LABEL } from '../contract/names.ts';
+
+export { ENFORCEMENT_LABEL };
 
 export function promoteCommand(namespace: string): string {
   return `kubectl label namespace ${namespace} ${ENFORCEMENT_LABEL}=enforce --overwrite`;

@@ -116,7 +116,8 @@ function injectorItem(cfg: Compiled, i: IstioInjector, tags: string[], istiods: 
   if (i.error) return { name, status: 'warn', message: `${where.join('; ')}: ${i.error}` };
   const proxy = `injects proxy ${i.proxyImage ?? '(unknown image)'}`;
   // Learned (config.learnImages): the webhook reads this very ConfigMap and trusts what it names.
-  if ((cfg.config.learnImages?.namespaces ?? []).includes(i.namespace))
+  const learned = (cfg.config.learnImages?.namespaces ?? []).includes(i.namespace);
+  if (!recognised(cfg, i.proxyImage) && learned)
     return { name, status: 'ok', message: `${where.join('; ')}; ${proxy} (learned from this ConfigMap: learnImages)` };
   if (!recognised(cfg, i.proxyImage))
     return {

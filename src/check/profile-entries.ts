@@ -12,7 +12,7 @@ import type { WebhookEntry } from './facts.ts';
 import type { LabelSelector, Requirement } from './selector.ts';
 
 const INJECT = 'meshgate.io/inject';
-const ENFORCEMENT = 'meshgate.io/enforcement';
+import { ENFORCEMENT_LABEL as ENFORCEMENT } from '../contract/names.ts';
 
 interface Base {
   name: string;

@@ -101,7 +101,16 @@ export const COMMANDS = table({
   },
   explain: {
     summary: 'explain, in words, what meshgate would do with each pod',
-    flags: [...OFFLINE, { name: 'node', value: 'text' }, HELP],
+    flags: [
+      ...OFFLINE,
+      { name: 'node', value: 'text' },
+      { name: 'namespace', short: 'n', value: 'text' },
+      { name: 'kubeconfig', value: 'file' },
+      { name: 'context', value: 'text' },
+      { name: 'meshgate-namespace', value: 'text' },
+      { name: 'output', short: 'o', value: ['text', 'json', 'yaml'] },
+      HELP,
+    ],
   },
   'check-node': {
     summary: 'show which CNI chain the runtime loads here and whether the mesh plugin is in it',

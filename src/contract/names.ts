@@ -4,6 +4,9 @@
 export const INJECT_LABEL = 'meshgate.io/inject';
 export const INJECT_NAMESPACE_VALUE = 'enabled';
 
+/** Namespace label choosing the enforcement level (enforce | warn | audit; src/admission/level.ts). */
+export const ENFORCEMENT_LABEL = 'meshgate.io/enforcement';
+
 /** Pod annotation recording exactly what was injected and which redirect mode was chosen (JSON). */
 export const STATUS_ANNOTATION = 'meshgate.io/status';
 /** Pod label carrying the redirect mode; lets the binding guard watch only CNI-mode pods. */

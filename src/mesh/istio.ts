@@ -181,6 +181,9 @@ export const istio: MeshProfile = {
     ].map((k) => `${TRAFFIC}/${k}`),
   ],
 
+  // istiod's injector replaces `image: auto` with the revision's proxy image (pkg/kube/inject/webhook.go AutoImage).
+  placeholderImage: 'auto',
+
   learnFrom: { configMap: isIstioInjectorConfigMap, format: 'json', images: istioInjectorImages },
 
   optOut: (pod) => injectSwitch(pod),

@@ -105,6 +105,8 @@ export interface MeshProfile {
     format: 'json' | 'yaml';
     images(values: unknown): Learned;
   };
+  /** The image a pod's proxy container names for the mesh's injector to fill in (Istio's `auto`). */
+  readonly placeholderImage?: string;
   /** Pod-level switches with which the mesh lets a pod opt out; the sentence names the one that is set. */
   optOut(pod: Pod): string | undefined;
   /**

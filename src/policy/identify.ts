@@ -47,6 +47,12 @@ export interface PodMesh {
   impostors: Array<Found & { problem: string }>;
   /** Every container that is not the mesh's, ephemeral ones included. */
   apps: Found[];
+  /**
+   * The mesh's proxy as a placeholder its injector fills in (Istio's `image: auto`, the istio/gateway chart's):
+   * neither the proxy nor an app yet. The mutating webhook waits for the injector (no_proxy_yet); the validating
+   * webhook, after every mutation, finds no proxy and refuses (proxy_missing).
+   */
+  pending?: Found;
 }
 
 /** The contract check of a role's container: meshgate's template, or the mesh's injector (src/policy/judge/). */
@@ -137,6 +143,14 @@ export function identifyPod(pod: Pod, cfg: Compiled): PodMesh {
       const place = placeProblem(role, f);
       if (place) {
         out.impostors.push({ ...f, problem: place });
+        continue;
+      }
+      if (
+        role === 'proxy' &&
+        cfg.profile.placeholderImage !== undefined &&
+        container.image === cfg.profile.placeholderImage
+      ) {
+        out.pending = f;
         continue;
       }
       if (role === 'proxy') {

@@ -32,6 +32,7 @@ import pino from 'pino';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run as check } from '../../src/cli/check.ts';
+import { run as explainCli } from '../../src/cli/explain.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { compileConfig } from '../../src/config/compile.ts';
 import { buildConfig } from '../../src/config/load.ts';
@@ -514,5 +515,58 @@ describe('the rollout of docs/istio.md, as printed', () => {
     expect(await can('watch', 'configmaps')).toBe('yes');
     expect(await can('get', 'secrets')).toBe('no');
     expect(await can('update', 'configmaps')).toBe('no');
+  });
+
+  it('9. live explain: each workload as the cluster has it — its level, the Nodes, the learned images — with the exit code', async () => {
+    const explain = async (args: string[]) => {
+      const io = memoryIO('', { KUBECONFIG: cp.kubeconfigPath, HOME: work });
+      const code = await explainCli(args, io);
+      console.log(`--- meshgate explain ${args.join(' ')} (exit ${code})\n${io.out}${io.err}`);
+      return { code, out: io.out, err: io.err };
+    };
+    // The gateway of step 8, in an unlabelled namespace at the default level (enforce since step 7): its template
+    // (istio-proxy image auto) waits for Istio's injector; its pod, injected, is a gateway.
+    const gw = await explain(['deploy/istio-ingressgateway', '-n', 'istio-ingress', '-o', 'json']);
+    expect(gw.code).toBe(0);
+    expect(JSON.parse(gw.out)).toEqual({
+      results: [
+        {
+          object: 'deployment/istio-ingressgateway',
+          namespace: 'istio-ingress',
+          level: 'enforce',
+          outcome: 'admitted',
+          decision: expect.objectContaining({ kind: 'skip', reason: 'no_proxy_yet' }),
+        },
+      ],
+    });
+    const [pod] = (
+      await core.listNamespacedPod({ namespace: 'istio-ingress', labelSelector: 'app=istio-ingressgateway' })
+    ).items;
+    const gwPod = await explain([`pod/${pod.metadata!.name}`, '-n', 'istio-ingress']);
+    expect(gwPod.code).toBe(0);
+    expect(gwPod.out).toContain('level enforce): ADMITTED\n  not injected (mesh_gateway)');
+    // A workload enforce refuses, at enforce (exit 5), and the same template in a namespace at audit (exit 4).
+    await apps.createNamespacedDeployment({
+      namespace: 'blog',
+      body: { ...deployment('legacy', legacyPod()), metadata: { name: 'legacy', namespace: 'blog' } },
+    });
+    const refused = await explain(['deploy/legacy', '-n', 'blog']);
+    expect(refused.code).toBe(5);
+    expect(refused.out).toMatch(
+      /^deployment\/legacy \(namespace blog, level enforce\): REFUSED\n {2}REJECTED \(proxy_escalation\)/,
+    );
+    await createNamespace(cp, 'trial', { 'istio-injection': 'enabled', 'meshgate.io/enforcement': 'audit' });
+    await apps.createNamespacedDeployment({
+      namespace: 'trial',
+      body: { ...deployment('legacy', legacyPod()), metadata: { name: 'legacy', namespace: 'trial' } },
+    });
+    const recorded = await explain(['deploy/legacy', '-n', 'trial', '-o', 'yaml']);
+    expect(recorded.code).toBe(4);
+    expect(parseYaml(recorded.out)).toMatchObject({ results: [{ level: 'audit', outcome: 'admitted-with-record' }] });
+    // What it cannot find or parse is an error that names it.
+    expect((await explain(['deploy/none', '-n', 'blog'])).code).toBe(1);
+    const bad = await explain(['web', '-n', 'blog']);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/"web" is not KIND\/NAME/);
   });
 });

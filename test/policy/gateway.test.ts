@@ -115,6 +115,15 @@ describe('what only looks like a gateway is refused', () => {
     expect(!posture.ok && posture.message).toMatch(message);
   });
 
+  it("the chart's pod before Istio's injector ran (istio-proxy image auto): waited for, then refused if never filled in", () => {
+    const template = chartGateway({
+      containers: [{ name: 'istio-proxy', image: 'auto', securityContext: { runAsUser: 1337, runAsGroup: 1337 } }],
+    });
+    const { posture, decision } = both(template);
+    expect(decision).toEqual({ kind: 'skip', reason: 'no_proxy_yet' });
+    expect(posture).toMatchObject({ ok: false, reason: 'proxy_missing' });
+  });
+
   it('a pod that only borrows the name, running no gateway mode, is judged as before (not a gateway)', () => {
     const p = controllerGateway(istio.proxy());
     expect(both(p).decision).toMatchObject({ kind: 'deny', reason: 'opt_out_refused' });
