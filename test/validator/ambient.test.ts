@@ -76,7 +76,12 @@ describe('validateAmbient', () => {
   const probe = { host: '127.0.0.2', port: 53, family: 4 } as const;
   function clock() {
     let t = 0;
-    return { now: () => t, sleep: async (ms: number) => void (t += ms) };
+    return {
+      now: () => t,
+      sleep: async (ms: number) => {
+        t += ms;
+      },
+    };
   }
 
   it('retries refused attempts until one connects', async () => {
