@@ -20,6 +20,7 @@ import { adjust } from './companion.ts';
 import { screen, type PodInput } from '../policy/screen.ts';
 import { defaultNetworkOverride } from '../policy/multus.ts';
 import { MAX_PATCH_OPS } from '../policy/limits.ts';
+import { ambientCase, decideAmbient } from '../ambient/decide.ts';
 
 export type { PodInput } from '../policy/screen.ts';
 
@@ -67,6 +68,14 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
   if (s.kind !== 'guard') return s;
   const { mesh } = s;
   const { pod } = input;
+
+  // Istio ambient: no sidecar to wait for; the validator alone (src/ambient/).
+  const ambient = ambientCase(input, mesh, cfg);
+  if (ambient === 'ambient') {
+    const d = bounded(decideAmbient(input, mesh, facts, cfg));
+    return d.kind === 'patch' ? { ...d, warnings: s.warnings } : d;
+  }
+  if (ambient) return ambient;
 
   if (cfg.profile.companion) {
     // The mesh's injector has not run yet (webhook order): the apiserver calls meshgate again after it.

@@ -16,6 +16,8 @@ import { containerNames } from '../pod/types.ts';
 import type { PodMesh } from './identify.ts';
 import { defaultNetworkOverride, networkMissing } from './multus.ts';
 import { screen, type PodInput } from './screen.ts';
+import { ambientCase } from '../ambient/decide.ts';
+import { ambientPosture } from '../ambient/posture.ts';
 
 export type PostureResult =
   | { ok: true; reason: ReasonCode; warnings: string[] }
@@ -36,6 +38,9 @@ export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): 
   const { pod } = input;
   const { mesh } = s;
   const names = cfg.names;
+  const ambient = ambientCase(input, mesh, cfg);
+  if (ambient === 'ambient') return ambientPosture(input, mesh, nodes, cfg, s.warnings);
+  if (ambient?.kind === 'deny') return { ok: false, reason: ambient.reason, message: ambient.message };
   if (!mesh.proxy) {
     return {
       ok: false,
