@@ -8,6 +8,7 @@ import type { KubeClient } from '../kube/api/client.ts';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { startNodeCache } from '../kube/node-cache.ts';
+import { startNamespaceLabels, type NamespaceLabels } from '../kube/namespace-labels.ts';
 import { startPodNeedCache, type PodNeeds } from '../kube/pod-mode-cache.ts';
 import { kubeSecretStore } from '../kube/secret-store.ts';
 import { caBundleHolds, syncCaBundle } from '../kube/ca-bundle.ts';
@@ -76,6 +77,8 @@ function keepCaBundle(kube: KubeClient, name: string, certs: CertSource, logger:
 export interface ClusterCaches {
   nodes: NodeFacts;
   podNeeds: PodNeeds;
+  /** Istio ambient only (config ambient.enabled): the namespaces' labels its selectors read. */
+  namespaces?: NamespaceLabels;
   /** Resolves once both caches have their first full list. */
   synced: Promise<void>;
   stop(): void;
@@ -93,16 +96,24 @@ function startCaches(kube: KubeClient, config: Compiled, logger: Logger): Cluste
   const pods = startPodNeedCache(kube, config, (err) =>
     logger.warn({ err: errorFields(err) }, 'pod watch interrupted; resuming'),
   );
-  const synced = Promise.all([cache.ready, pods.ready]).then(() => undefined);
+  const namespaces = config.config.ambient.enabled
+    ? startNamespaceLabels(kube, (err) =>
+        logger.warn({ err: errorFields(err) }, 'namespace watch interrupted; resuming'),
+      )
+    : undefined;
+  namespaces?.ready.catch((err) => logger.error({ err: errorFields(err) }, 'namespace list failed'));
+  const synced = Promise.all([cache.ready, pods.ready, namespaces?.ready]).then(() => undefined);
   // Each cache logs its own failure; a caller that never awaits synced must not crash on an unhandled rejection.
   synced.catch(() => undefined);
   return {
     nodes: cache.store,
     podNeeds: pods,
+    namespaces,
     synced,
     stop() {
       cache.reflector.stop();
       pods.stop();
+      namespaces?.stop();
     },
   };
 }

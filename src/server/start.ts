@@ -19,6 +19,7 @@ import { createMetrics, registerCertificateMetrics, registerConfigMetrics, regis
 import { SelfSignedSource } from '../tls/self-signed.ts';
 import { FileSource } from '../tls/file-source.ts';
 import type { CertSource } from '../tls/source.ts';
+import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import type { Cluster } from './cluster.ts';
 import { MarkKeySource } from '../mark/key-source.ts';
@@ -141,11 +142,12 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const stops: Array<() => void> = [() => certs.stop()];
   let nodes: NodeFacts;
   let podNeeds: PodNeeds | undefined;
+  let namespaces: NamespaceLabels | undefined;
   let synced: Promise<void> = Promise.resolve();
   if (cluster) {
     const caches = cluster.startCaches(o.config);
     stops.push(() => caches.stop());
-    ({ nodes, podNeeds, synced } = caches);
+    ({ nodes, podNeeds, namespaces, synced } = caches);
   } else {
     nodes = o.nodeState!;
   }
@@ -162,6 +164,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     config: o.config,
     nodes,
     podNeeds,
+    namespaces,
     onLookup: (source) => metrics.podLookups.inc({ source }),
     marker: marks,
   });
