@@ -73,7 +73,8 @@ export async function validate(
     const input = podUpdateInput(r);
     if (!input.ok) return input.verdict;
     const { old, pod, namespace, requester } = input.value;
-    const res = checkUpdate(old, pod, namespace, requester, deps.nodes, deps.config);
+    const labels = deps.namespaces?.get(namespace);
+    const res = checkUpdate(old, pod, namespace, requester, deps.nodes, deps.config, labels);
     return res.ok ? { kind: 'allow', reason: res.reason } : { kind: 'deny', reason: res.reason, message: res.message };
   }
   if (!isPodCreate(r)) return { kind: 'allow', reason: 'not_a_pod_create' };

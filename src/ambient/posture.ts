@@ -24,7 +24,7 @@ export function ambientPosture(
   warnings: readonly string[],
 ): PostureResult {
   const { pod } = input;
-  const refusal = ambientRefusal(pod, cfg);
+  const refusal = ambientRefusal(pod, cfg, input.existing);
   if (refusal) return { ok: false, ...refusal };
   const v = mesh.validator;
   if (!v || !isAmbientValidator(v.container))

@@ -25,9 +25,10 @@ export interface Refusal {
   readonly message: string;
 }
 
-export function ambientRefusal(pod: Pod, cfg: Compiled): Refusal | undefined {
+/** `existing`: an UPDATE of a pod istio-cni may already have annotated (it writes REDIRECTION once it enrolled it). */
+export function ambientRefusal(pod: Pod, cfg: Compiled, existing = false): Refusal | undefined {
   const a = pod.metadata?.annotations ?? {};
-  if (a[REDIRECTION] !== undefined)
+  if (a[REDIRECTION] !== undefined && !existing)
     return {
       reason: 'ambient_redirection_preset',
       message:

@@ -26,6 +26,11 @@ export interface PodInput {
    * Only Istio's ambient enrolment reads them (src/ambient/enrolment.ts).
    */
   namespaceLabels?: Readonly<Record<string, string>>;
+  /**
+   * The pod exists already (an UPDATE is judged): what the mesh itself writes on running pods is expected then
+   * (istio-cni's ambient.istio.io/redirection, src/ambient/refusals.ts).
+   */
+  existing?: boolean;
 }
 
 export type Screened =

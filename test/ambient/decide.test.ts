@@ -7,6 +7,7 @@ import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { decide, type Decision } from '../../src/inject/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
+import { checkUpdate } from '../../src/policy/update.ts';
 import type { Pod } from '../../src/pod/types.ts';
 import type { PodInput } from '../../src/policy/screen.ts';
 import { cfg, facts, pinnedTo, pod, verified } from '../inject/fixtures.ts';
@@ -158,5 +159,34 @@ describe('the ambient validator and the node', () => {
     const forged = structuredClone(out);
     forged.spec.initContainers![0].args = ['--ambient', '--timeout=1s', '--probe-address=127.0.0.1:53'];
     expect(decide(inNs(forged), verified, AMBIENT)).toMatchObject({ kind: 'deny', reason: 'impostor_container' });
+  });
+});
+
+describe('updates of an admitted ambient pod', () => {
+  const admitted = () => {
+    const p = ambientPod();
+    return applied(p, decide(inNs(p), verified, AMBIENT));
+  };
+  const update = (old: Pod, next: Pod) => checkUpdate(old, next, 'demo', undefined, verified, AMBIENT, AMBIENT_NS);
+
+  it("istio-cni's own ambient.istio.io/redirection on a running pod does not block later updates", () => {
+    const enrolled = admitted();
+    enrolled.metadata!.annotations = { ...enrolled.metadata!.annotations, 'ambient.istio.io/redirection': 'enabled' };
+    const relabelled = structuredClone(enrolled);
+    relabelled.metadata!.labels = { ...relabelled.metadata!.labels, team: 'a' };
+    expect(update(enrolled, relabelled)).toEqual({ ok: true, reason: 'ok' });
+  });
+
+  it('an update that adds bypass-inbound-capture or removes the validator is refused', () => {
+    const pod = admitted();
+    const bypass = structuredClone(pod);
+    bypass.metadata!.annotations = {
+      ...bypass.metadata!.annotations,
+      'ambient.istio.io/bypass-inbound-capture': 'true',
+    };
+    expect(update(pod, bypass)).toMatchObject({ ok: false, reason: 'ambient_inbound_bypass' });
+    const stripped = structuredClone(pod);
+    stripped.spec.initContainers = [];
+    expect(update(pod, stripped)).toMatchObject({ ok: false, reason: 'mesh_container_changed' });
   });
 });
