@@ -40,10 +40,24 @@ function namespaceOf(r: AdmissionRequest, p: Pod): string {
   return r.namespace ?? p.metadata?.namespace ?? 'default';
 }
 
-export function podInput(r: AdmissionRequest): Parsed<PodInput> {
+/** `labelsOf`: the namespace label cache (Istio ambient's selectors read it); absent, the labels are unknown. */
+export function podInput(
+  r: AdmissionRequest,
+  labelsOf?: (namespace: string) => Readonly<Record<string, string>> | undefined,
+): Parsed<PodInput> {
   const p = pod(r.object, 'request.object');
   if (!p.ok) return p;
-  return { ok: true, value: { pod: p.value, namespace: namespaceOf(r, p.value), requester: r.userInfo?.username } };
+  const namespace = namespaceOf(r, p.value);
+  const namespaceLabels = labelsOf?.(namespace);
+  return {
+    ok: true,
+    value: {
+      pod: p.value,
+      namespace,
+      requester: r.userInfo?.username,
+      ...(namespaceLabels ? { namespaceLabels } : {}),
+    },
+  };
 }
 
 export function podUpdateInput(

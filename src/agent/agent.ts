@@ -27,6 +27,8 @@ import type { LibcniLine, MultusOptions, Runtime, Snapshot, Verdict } from '../c
 import type { RedirectExpectations } from '../cni/plugin-config.ts';
 import { DirWatcher, type WatchFactory } from './dir-watcher.ts';
 import { judgeSnapshot } from './judge.ts';
+import { type AmbientCheckConfig, readAmbientFacts } from './ambient-facts.ts';
+import type { AmbientFacts } from '../cni/ambient.ts';
 import { Watches } from './watches.ts';
 import { desiredState, isUpToDate, type PublishedState } from './node-state.ts';
 import { readMark, underQuarantine, wantsTaint } from '../node/quarantine.ts';
@@ -61,6 +63,8 @@ export interface AgentConfig {
   expect?: RedirectExpectations;
   /** While the Node carries a quarantine mark, re-read it this often (default QUARANTINE_RECHECK_MS). */
   quarantineRecheckMs?: number;
+  /** Istio ambient (config ambient.enabled): also check istio-cni's node agent and ztunnel (src/cni/ambient.ts). */
+  ambient?: AmbientCheckConfig;
 }
 
 /** pino's call shape, so a pino logger fits and tests can pass a silent one. */
@@ -108,6 +112,8 @@ export interface AgentDeps {
   /** Defaults to fs.watch-based DirWatcher; tests pass a no-op one to prove the resync alone suffices. */
   watch?: WatchFactory;
   readSnapshot?: (confDir: string, binDirs: readonly string[], extraDirs?: readonly string[]) => Promise<Snapshot>;
+  /** Reads the ambient components (default readAmbientFacts); tests pass their own. */
+  readAmbient?: (c: AmbientCheckConfig) => Promise<AmbientFacts>;
 }
 
 /** Retry delays after a failed read/publish: doubling from 1 s up to 30 s (the apiserver may be restarting). */
@@ -137,6 +143,9 @@ export class NodeAgent {
   #debounce: NodeJS.Timeout | undefined;
   #retry: NodeJS.Timeout | undefined;
   #resync: NodeJS.Timeout | undefined;
+  #ambientPoll: NodeJS.Timeout | undefined;
+  /** The ambient components as last read (ambient checks only). */
+  #ambientFacts: AmbientFacts | undefined;
   #recheck: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #dirty = false;
@@ -155,6 +164,7 @@ export class NodeAgent {
       now: () => new Date(),
       watch: DirWatcher.create,
       readSnapshot: readSnapshotFromDisk,
+      readAmbient: readAmbientFacts,
       observer: NO_OBSERVER,
       ...deps,
     };
@@ -186,6 +196,9 @@ export class NodeAgent {
       this.#published = undefined; // re-read the Node too: someone may have edited or removed our marks
       this.trigger('resync');
     }, resyncMs);
+    // A component that dies sends no file event: poll them (each poll publishes only a changed verdict).
+    const ambient = this.#config.ambient;
+    if (ambient) this.#ambientPoll = setInterval(() => this.trigger('ambient poll'), ambient.pollMs);
     await this.#run('start');
   }
 
@@ -205,6 +218,7 @@ export class NodeAgent {
     this.#watches?.close();
     for (const t of [this.#debounce, this.#retry, this.#recheck]) clearTimeout(t);
     clearInterval(this.#resync);
+    clearInterval(this.#ambientPoll);
     await this.#running;
   }
 
@@ -234,7 +248,7 @@ export class NodeAgent {
 
   /** The verdict on a snapshot under the runtime version last read; recorded and reported as checked. */
   #judge(snapshot: Snapshot): Verdict {
-    const verdict = judgeSnapshot(snapshot, this.#config, this.#runtimeVersion, this.#deps.now);
+    const verdict = judgeSnapshot(snapshot, this.#config, this.#runtimeVersion, this.#deps.now, this.#ambientFacts);
     this.#lastVerdict = verdict;
     this.#deps.observer.checked(verdict);
     return verdict;
@@ -248,6 +262,8 @@ export class NodeAgent {
       this.#watches?.ensure();
       const snapshot = await this.#deps.readSnapshot(confDir, binDirs, multusDirs);
       this.#watches?.sync(snapshot);
+      const ambient = this.#config.ambient;
+      if (ambient) this.#ambientFacts = await this.#deps.readAmbient(ambient);
       let verdict = this.#judge(snapshot);
       step = 'read_node';
       const heartbeatDue = this.#deps.now().getTime() - this.#lastWriteAt >= this.#config.resyncMs * HEARTBEAT_SHARE;

@@ -7,7 +7,7 @@ import { LEVELS, type Level } from '../admission/level.ts';
 import type { NamespaceFacts, Read, WebhookConfig, WebhookEntry } from './facts.ts';
 import { entriesOf } from './judge-webhook.ts';
 import { result, type CheckResult, type Item } from './report.ts';
-import { matchesSelector, narrows } from './selector.ts';
+import { matchesSelector, narrows } from '../util/selector.ts';
 
 export interface OptedIn {
   namespace: string;

@@ -9,7 +9,7 @@ import { LEVELS } from '../admission/level.ts';
 import type { MeshgateConfig } from '../config/types.ts';
 import type { DeepReadonly } from '../util/readonly.ts';
 import type { WebhookEntry } from './facts.ts';
-import type { LabelSelector, Requirement } from './selector.ts';
+import type { LabelSelector, Requirement } from '../util/selector.ts';
 
 const INJECT = 'meshgate.io/inject';
 import { ENFORCEMENT_LABEL as ENFORCEMENT } from '../contract/names.ts';

@@ -5,7 +5,7 @@
  */
 import type { Owner, WebhookEntry } from './facts.ts';
 import type { PodRecord } from './facts.ts';
-import type { LabelSelector } from './selector.ts';
+import type { LabelSelector } from '../util/selector.ts';
 
 interface OwnerRef {
   kind: string;

@@ -15,6 +15,7 @@ import {
   splitDirs,
 } from '../agent/flags.ts';
 import { configFromFlags } from '../config/load.ts';
+import { DEFAULT_AMBIENT_POLL_MS, DEFAULT_AMBIENT_READYZ, DEFAULT_ZDS_SOCKET } from '../agent/ambient-facts.ts';
 import { KubeNodePublisher } from '../agent/kube-publisher.ts';
 import { createAgentMetrics } from '../agent/metrics.ts';
 import { serveAgent, type AgentServer } from '../agent/http.ts';
@@ -52,6 +53,11 @@ flags:
   --resync DURATION         periodic re-verification and Node re-read (default 5m)
   --debounce DURATION       coalescing window after a file event (default 100ms)
   --taint-unverified        keep the taint meshgate.io/cni-unverified:NoSchedule on the Node while unverified
+  --ambient-readyz URL      with config ambient.enabled (Istio ambient): istio-cni's node agent readiness, a loopback
+                            http URL (default ${DEFAULT_AMBIENT_READYZ})
+  --ztunnel-socket PATH     with ambient: the ZDS socket ztunnel connects to (default ${DEFAULT_ZDS_SOCKET})
+  --proc-net-unix PATH      with ambient: where the host's unix sockets are listed (default /proc/net/unix)
+  --ambient-poll DURATION   with ambient: how often the two are checked (default ${DEFAULT_AMBIENT_POLL_MS / 1000}s)
   --kubeconfig FILE         kubeconfig to use (default: in-cluster service account)
   --port N                  serve /healthz, /readyz and /metrics over plain HTTP on N (default: not served)
   --host ADDR               listen address for --port (default 0.0.0.0; the chart passes the node's own IP, the
@@ -80,6 +86,10 @@ const FLAGS = {
   resync: { type: 'string', default: '5m' },
   debounce: { type: 'string', default: '100ms' },
   'taint-unverified': { type: 'boolean', default: false },
+  'ambient-readyz': { type: 'string', default: DEFAULT_AMBIENT_READYZ },
+  'ztunnel-socket': { type: 'string', default: DEFAULT_ZDS_SOCKET },
+  'proc-net-unix': { type: 'string', default: '/proc/net/unix' },
+  'ambient-poll': { type: 'string', default: `${DEFAULT_AMBIENT_POLL_MS / 1000}s` },
   kubeconfig: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string', default: '0.0.0.0' },
@@ -129,7 +139,31 @@ export function parseNodeAgentArgs(
         proxyUid: config.proxy.uid,
       }),
     listen: values.port === undefined ? undefined : Object.freeze({ host: values.host, port: Number(values.port) }),
+    ...(config?.ambient.enabled
+      ? {
+          ambient: Object.freeze({
+            readyzUrl: loopbackUrl(values['ambient-readyz']),
+            zdsSocket: values['ztunnel-socket'],
+            procNetUnix: values['proc-net-unix'],
+            pollMs: durationFlag('--ambient-poll', values['ambient-poll']),
+          }),
+        }
+      : {}),
   });
+}
+
+/** istio-cni's readiness is served on the node itself: anything but a loopback http URL would leave the node. */
+function loopbackUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--ambient-readyz: "${text}" is not a URL`);
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (url.protocol !== 'http:' || !(host.startsWith('127.') || host === '::1' || host === 'localhost'))
+    throw new UsageError(`--ambient-readyz: "${text}" must be an http URL on loopback (the agent runs on the node)`);
+  return url.href;
 }
 
 export async function run(argv: string[], io: CliIO): Promise<number> {

@@ -43,6 +43,15 @@ export const REASONS = {
   multus_network_missing:
     'The mesh plugin runs as a Multus additional network here, and Multus has no network of that name ' +
     'that runs the mesh plugin.',
+  ambient_disabled:
+    'The istio-cni plugin in the chain does not have ambient_enabled: true, so it would not hand Istio ambient ' +
+    'pods to ztunnel.',
+  ambient_agent_not_ready:
+    'istio-cni’s node agent is not ready on this node (its /readyz), so the istio-cni plugin cannot set up ' +
+    'ambient pods here.',
+  ztunnel_not_ready:
+    'No ztunnel is connected to istio-cni’s node agent on this node (its ZDS socket has no connection), so ambient ' +
+    'pods would get no proxy.',
 } as const;
 
 export type ReasonCode = keyof typeof REASONS;
@@ -87,6 +96,15 @@ export const ADVICE: Record<ReasonCode, string> = {
   multus_network_missing:
     'Let the mesh CNI installer write its standalone configuration into Multus’ confDir under the network name ' +
     'listed (Istio on OpenShift: cni.chained=false, cni.cniConfDir=/etc/cni/multus/net.d), or unset cni.multusNetwork.',
+  ambient_disabled:
+    'Install istio-cni with ambient enabled (Helm ambient.enabled=true, or the ambient profile), or turn off ' +
+    "meshgate's ambient checks (config ambient.enabled).",
+  ambient_agent_not_ready:
+    'Check the istio-cni-node pod on this node (kubectl -n istio-system logs ds/istio-cni-node); its readiness is ' +
+    'served on the node at :8000/readyz (the node agent’s --ambient-readyz).',
+  ztunnel_not_ready:
+    'Check the ztunnel pod on this node (kubectl -n istio-system logs ds/ztunnel): it must connect to the ZDS socket ' +
+    '(default /var/run/ztunnel/ztunnel.sock).',
 };
 
 /**

@@ -164,6 +164,8 @@ export interface Evidence {
   multus?: MultusEvidence;
   /** Files Cilium renamed to `*.cilium_bak` (cni.exclusive), when there are any. */
   renamed?: string[];
+  /** With the node agent's ambient checks (src/cni/ambient.ts): what it saw of Istio ambient's node components. */
+  ambient?: { ambientEnabled: boolean; agent: string; ztunnel: string };
   /** When the verification ran (ISO 8601). Not part of the "did anything change" comparison. */
   checkedAt: string;
 }

@@ -21,7 +21,7 @@ function base(
   mesh: MeshName,
 ): Pick<
   MeshgateConfig,
-  'mesh' | 'meshNamespace' | 'systemNamespaces' | 'redirect' | 'exclusions' | 'apps' | 'enforcement'
+  'mesh' | 'meshNamespace' | 'systemNamespaces' | 'redirect' | 'exclusions' | 'apps' | 'enforcement' | 'ambient'
 > {
   return {
     mesh,
@@ -36,8 +36,29 @@ function base(
     // A new install audits first: next to a running mesh, nothing is refused until the operator has seen what
     // would be (docs/security.md, "Enforcement levels"); the chart keeps an upgraded release's level.
     enforcement: { default: 'audit' },
+    // Istio only (config/semantics.ts); off until the operator says the cluster runs ambient.
+    ambient: {
+      enabled: false,
+      enablementSelectors: ISTIO_AMBIENT_SELECTORS,
+      dnsCapture: true,
+      timeoutSeconds: 10,
+    },
   };
 }
+
+const DATAPLANE_MODE = 'istio.io/dataplane-mode';
+
+/**
+ * Istio 1.27's default enablement selectors (manifests/charts/istio-cni/values.yaml `ambient.enablementSelectors`):
+ * a pod labelled ambient anywhere, or any pod not labelled none in a namespace labelled ambient.
+ */
+const ISTIO_AMBIENT_SELECTORS = [
+  { podSelector: { matchLabels: { [DATAPLANE_MODE]: 'ambient' } } },
+  {
+    podSelector: { matchExpressions: [{ key: DATAPLANE_MODE, operator: 'NotIn', values: ['none'] }] },
+    namespaceSelector: { matchLabels: { [DATAPLANE_MODE]: 'ambient' } },
+  },
+];
 
 const validator = {
   image: MESHGATE_IMAGE,

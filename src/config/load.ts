@@ -23,6 +23,8 @@ export class ConfigError extends Error {
 
 /** Key paths whose contents are free-form Kubernetes objects: only their outer type is checked here. */
 const FREE_FORM = new Set([
+  // Label selectors, checked by config/semantics.ts.
+  'ambient.enablementSelectors',
   'injection.podOptInNamespaceLabels',
   'proxy.env',
   'proxy.ports',

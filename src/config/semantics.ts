@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { ENFORCEMENT_LEVELS, type MeshgateConfig } from './types.ts';
 import { parseHostPort, parseQuantity } from '../util/values.ts';
 import { imageRepository } from '../mesh/images.ts';
+import { ambientProblems } from './ambient.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -140,6 +141,7 @@ export function checkSemantics(c: MeshgateConfig): string[] {
     p.push(`validator.timeoutSeconds: ${c.validator.timeoutSeconds} is not in (0, 300]`);
   }
   pullSecrets(p, c.validator.imagePullSecrets);
+  p.push(...ambientProblems(c));
   if (
     !Number.isInteger(c.exclusions.outboundCidrCoverage) ||
     c.exclusions.outboundCidrCoverage < 1 ||

@@ -6,6 +6,7 @@
  * proxy's identity is configured here; with `custom` meshgate injects from the templates below.
  */
 import type { MeshName } from '../mesh/types.ts';
+import type { LabelSelector } from '../util/selector.ts';
 
 export type RedirectMode = 'auto' | 'required' | 'off';
 export type OnUnverifiedNode = 'reject' | 'validate';
@@ -87,6 +88,16 @@ export interface ValidatorConfig {
    * missing one and reports it in an Event).
    */
   imagePullSecrets: string[];
+}
+
+/**
+ * One of Istio's ambient enablement selectors (istio-cni chart `ambient.enablementSelectors`, rendered into ConfigMap
+ * istio-cni-config key AMBIENT_ENABLEMENT_SELECTOR): a pod is ambient when both selectors match (an absent one
+ * matches everything), and selectors are OR-ed (istio cni/pkg/util/enablement_selector.go).
+ */
+export interface AmbientSelector {
+  podSelector?: LabelSelector;
+  namespaceSelector?: LabelSelector;
 }
 
 export interface MeshgateConfig {
@@ -177,6 +188,24 @@ export interface MeshgateConfig {
    */
   enforcement: {
     default: EnforcementLevel;
+  };
+  /**
+   * Istio's ambient mode (docs/istio.md, "Ambient"): mesh istio only. When enabled, the pods Istio enrols in ambient
+   * get meshgate's ambient validator first and are pinned to nodes whose node agent verified istio-cni's chain,
+   * its node agent and ztunnel.
+   */
+  ambient: {
+    /** Default false: a sidecar-only install changes nothing. */
+    enabled: boolean;
+    /** Istio's selectors, as the istio-cni chart is installed with; the default is Istio 1.27's. */
+    enablementSelectors: AmbientSelector[];
+    /**
+     * istio-cni's AMBIENT_DNS_CAPTURE (chart `ambient.dnsCapture`, default true). The ambient validator's probe is
+     * redirected by the DNS-capture rule, so with false only pods annotated ambient.istio.io/dns-capture=true pass.
+     */
+    dnsCapture: boolean;
+    /** The ambient validator's deadline over all its attempts (src/validator/ambient.ts says why 10 s). */
+    timeoutSeconds: number;
   };
   /** What a pod may exempt from the redirect (annotations or init arguments); the rest is refused. */
   exclusions: {

@@ -85,6 +85,30 @@ export const REASONS = {
     'a pod whose redirect needs the CNI plugin cannot be bound to a node whose CNI chain is not verified',
   binding_unmeshed:
     'a pod without a real proxy and redirect cannot be bound to a node in a namespace that requires the mesh',
+  // Istio ambient mode (src/ambient/)
+  ambient_node_verified:
+    "an Istio ambient pod on a node whose chain and ambient components are verified: meshgate's ambient " +
+    'validator runs first in the pod and proves ztunnel captures its traffic at every sandbox start',
+  ambient_affinity_verified:
+    'an Istio ambient pod without a node yet: pinned to verified nodes by a required node affinity, ' +
+    "with meshgate's ambient validator first in the pod",
+  ambient_no_fallback:
+    "an Istio ambient pod's node is not verified, and ambient mode has no privileged init container to fall back to",
+  ambient_status_preset:
+    'the pod carries sidecar.istio.io/status but no real istio-proxy: Istio would leave it out of ambient mode, ' +
+    'an opt-out the pod author may not take',
+  ambient_redirection_preset:
+    'the pod sets ambient.istio.io/redirection, which only istio-cni writes: a pre-set value makes istio-cni ' +
+    'believe the pod is enrolled',
+  ambient_dns_capture_off:
+    "the pod switches off ambient DNS capture (ambient.istio.io/dns-capture), on which meshgate's ambient " +
+    'validator relies to prove the in-pod redirection',
+  ambient_inbound_bypass:
+    'the pod sets ambient.istio.io/bypass-inbound-capture: its inbound traffic would bypass ztunnel',
+  ambient_namespace_unknown:
+    "meshgate does not know the pod's namespace labels yet, so it cannot tell whether Istio enrols the pod in " +
+    'ambient mode',
+  ambient_validator_missing: "an Istio ambient pod must carry meshgate's ambient validator as its first init container",
   init_mode: 'the pod redirects with its own privileged init container and may run on any node',
   ok: 'the pod is protected as meshgate decided',
 } as const;

@@ -7,10 +7,7 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import type { ReasonCode } from '../contract/reasons.ts';
-import type { PatchOp } from '../contract/patch.ts';
-import type { InjectionStatus } from '../policy/status.ts';
-import { decideRedirect, type Allowed, type RedirectDecision } from '../policy/redirect.ts';
+import { decideRedirect, type Allowed } from '../policy/redirect.ts';
 import { readStatus } from '../policy/status.ts';
 import { toFront } from '../policy/order.ts';
 import type { Pod } from '../contract/pod.ts';
@@ -20,20 +17,13 @@ import { adjust } from './companion.ts';
 import { screen, type PodInput } from '../policy/screen.ts';
 import { defaultNetworkOverride } from '../policy/multus.ts';
 import { MAX_PATCH_OPS } from '../policy/limits.ts';
+import { decideAmbient } from './ambient.ts';
+import type { Decision } from './decision.ts';
+import { ambientCase } from '../policy/ambient-case.ts';
 
 export type { PodInput } from '../policy/screen.ts';
 
-export type Decision =
-  | { kind: 'skip'; reason: ReasonCode }
-  | { kind: 'deny'; reason: ReasonCode; message: string; redirect?: RedirectDecision }
-  | {
-      kind: 'patch';
-      reason: ReasonCode;
-      ops: PatchOp[];
-      status: InjectionStatus;
-      redirect: RedirectDecision;
-      warnings: string[];
-    };
+export type { Decision } from './decision.ts';
 
 /**
  * A pod meshgate injected in CNI mode whose validator another webhook has since pushed back (it prepended its own
@@ -67,6 +57,14 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
   if (s.kind !== 'guard') return s;
   const { mesh } = s;
   const { pod } = input;
+
+  // Istio ambient: no sidecar to wait for; the validator alone (src/ambient/).
+  const ambient = ambientCase(input, mesh, cfg);
+  if (ambient === 'ambient') {
+    const d = bounded(decideAmbient(input, mesh, facts, cfg));
+    return d.kind === 'patch' ? { ...d, warnings: s.warnings } : d;
+  }
+  if (ambient) return ambient;
 
   // Companion profiles (the mesh injects) compile without meshgate's own templates; mesh custom with them.
   const own = cfg.own;

@@ -171,6 +171,10 @@ export const istio: MeshProfile = {
     'sidecar.istio.io/interceptionMode',
     // pilot-agent's ProxyConfig override, parsed as YAML by src/policy/judge/istio-pod.ts.
     'proxy.istio.io/config',
+    // Ambient mode's per-pod switches (src/ambient/refusals.ts).
+    'ambient.istio.io/redirection',
+    'ambient.istio.io/bypass-inbound-capture',
+    'ambient.istio.io/dns-capture',
     ...[
       'excludeOutboundIPRanges',
       'excludeOutboundPorts',

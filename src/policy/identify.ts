@@ -112,6 +112,9 @@ function judgeValidator(f: Found, pod: Pod, cfg: Compiled): { problem: string } 
   const contracts = contractsFor(cfg);
   const ownProblem = contractProblem(f, 'validator', contracts.own.validator, pod, cfg);
   if (!ownProblem) return { own: true };
+  // Istio ambient: whether this pod may carry it is the ambient posture's question (src/policy/ambient-posture.ts).
+  if (contracts.own.ambientValidator && !contractProblem(f, 'validator', contracts.own.ambientValidator, pod, cfg))
+    return { own: true };
   if (cfg.own) return { problem: ownProblem };
   const theirs =
     cfg.profile.judgeValidator(f.container, pod, cfg.identity) ??

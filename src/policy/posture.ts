@@ -7,7 +7,6 @@
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { NODE_VERIFIED_LABEL, REDIRECT_LABEL } from '../contract/names.ts';
-import type { ReasonCode } from '../contract/reasons.ts';
 import { readStatus } from './status.ts';
 import { requiresNodeLabel, targetNode } from './target-node.ts';
 import { unverifiedWhy } from './redirect.ts';
@@ -16,10 +15,11 @@ import { containerNames } from '../contract/pod.ts';
 import type { PodMesh } from './identify.ts';
 import { defaultNetworkOverride, networkMissing } from './multus.ts';
 import { screen, type PodInput } from './screen.ts';
+import { ambientCase } from './ambient-case.ts';
+import { ambientPosture } from './ambient-posture.ts';
 
-export type PostureResult =
-  | { ok: true; reason: ReasonCode; warnings: string[] }
-  | { ok: false; reason: ReasonCode; message: string };
+export type { PostureResult } from './posture-result.ts';
+import type { PostureResult } from './posture-result.ts';
 
 /** The redirect a pod's containers give it: its own privileged init container, or the CNI plugin (a validator). */
 export function redirectOf(mesh: PodMesh): 'init' | 'cni' | undefined {
@@ -36,6 +36,9 @@ export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): 
   const { pod } = input;
   const { mesh } = s;
   const names = cfg.names;
+  const ambient = ambientCase(input, mesh, cfg);
+  if (ambient === 'ambient') return ambientPosture(input, mesh, nodes, cfg, s.warnings);
+  if (ambient?.kind === 'deny') return { ok: false, reason: ambient.reason, message: ambient.message };
   if (!mesh.proxy) {
     return {
       ok: false,

@@ -21,6 +21,16 @@ export interface PodInput {
   namespace: string;
   /** request.userInfo.username; undefined offline (CLI). Only a node's kubelet creates mirror pods. */
   requester?: string;
+  /**
+   * The namespace's labels from the webhook's namespace cache; undefined when unknown (not synced yet, offline).
+   * Only Istio's ambient enrolment reads them (src/ambient/enrolment.ts).
+   */
+  namespaceLabels?: Readonly<Record<string, string>>;
+  /**
+   * The pod exists already (an UPDATE is judged): what the mesh itself writes on running pods is expected then
+   * (istio-cni's ambient.istio.io/redirection, src/ambient/refusals.ts).
+   */
+  existing?: boolean;
 }
 
 export type Screened =

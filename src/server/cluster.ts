@@ -10,6 +10,7 @@ import type { KubeClient } from '../kube/api/client.ts';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { startNodeCache } from '../kube/node-cache.ts';
+import { startNamespaceLabels, type NamespaceLabels } from '../kube/namespace-labels.ts';
 import { startPodNeedCache, type PodNeeds } from '../kube/pod-mode-cache.ts';
 import { kubeSecretStore } from '../kube/secret-store.ts';
 import { caBundleHolds, syncCaBundle } from '../kube/ca-bundle.ts';
@@ -81,6 +82,8 @@ export interface ClusterCaches {
   podNeeds: PodNeeds;
   /** The compiled configuration with the learned images (config.learnImages); the given one until then. */
   config(): Compiled;
+  /** Istio ambient only (config ambient.enabled): the namespaces' labels its selectors read. */
+  namespaces?: NamespaceLabels;
   /** Resolves once both caches have their first full list. */
   synced: Promise<void>;
   stop(): void;
@@ -109,18 +112,26 @@ function startCaches(kube: KubeClient, config: Compiled, logger: Logger): Cluste
     (err) => logger.warn({ err: errorFields(err) }, 'pod watch interrupted; resuming'),
     learned?.synced,
   );
-  const synced = Promise.all([cache.ready, pods.ready, learned?.synced]).then(() => undefined);
+  const namespaces = config.config.ambient.enabled
+    ? startNamespaceLabels(kube, (err) =>
+        logger.warn({ err: errorFields(err) }, 'namespace watch interrupted; resuming'),
+      )
+    : undefined;
+  namespaces?.ready.catch((err) => logger.error({ err: errorFields(err) }, 'namespace list failed'));
+  const synced = Promise.all([cache.ready, pods.ready, learned?.synced, namespaces?.ready]).then(() => undefined);
   // Each cache logs its own failure; a caller that never awaits synced must not crash on an unhandled rejection.
   synced.catch(() => undefined);
   return {
     nodes: cache.store,
     podNeeds: pods,
     config: () => current,
+    namespaces,
     synced,
     stop() {
       cache.reflector.stop();
       pods.stop();
       learned?.stop();
+      namespaces?.stop();
     },
   };
 }

@@ -19,6 +19,7 @@ import { createMetrics, registerCertificateMetrics, registerConfigMetrics, regis
 import { SelfSignedSource } from '../tls/self-signed.ts';
 import { FileSource } from '../tls/file-source.ts';
 import type { CertSource } from '../tls/source.ts';
+import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import type { Cluster } from './cluster.ts';
 import { MarkKeySource } from '../mark/key-source.ts';
@@ -141,6 +142,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const stops: Array<() => void> = [() => certs.stop()];
   let nodes: NodeFacts;
   let podNeeds: PodNeeds | undefined;
+  let namespaces: NamespaceLabels | undefined;
   let synced: Promise<void> = Promise.resolve();
   // The configuration the handlers read: as given, or with the images the mesh says it injects (learnImages).
   let config = () => o.config;
@@ -148,7 +150,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     const caches = cluster.startCaches(o.config);
     config = caches.config;
     stops.push(() => caches.stop());
-    ({ nodes, podNeeds, synced } = caches);
+    ({ nodes, podNeeds, namespaces, synced } = caches);
   } else {
     nodes = o.nodeState!;
   }
@@ -167,6 +169,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     },
     nodes,
     podNeeds,
+    namespaces,
     onLookup: (source) => metrics.podLookups.inc({ source }),
     marker: marks,
   });

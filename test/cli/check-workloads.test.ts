@@ -10,7 +10,7 @@ import { judgeNamespaces, judgeSelectorsAgree, optedInNamespaces } from '../../s
 import { PodTally } from '../../src/check/judge-pods.ts';
 import type { PodRecord } from '../../src/check/facts.ts';
 import { listGuardedPods } from '../../src/check/list-pods.ts';
-import { selectorQuery } from '../../src/check/selector.ts';
+import { selectorQuery } from '../../src/util/selector.ts';
 import { NodeFactStore } from '../../src/facts/node-facts.ts';
 import { decide } from '../../src/inject/decide.ts';
 import type { Pod } from '../../src/contract/pod.ts';

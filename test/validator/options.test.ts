@@ -48,6 +48,7 @@ describe('defaults', () => {
       'internal_error',
       'not_redirected',
       'probe_not_local',
+      'ambient_not_captured',
     ]);
   });
 

@@ -20,6 +20,8 @@ export interface Contracts {
   readonly mesh?: Readonly<Record<Role, ContainerContract>>;
   readonly own: {
     readonly validator: ContainerContract;
+    /** Istio ambient pods' validator (src/ambient/); accepted only where ambient is enabled. */
+    readonly ambientValidator?: ContainerContract;
     readonly proxy?: ContainerContract;
     readonly proxyNative?: ContainerContract;
     readonly init?: ContainerContract;
@@ -42,6 +44,7 @@ export function contractsFor(cfg: Compiled): Contracts {
     mesh: MESH[cfg.config.mesh],
     own: {
       validator: ownContract(cfg.validator),
+      ambientValidator: cfg.config.ambient.enabled ? ownContract(cfg.ambientValidator) : undefined,
       proxy: own && ownContract(own.proxy, volumes, { resources: anyValue('set per pod by annotation') }),
       proxyNative: own && ownContract(own.proxyNative, volumes, { resources: anyValue('set per pod by annotation') }),
       init: own && ownContract(own.init, volumes, { env: anyValue('read by src/mesh/own-init.ts') }),
