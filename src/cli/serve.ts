@@ -135,9 +135,9 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       return 0;
     }
     if (!!f['cert-file'] !== !!f['key-file']) throw new UsageError('--cert-file and --key-file go together');
-    const port = parsePort(f.port!);
+    const port = parsePort(f.port);
     if (!port.ok && f.port !== '0') throw new UsageError(`--port: ${port.error}`);
-    if (!/^\d+(\.\d+)?$/.test(f['drain-seconds']!))
+    if (!/^\d+(\.\d+)?$/.test(f['drain-seconds']))
       throw new UsageError(`--drain-seconds: "${f['drain-seconds']}" is not a number of seconds`);
     limits = transportLimits(f);
     if (f['mark-key-secret'] && !f['mark-key-dir'])
@@ -159,7 +159,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     server = await startServer({
       config,
       port: Number(f.port),
-      host: f.host!,
+      host: f.host,
       certFile: f['cert-file'],
       keyFile: f['key-file'],
       tlsSans: f['tls-san'] ?? ['localhost', '127.0.0.1', `meshgate.${config.config.meshNamespace}.svc`],

@@ -82,8 +82,9 @@ export function verifyChain(snapshot: Snapshot, options: VerifyOptions): Verdict
   if (badName) return verdict('invalid_network_name', evidence, badName);
   const run = chain.multus ? [chain.multus.type, ...plugins] : plugins;
   if (!plugins.includes(pluginType)) {
-    const additional = chain.multus && options.multus?.network;
-    if (additional) return viaAdditional(snapshot, options, evidence, chain, additional, run);
+    const additional = options.multus?.network;
+    if (chain.multus && additional)
+      return viaAdditional(snapshot, options, evidence, chain, chain.multus, additional, run);
     const renamedBy = ciliumRenamed(snapshot, pluginType, plugins, libcni);
     if (renamedBy) return verdict('renamed_by_cilium', evidence, renamedBy);
     const noMultus = options.multus?.network ? `; Multus does not run here, so no additional network is attached` : '';
@@ -103,12 +104,13 @@ function viaAdditional(
   options: VerifyOptions,
   evidence: Evidence,
   chain: Extract<Chain, { ok: true }>,
+  seen: MultusEvidence,
   network: string,
   run: string[],
 ): Verdict {
   const found = additionalNetwork(snapshot, chain.selected.network.plugins[0], network, options.libcni, options.multus);
   if (!found.ok) return verdict('multus_network_missing', evidence, found.detail);
-  const multus = { ...evidence.multus!, additional: { network, file: found.file, plugins: found.plugins } };
+  const multus = { ...seen, additional: { network, file: found.file, plugins: found.plugins } };
   const withNetwork: Evidence = { ...evidence, multus };
   if (!found.plugins.includes(options.pluginType)) {
     const detail = `additional network ${network} (${found.file}) runs ${found.plugins.join(' → ')}`;

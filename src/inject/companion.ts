@@ -25,6 +25,9 @@ import { toFront } from '../policy/order.ts';
 import type { DeepReadonly } from '../util/readonly.ts';
 import { defaultNetworkOverride, networkEntries } from '../policy/multus.ts';
 
+/** The pod's mesh parts once the mesh's injector has run: its proxy is there (decide.ts waits for it otherwise). */
+export type InjectedMesh = PodMesh & { proxy: NonNullable<PodMesh['proxy']> };
+
 export type Adjusted =
   | { kind: 'deny'; reason: ReasonCode; message: string; redirect?: RedirectDecision }
   | { kind: 'patch'; reason: ReasonCode; ops: PatchOp[]; status: InjectionStatus; redirect: Allowed };
@@ -35,12 +38,12 @@ export type Adjusted =
  */
 export function companionRedirect(
   pod: Pod,
-  mesh: PodMesh,
+  mesh: InjectedMesh,
   facts: NodeFacts,
   cfg: Compiled,
 ): RedirectDecision | { kind: 'refuse'; reason: ReasonCode; message: string } {
   const r = decideRedirect(pod, facts, cfg);
-  const native = mesh.proxy!.native;
+  const native = mesh.proxy.native;
   const plugin = cfg.config.cni.pluginType;
   const cniBlocked =
     native && !cfg.config.cni.redirectsNativeSidecars
@@ -73,7 +76,7 @@ export function companionRedirect(
   return r.kind === 'deny' ? r : { ...r, native };
 }
 
-export function adjust(pod: Pod, namespace: string, mesh: PodMesh, facts: NodeFacts, cfg: Compiled): Adjusted {
+export function adjust(pod: Pod, namespace: string, mesh: InjectedMesh, facts: NodeFacts, cfg: Compiled): Adjusted {
   const r = companionRedirect(pod, mesh, facts, cfg);
   if (r.kind === 'refuse') return { kind: 'deny', reason: r.reason, message: r.message };
   if (r.kind === 'deny') return { kind: 'deny', reason: r.reason, message: r.message, redirect: r };

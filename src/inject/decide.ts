@@ -70,8 +70,9 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
   const own = cfg.own;
   if (!own) {
     // The mesh's injector has not run yet (webhook order): the apiserver calls meshgate again after it.
-    if (!mesh.proxy) return { kind: 'skip', reason: 'no_proxy_yet' };
-    const a = adjust(pod, input.namespace, mesh, facts, cfg);
+    const { proxy } = mesh;
+    if (!proxy) return { kind: 'skip', reason: 'no_proxy_yet' };
+    const a = adjust(pod, input.namespace, { ...mesh, proxy }, facts, cfg);
     if (a.kind === 'deny') return a;
     if (a.ops.length === 0) return { kind: 'skip', reason: 'already_injected' };
     return bounded({ ...a, warnings: s.warnings });

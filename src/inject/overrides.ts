@@ -22,12 +22,12 @@ export function proxyResources(
   base: DeepReadonly<Resources>,
 ): undefined | { ok: true; resources: Resources } | { ok: false; problems: string[] } {
   if (!annotations || RESOURCE_ANNOTATIONS.every(([k]) => annotations[k] === undefined)) return undefined;
-  const resources: Resources = { requests: { ...(base.requests ?? {}) }, limits: { ...(base.limits ?? {}) } };
+  const resources = { requests: { ...(base.requests ?? {}) }, limits: { ...(base.limits ?? {}) } };
   const problems: string[] = [];
   for (const [key, section, res] of RESOURCE_ANNOTATIONS) {
     if (annotations[key] === undefined) continue;
     const q = parseQuantity(annotations[key]);
-    if (q.ok) resources[section]![res] = q.value;
+    if (q.ok) resources[section][res] = q.value;
     else problems.push(`annotation ${key}: ${q.error}`);
   }
   return problems.length ? { ok: false, problems } : { ok: true, resources };

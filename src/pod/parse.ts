@@ -223,5 +223,6 @@ function pod(v: unknown, path: Path): Problem {
 /** `where` prefixes the paths in messages (`request.object`, `Deployment web: spec.template`). */
 export function parsePod(value: unknown, where = 'pod'): ParsedPod {
   // The second pass meets the same first problem (the checks are pure) and names its path.
-  return pod(value, null) === undefined ? { ok: true, pod: value as Pod } : { ok: false, error: pod(value, where)! };
+  const error = pod(value, null) === undefined ? undefined : pod(value, where);
+  return error === undefined ? { ok: true, pod: value as Pod } : { ok: false, error };
 }

@@ -23,8 +23,8 @@ export function targetNode(pod: Pod): TargetNode | undefined {
     const pin = term.matchFields?.find(
       (f) => f.key === 'metadata.name' && f.operator === 'In' && f.values?.length === 1,
     );
-    if (!pin) return undefined;
-    const name = pin.values![0];
+    const name = pin?.values?.[0];
+    if (name === undefined) return undefined;
     if (node !== undefined && node !== name) return undefined;
     node = name;
   }

@@ -10,12 +10,10 @@ export function kubeRepairApi(client: KubeClient, component = 'meshgate-repair')
       await client.delete(core('pods', { namespace, name }), { preconditions: { uid } });
     },
     async event(pod, type, reason, message) {
-      const { name, namespace, uid } = pod.metadata!;
-      await createEvent(
-        client,
-        { kind: 'Pod', name: name!, namespace: namespace!, uid },
-        { type, reason, message, component },
-      );
+      // Pods come from a watch of the apiserver, which names every one.
+      const { name, namespace, uid } = pod.metadata ?? {};
+      if (!name || !namespace) throw new Error(`cannot record ${reason} on a pod without a name and namespace`);
+      await createEvent(client, { kind: 'Pod', name, namespace, uid }, { type, reason, message, component });
     },
   };
 }

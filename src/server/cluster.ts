@@ -63,9 +63,15 @@ function secretCertSource(
 /** Patches our CA into the webhook configurations now and after every change, retrying every 10 s on failure. */
 function keepCaBundle(kube: KubeClient, name: string, certs: CertSource, logger: Logger): void {
   let timer: NodeJS.Timeout | undefined;
+  // A source without a CA (--cert-file without one) fails like an unreachable apiserver: logged, retried.
+  const patch = async (): Promise<number> => {
+    const ca = certs.current().ca;
+    if (ca === undefined) throw new Error('the serving certificates carry no CA to put in the caBundle');
+    return syncCaBundle(kube, name, ca);
+  };
   const sync = () => {
     clearTimeout(timer);
-    syncCaBundle(kube, name, certs.current().ca!)
+    patch()
       .then((n) => n > 0 && logger.info({ webhookConfig: name, patched: n }, 'caBundle updated'))
       .catch((err) => {
         logger.warn({ err: errorFields(err), webhookConfig: name }, 'caBundle update failed; retrying in 10 s');

@@ -37,7 +37,8 @@ export function trackConnections(server: HttpsServer): Drainer {
     const socket = req.socket;
     inflight.set(socket, (inflight.get(socket) ?? 0) + 1);
     res.once('close', () => {
-      if (inflight.has(socket)) inflight.set(socket, Math.max(0, inflight.get(socket)! - 1));
+      const n = inflight.get(socket);
+      if (n !== undefined) inflight.set(socket, Math.max(0, n - 1));
     });
   });
   return {

@@ -132,9 +132,13 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const certs = o.certSource ?? certSource(o, cluster, logger);
   await certs.start();
   if (cluster && o.webhookConfigName) cluster.keepCaBundle(o.webhookConfigName, certs);
-  if (o.writeCaTo && certs.current().ca) {
-    mkdirSync(o.writeCaTo, { recursive: true });
-    const writeCa = () => writeFileSync(join(o.writeCaTo!, 'ca.crt'), certs.current().ca!);
+  const caDir = o.writeCaTo;
+  if (caDir && certs.current().ca) {
+    mkdirSync(caDir, { recursive: true });
+    const writeCa = () => {
+      const ca = certs.current().ca;
+      if (ca !== undefined) writeFileSync(join(caDir, 'ca.crt'), ca);
+    };
     writeCa();
     certs.onChange(writeCa);
   }
@@ -151,8 +155,11 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     config = caches.config;
     stops.push(() => caches.stop());
     ({ nodes, podNeeds, namespaces, synced } = caches);
+  } else if (o.nodeState) {
+    nodes = o.nodeState;
   } else {
-    nodes = o.nodeState!;
+    certs.stop();
+    throw new Error('startServer: node facts come from kube or nodeState, and neither was given');
   }
 
   const keys = o.markKeys && (await startMarkKeys(o.markKeys, cluster, logger));

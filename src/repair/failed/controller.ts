@@ -121,8 +121,13 @@ export class RepairController {
     if (this.#handled.has(uid)) return;
     const d = this.#decide(pod);
     if (d.action === 'none' || d.action === 'untrusted') return;
-    const ns = pod.metadata!.namespace!;
-    const name = pod.metadata!.name!;
+    const ns = pod.metadata?.namespace;
+    const name = pod.metadata?.name;
+    if (!ns || !name) {
+      // Pods come from a watch of the apiserver, which names every one: never seen, never acted on.
+      this.#o.logger?.warn({ uid }, 'repair skipped: the pod has no namespace or name');
+      return;
+    }
     const m = this.#o.metrics;
     if (d.action === 'report') {
       this.#handled.add(uid);
