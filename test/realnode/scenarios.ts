@@ -19,6 +19,8 @@ import { startRealCluster, type RealCluster } from './harness/cluster.ts';
 import { isInside, reexecIsolated } from './harness/isolation.ts';
 import { startMeshStack, type MeshStack } from './harness/mesh.ts';
 import { istioShapedPod, plainPod } from './harness/pods.ts';
+import type { TierMesh } from './harness/cni.ts';
+import { linkerdShapedPod } from './harness/linkerd-mesh.ts';
 import { runCases, printResults, type Case } from './harness/runner.ts';
 import { Timings } from './harness/timings.ts';
 import { REPAIR_SWITCHES } from './scenarios/capabilities.ts';
@@ -42,11 +44,12 @@ const CONTROLS_NS = 'controls';
  * istio-cni redirects the mesh pod, on rn-2 nothing does. If the judge could not say "not redirected", every
  * scenario's 0 would mean nothing.
  */
-function controlCases(): Case[] {
+function controlCases(meshName: TierMesh): Case[] {
+  const meshShapedPod = meshName === 'linkerd' ? linkerdShapedPod : istioShapedPod;
   return [
     {
       node: 'rn-1',
-      pod: istioShapedPod('mesh-rn-1', 'rn-1'),
+      pod: meshShapedPod('mesh-rn-1', 'rn-1'),
       mesh: true,
       expect: { rules: true, reachesProxy: true, running: true },
     },
@@ -58,7 +61,7 @@ function controlCases(): Case[] {
     },
     {
       node: 'rn-2',
-      pod: istioShapedPod('mesh-rn-2', 'rn-2'),
+      pod: meshShapedPod('mesh-rn-2', 'rn-2'),
       mesh: true,
       expect: { rules: false, reachesProxy: false, running: true },
     },
@@ -69,6 +72,13 @@ function controlCases(): Case[] {
       expect: { rules: false, reachesProxy: false, running: true },
     },
   ];
+}
+
+/** MESHGATE_REALNODE_MESH: istio (the default) or linkerd. */
+function tierMesh(v: string | undefined): TierMesh {
+  if (v === undefined || v === '' || v === 'istio') return 'istio';
+  if (v === 'linkerd') return 'linkerd';
+  throw new Error(`MESHGATE_REALNODE_MESH=${v}: expected istio or linkerd`);
 }
 
 /** MESHGATE_REALNODE_HOLD=1: keep the cluster up to look around until Ctrl-C (which then tears it down). */
@@ -145,6 +155,7 @@ async function main(): Promise<number> {
   const timings = new Timings();
   const runId = process.env.MESHGATE_REALNODE_RUN ?? `r${Date.now().toString(36)}`;
   const only = process.env.MESHGATE_REALNODE_ONLY?.split(',').map((s) => s.trim().toUpperCase());
+  const meshName = tierMesh(process.env.MESHGATE_REALNODE_MESH);
   console.log(`real-node run ${runId} in network namespace ${readlinkSync('/proc/self/ns/net')}`);
   let cluster: RealCluster | undefined;
   let mesh: MeshStack | undefined;
@@ -174,27 +185,28 @@ async function main(): Promise<number> {
         { name: 'rn-1', mesh: true },
         { name: 'rn-2', mesh: false },
       ],
+      meshName,
       timings,
     });
     const c = cluster;
     console.log(
-      `nodes Ready: ${c.nodes.map((n) => `${n.name} (${n.ip}, ${n.mesh ? 'bridge+portmap+istio-cni' : 'bridge+portmap'})`).join(', ')}`,
+      `nodes Ready: ${c.nodes.map((n) => `${n.name} (${n.ip}, ${n.mesh ? `bridge+portmap+${meshName}-cni` : 'bridge+portmap'})`).join(', ')}`,
     );
 
     await c.cp.kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: CONTROLS_NS } } });
-    const controls = await runCases(c, CONTROLS_NS, controlCases(), timings);
+    const controls = await runCases(c, CONTROLS_NS, controlCases(meshName), timings);
     console.log('\njudge controls (no meshgate, namespace not opted in):');
     printResults(controls);
     const controlsOk = controls.every((r) => r.pass);
     controlsOk ? passed++ : failed++;
     await timings.async('judge controls: cleanup', () => removeNamespace(c, CONTROLS_NS).gone);
 
-    mesh = await timings.async('mesh: Istio injector, meshgate webhook, node agents, repair controller', () =>
+    mesh = await timings.async(`mesh: ${meshName} injector, meshgate webhook, node agents, repair controller`, () =>
       startMeshStack(c, [...REPAIR_SWITCHES]),
     );
     const ch = mesh.chart;
     console.log(
-      `\nmesh up: Istio 1.27.0 injector (proxyv2 stand-in); meshgate webhook (chart defaults: mutating ${ch.webhook.mutating}, validating ${ch.webhook.validating}); ` +
+      `\nmesh up: ${meshName === 'linkerd' ? "Linkerd's proxy injector (b24cd40; proxy stand-in, real proxy-init and validator)" : 'Istio 1.27.0 injector (proxyv2 stand-in)'}; meshgate webhook (chart defaults: mutating ${ch.webhook.mutating}, validating ${ch.webhook.validating}); ` +
         `node agents ${ch.agentArgs.join(' ')}; repair controller ${[...ch.repairArgs, ...REPAIR_SWITCHES].join(' ')}`,
     );
     const chosen = SCENARIOS.filter((s) => !only || only.includes(s.id));

@@ -10,7 +10,7 @@ import { kubeconfig } from '../../e2e/harness/pki.ts';
 import * as procs from '../../e2e/harness/procs.ts';
 import { waitFor } from '../../e2e/harness/wait.ts';
 import type { RealNodeBinaries } from './binaries.ts';
-import { prepareCni, standardChain, writeConflist, type CniNodeLayout, type PluginConf } from './cni.ts';
+import { prepareCni, standardChain, writeConflist, type CniNodeLayout, type TierMesh, type PluginConf } from './cni.ts';
 import {
   containerdConfig,
   containerdPaths,
@@ -30,6 +30,8 @@ export interface RealNodeSpec {
   index: number;
   /** Start with the mesh plugin (istio-cni) chained after bridge + portmap. Phase-2 scenarios rewrite it freely. */
   mesh: boolean;
+  /** Whose mesh plugin that is (default istio: istio-cni; linkerd: linkerd-cni). */
+  meshName?: TierMesh;
   /** Images to import before the kubelet starts (the sandbox image must be among them). */
   images: BuiltImage[];
 }
@@ -89,6 +91,7 @@ export async function startRealNode(
     istioDir: join(dir, 'istio'),
     bridge: `mg-${spec.name}`,
     subnet: `10.244.${spec.index}.0/24`,
+    mesh: spec.meshName,
   };
   prepareCni(cni, bins, cp.server, cp.ca);
   writeConflist(cni, standardChain(cni, spec.mesh));
