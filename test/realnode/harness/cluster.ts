@@ -9,6 +9,7 @@ import { startControlPlane, type ControlPlane, type StartOptions } from '../../e
 import { describeError } from '../../e2e/harness/wait.ts';
 import { findRealNodeBinaries, type RealNodeBinaries } from './binaries.ts';
 import { ISTIO_CNI_USER, type TierMesh } from './cni.ts';
+import type { TierRuntime } from './containerd2.ts';
 import { grantLinkerdCni } from './linkerd-cni.ts';
 import { linkerdProxyImage } from './linkerd-image.ts';
 import {
@@ -34,6 +35,8 @@ export interface RealClusterOptions {
   nodes: { name: string; mesh: boolean }[];
   /** Whose mesh plugin the nodes chain and whose proxy image they hold; default istio. */
   meshName?: TierMesh;
+  /** Which containerd the nodes run; default Debian's 1.6. */
+  runtime?: TierRuntime;
   controlPlane?: Omit<StartOptions, 'withKwok' | 'kubeletClientCert'>;
   timings?: Timings;
 }
@@ -130,6 +133,7 @@ export async function startRealCluster(opts: RealClusterOptions): Promise<RealCl
             index: i + 1,
             mesh: n.mesh,
             meshName,
+            runtime: opts.runtime,
             images: Object.values(images),
           }),
         ),

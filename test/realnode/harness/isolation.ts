@@ -113,6 +113,8 @@ export function setUpNamespace(nodeIps: string[]): { sweep: string } {
   if (!outer || own === outer)
     throw new Error(`refusing to run: this process is not in a network namespace of its own (${own}, outer ${outer})`);
   const sweep = runCleanup('--all');
+  // A second cluster in the same namespace (the next line of scenarios/lines.ts) starts from a fresh bridge.
+  if (sh('ip', ['-o', 'link', 'show']).includes(` ${NODE_BRIDGE}:`)) sh('ip', ['link', 'del', NODE_BRIDGE]);
   sh('ip', ['link', 'add', NODE_BRIDGE, 'type', 'bridge']);
   for (const ip of nodeIps) sh('ip', ['addr', 'add', `${ip}/32`, 'dev', NODE_BRIDGE]);
   sh('ip', ['link', 'set', NODE_BRIDGE, 'up']);

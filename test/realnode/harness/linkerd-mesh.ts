@@ -71,3 +71,37 @@ export function linkerdShapedPod(name: string, nodeName: string): V1Pod {
   });
   return pod;
 }
+
+/**
+ * The same by hand in init mode (a judge control): linkerd-init as Linkerd's injector writes it (the chart's
+ * defaults: the REAL linkerd2-proxy-init, non-root with NET_ADMIN and NET_RAW, iptables nft) before the proxy, so
+ * the redirect is proxy-init's own on a node without linkerd-cni.
+ */
+export function linkerdInitPod(name: string, nodeName: string): V1Pod {
+  const pod = linkerdShapedPod(name, nodeName);
+  pod.spec!.initContainers = [
+    {
+      name: 'linkerd-init',
+      image: LINKERD_PROXY_REF,
+      imagePullPolicy: 'Never',
+      command: ['/usr/lib/linkerd/linkerd2-proxy-init'],
+      args: [
+        ...['--firewall-bin-path', 'iptables-nft', '--firewall-save-bin-path', 'iptables-nft-save', '--ipv6=false'],
+        ...['--incoming-proxy-port', '4143', '--outgoing-proxy-port', '4140', '--proxy-uid', '2102'],
+        ...['--inbound-ports-to-ignore', '4190,4191,4567,4568', '--outbound-ports-to-ignore', '4567,4568'],
+      ],
+      securityContext: {
+        allowPrivilegeEscalation: false,
+        capabilities: { add: ['NET_ADMIN', 'NET_RAW'], drop: ['ALL'] },
+        privileged: false,
+        readOnlyRootFilesystem: true,
+        runAsGroup: 65534,
+        runAsNonRoot: true,
+        runAsUser: 65534,
+      },
+      volumeMounts: [{ mountPath: '/run', name: 'linkerd-proxy-init-xtables-lock' }],
+    },
+  ];
+  pod.spec!.volumes = [{ name: 'linkerd-proxy-init-xtables-lock', emptyDir: {} }];
+  return pod;
+}
