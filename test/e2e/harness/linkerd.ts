@@ -114,6 +114,7 @@ export interface LinkerdInjector {
 export async function startLinkerdInjector(
   cp: ControlPlane,
   values: Record<string, unknown> = {},
+  opts: { logLevel?: 'debug' | 'info' | 'warn' | 'error'; env?: Record<string, string> } = {},
 ): Promise<LinkerdInjector> {
   const bin = findMeshBuild('linkerd').bin('linkerd-proxy-injector');
   const dir = mkdtempSync(join(cp.dir, 'linkerd-injector-')); // removed with the control plane's dir
@@ -145,9 +146,9 @@ export async function startLinkerdInjector(
     [
       ...['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh', run, bin],
       ...[`-kubeconfig=${cp.kubeconfigPath}`, `-addr=127.0.0.1:${port}`, `-metrics-addr=127.0.0.1:${admin}`],
-      '-log-level=info',
+      `-log-level=${opts.logLevel ?? 'info'}`,
     ],
-    { logPath, pgidFile: join(cp.dir, 'pgids'), cwd: dir },
+    { logPath, pgidFile: join(cp.dir, 'pgids'), cwd: dir, env: { ...process.env, ...opts.env } },
   );
   const logs = () => procs.tail(logPath, Number.MAX_SAFE_INTEGER);
   try {
