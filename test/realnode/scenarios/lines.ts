@@ -26,8 +26,8 @@ const DEFAULT_SCENARIOS: Record<string, readonly string[]> = {
 
 export const lineName = (l: Pick<Line, 'mesh' | 'runtime'>) => `${l.mesh}/${l.runtime}`;
 
-/** What runs without MESHGATE_REALNODE_LINES. */
-const DEFAULT_LINES = ['istio/containerd-1.6', 'linkerd/containerd-1.6'];
+/** What runs without MESHGATE_REALNODE_LINES: all four. */
+const DEFAULT_LINES = Object.keys(DEFAULT_SCENARIOS);
 
 /** The lines to run: MESHGATE_REALNODE_LINES (comma-separated mesh/runtime), or the default ones. */
 export function chosenLines(env: string | undefined): Line[] {
