@@ -37,17 +37,23 @@ const RESTORE_AFTER_MS = 10_000;
 /** Repair is rate-limited (10 deletions a minute) and the kubelet backs off restarts: 150 s bounds a slow recovery. */
 const DEADLINE_MS = 150_000;
 
-interface ChainChange {
+export interface ChainChange {
   describe: string;
+  /** Before the baseline: lay out rn-1's dir as the change needs it (rn-1 must end up verified). */
+  setup?(ctx: ScenarioContext): void;
   brk(ctx: ScenarioContext): void;
   restore(ctx: ScenarioContext): void;
 }
 
-async function chainRace(ctx: ScenarioContext, ns: string, change: ChainChange) {
+export async function chainRace(ctx: ScenarioContext, ns: string, change: ChainChange) {
   const { cluster, mesh } = ctx;
   const rn2 = cluster.node('rn-2');
   rn2.writeConflist(rn2.standardChain(true));
   await mesh.waitVerdict('rn-2', true);
+  if (change.setup) {
+    change.setup(ctx);
+    await mesh.waitVerdict('rn-1', true);
+  }
   await mesh.namespace(ns, OPT_IN_LABELS);
   const m = new PodMonitor(cluster, [ns]);
   m.start();
