@@ -20,7 +20,7 @@ const ALL = ['S1', 'S2', 'S3', 'S10', 'S11', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9',
 const DEFAULT_SCENARIOS: Record<string, readonly string[]> = {
   'istio/containerd-1.6': ALL,
   'linkerd/containerd-1.6': ['S1', 'S2', 'S3', 'S10', 'S11', 'S4', 'S5', 'S6', 'S7', 'S8'],
-  'istio/containerd-2.4': ['S1', 'S2', 'S3'],
+  'istio/containerd-2.4': ['S1', 'S2', 'S3', 'EMU'],
   'linkerd/containerd-2.4': ['S1', 'S2', 'S3'],
 };
 
