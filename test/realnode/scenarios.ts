@@ -40,10 +40,11 @@ import { s8 } from './scenarios/s8-validator-fails.ts';
 import { s9 } from './scenarios/s9-become-proxy.ts';
 import { s10 } from './scenarios/s10-aws-node.ts';
 import { s11 } from './scenarios/s11-reboot.ts';
+import { s13 } from './scenarios/s13-cilium-exclusive.ts';
 import { runEmulationCheck } from './emulation/check.ts';
 
 /** S8 last: withdrawing a node's verification may keep it withdrawn until a probe passes (issue 13). */
-const SCENARIOS: Scenario[] = [s1, s2, s3, s10, s11, s4, s5, s6, s7, s9, s8];
+const SCENARIOS: Scenario[] = [s1, s2, s3, s10, s11, s13, s4, s5, s6, s7, s9, s8];
 const CONTROLS_NS = 'controls';
 
 /**
