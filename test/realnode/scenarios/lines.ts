@@ -1,5 +1,5 @@
 // Which (mesh, runtime) lines `npm run scenarios` runs, each on a cluster of its own, and the one table that puts
-// every scenario of every line side by side at the end. The default keeps `npm test` within its budget (~11 min for
+// every scenario of every line side by side at the end. The default keeps `npm test` within its budget (~14 min for
 // the four lines; one line was ~5.5 min): the full matrix on Istio + containerd 1.6 (with S9 and the emulation check),
 // S1–S8, S10, S11 and S13 on Linkerd + containerd 1.6 (S9 is Istio's: its app becomes UID 1337), and the chain
 // scenarios S1–S3 on containerd 2.4.2 for both meshes, with the emulation check once (what changes with the runtime
