@@ -259,8 +259,9 @@ export async function createNamespace(
   cp: ControlPlane,
   name: string,
   labels: Record<string, string> = {},
+  annotations?: Record<string, string>,
 ): Promise<void> {
-  await cp.kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name, labels } } });
+  await cp.kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name, labels, annotations } } });
   // Pods need the namespace's default ServiceAccount, made by the controller-manager.
   await waitFor(
     `serviceaccount ${name}/default`,
