@@ -189,7 +189,7 @@ describe('alerts', () => {
     for (const rule of rulesOf(r))
       expect(rule.labels, rule.alert).toMatchObject({
         team: 'platform',
-        severity: expect.stringMatching(/^(warning|critical)$/),
+        severity: expect.stringMatching(/^(info|warning|critical)$/),
       });
   });
 

@@ -88,6 +88,17 @@ groups:
             {{ printf "For 10 minutes meshgate has refused more than %v pod requests per minute for reason %s:" $r.refusalsPerMinute `{{ $labels.reason }}` }}
             those pods do not run, and their controllers keep retrying. The metric's exported_namespace label names the
             namespaces, the webhook's admission log lines the pods and their owners.
+      - alert: MeshgateAdmittedBelowEnforce
+        expr: sum by (reason) (increase(meshgate_admission_decisions_total{ {{- $wh -}} ,decision=~"audit|warn"}[1h])) >= 1
+        labels:
+          {{- toYaml (merge (dict "severity" "info") $extra) | nindent 10 }}
+        annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateAdmittedBelowEnforce") | nindent 10 }}
+          summary: {{ printf "meshgate admitted %s pods in the last hour that enforce would refuse (%s)." `{{ $value | printf "%.0f" }}` `{{ $labels.reason }}` | quote }}
+          description: >-
+            {{ `In the last hour meshgate admitted pods for reason {{ $labels.reason }} because their namespace is at
+            audit or warn, not enforce: they run as the mesh alone would run them, possibly without redirection.
+            meshgate check --audit lists them with the fix; promote the namespace once it lists nothing.` }}
       - alert: MeshgateWebhookOverloaded
         expr: sum by (limit) (rate(meshgate_overload_refusals_total{ {{- $wh -}} }[5m])) > 0
         for: 10m
