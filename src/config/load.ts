@@ -1,12 +1,15 @@
 /**
  * Reads and validates meshgate's configuration once, at startup. `mesh` is required and picks the profile whose
  * defaults (config/defaults.ts) the file is merged onto: objects merge key by key, arrays and scalars replace.
- * Unknown keys, keys the profile does not use, wrong types and out-of-range values are errors naming the key path,
- * so a typo never becomes a silent default.
+ * Which keys exist and the kind of each value come from the one declaration (config/schema.ts); which keys a profile
+ * does not use, and which were removed, are the tables below (messages, not shape). Unknown keys, keys the profile
+ * does not use, wrong types and out-of-range values are errors naming the key path, so a typo never becomes a
+ * silent default.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { PROFILE_DEFAULTS } from './defaults.ts';
+import { MeshgateConfigSchema } from './schema.ts';
 import type { MeshgateConfig } from './types.ts';
 import { checkSemantics } from './semantics.ts';
 import { deepFreeze } from '../util/json.ts';
@@ -20,23 +23,6 @@ export class ConfigError extends Error {
     this.problems = problems;
   }
 }
-
-/** Key paths whose contents are free-form Kubernetes objects: only their outer type is checked here. */
-const FREE_FORM = new Set([
-  // Label selectors, checked by config/semantics.ts.
-  'ambient.enablementSelectors',
-  'injection.podOptInNamespaceLabels',
-  'proxy.env',
-  'proxy.ports',
-  'proxy.resources',
-  'proxy.volumeMounts',
-  'volumes',
-]);
-/** Keys whose default is null, with the kind a value must have. */
-const NULLABLE = new Map([
-  ['injection.podOptInNamespaceLabels', 'object'],
-  ['cni.multusNetwork', 'string'],
-]);
 
 /** Why a key is absent from a profile, for a better message than "unknown key". */
 const COMPANION_ONLY =
@@ -69,37 +55,83 @@ const REMOVED: Record<string, string> = {
   'injection.recognisedValidatorContainers': 'removed: the profile names the validator (validator.name)',
 };
 
+/** The parts of a JSON Schema node the loader reads (config/schema.ts declares them). */
+interface SchemaNode {
+  type?: string | string[];
+  items?: SchemaNode;
+  enum?: unknown[];
+  properties?: Record<string, SchemaNode>;
+  additionalProperties?: unknown;
+  [keyword: string]: unknown;
+}
+
 function kind(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
   return typeof v;
 }
 
-function merge(base: unknown, override: unknown, path: string, problems: string[], mesh: MeshName): unknown {
+/** The kinds a schema node admits, as kind() names them (JSON Schema's integer is a number here; semantics.ts
+ * says when it must be whole). */
+function kindsOf(schema: SchemaNode): string[] {
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  return types.map((t) => (t === 'integer' ? 'number' : String(t)));
+}
+
+/** A section of meshgate's own: its keys are the schema's, and each value is checked in turn. The others (label
+ * maps, Kubernetes objects copied into the proxy) are free-form here: only their outer kind is checked. */
+function isSection(schema: SchemaNode): schema is SchemaNode & { properties: Record<string, SchemaNode> } {
+  return schema.additionalProperties === false && schema.properties !== undefined;
+}
+
+/** The keys of `schema` that mesh `mesh` takes: the schema's, less the ones its profile does not use. */
+function knownKeys(schema: SchemaNode & { properties: Record<string, SchemaNode> }, path: string, mesh: MeshName) {
+  return Object.keys(schema.properties).filter((k) => !NOT_USED[path ? `${path}.${k}` : k]?.[mesh]);
+}
+
+/**
+ * Merges `override` onto the profile's `base` where the schema lets it, recording what is wrong in `problems`:
+ * objects merge key by key, arrays and scalars replace.
+ */
+function merge(
+  schema: SchemaNode,
+  base: unknown,
+  override: unknown,
+  path: string,
+  problems: string[],
+  mesh: MeshName,
+): unknown {
   if (override === undefined) return base;
-  if (override === null && NULLABLE.has(path)) return null;
-  const want = kind(base) === 'null' ? (NULLABLE.get(path) ?? 'null') : kind(base);
+  const kinds = kindsOf(schema);
   const got = kind(override);
-  if (want !== got) {
-    problems.push(`${path}: expected ${want}, got ${got} (${JSON.stringify(override)})`);
+  if (!kinds.includes(got)) {
+    problems.push(`${path}: expected ${kinds[0]}, got ${got} (${JSON.stringify(override)})`);
     return base;
   }
-  if (want !== 'object' || FREE_FORM.has(path)) {
-    if (want === 'array' && !FREE_FORM.has(path)) {
-      const bad = (override as unknown[]).findIndex((x) => typeof x !== 'string');
-      if (bad >= 0) problems.push(`${path}[${bad}]: expected string, got ${kind((override as unknown[])[bad])}`);
+  if (schema.enum && !schema.enum.includes(override)) {
+    problems.push(`${path}: ${JSON.stringify(override)} is not one of ${schema.enum.join(', ')}`);
+    return base;
+  }
+  if (got === 'array') {
+    const items = schema.items;
+    if (items && !kindsOf(items).includes('object')) {
+      const list = override as unknown[];
+      const bad = list.findIndex((x) => !kindsOf(items).includes(kind(x)));
+      if (bad >= 0) problems.push(`${path}[${bad}]: expected ${kindsOf(items)[0]}, got ${kind(list[bad])}`);
     }
     return override;
   }
-  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  if (got !== 'object' || !isSection(schema)) return override;
+  const known = knownKeys(schema, path, mesh);
+  const out: Record<string, unknown> = { ...((base ?? {}) as Record<string, unknown>) };
   for (const [key, value] of Object.entries(override as Record<string, unknown>)) {
     const sub = path ? `${path}.${key}` : key;
-    if (!(key in out)) {
+    if (!known.includes(key)) {
       const why = REMOVED[sub] ?? (NOT_USED[sub]?.[mesh] && `not used with mesh ${mesh}: ${NOT_USED[sub][mesh]}`);
-      problems.push(why ? `${sub}: ${why}` : `${sub}: unknown key (known: ${Object.keys(out).join(', ')})`);
+      problems.push(why ? `${sub}: ${why}` : `${sub}: unknown key (known: ${known.join(', ')})`);
       continue;
     }
-    out[key] = merge(out[key], value, sub, problems, mesh);
+    out[key] = merge(schema.properties[key], out[key], value, sub, problems, mesh);
   }
   return out;
 }
@@ -122,6 +154,7 @@ export function buildConfig(raw: unknown, source = 'config'): DeepReadonly<Meshg
   }
   const problems: string[] = [];
   const merged = merge(
+    MeshgateConfigSchema,
     structuredClone(PROFILE_DEFAULTS[mesh as MeshName]),
     rest,
     '',

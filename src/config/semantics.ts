@@ -1,6 +1,9 @@
-/** Value checks beyond types: enums, ranges, names, and what must hold between keys. One sentence per problem. */
+/**
+ * Value checks beyond the schema's kinds and enums (config/schema.ts, checked by config/load.ts): ranges, names, and
+ * what must hold between keys. One sentence per problem.
+ */
 import { isIP } from 'node:net';
-import { ENFORCEMENT_LEVELS, type MeshgateConfig } from './types.ts';
+import type { MeshgateConfig } from './types.ts';
 import { parseHostPort, parseQuantity } from '../util/values.ts';
 import { imageRepository } from '../mesh/images.ts';
 import { ambientProblems } from './ambient.ts';
@@ -21,11 +24,6 @@ export function placeholderImage(image: string): string | undefined {
   if (PLACEHOLDER_REPOSITORIES.includes(repo)) return `"${image}" names an image that was never published`;
   if (PLACEHOLDER_HOSTS.test(repo)) return `"${image}" is on an example registry`;
   return undefined;
-}
-
-function oneOf(problems: string[], path: string, value: string | undefined, allowed: readonly string[]): void {
-  if (value !== undefined && !allowed.includes(value))
-    problems.push(`${path}: "${value}" is not one of ${allowed.join(', ')}`);
 }
 
 function port(problems: string[], path: string, value: number): void {
@@ -98,11 +96,6 @@ const MULTUS_NETWORK = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9]*[a-z0
 
 export function checkSemantics(c: MeshgateConfig): string[] {
   const p: string[] = [];
-  oneOf(p, 'redirect.mode', c.redirect.mode, ['auto', 'required', 'off']);
-  oneOf(p, 'redirect.onUnverifiedNode', c.redirect.onUnverifiedNode, ['reject', 'validate']);
-  oneOf(p, 'injection.nativeSidecar', c.injection.nativeSidecar, ['auto', 'on', 'off']);
-  oneOf(p, 'apps.privileges', c.apps.privileges, ['restricted', 'baseline']);
-  oneOf(p, 'enforcement.default', c.enforcement.default, ENFORCEMENT_LEVELS);
   c.apps.baselineNamespaces.forEach((ns, i) => {
     if (!DNS_LABEL.test(ns)) p.push(`apps.baselineNamespaces[${i}]: "${ns}" is not a namespace name`);
   });
