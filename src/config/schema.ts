@@ -62,7 +62,7 @@ export const EnvVarSchema = Type.Object({
 });
 export const ContainerPortSchema = Type.Object({
   name: Type.Optional(Type.String()),
-  containerPort: Type.Number(),
+  containerPort: Type.Integer(),
   protocol: Type.Optional(Type.String()),
 });
 const ResourceList = Type.Unsafe<Record<string, string>>({

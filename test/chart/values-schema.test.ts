@@ -1,0 +1,37 @@
+// charts/meshgate/values.schema.json's properties.config is generated from meshgate's one declaration of its
+// configuration (src/config/schema.ts) by scripts/values-schema.ts: the committed file must be what the script writes
+// now, so a key added to the declaration cannot be missing from the chart (or the other way round).
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { chartConfigSchema, renderValuesSchema, VALUES_SCHEMA } from '../../scripts/values-schema.ts';
+import { MeshgateConfigSchema } from '../../src/config/schema.ts';
+
+const committed = readFileSync(VALUES_SCHEMA, 'utf8');
+
+describe('values.schema.json properties.config', () => {
+  it('is up to date (regenerate with: node scripts/values-schema.ts)', () => {
+    expect(
+      committed === renderValuesSchema(committed),
+      'values.schema.json is out of date: run node scripts/values-schema.ts (then node scripts/values-doc.ts) and commit both',
+    ).toBe(true);
+    expect(JSON.parse(committed).properties.config).toEqual(chartConfigSchema());
+  });
+
+  it("takes every key of meshgate's config but the two the chart sets, and requires none of them", () => {
+    const config = JSON.parse(committed).properties.config;
+    expect(Object.keys(config.properties)).toEqual(
+      Object.keys(MeshgateConfigSchema.properties).filter((k) => k !== 'mesh' && k !== 'meshNamespace'),
+    );
+    expect(config.required).toBeUndefined();
+    expect(config.properties.proxy.required).toBeUndefined();
+    expect(config.properties.proxy.properties.uid).toMatchObject({ type: 'integer', minimum: 1 });
+    // Kubernetes objects keep their own required keys: an env entry without a name is no env entry.
+    expect(config.properties.proxy.properties.env.items.required).toEqual(['name']);
+  });
+
+  it('changes nothing outside properties.config, and puts a changed declaration back', () => {
+    const tampered = committed.replace('"maxVerdictAgeSeconds": {', '"maxVerdictAgeSeconds": {"maximum": 1, ');
+    expect(tampered).not.toBe(committed);
+    expect(renderValuesSchema(tampered)).toBe(committed);
+  });
+});
