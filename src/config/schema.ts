@@ -7,7 +7,8 @@
  * Each `description` is what an operator reads in values.schema.json and docs/values.md; the comments above the
  * keys say why, for the code. Value constraints (ranges, patterns) are the chart's; meshgate's loader checks values
  * in config/semantics.ts with messages of its own, and test/chart/config-agreement.test.ts holds the two equal.
- * Which keys a mesh profile takes is not shape: config/load.ts (NOT_USED) and the chart's hand-written allOf say it.
+ * Which keys a mesh profile takes is not shape: config/profile-keys.ts says it (with why), for the loader's messages and
+ * the chart's per-mesh `allOf`.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { MESH_NAMES } from '../mesh/types.ts';
