@@ -7,147 +7,30 @@
  * Each `description` is what an operator reads in values.schema.json and docs/values.md; the comments above the
  * keys say why, for the code. Value constraints (ranges, patterns) are the chart's; meshgate's loader checks values
  * in config/semantics.ts with messages of its own, and test/chart/config-agreement.test.ts holds the two equal.
- * Which keys a mesh profile takes is not shape: config/profile-keys.ts says it (with why), for the loader's messages and
- * the chart's per-mesh `allOf`.
+ * Which keys a mesh profile takes is not shape: config/profile-keys.ts says it (with why), for the loader's messages
+ * and the chart's per-mesh `allOf`. The containers' sections are in config/schema-containers.ts, the kinds of value
+ * (enums, nullable, closed sections) in config/schema-kinds.ts.
  */
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { MESH_NAMES } from '../mesh/types.ts';
 import type { LabelSelector } from '../util/selector.ts';
+import { InitSchema, ProxySchema, ValidatorSchema } from './schema-containers.ts';
+import {
+  APP_PRIVILEGES,
+  ENFORCEMENT_LEVELS,
+  NATIVE_SIDECAR_MODES,
+  NonEmptyStringList,
+  Nullable,
+  ON_UNVERIFIED_NODE,
+  REDIRECT_MODES,
+  Section,
+  StringEnum,
+  StringList,
+  StringMap,
+} from './schema-kinds.ts';
 
-interface Described {
-  description?: string;
-}
-
-/** A string from a closed list, as JSON Schema's `enum` (TypeBox's union of literals would be an `anyOf`). */
-function StringEnum<const T extends readonly string[]>(values: T, options: Described = {}) {
-  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
-}
-
-/** `schema` or null, as one `type: [kind, "null"]`, which the chart's docs and the loader read as one kind. */
-function Nullable<T extends TSchema>(schema: T, options: Described = {}) {
-  const { type, ...rest } = JSON.parse(JSON.stringify(schema)) as { type: string };
-  return Type.Unsafe<Static<T> | null>({ ...options, type: [type, 'null'], ...rest });
-}
-
-/** A closed object: an unknown key under it is an error, in the loader and in helm. */
-function Section<T extends Parameters<typeof Type.Object>[0]>(properties: T, options: Described = {}) {
-  return Type.Object(properties, { ...options, additionalProperties: false });
-}
-
-const StringMap = (options: Described = {}) =>
-  Type.Unsafe<Record<string, string>>({ type: 'object', additionalProperties: { type: 'string' }, ...options });
-const StringList = (options: Described = {}) => Type.Array(Type.String(), options);
-const NonEmptyStringList = (options: Described = {}) =>
-  Type.Array(Type.String({ minLength: 1 }), { minItems: 1, ...options });
-const ContainerName = (description: string) =>
-  Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63, description });
-const NonRootId = (description: string) => Type.Integer({ minimum: 1, maximum: 2147483647, description });
-const Port = (description: string) => Type.Integer({ minimum: 1, maximum: 65535, description });
-const Image = (description: string) => Type.String({ minLength: 1, description });
-
-export const REDIRECT_MODES = ['auto', 'required', 'off'] as const;
-export const ON_UNVERIFIED_NODE = ['reject', 'validate'] as const;
-export const NATIVE_SIDECAR_MODES = ['auto', 'on', 'off'] as const;
-export const APP_PRIVILEGES = ['restricted', 'baseline'] as const;
-/**
- * How much of what meshgate decides is enforced in a namespace (src/admission/level.ts): `enforce` refuses,
- * `warn` admits with an admission warning, `audit` admits and records. Ordered from the strictest.
- */
-export const ENFORCEMENT_LEVELS = ['enforce', 'warn', 'audit'] as const;
-
-/** Kubernetes objects meshgate copies into the injected proxy: free-form beyond their required keys. */
-export const EnvVarSchema = Type.Object({
-  name: Type.String(),
-  value: Type.Optional(Type.String()),
-  valueFrom: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-});
-export const ContainerPortSchema = Type.Object({
-  name: Type.Optional(Type.String()),
-  containerPort: Type.Integer(),
-  protocol: Type.Optional(Type.String()),
-});
-const ResourceList = Type.Unsafe<Record<string, string>>({
-  type: 'object',
-  additionalProperties: { type: ['string', 'number'] },
-});
-export const ResourcesSchema = Section({
-  requests: Type.Optional(ResourceList),
-  limits: Type.Optional(ResourceList),
-});
-const VolumeMountSchema = Type.Object({
-  name: Type.String(),
-  mountPath: Type.String(),
-  readOnly: Type.Optional(Type.Boolean()),
-});
-
-export const ProxySchema = Section({
-  /** A container under this name must be the real proxy (src/policy/identify.ts). */
-  name: ContainerName("the proxy container's name; a container under it must be the real proxy"),
-  /** Redirect rules exempt this UID, so only the proxy may run as it (issue: proxy identity). */
-  uid: NonRootId("the proxy's UID: the redirect rules exempt it, so only the proxy may run as it"),
-  /** Absent for Linkerd, whose rules match the UID only. */
-  gid: Type.Optional(NonRootId("the proxy's GID when the mesh's rules exempt one (Istio)")),
-  outboundPort: Port('where redirected outbound TCP lands (Istio 15001, Linkerd 4140)'),
-  inboundPort: Port('where redirected inbound TCP lands (Istio 15006, Linkerd 4143)'),
-  // mesh custom only: the template meshgate injects.
-  image: Type.Optional(Image('the proxy image meshgate injects')),
-  args: Type.Optional(StringList({ description: "the proxy container's args" })),
-  env: Type.Optional(Type.Array(EnvVarSchema)),
-  ports: Type.Optional(Type.Array(ContainerPortSchema)),
-  resources: Type.Optional(ResourcesSchema),
-  volumeMounts: Type.Optional(Type.Array(VolumeMountSchema)),
-});
-
-export const InitSchema = Section({
-  name: ContainerName("the privileged init container's name"),
-  // mesh custom only: the template meshgate injects. meshgate sets the $(MESHGATE_…) variables per pod.
-  image: Type.Optional(Image('the init image meshgate injects where a node is not verified')),
-  command: Type.Optional(
-    StringList({ description: "custom: the init container's command (empty: the image's entrypoint)" }),
-  ),
-  args: Type.Optional(
-    StringList({
-      description:
-        "the init container's args; may use $(MESHGATE_EXCLUDE_OUTBOUND_CIDRS), $(MESHGATE_EXCLUDE_OUTBOUND_PORTS), $(MESHGATE_EXCLUDE_INBOUND_PORTS)",
-    }),
-  ),
-});
-
-export const ValidatorSchema = Section({
-  name: ContainerName("the validation init container's name"),
-  image: Image("the validator's image (default: the chart's image)"),
-  /** The distroless image has no shell and no meshgate on PATH. */
-  command: NonEmptyStringList({ description: 'how the image runs meshgate validate-redirect' }),
-  /**
-   * A loopback probe (Istio's 127.0.0.6) is redirected only for the proxy's identity, so then uid and gid must be
-   * the proxy's; an off-pod probe (Linkerd) must come from any other UID, which is redirected.
-   */
-  uid: NonRootId(
-    "the validator's UID: the proxy's for a loopback probe (Istio), another for an off-pod probe (Linkerd)",
-  ),
-  gid: NonRootId("the validator's GID, as uid"),
-  /** docs/validate-redirect.md says why each profile's default cannot leak. */
-  probeAddress: Type.String({
-    description: 'host:port the probe connects to (docs/validate-redirect.md)',
-    minLength: 1,
-  }),
-  timeoutSeconds: Type.Number({
-    description: 'how long the probe waits for the redirected connection',
-    exclusiveMinimum: 0,
-    maximum: 300,
-  }),
-  /**
-   * Added (names absent there only) when the validator is injected, for a validator image from a registry that
-   * needs them. A pod names Secrets of its own namespace only, and meshgate creates or copies none (the kubelet
-   * pulls without a missing one and reports it in an Event).
-   */
-  imagePullSecrets: Type.Array(Type.String({ pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', maxLength: 253 }), {
-    description:
-      "Secret names added to a pod's imagePullSecrets with the validator; each must exist in every app namespace",
-    maxItems: 8,
-    uniqueItems: true,
-  }),
-});
+export * from './schema-containers.ts';
+export { APP_PRIVILEGES, ENFORCEMENT_LEVELS, NATIVE_SIDECAR_MODES, ON_UNVERIFIED_NODE, REDIRECT_MODES };
 
 /**
  * One of Istio's ambient enablement selectors (istio-cni chart `ambient.enablementSelectors`, rendered into ConfigMap
