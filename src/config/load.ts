@@ -41,15 +41,19 @@ function kind(v: unknown): string {
   return typeof v;
 }
 
-/** The kinds a schema node admits, as kind() names them (JSON Schema's integer is a number here; semantics.ts
- * says when it must be whole). */
+/**
+ * The kinds a schema node admits, as kind() names them (JSON Schema's integer is a number here; semantics.ts says
+ * when it must be whole).
+ */
 function kindsOf(schema: SchemaNode): string[] {
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
   return types.map((t) => (t === 'integer' ? 'number' : String(t)));
 }
 
-/** A section of meshgate's own: its keys are the schema's, and each value is checked in turn. The others (label
- * maps, Kubernetes objects copied into the proxy) are free-form here: only their outer kind is checked. */
+/**
+ * A section of meshgate's own: its keys are the schema's, and each value is checked in turn. The others (label maps,
+ * Kubernetes objects copied into the proxy) are free-form here: only their outer kind is checked.
+ */
 function isSection(schema: SchemaNode): schema is SchemaNode & { properties: Record<string, SchemaNode> } {
   return schema.additionalProperties === false && schema.properties !== undefined;
 }
