@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { PROFILE_DEFAULTS } from './defaults.ts';
-import { MeshgateConfigSchema } from './schema.ts';
+import { CONFIG_SCHEMA } from './schema.generated.ts';
 import { NOT_USED, REMOVED } from './profile-keys.ts';
 import type { MeshgateConfig } from './types.ts';
 import { checkSemantics } from './semantics.ts';
@@ -25,15 +25,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** The parts of a JSON Schema node the loader reads (config/schema.ts declares them). */
-interface SchemaNode {
-  type?: string | string[];
-  items?: SchemaNode;
-  enum?: unknown[];
-  properties?: Record<string, SchemaNode>;
-  additionalProperties?: unknown;
-  [keyword: string]: unknown;
-}
+import type { SchemaNode } from './schema-node.ts';
 
 function kind(v: unknown): string {
   if (v === null) return 'null';
@@ -128,7 +120,7 @@ export function buildConfig(raw: unknown, source = 'config'): DeepReadonly<Meshg
   }
   const problems: string[] = [];
   const merged = merge(
-    MeshgateConfigSchema,
+    CONFIG_SCHEMA,
     structuredClone(PROFILE_DEFAULTS[mesh as MeshName]),
     rest,
     '',

@@ -36,12 +36,10 @@ export const NonRootId = (description: string) => Type.Integer({ minimum: 1, max
 export const Port = (description: string) => Type.Integer({ minimum: 1, maximum: 65535, description });
 export const Image = (description: string) => Type.String({ minLength: 1, description });
 
-export const REDIRECT_MODES = ['auto', 'required', 'off'] as const;
-export const ON_UNVERIFIED_NODE = ['reject', 'validate'] as const;
-export const NATIVE_SIDECAR_MODES = ['auto', 'on', 'off'] as const;
-export const APP_PRIVILEGES = ['restricted', 'baseline'] as const;
-/**
- * How much of what meshgate decides is enforced in a namespace (src/admission/level.ts): `enforce` refuses,
- * `warn` admits with an admission warning, `audit` admits and records. Ordered from the strictest.
- */
-export const ENFORCEMENT_LEVELS = ['enforce', 'warn', 'audit'] as const;
+export {
+  APP_PRIVILEGES,
+  ENFORCEMENT_LEVELS,
+  NATIVE_SIDECAR_MODES,
+  ON_UNVERIFIED_NODE,
+  REDIRECT_MODES,
+} from './enums.ts';

@@ -20,8 +20,8 @@ import type {
   ValidatorSchema,
 } from './schema.ts';
 
-export { ENFORCEMENT_LEVELS } from './schema.ts';
-import type { ENFORCEMENT_LEVELS } from './schema.ts';
+export { ENFORCEMENT_LEVELS } from './enums.ts';
+import type { ENFORCEMENT_LEVELS } from './enums.ts';
 
 export type MeshgateConfig = Static<typeof MeshgateConfigSchema>;
 export type ProxyConfig = Static<typeof ProxySchema>;

@@ -4,10 +4,18 @@
 // declaration or the table cannot be missing from the chart (or the other way round).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { chartConfigSchema, chartMeshRules, renderValuesSchema, VALUES_SCHEMA } from '../../scripts/values-schema.ts';
+import {
+  chartConfigSchema,
+  chartMeshRules,
+  GENERATED_SCHEMA,
+  renderGeneratedSchema,
+  renderValuesSchema,
+  VALUES_SCHEMA,
+} from '../../scripts/values-schema.ts';
 import { NOT_USED } from '../../src/config/profile-keys.ts';
 import type { Obj } from './helm.ts';
 import { MeshgateConfigSchema } from '../../src/config/schema.ts';
+import { CONFIG_SCHEMA } from '../../src/config/schema.generated.ts';
 
 const committed = readFileSync(VALUES_SCHEMA, 'utf8');
 
@@ -31,6 +39,14 @@ describe('values.schema.json properties.config', () => {
     expect(config.properties.proxy.properties.uid).toMatchObject({ type: 'integer', minimum: 1 });
     // Kubernetes objects keep their own required keys: an env entry without a name is no env entry.
     expect(config.properties.proxy.properties.env.items.required).toEqual(['name']);
+  });
+
+  it("the loader's JSON copy of the declaration (src/config/schema.generated.ts) is up to date", () => {
+    expect(
+      readFileSync(GENERATED_SCHEMA, 'utf8') === renderGeneratedSchema(),
+      'src/config/schema.generated.ts is out of date: run node scripts/values-schema.ts and commit it',
+    ).toBe(true);
+    expect(JSON.parse(JSON.stringify(MeshgateConfigSchema))).toEqual(CONFIG_SCHEMA);
   });
 
   it('changes nothing outside properties.config, and puts a changed declaration back', () => {

@@ -68,10 +68,18 @@ describe('static import graph', () => {
     expect(pathTo('src/cli/node-agent.ts', pkg)).toBeUndefined();
   });
 
+  // The configuration's one declaration (src/config/schema.ts) is TypeBox; the daemons' loader walks its JSON copy
+  // (schema.generated.ts), so none of them loads the library (it cost 2–4 MiB of RSS each).
+  it.each(DAEMONS)('%s never reaches @sinclair/typebox', (entry) => {
+    expect(pathTo(entry, '@sinclair/typebox')).toBeUndefined();
+  });
+
   it('the check sees an import: `meshgate check` and `uninstall` (CLI commands) load the full client', () => {
     expect(pathTo('src/cli/check.ts', CLIENT)).toEqual(['src/cli/check.ts', 'src/check/kube-reader.ts']);
     expect(pathTo('src/cli/uninstall.ts', CLIENT)?.at(-1)).toMatch(/^src\/(cli|uninstall)\//);
     expect(pathTo('src/cli/serve.ts', 'pino')).toEqual(['src/cli/serve.ts', 'src/log/logger.ts']);
+    expect(pathTo('src/config/types.ts', '@sinclair/typebox')).toBeUndefined();
+    expect(pathTo('scripts/values-schema.ts', '@sinclair/typebox')?.at(-1)).toMatch(/^src\/config\/schema/);
   });
 });
 
