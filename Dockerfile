@@ -28,7 +28,8 @@ COPY --from=build /app/dist ./dist
 USER 65532:65532
 # No `meshgate` on PATH (no shell, no /usr/bin/env for a shebang): containers pass only args, e.g.
 # ["serve", "--port=8443"]; a container that must set command uses
-# ["/nodejs/bin/node", "--no-maglev", "/app/bin/meshgate.js", ...].
+# ["/nodejs/bin/node", "--no-maglev", "/app/bin/meshgate.js", ...]. The chart's node agent sets
+# ["/nodejs/bin/node", "--lite-mode", "/app/bin/meshgate.js"]: no JIT, ~11 MiB less on every node (docs/benchmarks.md).
 # --no-maglev: V8's mid-tier compiler off (Turbofan still optimises the hot path): a webhook under load stays
 # ~15 MiB smaller at no CPU cost per review measured once warm (docs/benchmarks.md). Node refuses it in NODE_OPTIONS.
 ENTRYPOINT ["/nodejs/bin/node", "--no-maglev", "/app/bin/meshgate.js"]

@@ -6,8 +6,9 @@
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import { KubeNodePublisher } from '../src/agent/kube-publisher.ts';
-import { NODE_VERIFIED_LABEL } from '../src/inject/constants.ts';
+import { NODE_VERIFIED_LABEL } from '../src/contract/names.ts';
 import { measureAgentLatency, type AgentLatency } from './agent-latency.ts';
+import { daemonClient } from '../test/e2e/daemon-client.ts';
 
 export type ApiserverLatency =
   | { available: true; kubernetesVersion: string; startS: number; latency: AgentLatency; finalLabel?: string }
@@ -27,7 +28,7 @@ export async function measureWithApiserver(changes = 20): Promise<ApiserverLaten
     const name = 'bench-node';
     const api = cp.kc.makeApiClient(CoreV1Api);
     await api.createNode({ body: harness.kwokNodeManifest(name) });
-    const latency = await measureAgentLatency(changes, new KubeNodePublisher(cp.kc), name);
+    const latency = await measureAgentLatency(changes, new KubeNodePublisher(daemonClient(cp.kc)), name);
     // Read back by an independent client: the Node must say what the last change implies.
     const finalLabel = (await api.readNode({ name })).metadata?.labels?.[NODE_VERIFIED_LABEL];
     return { available: true, kubernetesVersion: cp.versions.kubernetesVersion, startS, latency, finalLabel };

@@ -7,7 +7,7 @@
  * JSON each, the size of the issue's.
  */
 import type { MeshName } from '../src/mesh/types.ts';
-import type { Container, Pod } from '../src/pod/types.ts';
+import type { Container, Pod } from '../src/contract/pod.ts';
 import { istio, istioPod, linkerd, linkerdPod, pod } from '../test/inject/fixtures.ts';
 import { testConfig } from '../test/support/config.ts';
 

@@ -8,7 +8,7 @@ import {
   CONDITION_TYPE as NODE_CONDITION,
   EVIDENCE_ANNOTATION as NODE_EVIDENCE_ANNOTATION,
   VERIFIED_LABEL as NODE_VERIFIED_LABEL,
-} from '../src/node/contract.ts';
+} from '../src/contract/node.ts';
 
 const ZONES = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'];
 const TS = '2025-06-01T08:00:00Z';

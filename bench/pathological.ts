@@ -14,7 +14,7 @@ import { repoRoot } from '../test/e2e/harness/binaries.ts';
 import { decide } from '../src/inject/decide.ts';
 import { mutate, type HandlerDeps } from '../src/admission/mutate.ts';
 import { decodeReview, encodeResponse, type AdmissionRequest } from '../src/admission/review.ts';
-import type { Pod } from '../src/pod/types.ts';
+import type { Pod } from '../src/contract/pod.ts';
 import { podReview } from './corpus.ts';
 import type { CraftedRow } from './crafted.ts';
 import { PATHOLOGICAL } from './pods.ts';

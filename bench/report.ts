@@ -77,15 +77,7 @@ export function summariseHttp(phases: Phase[]): HttpSummary {
     best: { A: best(phases, 'A'), B: best(phases, 'B'), C: best(phases, 'C') },
     ratios,
     perRound,
-    targets: [
-      {
-        name: 'throughput B/A (mutate vs echo)',
-        value: ratios.throughputBA,
-        target: '>= 0.85',
-        pass: ratios.throughputBA >= 0.85,
-      },
-      { name: 'p99 B/A (mutate vs echo)', value: ratios.p99BA, target: '<= 1.5', pass: ratios.p99BA <= 1.5 },
-    ],
+    targets: [{ name: 'p99 B/A (mutate vs echo)', value: ratios.p99BA, target: '<= 1.5', pass: ratios.p99BA <= 1.5 }],
   };
 }
 
@@ -108,9 +100,9 @@ export function httpTable(phases: Phase[], s: HttpSummary): string {
   for (const x of s.perRound) rows.push(line(`round ${x.round}`, x));
   rows.push(line('median', s.ratios));
   const tp = s.perRound.map((x) => x.throughputBA);
-  const passing = tp.filter((x) => x >= 0.85).length;
   rows.push(
-    `  spread of throughput B/A over the rounds: ${f(Math.min(...tp), 3)}–${f(Math.max(...tp), 3)}; ${passing} of ${tp.length} rounds at or above 0.85`,
+    // A figure, not a target: issue 22 retired the 0.85 target, which this host's noise decides.
+    `  spread of throughput B/A over the rounds: ${f(Math.min(...tp), 3)}–${f(Math.max(...tp), 3)}`,
     `  median of the first and of the second half of the rounds: ${halfMedians(tp)
       .map((x) => f(x, 3))
       .join(' and ')} (far apart: the host drifted during the run)`,

@@ -14,7 +14,8 @@
  * [--pods N] (pod creates through a real apiserver with each webhook: bench/burst), --before REF (this tree
  * against REF's, in-process and over HTTP in the same run: bench/compare), --decompose (the server's CPU per review
  * split by part, sampled by Linux perf: bench/decompose), --crafted [--before REF] (part 2's crafted reviews
- * alone, CPU ms each; with --before, REF's tree too in the same run: bench/crafted.ts).
+ * alone, CPU ms each; with --before, REF's tree too in the same run: bench/crafted.ts), --footprint [--before REF]
+ * (the daemons' memory after a steady minute against a real apiserver, beside a bare Node process: bench/footprint).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -22,11 +23,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { testConfig } from '../test/support/config.ts';
 import { isolateThisRun } from '../test/support/isolation.ts';
-import { NODE_VERIFIED_LABEL } from '../src/inject/constants.ts';
+import { NODE_VERIFIED_LABEL } from '../src/contract/names.ts';
 import { nodeFactsFromState } from '../src/facts/node-state.ts';
-import { buildWorkload, loadSamples, pinnedNodes, podReview } from './corpus.ts';
-import { PATHOLOGICAL } from './pods.ts';
-import { jsonParseTable, measureJsonParse } from './json-parse.ts';
+import { buildWorkload, loadSamples, pinnedNodes } from './corpus.ts';
 import { bodiesFor, mainRun, profileRun, type HttpOptions } from './http-bench.ts';
 import { CRAFTED_TARGET_MS, RUNS, runCrafted, runPathological, slowestCrafted } from './pathological.ts';
 import { measureInProcess } from './in-process.ts';
@@ -56,6 +55,7 @@ const { values: flags } = parseArgs({
     burst: { type: 'boolean', default: false },
     decompose: { type: 'boolean', default: false },
     crafted: { type: 'boolean', default: false },
+    footprint: { type: 'boolean', default: false },
     before: { type: 'string' },
     pods: { type: 'string', default: '2000' },
     // Each mode has its own defaults (main and --before: DEFAULT_ROUNDS; --peers and --decompose: their main.ts).
@@ -86,6 +86,11 @@ const log = (s: string) => console.log(s);
 if (flags.crafted) {
   const { craftedMain } = await import('./crafted-main.ts');
   craftedMain(flags.before, resultsDir, log);
+  process.exit(0);
+}
+// The daemons' memory, in a network namespace of its own; --before REF there runs REF's daemons beside this tree's.
+if (flags.footprint) {
+  await (await import('./footprint/main.ts')).footprintMain(flags, resultsDir, log);
   process.exit(0);
 }
 // The comparisons that need other programs or another tree run on their own (each prints its targets last).
@@ -159,13 +164,6 @@ const inProcess = measureInProcess(reviews.mutate, { config, nodes: facts });
 log(
   `  corpus (${inProcess.reviews} reviews, best of ${inProcess.loops} loops): mutate ${inProcess.mutateUs} µs, mutate + answer ${inProcess.mutateAndAnswerUs} µs, the echo's answer ${inProcess.echoAnswerUs} µs per review`,
 );
-log('  request body parser (JSON.parse plus the __proto__/constructor check; src/server/json-body.ts):');
-const jsonParse = measureJsonParse({
-  '/mutate bodies': bodies.B,
-  '/validate bodies': bodies.C,
-  '1 MiB pod': [JSON.stringify(podReview('patho', PATHOLOGICAL['1 MiB pod'](1), 'shop'))],
-});
-log(jsonParseTable(jsonParse));
 const patho = runPathological({ config, nodes: facts });
 log(pathoTable(patho));
 log(`  crafted reviews (bench/crafted.ts), each through both webhooks in a child process:`);
@@ -207,12 +205,6 @@ log(formatDiff(diff));
 
 const targets: Target[] = [
   ...httpSummary.targets,
-  {
-    name: 'in-process: mutate + answer per corpus review, µs',
-    value: inProcess.mutateAndAnswerUs,
-    target: '<= 5',
-    pass: inProcess.mutateAndAnswerUs <= 5,
-  },
   ...patho.map((p) => ({
     name: `${p.shape}: decide and mutate+encode at 1×`,
     value: round(Math.max(p.rows[0].decideMs, p.rows[0].handlerMs), 3),
@@ -252,7 +244,6 @@ const summary = {
     sameSizeAnswers: main.sized,
   },
   inProcess,
-  jsonParse,
   pathological: patho,
   crafted,
   factsScale: scale,

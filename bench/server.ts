@@ -9,7 +9,7 @@
  */
 import pino from 'pino';
 import { startServer } from '../src/server/start.ts';
-import { loadKubeConfig } from '../src/kube/client.ts';
+import { connectCluster } from '../src/kube/client.ts';
 import { preEncode } from '../src/util/base64-json.ts';
 import { testConfig } from '../test/support/config.ts';
 import { nodeFactsFromState } from '../src/facts/node-state.ts';
@@ -66,13 +66,13 @@ async function main(): Promise<void> {
   );
   const logger = pino({ level: settings.logLevel });
   // Only with a cluster, as in production: static facts never load the Kubernetes client (src/kube/client.ts).
-  const kc = await loadKubeConfig({ kubeconfig: settings.kubeconfig, inCluster: false });
+  const kube = await connectCluster({ kubeconfig: settings.kubeconfig });
   const server = await startServer({
     config: testConfig(settings.mesh ?? 'custom'),
     port: 0,
     host: '127.0.0.1',
     tlsSans: ['localhost', '127.0.0.1'],
-    ...(kc ? { kc } : { nodeState }),
+    ...(kube ? { kube } : { nodeState }),
     drainSeconds: 0,
     logger,
     extraRoutes: ECHO_ROUTES,

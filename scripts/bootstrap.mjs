@@ -2,7 +2,7 @@
 // Installs what `npm start`, `npm test` and `npm run bench` need on a fresh machine, with progress output.
 // Runs on whatever `node` is first on PATH before node_modules exists (the machine's Node 20), so it is plain
 // JavaScript with no dependencies. Each step is skipped when its result is already there.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +52,8 @@ const wanted = [
   // `meshgate completion zsh|fish` is tested by the real shells (test/cli/completion.test.ts).
   ['zsh', 'zsh'],
   ['fish', 'fish'],
+  // ztunnel's build compiles its XDS/ZDS protos with protoc (scripts/build-ztunnel.sh).
+  ['protoc', 'protobuf-compiler'],
 ];
 const missing = wanted.filter(([cmd]) => !have(cmd)).map(([, pkg]) => pkg);
 if (missing.length > 0) {
@@ -82,37 +84,65 @@ if (!have('hadolint')) {
   log('hadolint: present');
 }
 
-// 4. Kubernetes control plane, kwok and helm, built from Go modules into a cache outside the repo.
-const build = join(root, 'scripts', 'build-controlplane.sh');
-if (existsSync(build)) {
-  run('bash', [build]);
+// 4. The builds, from Go modules, crates.io and ../shared/vendor, each cached in ~/.cache/meshgate/<part>-<key> by
+// scripts/build-<part>.sh (warm: hashing a few files each). Two chains run side by side: the Rust builds spend long
+// stretches on one core (LTO, linking) and in crate downloads, which the Go builds fill.
+const go = [
+  // Kubernetes control plane, kwok and helm (17–28 min cold).
+  'controlplane',
+  // The CNI oracles that test/cni/oracle.test.ts compares meshgate's CNI reading with, for each libcni line:
+  // containerd's (real go-cni + libcni) and CRI-O's own selection (ocicni, built from ../shared/vendor/ocicni-*);
+  // and multus-cni's own delegation code, which test/cni/multus.test.ts compares meshgate's reading of Multus with.
+  'cni-oracle',
+  'ocicni-oracle',
+  'multus-oracle',
+  // Istio 1.27.0: its injector, istio-cni, install-cni (the ambient node agent) and istio-iptables.
+  'istio',
+  // kubelet (from the control-plane module), pause, the proxy stand-in and S9's app for the real-node tier
+  // (test/realnode).
+  'realnode',
+  // Prometheus' promtool and the monitoring checker (test/monitoring/tools), about 4 minutes cold.
+  'promtool',
+  // cert-manager v1.21's controller and CA injector (our mains over the github.com/cert-manager/cert-manager module,
+  // test/cert-manager) and its Helm chart for the CRDs, for test/e2e/cert-manager.test.ts.
+  'cert-manager',
+  // Linkerd: linkerd-cni, linkerd2-proxy-init, the proxy injector.
+  'linkerd',
+  // containerd 2.x, containerd-shim-runc-v2, ctr.
+  'containerd',
+];
+// Linkerd's linkerd-network-validator, Istio's ztunnel (--features testing).
+const rust = ['linkerd-validator', 'ztunnel'];
+
+function runAsync(cmd, args) {
+  log(`$ ${cmd} ${args.join(' ')}`);
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: 'inherit', cwd: root });
+    child.on('error', (err) => resolve(`${err.message}`));
+    child.on('exit', (code, signal) => resolve(code === 0 ? null : `exit ${code ?? signal}`));
+  });
 }
 
-// 5. The CNI oracles that test/cni/oracle.test.ts compares meshgate's CNI reading with, for each libcni line:
-// containerd's (real go-cni + libcni) and CRI-O's own selection (ocicni, built from ../shared/vendor/ocicni-*).
-for (const script of ['build-cni-oracle.sh', 'build-ocicni-oracle.sh']) {
-  const oracle = join(root, 'scripts', script);
-  if (existsSync(oracle)) run('bash', [oracle]);
+/** Runs the parts' scripts one after the other; stops at the first failure, which it returns. */
+async function chain(parts) {
+  for (const part of parts) {
+    const script = join(root, 'scripts', `build-${part}.sh`);
+    if (!existsSync(script)) continue;
+    const t0 = Date.now();
+    const failure = await runAsync('bash', [script]);
+    if (failure) return `scripts/build-${part}.sh failed (${failure})`;
+    log(`${part}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  return null;
 }
 
-// 6. Istio's own injector, istio-cni and istio-iptables (istio.io/istio 1.27.0), the reference the e2e tests and the
-// real-node tier compare meshgate with.
-const istio = join(root, 'scripts', 'build-istio.sh');
-if (existsSync(istio)) {
-  run('bash', [istio]);
-}
-
-// 7. kubelet (from the control-plane module), pause and the proxy stand-in for the real-node tier (test/realnode).
-const realnode = join(root, 'scripts', 'build-realnode.sh');
-if (existsSync(realnode)) {
-  run('bash', [realnode]);
-}
-
-// 8. Prometheus' promtool and the monitoring checker (test/monitoring/tools), for the chart's alerts, dashboard and
-// metrics tests (test/monitoring): built from Go modules, about 4 minutes cold.
-const promtool = join(root, 'scripts', 'build-promtool.sh');
-if (existsSync(promtool)) {
-  run('bash', [promtool]);
+const t0 = Date.now();
+// Both chains always run to their end (a failed one stops early): no build is left running behind an exit.
+const failures = (await Promise.all([chain(go), chain(rust)])).filter((f) => f !== null);
+log(`builds: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+if (failures.length > 0) {
+  for (const f of failures) log(`FAILED: ${f}`);
+  process.exit(1);
 }
 
 try {

@@ -2,9 +2,8 @@
 # Builds the e2e control plane from Go modules into a cache outside the repo:
 #   etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl  (pinned in test/e2e/controlplane/go.mod)
 #   kwok, helm                                                             (go install pkg@version, pinned below)
-# The cache dir is keyed by the first 12 hex digits of sha256(go.mod + go.sum + this script), so editing any of
-# them gives a fresh dir, and an unchanged tree reuses the finished one (a warm run only hashes three files).
-# test/e2e/harness/binaries.ts recomputes the same key; keep the two in sync.
+# The cache dir is keyed by go.mod + go.sum + this script (+ the preamble scripts/lib/build-common.sh: key, lock,
+# Go environment); test/e2e/harness/binaries.ts finds it with the same key.
 #
 # Layout: ${MESHGATE_CACHE:-$HOME/.cache/meshgate}/controlplane-<key>/
 #   bin/<name>          each binary, built to bin/.<name>.tmp and renamed, so a killed build never leaves half a file
@@ -12,57 +11,24 @@
 #   manifest.json       versions and paths, for the harness and for humans
 #   .complete           written last; its presence is the "cache is usable" signal
 # It also writes ${MESHGATE_CACHE}/controlplane-current.json pointing at the last completed dir.
-set -euo pipefail
+part=controlplane
+source "$(dirname "${BASH_SOURCE[0]}")/lib/build-common.sh"
 
 KWOK_VERSION=v0.8.0
 HELM_VERSION=v3.19.5
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mod="$root/test/e2e/controlplane"
-script="$root/scripts/build-controlplane.sh"
-log() { printf '[controlplane] %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-
-key="$(cat "$mod/go.mod" "$mod/go.sum" "$script" | sha256sum | cut -c1-12)"
-cache="${MESHGATE_CACHE:-$HOME/.cache/meshgate}"
-dir="$cache/controlplane-$key"
-bin="$dir/bin"
-
-write_current() {
-  # Rewritten only when it changes, so warm runs stay read-only.
+key_inputs() { printf '%s\n' "$mod/go.mod" "$mod/go.sum" "$root/scripts/build-controlplane.sh"; }
+# controlplane-current.json, rewritten only when it changes, so warm runs stay read-only.
+on_complete() {
   local want; want="{\"dir\": \"$dir\", \"binDir\": \"$bin\", \"manifest\": \"$dir/manifest.json\"}"
   if [ "$(cat "$cache/controlplane-current.json" 2>/dev/null)" != "$want" ]; then
     printf '%s\n' "$want" > "$cache/controlplane-current.json.tmp"
     mv -f "$cache/controlplane-current.json.tmp" "$cache/controlplane-current.json"
   fi
 }
-
-if [ -f "$dir/.complete" ]; then
-  write_current
-  log "up to date: $bin"
-  exit 0
-fi
-
-command -v go >/dev/null 2>&1 || die "go is not on PATH. Install Go >= 1.25 (the control plane is built from source with it)."
-mkdir -p "$bin"
-# One builder per cache dir: a second `npm test` started meanwhile waits here, then finds .complete.
-exec 9>"$dir/.lock"
-if ! flock -n 9; then
-  log "another build of $dir is running; waiting for it"
-  flock 9
-fi
-if [ -f "$dir/.complete" ]; then write_current; log "up to date: $bin"; exit 0; fi
-
-# Environment for every go command below.
-#  - GOTOOLCHAIN=local: never download another Go toolchain (not reachable here); use the installed go.
-#  - CGO_ENABLED=0: static binaries, no C toolchain needed, like the official release builds.
-#  - GOFLAGS=-mod=mod: resolve from go.mod/go.sum; -buildvcs=false: don't stamp the repo's git state.
-#  - GOSUMDB=off: sum.golang.org is NOT reachable from this environment. The committed go.sum still verifies every
-#    module of test/e2e/controlplane; only the kwok/helm `go install pkg@version` downloads rely on the proxy alone.
-#  - GOPROXY: respected if the caller set it, otherwise the go default.
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" GOSUMDB=off
-export GOPROXY="${GOPROXY:-$(go env GOPROXY)}"
-[ -n "$GOPROXY" ] || export GOPROXY="https://proxy.golang.org,direct"
+cache_begin "$@"
+go_env 1.25
 
 k8s_version="$(cd "$mod" && go list -m -f '{{.Version}}' k8s.io/kubernetes)"
 etcd_version="$(cd "$mod" && go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)"
@@ -81,40 +47,22 @@ done
 
 log "building Kubernetes $k8s_version, etcd $etcd_version, kwok $KWOK_VERSION, helm $HELM_VERSION into $dir"
 log "cold builds take a long time on 2 cores (about half an hour); later runs reuse the cache"
-start=$SECONDS
-total=7
-step=0
-build() { # build <name> <go build args...>: build to a temp name, then rename into place
-  local name="$1"; shift
-  step=$((step + 1))
-  if [ -x "$bin/$name" ]; then log "$name ($step/$total) already built"; return; fi
-  log "building $name ($step/$total)… (elapsed $((SECONDS - start))s)"
-  local t0=$SECONDS
-  (cd "$mod" && nice go build -trimpath -o "$bin/.$name.tmp" "$@") || die "building $name failed (see above)"
-  mv -f "$bin/.$name.tmp" "$bin/$name"
-  log "built $name in $((SECONDS - t0))s"
-}
-install_tool() { # install_tool <name> <pkg@version> [ldflags]: go install outside the module (own go.mod pins deps)
+steps_total=7
+# install_tool <name> <pkg@version> [ldflags], for step: go install outside the module (its own go.mod pins deps).
+install_tool() {
   local name="$1" pkg="$2" extra="${3:-}" tmp="$dir/.gobin-$1"
-  step=$((step + 1))
-  if [ -x "$bin/$name" ]; then log "$name ($step/$total) already built"; return; fi
-  log "building $name ($step/$total)… (elapsed $((SECONDS - start))s)"
-  local t0=$SECONDS
   rm -rf "$tmp"
-  (cd "$dir" && GOFLAGS=-buildvcs=false GOBIN="$tmp" nice go install -trimpath -ldflags "-s -w $extra" "$pkg") ||
-    die "go install $pkg failed (see above)"
-  mv -f "$tmp/$name" "$bin/$name"
-  rm -rf "$tmp"
-  log "built $name in $((SECONDS - t0))s"
+  (cd "$dir" && GOFLAGS=-buildvcs=false GOBIN="$tmp" nice go install -trimpath -ldflags "-s -w $extra" "$pkg") &&
+    mv -f "$tmp/$name" "$bin/.$name.tmp" && rm -rf "$tmp"
 }
 
-build etcd -ldflags "-s -w" go.etcd.io/etcd/server/v3
+step etcd go_build "$mod" etcd -ldflags "-s -w" go.etcd.io/etcd/server/v3
 for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-  build "$c" -ldflags "$ldflags" "k8s.io/kubernetes/cmd/$c"
+  step "$c" go_build "$mod" "$c" -ldflags "$ldflags" "k8s.io/kubernetes/cmd/$c"
 done
-install_tool kwok "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+step kwok install_tool kwok "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 # helm's default version string is only "v3.19"; stamp the full one like its release builds do.
-install_tool helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+step helm install_tool helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
 
 # kwok's stage configs: pods get Ready/Running, nodes get Ready and heartbeat. Copied next to the binaries so the
 # harness does not depend on the module cache later. Sources live in kwok's module under kustomize/stage/.
@@ -149,14 +97,6 @@ cat > "$dir/manifest.json.tmp" <<EOF
 }
 EOF
 mv -f "$dir/manifest.json.tmp" "$dir/manifest.json"
-new_key="$(cat "$mod/go.mod" "$mod/go.sum" "$script" | sha256sum | cut -c1-12)"
-[ "$new_key" = "$key" ] || log "WARNING: go.mod/go.sum changed during the build (run 'go mod tidy' there and commit)"
-touch "$dir/.complete"
-write_current
-# Each go.mod/script change makes a new ~500 MB dir; keep the 3 newest finished ones (other worktrees may use
-# older keys), delete the rest.
-ls -1dt "$cache"/controlplane-*/.complete 2>/dev/null | tail -n +4 | while read -r stamp; do
-  log "removing old build $(dirname "$stamp")"
-  rm -rf "$(dirname "$stamp")"
-done
-log "done in $((SECONDS - start))s: $bin"
+# Each go.mod/script change makes a new ~460 MB dir; pruning (scripts/lib/build-common.sh) always keeps the 3 most
+# recently used.
+cache_finish 3

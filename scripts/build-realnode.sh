@@ -7,10 +7,9 @@
 #   meshgate-e2e-become-proxy  test/realnode/images/become-proxy.c, gcc -static: scenario S9's app (setuid(1337))
 #   meshgate-e2e-cri     test/realnode/cri (own go.mod): the CRI client of the emulation check
 # OCI image archives are made from these by the harness at run time (test/realnode/harness/image.ts): milliseconds.
-# The cache dir is keyed by the first 12 hex digits of sha256(go.mod + go.sum + this script + proxy.c +
-# become-proxy.c + the CRI client's go.mod, go.sum and main.go), so editing any of them gives a fresh dir and an
-# unchanged tree reuses the finished one. test/realnode/harness/binaries.ts recomputes the same key; keep the two in
-# sync. The kubelet depends only on the control-plane module: a new dir copies it from an older one built from the
+# The cache dir is keyed by go.mod + go.sum + this script + proxy.c + become-proxy.c + the CRI client's go.mod, go.sum
+# and main.go (+ the preamble scripts/lib/build-common.sh); test/realnode/harness/binaries.ts finds it with the same
+# key. The kubelet depends only on the control-plane module: a new dir copies it from an older one built from the
 # same go.mod/go.sum (bin/kubelet.key), so editing proxy.c or become-proxy.c costs a second, not a kubelet build.
 #
 # Layout: ${MESHGATE_CACHE:-$HOME/.cache/meshgate}/realnode-<key>/
@@ -18,54 +17,33 @@
 #   manifest.json   versions and paths
 #   .complete       written last; its presence is the "cache is usable" signal
 # and ${MESHGATE_CACHE}/realnode-current.json pointing at the last completed dir.
-set -euo pipefail
+part=realnode
+source "$(dirname "${BASH_SOURCE[0]}")/lib/build-common.sh"
 
 PAUSE_VERSION=3.10.1 # build/pause/Makefile TAG of Kubernetes 1.34
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mod="$root/test/e2e/controlplane"
-script="$root/scripts/build-realnode.sh"
+cri="$root/test/realnode/cri"
 proxy_src="$root/test/realnode/images/proxy.c"
 become_src="$root/test/realnode/images/become-proxy.c"
-cri="$root/test/realnode/cri"
-log() { printf '[realnode] %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-
-key="$(cat "$mod/go.mod" "$mod/go.sum" "$script" "$proxy_src" "$become_src" "$cri/go.mod" "$cri/go.sum" "$cri/main.go" | sha256sum | cut -c1-12)"
+key_inputs() {
+  printf '%s\n' "$mod/go.mod" "$mod/go.sum" "$root/scripts/build-realnode.sh" "$proxy_src" "$become_src" \
+    "$cri/go.mod" "$cri/go.sum" "$cri/main.go"
+}
 kubelet_key="$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -c1-64)"
-cache="${MESHGATE_CACHE:-$HOME/.cache/meshgate}"
-dir="$cache/realnode-$key"
-bin="$dir/bin"
-
-write_current() {
+# realnode-current.json, rewritten only when it changes, so warm runs stay read-only.
+on_complete() {
   local want; want="{\"dir\": \"$dir\", \"binDir\": \"$bin\", \"manifest\": \"$dir/manifest.json\"}"
   if [ "$(cat "$cache/realnode-current.json" 2>/dev/null)" != "$want" ]; then
     printf '%s\n' "$want" > "$cache/realnode-current.json.tmp"
     mv -f "$cache/realnode-current.json.tmp" "$cache/realnode-current.json"
   fi
 }
-
-if [ -f "$dir/.complete" ]; then
-  write_current
-  log "up to date: $bin"
-  exit 0
-fi
-
-command -v go >/dev/null 2>&1 || die "go is not on PATH. Install Go >= 1.25 (kubelet is built from source with it)."
-command -v gcc >/dev/null 2>&1 || die "gcc is not on PATH (apt-get install gcc libc6-dev): pause and the proxy stand-in are static C."
-mkdir -p "$bin"
-exec 9>"$dir/.lock"
-if ! flock -n 9; then
-  log "another build of $dir is running; waiting for it"
-  flock 9
-fi
-if [ -f "$dir/.complete" ]; then write_current; log "up to date: $bin"; exit 0; fi
-
-# Same Go environment as scripts/build-controlplane.sh (see there for why each variable): with the same flags the
-# kubelet build reuses the control plane's build cache, so only ~100 kubelet-only packages are compiled.
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" GOSUMDB=off
-export GOPROXY="${GOPROXY:-$(go env GOPROXY)}"
-[ -n "$GOPROXY" ] || export GOPROXY="https://proxy.golang.org,direct"
+cache_begin "$@"
+# With the control plane's Go environment the kubelet build reuses its build cache: only ~100 kubelet-only packages
+# are compiled.
+go_env 1.25
+need gcc "apt-get install gcc libc6-dev: pause and the proxy stand-in are static C."
 
 k8s_version="$(cd "$mod" && go list -m -f '{{.Version}}' k8s.io/kubernetes)"
 k8s_src="$(cd "$mod" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)"
@@ -82,29 +60,19 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 
 log "building kubelet $k8s_version, pause $PAUSE_VERSION and the proxy stand-in into $dir"
-start=$SECONDS
-step() { # step <name> <command...>: run the command (which writes bin/.<name>.tmp), then rename into place
-  local name="$1"; shift
-  if [ -x "$bin/$name" ]; then log "$name already built"; return; fi
-  log "building $name… (elapsed $((SECONDS - start))s)"
-  local t0=$SECONDS
-  "$@" || die "building $name failed (see above)"
-  mv -f "$bin/.$name.tmp" "$bin/$name"
-  log "built $name in $((SECONDS - t0))s"
-}
 # A kubelet built from the same go.mod/go.sum in an older dir is the same kubelet (only the -X buildDate differs).
 for old in "$cache"/realnode-*/bin; do
   [ ! -x "$bin/kubelet" ] && [ "$old" != "$bin" ] && [ -x "$old/kubelet" ] && [ "$(cat "$old/kubelet.key" 2>/dev/null)" = "$kubelet_key" ] || continue
   log "kubelet: reusing $old/kubelet (same control-plane go.mod/go.sum)"
   cp "$old/kubelet" "$bin/.kubelet.tmp" && mv -f "$bin/.kubelet.tmp" "$bin/kubelet"
 done
-step kubelet bash -c "cd '$mod' && nice go build -trimpath -ldflags '$ldflags' -o '$bin/.kubelet.tmp' k8s.io/kubernetes/cmd/kubelet"
+step kubelet go_build "$mod" kubelet -ldflags "$ldflags" k8s.io/kubernetes/cmd/kubelet
 printf '%s\n' "$kubelet_key" > "$bin/kubelet.key"
 # Flags as in build/pause/Makefile (CFLAGS = -Os -Wall -Werror -static -DVERSION=...).
 step pause gcc -Os -Wall -Werror -static "-DVERSION=v$PAUSE_VERSION" -o "$bin/.pause.tmp" "$k8s_src/build/pause/linux/pause.c"
 step meshgate-e2e-proxy gcc -Os -Wall -Werror -static -o "$bin/.meshgate-e2e-proxy.tmp" "$proxy_src"
 step meshgate-e2e-become-proxy gcc -Os -Wall -Werror -static -o "$bin/.meshgate-e2e-become-proxy.tmp" "$become_src"
-step meshgate-e2e-cri bash -c "cd '$cri' && nice go build -trimpath -ldflags '-s -w' -o '$bin/.meshgate-e2e-cri.tmp' ."
+step meshgate-e2e-cri go_build "$cri" meshgate-e2e-cri -ldflags "-s -w" .
 
 cat > "$dir/manifest.json.tmp" <<EOF
 {
@@ -116,11 +84,5 @@ cat > "$dir/manifest.json.tmp" <<EOF
 }
 EOF
 mv -f "$dir/manifest.json.tmp" "$dir/manifest.json"
-touch "$dir/.complete"
-write_current
-# A kubelet is ~80 MB: keep the 3 newest finished dirs (other worktrees may use older keys), delete the rest.
-ls -1dt "$cache"/realnode-*/.complete 2>/dev/null | tail -n +4 | while read -r stamp; do
-  log "removing old build $(dirname "$stamp")"
-  rm -rf "$(dirname "$stamp")"
-done
-log "done in $((SECONDS - start))s: $bin"
+# A kubelet is ~80 MB; pruning always keeps the 3 most recently used dirs.
+cache_finish 3

@@ -13,7 +13,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import type { Registry } from 'prom-client';
 import { buildApp } from '../src/server/app.ts';
 import {
   createMetrics,
@@ -33,7 +32,8 @@ const END = '<!-- metrics-table:end -->';
 export type Component = 'webhook' | 'node-agent' | 'repair-controller';
 
 export interface Family {
-  component: Component;
+  /** The processes that export it (meshgate_build_info: all three). */
+  components: Component[];
   type: string;
   help: string;
   labels: string[];
@@ -54,7 +54,7 @@ export async function meshgateFamilies(): Promise<Map<string, Family>> {
   registerCertificateMetrics(webhook.registry, { current: () => pair });
   registerNodeMetrics(webhook.registry, new NodeFactStore());
   registerConfigMetrics(webhook.registry, { privileges: 'restricted', baselineNamespaces: ['legacy'] });
-  const registries: Array<[Component, Registry]> = [
+  const registries: Array<[Component, { getMetricsAsArray(): object[] }]> = [
     ['webhook', webhook.registry],
     ['node-agent', createAgentMetrics().registry],
     ['repair-controller', createRepairMetrics().registry],
@@ -68,7 +68,9 @@ export async function meshgateFamilies(): Promise<Map<string, Family>> {
         type: string;
         labelNames?: string[];
       };
-      out.set(name, { component, type: String(type), help, labels: [...(labelNames ?? [])] });
+      const known = out.get(name);
+      if (known) known.components.push(component);
+      else out.set(name, { components: [component], type: String(type), help, labels: [...(labelNames ?? [])] });
     }
   }
   return out;
@@ -78,7 +80,7 @@ export async function renderMetricsTable(): Promise<string> {
   const families = await meshgateFamilies();
   const rows = [...families].map(
     ([name, f]) =>
-      `| \`${name}\` | ${f.component} | ${f.type} | ${f.labels.map((l) => `\`${l}\``).join(', ')} | ${f.help.replaceAll('|', '\\|')} |`,
+      `| \`${name}\` | ${f.components.join(', ')} | ${f.type} | ${f.labels.map((l) => `\`${l}\``).join(', ')} | ${f.help.replaceAll('|', '\\|')} |`,
   );
   return `${BEGIN}\n| Name | Exported by | Type | Labels | Meaning |\n|---|---|---|---|---|\n${rows.join('\n')}\n${END}`;
 }

@@ -148,19 +148,24 @@ export async function compareMain(
         `  ${s.name}: throughput B/A, median of the first and of the second half of the rounds: ${first.toFixed(3)} and ${second.toFixed(3)}`,
       );
     }
-    const after = summary.after;
+    // Issue 22 retired the in-process (<= 5 µs) and echo (>= 0.85) targets, which this host's noise decides. The guard
+    // left: no regression beyond the noise the run shows for the BEFORE tree against itself, measured on the server's
+    // CPU added per review (B - A), the steadiest figure: the spread of its per-round values over the two halves.
+    const added = (name: 'before' | 'after') => rounds.map((r) => r[name].B.cpuUsPerReview - r[name].A.cpuUsPerReview);
+    const [b1, b2] = halfMedians(added('before'));
+    const noise = Math.abs(b1 - b2);
+    const delta = summary.after.addedCpuUs - summary.before.addedCpuUs;
+    log(
+      `  CPU added per review (B - A): before +${summary.before.addedCpuUs.toFixed(1)} µs (halves +${b1.toFixed(1)}, ` +
+        `+${b2.toFixed(1)}: noise ${noise.toFixed(1)} µs), after +${summary.after.addedCpuUs.toFixed(1)} µs: ` +
+        `${delta >= 0 ? '+' : ''}${delta.toFixed(1)} µs`,
+    );
     const targets = [
       {
-        name: 'after: in-process mutate + answer per corpus review',
-        value: after.inProcess.mutateAndAnswerUs,
-        target: '<= 5 µs',
-        pass: after.inProcess.mutateAndAnswerUs <= 5,
-      },
-      {
-        name: 'after: throughput B/A (median of rounds)',
-        value: after.throughputBA,
-        target: '>= 0.85',
-        pass: after.throughputBA >= 0.85,
+        name: "after - before: server CPU added per review, beyond the before tree's own noise",
+        value: Number((delta - noise).toFixed(1)),
+        target: '<= 0 µs',
+        pass: delta <= noise,
       },
     ];
     for (const t of targets) log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.name} = ${t.value} (target ${t.target})`);

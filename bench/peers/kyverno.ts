@@ -7,15 +7,13 @@
  * GOMAXPROCS=1 and every thread on the server CPU. POST /mutate/fail is the path its webhook configuration gives
  * the apiserver for a policy with failurePolicy Fail.
  */
-import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { ControlPlane } from '../../test/e2e/harness/index.ts';
 import { freePort, waitFor } from '../../test/e2e/harness/index.ts';
-import { repoRoot } from '../../test/e2e/harness/binaries.ts';
+import { buildCacheDir } from '../../test/support/build-cache.ts';
 import { httpGet } from '../../test/e2e/harness/net.ts';
 import * as procs from '../../test/e2e/harness/procs.ts';
 import { testConfig } from '../../test/support/config.ts';
@@ -30,13 +28,9 @@ const SERVICE = 'kyverno-svc';
 const CA_SECRET = `${SERVICE}.${NAMESPACE}.svc.kyverno-tls-ca`;
 const TLS_SECRET = `${SERVICE}.${NAMESPACE}.svc.kyverno-tls-pair`;
 
-/** Same key as scripts/build-kyverno.sh: sha256(go.mod ‖ go.sum ‖ script), first 12 hex digits. */
-function kyvernoDir(): string {
-  const hash = createHash('sha256');
-  for (const f of ['test/kyverno/go.mod', 'test/kyverno/go.sum', 'scripts/build-kyverno.sh'])
-    hash.update(readFileSync(join(repoRoot, f)));
-  const cache = process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate');
-  return join(cache, `kyverno-${hash.digest('hex').slice(0, 12)}`);
+/** scripts/build-kyverno.sh's dir: its key inputs, in its order (test/support/build-cache.ts). */
+export function kyvernoDir(): string {
+  return buildCacheDir('kyverno', ['test/kyverno/go.mod', 'test/kyverno/go.sum', 'scripts/build-kyverno.sh']);
 }
 
 /** Kyverno reads `$(…)` in a policy as a reference to substitute; Kubernetes' own `$(VAR)` must be escaped `\$(`. */

@@ -16,6 +16,7 @@ import type { Review } from '../corpus.ts';
 import { median, round } from '../stats.ts';
 import { istioPeer, meshgatePeer, type Peer } from './peers.ts';
 import { kyvernoPeer, type KyvernoUnavailable } from './kyverno.ts';
+import { linkerdPeer } from './linkerd.ts';
 import { sampleProc } from './proc-stats.ts';
 import { apiserverShaped } from './shaped.ts';
 
@@ -109,6 +110,9 @@ export async function runPeers(reviews: Review[], o: PeerOptions, log: (s: strin
     log(
       `istio: ${istio.injectedCount} of ${reviews.length} corpus pods injected by Istio's webhook (the companion's input)`,
     );
+    const linkerd = await linkerdPeer(cp, reviews);
+    peers.push(linkerd);
+    log(`linkerd: ${linkerd.injectedCount} of ${reviews.length} corpus pods injected by Linkerd's webhook`);
     // In table order, before Istio; each is in `peers` as soon as it runs, so `finally` stops it.
     const own = [
       ['echo', 'meshgate transport only, /allow', 'custom', '/allow', reviews],

@@ -9,6 +9,7 @@
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import type { PodNeeds } from '../kube/pod-mode-cache.ts';
+import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import type { AdmissionScope, Marker } from '../mark/admission.ts';
 import { atLevel, LEVELS, type Level } from './level.ts';
 import { mutate } from './mutate.ts';
@@ -37,6 +38,7 @@ export interface HandlerDeps {
   config: Compiled;
   nodes: NodeFacts;
   podNeeds?: PodNeeds;
+  namespaces?: NamespaceLabels;
   onLookup?: ValidateDeps['onLookup'];
   marker?: Marker;
 }

@@ -12,11 +12,12 @@
  *   meshgate.io/would-deny with the reason and message, which `meshgate check --audit` reports and the repair
  *   controller turns into an Event.
  */
-import { escapePointer, type PatchOp } from '../inject/patch.ts';
+import { ENFORCEMENT_LEVELS, type EnforcementLevel } from '../config/types.ts';
+import { escapePointer, type PatchOp } from '../contract/patch.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 
-export type Level = 'enforce' | 'warn' | 'audit';
-export const LEVELS: readonly Level[] = ['enforce', 'warn', 'audit'];
+export type Level = EnforcementLevel;
+export const LEVELS: readonly Level[] = ENFORCEMENT_LEVELS;
 
 export const WOULD_DENY_LABEL = 'meshgate.io/would-deny';
 export const WOULD_DENY_ANNOTATION = 'meshgate.io/would-deny';
@@ -66,4 +67,26 @@ function recordOps(object: unknown, level: Level, v: Extract<Verdict, { kind: 'd
       : { op: 'add', path: '/metadata/annotations', value: { [WOULD_DENY_ANNOTATION]: note } },
   );
   return ops;
+}
+
+/** A refusal recorded on a pod admitted below enforce, as `recordOps` wrote it. */
+export interface WouldDeny {
+  level: 'warn' | 'audit';
+  reason: string;
+  message: string;
+}
+
+/**
+ * The record of `recordOps` read back from a pod's labels and annotations; undefined when the pod carries none (or
+ * not in that form: the label and annotation are the pod author's to write too, so this is a report, never trust).
+ */
+export function readWouldDeny(
+  labels: Readonly<Record<string, string>> | undefined,
+  annotations: Readonly<Record<string, string>> | undefined,
+): WouldDeny | undefined {
+  const level = labels?.[WOULD_DENY_LABEL];
+  const note = annotations?.[WOULD_DENY_ANNOTATION];
+  if ((level !== 'warn' && level !== 'audit') || note === undefined) return undefined;
+  const m = /^([a-z_]{1,64}): ([\s\S]*)$/.exec(note);
+  return m ? { level, reason: m[1], message: m[2] } : { level, reason: 'unknown', message: note };
 }

@@ -5,10 +5,11 @@
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { decide } from '../inject/decide.ts';
-import type { PatchOp } from '../inject/patch.ts';
-import type { ReasonCode } from '../inject/reasons.ts';
+import type { PatchOp } from '../contract/patch.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
 import { type AdmissionScope, type Marker, markOps } from '../mark/admission.ts';
 import type { PodInput } from '../policy/screen.ts';
+import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import { MAX_PATCH_OPS } from '../policy/limits.ts';
 import { isPodCreate, podInput } from './pod-request.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
@@ -18,11 +19,13 @@ export interface HandlerDeps {
   nodes: NodeFacts;
   /** Signs the admission mark; undefined: pods are not marked (no key configured, as offline). */
   marker?: Marker;
+  /** Istio ambient: namespace labels from the watch-backed cache. */
+  namespaces?: NamespaceLabels;
 }
 
 export function mutate(r: AdmissionRequest, deps: HandlerDeps, scope: AdmissionScope = 'namespace'): Verdict {
   if (!isPodCreate(r)) return { kind: 'allow', reason: 'not_a_pod_create' };
-  const input = podInput(r);
+  const input = podInput(r, deps.namespaces?.get);
   if (!input.ok) return input.verdict;
   const d = decide(input.value, deps.nodes, deps.config);
   switch (d.kind) {

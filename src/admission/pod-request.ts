@@ -3,7 +3,7 @@
  * UPDATE) parsed once by the one pod parser, with a verdict naming the problem when a body is not a pod.
  */
 import { parsePod } from '../pod/parse.ts';
-import type { Pod } from '../pod/types.ts';
+import type { Pod } from '../contract/pod.ts';
 import type { PodInput } from '../policy/screen.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 
@@ -40,10 +40,24 @@ function namespaceOf(r: AdmissionRequest, p: Pod): string {
   return r.namespace ?? p.metadata?.namespace ?? 'default';
 }
 
-export function podInput(r: AdmissionRequest): Parsed<PodInput> {
+/** `labelsOf`: the namespace label cache (Istio ambient's selectors read it); absent, the labels are unknown. */
+export function podInput(
+  r: AdmissionRequest,
+  labelsOf?: (namespace: string) => Readonly<Record<string, string>> | undefined,
+): Parsed<PodInput> {
   const p = pod(r.object, 'request.object');
   if (!p.ok) return p;
-  return { ok: true, value: { pod: p.value, namespace: namespaceOf(r, p.value), requester: r.userInfo?.username } };
+  const namespace = namespaceOf(r, p.value);
+  const namespaceLabels = labelsOf?.(namespace);
+  return {
+    ok: true,
+    value: {
+      pod: p.value,
+      namespace,
+      requester: r.userInfo?.username,
+      ...(namespaceLabels ? { namespaceLabels } : {}),
+    },
+  };
 }
 
 export function podUpdateInput(

@@ -3,8 +3,8 @@
  * never builds responses; it returns a Verdict (admission/verdict.ts) that this module encodes. The response
  * always echoes the request's uid and apiVersion, as the apiserver requires.
  */
-import type { PatchOp } from '../inject/patch.ts';
-import { isObject, jsonString } from '../util/json.ts';
+import type { PatchOp } from '../contract/patch.ts';
+import { isObject } from '../util/json.ts';
 import { base64JsonPatch } from '../util/base64-json.ts';
 
 export const SUPPORTED_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'];
@@ -128,9 +128,11 @@ export function encodeResponse(apiVersion: string, uid: string, v: Verdict): Adm
 }
 
 /**
- * The response as JSON text, written field by field: the response has a fixed, small shape, and the base64
- * patch (most of the body) has no character JSON must escape, so it is copied in as it is. Text over
- * MAX_ANSWER_BYTES (long warnings or messages) is replaced by an errored review saying so.
+ * The response as JSON text, written field by field: the response has a fixed, small shape, and the base64 patch
+ * (most of the body) has no character JSON must escape, so it is copied in as it is (a rope the socket write
+ * flattens, never scanned). Kept after measuring with the patch encoder (issue 22, docs/benchmarks.md). Text over
+ * MAX_ANSWER_BYTES (long warnings or messages) is replaced by an errored review saying so. Pinned to JSON.stringify's
+ * text of the same response, key order included, by test/util/json.test.ts.
  */
 export function serializeResponse(body: AdmissionResponseBody): string {
   const s = writeResponse(body);
@@ -145,7 +147,7 @@ export function serializeResponse(body: AdmissionResponseBody): string {
 
 /** An answer's text up to its uid. */
 const openingOf = (apiVersion: string) =>
-  `{"apiVersion":${jsonString(apiVersion)},"kind":"AdmissionReview","response":{"uid":`;
+  `{"apiVersion":${JSON.stringify(apiVersion)},"kind":"AdmissionReview","response":{"uid":`;
 /** The opening of every supported apiVersion, written once: the review's own strings are its uid and messages. */
 const OPENING: ReadonlyMap<string, string> = new Map(SUPPORTED_VERSIONS.map((v) => [v, openingOf(v)]));
 const AUDIT_OPENING = `,"auditAnnotations":{${JSON.stringify(REASON_AUDIT_KEY)}:`;
@@ -153,15 +155,14 @@ const AUDIT_OPENING = `,"auditAnnotations":{${JSON.stringify(REASON_AUDIT_KEY)}:
 function writeResponse(body: AdmissionResponseBody): string {
   const r = body.response;
   const opening = OPENING.get(body.apiVersion) ?? openingOf(body.apiVersion);
-  let s = `${opening}${jsonString(r.uid)},"allowed":${r.allowed === true}`;
-  if (r.patchType !== undefined) s += ',"patchType":"JSONPatch"';
+  let s = `${opening}${JSON.stringify(r.uid)},"allowed":${r.allowed === true}`;
+  if (r.patchType !== undefined) s += `,"patchType":"JSONPatch","patch":"${r.patch}"`;
   if (r.status !== undefined) s += `,"status":${JSON.stringify(r.status)}`;
   if (r.warnings !== undefined) s += `,"warnings":${JSON.stringify(r.warnings)}`;
   if (r.auditAnnotations !== undefined) {
-    s += `${AUDIT_OPENING}${jsonString(r.auditAnnotations[REASON_AUDIT_KEY])}`;
+    s += `${AUDIT_OPENING}${JSON.stringify(r.auditAnnotations[REASON_AUDIT_KEY])}`;
     const level = r.auditAnnotations[WOULD_DENY_AUDIT_KEY];
     s += level === undefined ? '}' : `,${JSON.stringify(WOULD_DENY_AUDIT_KEY)}:"${level}"}`;
   }
-  if (r.patch !== undefined) s += `,"patch":"${r.patch}"`;
   return `${s}}}`;
 }

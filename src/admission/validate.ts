@@ -10,6 +10,7 @@ import { checkPosture } from '../policy/posture.ts';
 import { checkBinding, type RedirectNeed } from '../policy/binding.ts';
 import { checkUpdate } from '../policy/update.ts';
 import type { PodNeeds } from '../kube/pod-mode-cache.ts';
+import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import { type AdmissionScope, judgeMark, type Marker } from '../mark/admission.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 import { isBinding, isPodCreate, isPodUpdate, podInput, podUpdateInput } from './pod-request.ts';
@@ -22,6 +23,8 @@ export interface ValidateDeps {
   onLookup?: (source: 'cache' | 'get' | 'get_failed' | 'no_cache') => void;
   /** Verifies the admission mark a pod CREATE carries; undefined: no key, so any mark is refused. */
   marker?: Marker;
+  /** Istio ambient: namespace labels from the watch-backed cache. */
+  namespaces?: NamespaceLabels;
 }
 
 async function podNeed(ns: string, name: string, deps: ValidateDeps): Promise<RedirectNeed | undefined> {
@@ -70,11 +73,12 @@ export async function validate(
     const input = podUpdateInput(r);
     if (!input.ok) return input.verdict;
     const { old, pod, namespace, requester } = input.value;
-    const res = checkUpdate(old, pod, namespace, requester, deps.nodes, deps.config);
+    const labels = deps.namespaces?.get(namespace);
+    const res = checkUpdate(old, pod, namespace, requester, deps.nodes, deps.config, labels);
     return res.ok ? { kind: 'allow', reason: res.reason } : { kind: 'deny', reason: res.reason, message: res.message };
   }
   if (!isPodCreate(r)) return { kind: 'allow', reason: 'not_a_pod_create' };
-  const input = podInput(r);
+  const input = podInput(r, deps.namespaces?.get);
   if (!input.ok) return input.verdict;
   const res = checkPosture(input.value, deps.nodes, deps.config);
   if (!res.ok) return { kind: 'deny', reason: res.reason, message: res.message };

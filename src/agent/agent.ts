@@ -23,14 +23,17 @@
  * one more run. See test/agent/latency.test.ts for the measured figures.
  */
 import { readSnapshot as readSnapshotFromDisk } from '../cni/snapshot.ts';
-import type { LibcniLine, Runtime, Snapshot, Verdict } from '../cni/types.ts';
+import type { LibcniLine, MultusOptions, Runtime, Snapshot, Verdict } from '../cni/types.ts';
 import type { RedirectExpectations } from '../cni/plugin-config.ts';
 import { DirWatcher, type WatchFactory } from './dir-watcher.ts';
 import { judgeSnapshot } from './judge.ts';
+import { type AmbientCheckConfig, readAmbientFacts } from './ambient-facts.ts';
+import type { AmbientFacts } from '../cni/ambient.ts';
 import { Watches } from './watches.ts';
 import { desiredState, isUpToDate, type PublishedState } from './node-state.ts';
 import { readMark, underQuarantine, wantsTaint } from '../node/quarantine.ts';
 import type { NodePublisher } from './publisher.ts';
+import { errorFields, errorText } from '../log/fields.ts';
 
 export interface AgentConfig {
   nodeName: string;
@@ -41,6 +44,10 @@ export interface AgentConfig {
   /** --libcni: a line, or 'auto' (the line of the runtime the Node reports; every line when unknown). */
   libcni: LibcniLine | 'auto';
   maxConfNum: number;
+  /** Multus' dirs read and watched besides the conf dir (--multus-dir); empty: none. */
+  multusDirs?: readonly string[];
+  /** How to follow Multus: path aliases and the OpenShift model's network (src/cni/multus.ts). */
+  multus?: MultusOptions;
   /**
    * Periodic re-verification and Node re-read, in case an event was missed or someone edited the Node. Default
    * 5 min: events are rarely lost, and this bounds the background cost to one dir read and one GET per node.
@@ -56,6 +63,8 @@ export interface AgentConfig {
   expect?: RedirectExpectations;
   /** While the Node carries a quarantine mark, re-read it this often (default QUARANTINE_RECHECK_MS). */
   quarantineRecheckMs?: number;
+  /** Istio ambient (config ambient.enabled): also check istio-cni's node agent and ztunnel (src/cni/ambient.ts). */
+  ambient?: AmbientCheckConfig;
 }
 
 /** pino's call shape, so a pino logger fits and tests can pass a silent one. */
@@ -102,7 +111,9 @@ export interface AgentDeps {
   now?: () => Date;
   /** Defaults to fs.watch-based DirWatcher; tests pass a no-op one to prove the resync alone suffices. */
   watch?: WatchFactory;
-  readSnapshot?: (confDir: string, binDirs: readonly string[]) => Promise<Snapshot>;
+  readSnapshot?: (confDir: string, binDirs: readonly string[], extraDirs?: readonly string[]) => Promise<Snapshot>;
+  /** Reads the ambient components (default readAmbientFacts); tests pass their own. */
+  readAmbient?: (c: AmbientCheckConfig) => Promise<AmbientFacts>;
 }
 
 /** Retry delays after a failed read/publish: doubling from 1 s up to 30 s (the apiserver may be restarting). */
@@ -132,6 +143,9 @@ export class NodeAgent {
   #debounce: NodeJS.Timeout | undefined;
   #retry: NodeJS.Timeout | undefined;
   #resync: NodeJS.Timeout | undefined;
+  #ambientPoll: NodeJS.Timeout | undefined;
+  /** The ambient components as last read (ambient checks only). */
+  #ambientFacts: AmbientFacts | undefined;
   #recheck: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #dirty = false;
@@ -150,6 +164,7 @@ export class NodeAgent {
       now: () => new Date(),
       watch: DirWatcher.create,
       readSnapshot: readSnapshotFromDisk,
+      readAmbient: readAmbientFacts,
       observer: NO_OBSERVER,
       ...deps,
     };
@@ -172,14 +187,18 @@ export class NodeAgent {
 
   /** Arms the watches and the resync, and runs the first verification; resolves once that has run. */
   async start(): Promise<void> {
-    const { confDir, binDirs, resyncMs } = this.#config;
-    const onError = (err: Error) => this.#deps.log.warn({ err: err.message }, 'watch failed; relying on resync');
-    this.#watches = new Watches([confDir, ...binDirs], this.#deps.watch, (why) => this.trigger(why), onError);
+    const { confDir, binDirs, resyncMs, multusDirs = [] } = this.#config;
+    const onError = (err: Error) => this.#deps.log.warn({ err: errorFields(err) }, 'watch failed; relying on resync');
+    const fixed = [confDir, ...binDirs, ...multusDirs];
+    this.#watches = new Watches(fixed, this.#deps.watch, (why) => this.trigger(why), onError);
     this.#watches.sync();
     this.#resync = setInterval(() => {
       this.#published = undefined; // re-read the Node too: someone may have edited or removed our marks
       this.trigger('resync');
     }, resyncMs);
+    // A component that dies sends no file event: poll them (each poll publishes only a changed verdict).
+    const ambient = this.#config.ambient;
+    if (ambient) this.#ambientPoll = setInterval(() => this.trigger('ambient poll'), ambient.pollMs);
     await this.#run('start');
   }
 
@@ -199,6 +218,7 @@ export class NodeAgent {
     this.#watches?.close();
     for (const t of [this.#debounce, this.#retry, this.#recheck]) clearTimeout(t);
     clearInterval(this.#resync);
+    clearInterval(this.#ambientPoll);
     await this.#running;
   }
 
@@ -228,20 +248,22 @@ export class NodeAgent {
 
   /** The verdict on a snapshot under the runtime version last read; recorded and reported as checked. */
   #judge(snapshot: Snapshot): Verdict {
-    const verdict = judgeSnapshot(snapshot, this.#config, this.#runtimeVersion, this.#deps.now);
+    const verdict = judgeSnapshot(snapshot, this.#config, this.#runtimeVersion, this.#deps.now, this.#ambientFacts);
     this.#lastVerdict = verdict;
     this.#deps.observer.checked(verdict);
     return verdict;
   }
 
   async #reconcile(why: string): Promise<void> {
-    const { nodeName, confDir, binDirs, taintUnverified } = this.#config;
+    const { nodeName, confDir, binDirs, taintUnverified, multusDirs = [] } = this.#config;
     const { publisher, log, observer } = this.#deps;
     let step: AgentStep = 'read_files';
     try {
       this.#watches?.ensure();
-      const snapshot = await this.#deps.readSnapshot(confDir, binDirs);
+      const snapshot = await this.#deps.readSnapshot(confDir, binDirs, multusDirs);
       this.#watches?.sync(snapshot);
+      const ambient = this.#config.ambient;
+      if (ambient) this.#ambientFacts = await this.#deps.readAmbient(ambient);
       let verdict = this.#judge(snapshot);
       step = 'read_node';
       const heartbeatDue = this.#deps.now().getTime() - this.#lastWriteAt >= this.#config.resyncMs * HEARTBEAT_SHARE;
@@ -290,13 +312,10 @@ export class NodeAgent {
       this.#lastSyncedAt = this.#deps.now().getTime();
       this.#lastError = undefined;
     } catch (err) {
-      this.#lastError = { step, message: (err as Error).message };
+      this.#lastError = { step, message: errorText(err) };
       observer.failed(step, err as Error);
       this.#published = undefined; // we do not know what the Node says any more: re-read before the next write
-      log.error(
-        { why, err: (err as Error).message, retryInMs: this.#retryMs },
-        'verification not published; will retry',
-      );
+      log.error({ why, err: errorFields(err), retryInMs: this.#retryMs }, 'verification not published; will retry');
       if (!this.#stopped) {
         clearTimeout(this.#retry);
         this.#retry = setTimeout(() => this.trigger('retry'), this.#retryMs);

@@ -2,11 +2,12 @@
  * Validation of the CNI flags shared by `meshgate node-agent` and `meshgate check-node`, so both accept the same
  * spellings. Throws UsageError (exit 2). Kept free of heavy imports: check-node must start fast.
  */
-import { UsageError } from '../cli/args.ts';
+import { UsageError } from '../util/args.ts';
 import { isLibcniChoice } from '../cni/libcni-line.ts';
+import { THICK_CONF_DIR } from '../cni/multus.ts';
 import { parseRuntimeVersion } from '../cni/runtime-version.ts';
-import { LIBCNI_LINES, type LibcniLine, RUNTIMES, type Runtime } from '../cni/types.ts';
-import { parseDuration } from './duration.ts';
+import { LIBCNI_LINES, type LibcniLine, type PathAlias, RUNTIMES, type Runtime } from '../cni/types.ts';
+import { parseDuration } from '../util/duration.ts';
 
 /** The runtime's default plugin dir. */
 export const DEFAULT_BIN_DIR = '/opt/cni/bin';
@@ -18,6 +19,31 @@ export function splitDirs(values: string[] | undefined): string[] {
     .map((d) => d.trim())
     .filter(Boolean);
   return dirs.length > 0 ? dirs : [DEFAULT_BIN_DIR];
+}
+
+/** `--multus-dir`: Multus' dirs the agent reads besides the conf dir (repeatable or comma-separated; none by default). */
+export function multusDirs(values: string[] | undefined): string[] {
+  const dirs = (values ?? []).flatMap((v) => v.split(',')).map((d) => d.trim());
+  const bad = dirs.find((d) => !d.startsWith('/'));
+  if (bad !== undefined) throw new UsageError(`--multus-dir must be an absolute path, got "${bad}"`);
+  return dirs;
+}
+
+/**
+ * `--multus-path FROM=TO` (repeatable): Multus' configuration names FROM where the host has TO (the thick plugin's
+ * daemon runs in a container). The alias ${THICK_CONF_DIR}=<conf dir> is added unless one is given for it: the
+ * upstream thick daemonset and OpenShift both mount the runtime's conf dir there.
+ */
+export function multusPaths(values: string[] | undefined, confDir: string): PathAlias[] {
+  const paths = (values ?? []).map((v) => {
+    const eq = v.indexOf('=');
+    const from = v.slice(0, eq);
+    const to = v.slice(eq + 1);
+    if (eq < 0 || !from.startsWith('/') || !to.startsWith('/'))
+      throw new UsageError(`--multus-path must be FROM=TO, two absolute paths, got "${v}"`);
+    return { from, to };
+  });
+  return paths.some((p) => p.from === THICK_CONF_DIR) ? paths : [...paths, { from: THICK_CONF_DIR, to: confDir }];
 }
 
 export function parseRuntime(value: string): Runtime {
@@ -56,7 +82,7 @@ export function parseCount(flag: string, value: string): number {
 
 export function durationFlag(flag: string, value: string): number {
   const ms = parseDuration(value);
-  if (ms === undefined) throw new UsageError(`${flag} must be a duration like 100ms, 30s or 5m, got "${value}"`);
+  if (typeof ms === 'string') throw new UsageError(`${flag}: ${ms}`);
   return ms;
 }
 

@@ -2,10 +2,10 @@
  * The node agent's probes, judged from where its loop stands (NodeAgent.status()). Pure, so each rule has a table
  * test (test/agent/health.test.ts).
  *
- * Liveness fails only when a restart would help: a reconcile that has hung (an API call that never returns: the
- * client has no timeout of its own) or a loop that stopped running (no attempt ended for two resync periods). An
- * unreachable apiserver is not such a case: attempts keep ending (in errors, retried with backoff), and a restart
- * would only lose the backoff.
+ * Liveness fails only when a restart would help: a reconcile that has hung (an API call that never returns; the
+ * client bounds each attempt, src/kube/api/client.ts, so this is the backstop) or a loop that stopped running (no
+ * attempt ended for two resync periods). An unreachable apiserver is not such a case: attempts keep ending (in
+ * errors, retried with backoff), and a restart would only lose the backoff.
  *
  * Readiness says the Node carries this agent's current verdict: the last reconcile succeeded and none has been stuck
  * for long. A DaemonSet rollout counts unready pods against maxUnavailable, so a new version that cannot publish

@@ -6,7 +6,8 @@
  */
 import { chooseLine, judgeByLine } from '../cni/libcni-line.ts';
 import { type RedirectExpectations, verifyWithPluginConfig } from '../cni/plugin-config.ts';
-import type { LibcniLine, Runtime, Snapshot, Verdict } from '../cni/types.ts';
+import type { LibcniLine, MultusOptions, Runtime, Snapshot, Verdict } from '../cni/types.ts';
+import { type AmbientFacts, withAmbient } from '../cni/ambient.ts';
 
 export interface JudgeConfig {
   runtime: Runtime;
@@ -15,6 +16,8 @@ export interface JudgeConfig {
   pluginType: string;
   maxConfNum: number;
   expect?: RedirectExpectations;
+  /** How to follow Multus (its path aliases, the OpenShift model's network). */
+  multus?: MultusOptions;
 }
 
 export function judgeSnapshot(
@@ -22,10 +25,14 @@ export function judgeSnapshot(
   config: JudgeConfig,
   containerRuntimeVersion: string | undefined,
   now: () => Date,
+  /** With ambient checks on: what the agent saw of istio-cni's node agent and ztunnel (src/cni/ambient.ts). */
+  ambient?: AmbientFacts,
 ): Verdict {
   const choice = chooseLine(config.runtime, config.libcni, containerRuntimeVersion);
-  const { runtime, pluginType, maxConfNum, expect } = config;
-  return judgeByLine(choice, (libcni) =>
-    verifyWithPluginConfig(snapshot, { runtime, libcni, pluginType, maxConfNum, now }, expect),
-  );
+  const { runtime, pluginType, maxConfNum, expect, multus } = config;
+  return judgeByLine(choice, (libcni) => {
+    const options = { runtime, libcni, pluginType, maxConfNum, now, multus };
+    const verdict = verifyWithPluginConfig(snapshot, options, expect);
+    return ambient ? withAmbient(verdict, snapshot, options, ambient) : verdict;
+  });
 }

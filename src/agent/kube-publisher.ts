@@ -1,22 +1,16 @@
 /**
- * `NodePublisher` on the Kubernetes API (@kubernetes/client-node 2.x). Needs RBAC `get`/`patch` on `nodes` and
- * `patch` on `nodes/status`.
+ * `NodePublisher` on the Kubernetes API (meshgate's own client, src/kube/api). Needs RBAC `get`/`patch` on `nodes`
+ * and `patch` on `nodes/status`.
  * A 409 (another writer changed the Node between the read and the patches, e.g. the repair controller withdrew it
  * while the agent was making it verified) means: read again and plan again.
- *
- * client-node 2.x picks the first patch content type of the OpenAPI list (application/json-patch+json) unless a
- * request option overrides the header: `setHeaderOptions('Content-Type', PatchStrategy.…)` adds a middleware
- * that does. See src/agent/node-patch.ts for why the Node gets a merge patch and nodes/status a strategic one.
+ * See src/agent/node-patch.ts for why the Node gets a merge patch and nodes/status a strategic one.
  */
-import {
-  ApiException,
-  CoreV1Api,
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1Node,
-} from '@kubernetes/client-node';
 import type { Verdict } from '../cni/types.ts';
+import { AccessError, inClusterAccess, kubeconfigAccess, SERVICE_ACCOUNT_DIR } from '../kube/api/access.ts';
+import { KubeClient } from '../kube/api/client.ts';
+import type { Node } from '../kube/api/objects.ts';
+import { core } from '../kube/api/paths.ts';
+import { statusCode } from '../kube/errors.ts';
 import { heartbeatPatch, planPatches, type NodePatches } from './node-patch.ts';
 import { observeNode, type PublishedState } from './node-state.ts';
 import type { NodePublisher } from './publisher.ts';
@@ -28,24 +22,30 @@ export const FIELD_MANAGER = 'meshgate-node-agent';
 const CONFLICT_RETRIES = 3;
 
 export class KubeNodePublisher implements NodePublisher {
-  readonly #api: CoreV1Api;
+  readonly #client: KubeClient;
   readonly #now: () => Date;
 
-  constructor(kubeConfig: KubeConfig, now: () => Date = () => new Date()) {
-    this.#api = kubeConfig.makeApiClient(CoreV1Api);
+  constructor(client: KubeClient, now: () => Date = () => new Date()) {
+    this.#client = client;
     this.#now = now;
   }
 
   /** From --kubeconfig when given, else the in-cluster service account. */
-  static fromFlags(kubeconfigPath: string | undefined): KubeNodePublisher {
-    const kc = new KubeConfig();
-    if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
-    else kc.loadFromCluster();
-    return new KubeNodePublisher(kc);
+  static async connect(
+    kubeconfigPath: string | undefined,
+    env: Readonly<Record<string, string | undefined>>,
+  ): Promise<KubeNodePublisher> {
+    const access = kubeconfigPath ? await kubeconfigAccess(kubeconfigPath) : inClusterAccess(env);
+    if (!access) throw new AccessError(`no service-account token in ${SERVICE_ACCOUNT_DIR}: pass --kubeconfig`);
+    return new KubeNodePublisher(new KubeClient(access));
+  }
+
+  #readNode(nodeName: string): Promise<Node> {
+    return this.#client.get<Node>(core('nodes', { name: nodeName }));
   }
 
   async read(nodeName: string): Promise<PublishedState> {
-    return observeNode(await this.#api.readNode({ name: nodeName }));
+    return observeNode(await this.#readNode(nodeName));
   }
 
   async heartbeat(nodeName: string): Promise<void> {
@@ -54,14 +54,14 @@ export class KubeNodePublisher implements NodePublisher {
 
   async publish(nodeName: string, verdict: Verdict, taint: boolean): Promise<PublishedState> {
     for (let attempt = 0; ; attempt++) {
-      const node = await this.#api.readNode({ name: nodeName });
+      const node = await this.#readNode(nodeName);
       const patches = planPatches(node, verdict, taint, this.#now());
       try {
         if (patches.guarded) await this.#verify(nodeName, node.metadata?.resourceVersion, patches);
         else await this.#unverify(nodeName, patches);
         return patches.state;
       } catch (err) {
-        if (!(err instanceof ApiException && err.code === 409) || attempt >= CONFLICT_RETRIES) throw err;
+        if (statusCode(err) !== 409 || attempt >= CONFLICT_RETRIES) throw err;
       }
     }
   }
@@ -85,18 +85,14 @@ export class KubeNodePublisher implements NodePublisher {
   }
 
   /** The Node itself (labels, annotations, taints): a JSON merge patch. */
-  #patchNode(nodeName: string, body: object): Promise<V1Node> {
-    return this.#api.patchNode(
-      { name: nodeName, body, fieldManager: FIELD_MANAGER },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+  #patchNode(nodeName: string, body: object): Promise<Node> {
+    const query = { fieldManager: FIELD_MANAGER };
+    return this.#client.patch<Node>(core('nodes', { name: nodeName }), 'merge', body, { query });
   }
 
   /** nodes/status: a strategic merge patch, so the kubelet's conditions survive next to ours. */
-  #patchStatus(nodeName: string, body: object): Promise<V1Node> {
-    return this.#api.patchNodeStatus(
-      { name: nodeName, body, fieldManager: FIELD_MANAGER },
-      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
-    );
+  #patchStatus(nodeName: string, body: object): Promise<Node> {
+    const query = { fieldManager: FIELD_MANAGER };
+    return this.#client.patch<Node>(core('nodes', { name: nodeName, sub: 'status' }), 'strategic', body, { query });
   }
 }

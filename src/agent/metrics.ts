@@ -1,17 +1,18 @@
 /**
  * The node agent's Prometheus metrics (docs/metrics.md), fed by the agent loop through its observer. A registry of
- * its own per agent (tests build several). Process metrics keep prom-client's unprefixed names, as the webhook's do.
+ * its own per agent (tests build several), written without prom-client (exposition.ts); process metrics keep
+ * prom-client's unprefixed names, as the webhook's do.
  *
  * The series carry no node label: the scrape adds one (the chart's PodMonitor copies the pod's node name into
  * `node`), as Prometheus' conventions want for what identifies a target.
  */
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { REASONS } from '../cni/reasons.ts';
 import type { Verdict } from '../cni/types.ts';
 import type { AgentObserver, AgentStep } from './agent.ts';
+import { registerBuildInfo, registerProcessMetrics, TextRegistry } from './exposition.ts';
 
 export interface AgentMetrics {
-  registry: Registry;
+  registry: TextRegistry;
   observer: AgentObserver;
 }
 
@@ -19,56 +20,44 @@ export interface AgentMetrics {
 const REASON_CODES = Object.keys(REASONS);
 
 export function createAgentMetrics(opts: { processMetrics?: boolean } = {}): AgentMetrics {
-  const registry = new Registry();
-  if (opts.processMetrics) collectDefaultMetrics({ register: registry });
-  const registers = [registry];
-  const verdictGauge = new Gauge({
-    name: 'meshgate_node_agent_verdict',
-    help:
-      'The verdict of the last check of this node\'s CNI chain: 1 for its reason code ("verified" when verified), ' +
+  const registry = new TextRegistry();
+  const verdictGauge = registry.gauge(
+    'meshgate_node_agent_verdict',
+    'The verdict of the last check of this node\'s CNI chain: 1 for its reason code ("verified" when verified), ' +
       '0 for every other code',
-    labelNames: ['reason'],
-    registers,
-  });
-  const lastCheck = new Gauge({
-    name: 'meshgate_node_agent_last_check_timestamp_seconds',
-    help: 'When the agent last read and judged the CNI configuration, seconds since the epoch',
-    registers,
-  });
-  const lastConfirmed = new Gauge({
-    name: 'meshgate_node_agent_last_write_timestamp_seconds',
-    help:
-      'When the agent last wrote its verdict to the Node (a change or a heartbeat), seconds since the epoch; ' +
+    ['reason'],
+  );
+  const lastCheck = registry.gauge(
+    'meshgate_node_agent_last_check_timestamp_seconds',
+    'When the agent last read and judged the CNI configuration, seconds since the epoch',
+  );
+  const lastConfirmed = registry.gauge(
+    'meshgate_node_agent_last_write_timestamp_seconds',
+    'When the agent last wrote its verdict to the Node (a change or a heartbeat), seconds since the epoch; ' +
       'readers age the verdict from the heartbeat',
-    registers,
-  });
-  const publishes = new Counter({
-    name: 'meshgate_node_agent_publishes_total',
-    help:
-      'Verdict changes written to the Node (label, condition, annotation, taint), by whether the new verdict is ' +
+  );
+  const publishes = registry.counter(
+    'meshgate_node_agent_publishes_total',
+    'Verdict changes written to the Node (label, condition, annotation, taint), by whether the new verdict is ' +
       'verified',
-    labelNames: ['verified'],
-    registers,
-  });
-  const heartbeats = new Counter({
-    name: 'meshgate_node_agent_heartbeats_total',
-    help: "Unchanged verdicts re-stamped on the Node (the condition's lastHeartbeatTime), once per resync",
-    registers,
-  });
-  const publishErrors = new Counter({
-    name: 'meshgate_node_agent_publish_errors_total',
-    help:
-      'Failed calls to the Kubernetes API, by operation (read_node, publish, heartbeat); the agent retries with ' +
+    ['verified'],
+  );
+  const heartbeats = registry.counter(
+    'meshgate_node_agent_heartbeats_total',
+    "Unchanged verdicts re-stamped on the Node (the condition's lastHeartbeatTime), once per resync",
+  );
+  const publishErrors = registry.counter(
+    'meshgate_node_agent_publish_errors_total',
+    'Failed calls to the Kubernetes API, by operation (read_node, publish, heartbeat); the agent retries with ' +
       'backoff',
-    labelNames: ['operation'],
-    registers,
-  });
-  const checkErrors = new Counter({
-    name: 'meshgate_node_agent_check_errors_total',
-    help:
-      'Checks that could not read the CNI configuration or plugin directories (the mounts, not the chain, ' + 'failed)',
-    registers,
-  });
+    ['operation'],
+  );
+  const checkErrors = registry.counter(
+    'meshgate_node_agent_check_errors_total',
+    'Checks that could not read the CNI configuration or plugin directories (the mounts, not the chain, failed)',
+  );
+  if (opts.processMetrics) registerProcessMetrics(registry);
+  registerBuildInfo(registry);
   for (const code of REASON_CODES) verdictGauge.set({ reason: code }, 0);
   for (const verified of ['true', 'false']) publishes.inc({ verified }, 0);
   for (const operation of ['read_node', 'publish', 'heartbeat'] satisfies AgentStep[]) {

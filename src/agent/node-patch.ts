@@ -13,7 +13,7 @@
  * withdrew the node between the agent's read and its write, the write fails (409) instead of undoing the withdrawal,
  * and the publisher re-reads — and then finds the mark.
  */
-import type { V1Node, V1Taint } from '@kubernetes/client-node';
+import type { Node as V1Node, Taint as V1Taint } from '../kube/api/objects.ts';
 import type { Verdict } from '../cni/types.ts';
 import { QUARANTINE_ANNOTATION, readMark, underQuarantine, wantsTaint } from '../node/quarantine.ts';
 import {
@@ -81,7 +81,7 @@ export function planPatches(node: V1Node, agentVerdict: Verdict, taintUnverified
   return { node: patch, status: { status: { conditions: [condition] } }, guarded: verdict.verified, state };
 }
 
-/** Taints as they go over the wire (client-node parses timeAdded into a Date). */
+/** Taints as they go over the wire: timeAdded as seconds-precision RFC 3339, whatever form it was read in. */
 function plainTaint(t: V1Taint): Record<string, unknown> {
   const out: Record<string, unknown> = { key: t.key, effect: t.effect };
   if (t.value !== undefined) out.value = t.value;

@@ -14,11 +14,11 @@
  * While the repair controller's quarantine mark is on the Node (src/node/quarantine.ts), the verdict published is
  * the agent's own overruled by it (`underQuarantine`): what is "up to date" is judged against that.
  */
-import type { V1Node } from '@kubernetes/client-node';
+import type { Node as V1Node } from '../kube/api/objects.ts';
 import type { Evidence } from '../cni/types.ts';
 import { QUARANTINE_ANNOTATION, type PublishedVerdict } from '../node/quarantine.ts';
 
-import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../node/contract.ts';
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../contract/node.ts';
 
 export { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL };
 

@@ -26,10 +26,14 @@ export class Watches {
     this.#onError = onError;
   }
 
-  /** Watches the fixed dirs plus the snapshot's plugin dirs (those it could name inside the conf dir). */
+  /** Watches the fixed dirs plus the snapshot's plugin dirs (those it could name inside the conf dir and Multus' dirs). */
   sync(snapshot?: Snapshot): void {
     const wanted = new Set(this.#fixed);
-    for (const d of snapshot?.pluginDirs ?? []) if ('path' in d && d.path !== undefined) wanted.add(d.path);
+    const pluginDirs = [
+      ...(snapshot?.pluginDirs ?? []),
+      ...(snapshot?.extraDirs ?? []).flatMap((d) => d.pluginDirs ?? []),
+    ];
+    for (const d of pluginDirs) if ('path' in d && d.path !== undefined) wanted.add(d.path);
     for (const [path, w] of this.#armed) {
       if (wanted.has(path)) continue;
       w.close();

@@ -3,7 +3,7 @@
  * through the API, the judges (judge-*.ts) turn them into results, and the unit tests write them by hand.
  * Only the fields a judge uses are kept, so 5,000 Nodes or 50,000 Pods never sit in memory as whole objects.
  */
-import type { LabelSelector } from './selector.ts';
+import type { LabelSelector } from '../util/selector.ts';
 
 /** A read that failed for a reason other than "not found" (403 forbidden, 500, …): the check says so. */
 export interface ReadError {
@@ -97,4 +97,19 @@ export interface NamespaceFacts {
 export interface Owner {
   kind: string;
   name: string;
+}
+
+/** A pod as the check keeps it: what the judges read, not the whole object. */
+export interface PodRecord {
+  namespace: string;
+  name: string;
+  /** The pod as the API returned it (typed or plain JSON: parsePod checks the fields it reads). */
+  object: unknown;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  phase?: string;
+  deleting: boolean;
+  /** The controller ownerReference. */
+  owner?: Owner;
+  nodeName?: string;
 }

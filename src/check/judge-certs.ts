@@ -94,8 +94,8 @@ function judgeServed(f: CertFacts): Judged {
     const e = endpointOf(entry);
     const bundle = parseCaBundle(entry.caBundle, entry.name);
     if (!e || !bundle.ok) continue; // reported by webhook_endpoints_ready / webhook_ca_bundle
-    if (!seen.has(e.key)) seen.set(e.key, served(e, f));
-    const s = seen.get(e.key)!;
+    const s = seen.get(e.key) ?? served(e, f);
+    seen.set(e.key, s);
     const name = `${config.kind} ${config.name}/${entry.name}`;
     if ('error' in s) {
       items.push({ name, status: 'warn', message: s.error });

@@ -3,16 +3,43 @@
  * evaluated against the namespace's labels (kubernetes.io/metadata.name included, which the apiserver sets). An
  * entry with an objectSelector guards only the pods it selects there. Pure.
  */
+import { LEVELS, type Level } from '../admission/level.ts';
 import type { NamespaceFacts, Read, WebhookConfig, WebhookEntry } from './facts.ts';
 import { entriesOf } from './judge-webhook.ts';
 import { result, type CheckResult, type Item } from './report.ts';
-import { matchesSelector, narrows } from './selector.ts';
+import { matchesSelector, narrows } from '../util/selector.ts';
 
 export interface OptedIn {
   namespace: string;
   /** The mutating entries selecting the namespace: a pod there is guarded when one of them selects it. */
   mutating: WebhookEntry[];
   validating: WebhookEntry[];
+  /** The enforcement level its pods are judged at: the route of the entries selecting it (entryLevel). */
+  level: Level;
+}
+
+/**
+ * The level an entry's route serves (src/admission/handlers.ts: `/validate/audit`, `/mutate/selected-pods/warn`;
+ * no suffix: enforce), read from the path the apiserver calls — the chart renders one entry per level.
+ */
+export function entryLevel(e: WebhookEntry): Level {
+  let path = e.service?.path ?? '';
+  if (e.url) {
+    try {
+      path = new URL(e.url).pathname;
+    } catch {
+      return 'enforce';
+    }
+  }
+  const last = path.split('/').pop() as Level;
+  return LEVELS.includes(last) ? last : 'enforce';
+}
+
+/** The namespace's level: the validating entries' (which refuse), else the mutating ones'; the strictest of several. */
+function namespaceLevel(validating: readonly WebhookEntry[], mutating: readonly WebhookEntry[]): Level {
+  const entries = validating.length ? validating : mutating;
+  const levels = entries.map(entryLevel);
+  return LEVELS.find((l) => levels.includes(l)) ?? 'enforce';
 }
 
 export function optedInNamespaces(
@@ -26,7 +53,14 @@ export function optedInNamespaces(
   for (const ns of namespaces) {
     const labels = { 'kubernetes.io/metadata.name': ns.name, ...ns.labels };
     const sel = (entries: WebhookEntry[]) => entries.filter((e) => matchesSelector(e.namespaceSelector, labels));
-    const o = { namespace: ns.name, mutating: sel(m), validating: sel(v) };
+    const mutatingHere = sel(m);
+    const validatingHere = sel(v);
+    const o = {
+      namespace: ns.name,
+      mutating: mutatingHere,
+      validating: validatingHere,
+      level: namespaceLevel(validatingHere, mutatingHere),
+    };
     if (o.mutating.length || o.validating.length) out.push(o);
   }
   return out;
@@ -61,7 +95,7 @@ export function judgeNamespaces(opted: readonly OptedIn[], haveWebhooks: boolean
   const items: Item[] = whole.map((o) => ({
     name: o.namespace,
     status: 'ok',
-    message: `selected by ${how(o.mutating)}`,
+    message: `selected by ${how(o.mutating)}; level ${o.level}`,
   }));
   const also = podLevel ? `; in ${podLevel} more, the pods labelled to opt in` : '';
   return result(

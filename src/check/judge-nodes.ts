@@ -4,7 +4,7 @@
  * heartbeat), and whether the chains the agents saw belong to the mesh meshgate is configured for. Pure; Nodes
  * are reduced to a `NodeSummary` as they are read, so thousands of Nodes cost a few hundred bytes each.
  */
-import { EVIDENCE_ANNOTATION, verdictCondition, type VerdictNode } from '../node/contract.ts';
+import { EVIDENCE_ANNOTATION, verdictCondition, type VerdictNode } from '../contract/node.ts';
 import { factFromNode, type NodeExpectations, type NodeFact } from '../facts/node-facts.ts';
 import { isReadError, type AgentPod, type Read, type WorkloadStatus } from './facts.ts';
 import { result, type CheckResult, type Item } from './report.ts';

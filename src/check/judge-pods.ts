@@ -1,54 +1,38 @@
 /**
- * Finds the running pods of opted-in namespaces that meshgate would not admit as they are (no real proxy, no
- * redirect, a CNI-mode pod on a node no longer verified: the validating webhook's own posture check,
- * policy/posture.ts) or that never went through its mutating webhook (no meshgate.io/status), and says how to
- * restart them: by their owner (`kubectl rollout restart deployment/web`), or by deleting the pod. Pods are fed
- * page by page and only the flagged ones are kept, so 50,000 pods are judged in bounded memory. Pure.
+ * Judges the pods of opted-in namespaces, page by page (only the flagged ones are kept, so 50,000 pods are judged in
+ * bounded memory), at their namespace's enforcement level (judge-namespaces.ts). Pure. Four findings:
+ * - pods_redirected: running pods meshgate would not admit as they are (no real proxy, no redirect, a CNI-mode pod
+ *   on a node no longer verified: the validating webhook's own posture check, policy/posture.ts) in a namespace
+ *   it enforces — with how to restart them (`kubectl rollout restart deployment/web`, or deleting the pod);
+ * - pods_would_be_refused: the same in a namespace at audit or warn, and pods admitted there with a recorded
+ *   refusal (meshgate.io/would-deny): what enforce would refuse, with what to fix — the audit report;
+ * - pods_admitted: pods that never went through the mutating webhook (no meshgate.io/status);
+ * - pods_held: pods meshgate's affinity holds Pending (src/inject/held.ts), with what to do.
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { MIRROR_ANNOTATION, STATUS_ANNOTATION } from '../inject/constants.ts';
-import type { ReasonCode } from '../inject/reasons.ts';
+import { readWouldDeny } from '../admission/level.ts';
+import { adviceFor } from '../inject/advice.ts';
+import { MIRROR_ANNOTATION, STATUS_ANNOTATION } from '../contract/names.ts';
+import { heldMessage, heldPending } from '../inject/held.ts';
 import { parsePod } from '../pod/parse.ts';
 import { checkPosture } from '../policy/posture.ts';
 import { screen } from '../policy/screen.ts';
-import type { Owner } from './facts.ts';
+import type { Owner, PodRecord } from './facts.ts';
 import { guardsPod, type OptedIn } from './judge-namespaces.ts';
-import { result, type CheckResult, type Item } from './report.ts';
+import { describeGroup, PodGroups, workloads, type Group } from './pod-groups.ts';
+import { result, type CheckResult } from './report.ts';
 
-export interface PodRecord {
-  namespace: string;
-  name: string;
-  /** The pod as the API returned it (typed or plain JSON: parsePod checks the fields it reads). */
-  object: unknown;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  phase?: string;
-  deleting: boolean;
-  /** The controller ownerReference. */
-  owner?: Owner;
-  nodeName?: string;
-}
-
-type Kind = 'pods_redirected' | 'pods_admitted';
-
-interface Group {
-  kind: Kind;
-  namespace: string;
-  owner?: Owner;
-  pods: string[];
-  reasons: Set<string>;
-  message: string;
-}
-
-/** Kinds `kubectl rollout restart` knows; pods of anything else are deleted for their controller to recreate. */
-const RESTARTABLE = new Set(['Deployment', 'StatefulSet', 'DaemonSet']);
+type Kind = 'pods_redirected' | 'pods_admitted' | 'pods_would_be_refused' | 'pods_held';
+export const POD_CHECKS: readonly Kind[] = ['pods_redirected', 'pods_would_be_refused', 'pods_admitted', 'pods_held'];
 
 export class PodTally {
   readonly #opted: Map<string, OptedIn>;
   readonly #nodes: NodeFacts;
   readonly #cfg: Compiled;
-  readonly #groups = new Map<string, Group>();
+  readonly #groups = new PodGroups<Kind>();
+  /** Pods that would be refused at enforce, per namespace below enforce. */
+  readonly #wouldRefuse = new Map<string, number>();
   #judged = 0;
 
   constructor(opted: readonly OptedIn[], nodes: NodeFacts, cfg: Compiled) {
@@ -63,8 +47,12 @@ export class PodTally {
     if (!opted || !guardsPod(opted.mutating, p.labels)) return false;
     if (p.deleting || (p.phase !== 'Running' && p.phase !== 'Pending')) return false;
     this.#judged++;
+    const held = heldPending(p.object);
+    if (held) return this.#flag('pods_held', p, held.reason, heldMessage(held));
+    const below = opted.level !== 'enforce';
+    const refused: Kind = below ? 'pods_would_be_refused' : 'pods_redirected';
     const parsed = parsePod(p.object, `pod ${p.namespace}/${p.name}`);
-    if (!parsed.ok) return this.#flag('pods_redirected', p, 'invalid_object', parsed.error);
+    if (!parsed.ok) return this.#flag(refused, p, 'invalid_object', parsed.error);
     // Only a node's kubelet creates mirror pods; they carry an owner reference to their Node.
     const requester =
       p.annotations?.[MIRROR_ANNOTATION] !== undefined && p.owner?.kind === 'Node' && p.nodeName
@@ -73,7 +61,12 @@ export class PodTally {
     const input = { pod: parsed.pod, namespace: p.namespace, requester };
     if (screen(input, this.#cfg).kind === 'skip') return false;
     const posture = checkPosture(input, this.#nodes, this.#cfg);
-    if (!posture.ok) return this.#flag('pods_redirected', p, posture.reason, posture.message);
+    const recorded = readWouldDeny(p.labels, p.annotations);
+    if (!posture.ok) return this.#flag(refused, p, posture.reason, posture.message);
+    if (recorded) {
+      const at = `admitted at level ${recorded.level}, refused at enforce: ${recorded.message}`;
+      return this.#flag('pods_would_be_refused', p, recorded.reason, at);
+    }
     if (p.annotations?.[STATUS_ANNOTATION] === undefined) {
       return this.#flag(
         'pods_admitted',
@@ -85,65 +78,44 @@ export class PodTally {
     return false;
   }
 
-  #flag(kind: Kind, p: PodRecord, reason: ReasonCode | 'status_missing', message: string): true {
-    const key =
-      p.owner && p.owner.kind !== 'Node'
-        ? `${kind}/${p.namespace}/${p.owner.kind}/${p.owner.name}`
-        : `${kind}/${p.namespace}/Pod/${p.name}`;
-    const g = this.#groups.get(key) ?? {
-      kind,
-      namespace: p.namespace,
-      owner: p.owner?.kind === 'Node' ? undefined : p.owner,
-      pods: [],
-      reasons: new Set<string>(),
-      message,
-    };
-    g.pods.push(p.name);
-    g.reasons.add(reason);
-    this.#groups.set(key, g);
-    return true;
+  #flag(kind: Kind, p: PodRecord, reason: string, message: string): true {
+    if (kind === 'pods_would_be_refused')
+      this.#wouldRefuse.set(p.namespace, (this.#wouldRefuse.get(p.namespace) ?? 0) + 1);
+    return this.#groups.flag(kind, p, reason, message);
   }
 
   /** ReplicaSets owning flagged pods: the reader finds their Deployment, which is what to restart. */
   replicaSets(): Array<{ namespace: string; name: string }> {
-    const seen = new Map<string, { namespace: string; name: string }>();
-    for (const g of this.#groups.values()) {
-      if (g.owner?.kind === 'ReplicaSet')
-        seen.set(`${g.namespace}/${g.owner.name}`, { namespace: g.namespace, name: g.owner.name });
-    }
-    return [...seen.values()];
+    return this.#groups.replicaSets();
+  }
+
+  /** Pods that would be refused at enforce, by namespace (for the enforcement_level check). */
+  wouldRefuse(): ReadonlyMap<string, number> {
+    return this.#wouldRefuse;
   }
 
   /**
-   * The two results, with one item per workload to restart (the pods of all ReplicaSets of one Deployment together).
+   * The four results, with one item per workload to act on (the pods of all ReplicaSets of one Deployment together).
    * @param rsOwners "namespace/replicaset" → the ReplicaSet's own controller (a Deployment), when it has one
    */
   results(rsOwners: ReadonlyMap<string, Owner | undefined>, haveNamespaces: boolean): CheckResult[] {
     if (!haveNamespaces) {
-      return (['pods_redirected', 'pods_admitted'] as const).map((code) => ({
+      return POD_CHECKS.map((code) => ({
         code,
         status: 'skip' as const,
         message: 'not checked: no namespace is opted in',
       }));
     }
-    const merged = new Map<string, Group>();
-    for (const g of this.#groups.values()) {
-      const owner =
-        g.owner?.kind === 'ReplicaSet' ? (rsOwners.get(`${g.namespace}/${g.owner.name}`) ?? g.owner) : g.owner;
-      const key = `${g.kind}/${g.namespace}/${owner ? `${owner.kind}/${owner.name}` : `Pod/${g.pods[0]}`}`;
-      const prev = merged.get(key);
-      if (prev) {
-        prev.pods.push(...g.pods);
-        for (const r of g.reasons) prev.reasons.add(r);
-      } else {
-        merged.set(key, { ...g, owner, pods: [...g.pods], reasons: new Set(g.reasons) });
-      }
-    }
-    const items = [...merged.values()].map((g) => ({ kind: g.kind, item: describeGroup(g) }));
-    const of = (k: Kind) => items.filter((i) => i.kind === k).map((i) => i.item);
-    const redirected = of('pods_redirected');
-    const admitted = of('pods_admitted');
+    const groups = this.#groups.merged(rsOwners);
+    const of = (k: Kind) => groups.filter((g) => g.kind === k);
     const judged = `${this.#judged} pod${this.#judged === 1 ? '' : 's'} judged`;
+    const redirected = of('pods_redirected').map((g) => describeGroup(g, 'fail', { restart: true, advice: advice(g) }));
+    const admitted = of('pods_admitted').map((g) => describeGroup(g, 'warn', { restart: true }));
+    const would = of('pods_would_be_refused').map((g) =>
+      describeGroup(g, 'warn', { restart: false, advice: advice(g) }),
+    );
+    const held = of('pods_held').map((g) => describeGroup(g, 'warn', { restart: false }));
+    const below = [...this.#opted.values()].filter((o) => o.mutating.length && o.level !== 'enforce').length;
     return [
       redirected.length
         ? result(
@@ -157,6 +129,20 @@ export class PodTally {
             'ok',
             `every running pod in opted-in namespaces is meshed as meshgate requires (${judged})`,
           ),
+      would.length
+        ? result(
+            'pods_would_be_refused',
+            'warn',
+            `${workloads(would.length)} pods meshgate admitted below enforce or would refuse at enforce`,
+            would,
+          )
+        : result(
+            'pods_would_be_refused',
+            'ok',
+            below
+              ? `no pod in the ${below} namespace${below === 1 ? '' : 's'} below enforce would be refused (${judged})`
+              : 'every guarded namespace is at enforce: nothing is admitted that meshgate would refuse',
+          ),
       admitted.length
         ? result(
             'pods_admitted',
@@ -169,48 +155,15 @@ export class PodTally {
             'ok',
             `every running pod in opted-in namespaces carries meshgate's status (${judged})`,
           ),
+      held.length
+        ? result('pods_held', 'warn', `${workloads(held.length)} pods meshgate holds Pending`, held)
+        : result('pods_held', 'ok', 'no pod is held Pending by meshgate'),
     ];
   }
 }
 
-const workloads = (n: number) => (n === 1 ? '1 workload runs' : `${n} workloads run`);
-
-/** Names in a message: the first few, then how many more. */
-function preview(pods: string[]): string {
-  const shown = 3;
-  return pods.length <= shown ? pods.join(', ') : `${pods.slice(0, shown).join(', ')}, … ${pods.length - shown} more`;
-}
-
-function describeGroup(g: Group): Item {
-  const status = g.kind === 'pods_redirected' ? 'fail' : 'warn';
-  const reason = [...g.reasons].join(',');
-  const { namespace: ns, owner } = g;
-  const pods = `${g.pods.length} pod${g.pods.length === 1 ? '' : 's'} (${preview(g.pods)})`;
-  if (owner && RESTARTABLE.has(owner.kind)) {
-    const ref = `${owner.kind.toLowerCase()}/${owner.name}`;
-    return {
-      name: `${ns}/${ref}`,
-      status,
-      reason,
-      message: `${pods}: ${g.message}`,
-      command: `kubectl -n ${ns} rollout restart ${ref}`,
-    };
-  }
-  const command = `kubectl -n ${ns} delete pod ${g.pods.join(' ')}`;
-  if (owner) {
-    return {
-      name: `${ns}/${owner.kind.toLowerCase()}/${owner.name}`,
-      status,
-      reason,
-      message: `${pods}: ${g.message} (its ${owner.kind} recreates deleted pods)`,
-      command,
-    };
-  }
-  return {
-    name: `${ns}/pod/${g.pods[0]}`,
-    status,
-    reason,
-    message: `${g.message} (a bare pod: nothing recreates it; apply its manifest again after deleting it)`,
-    command,
-  };
+/** What to fix for each of a group's reasons, once each. */
+function advice(g: Group<Kind>): string | undefined {
+  const texts = [...new Set([...g.reasons].filter((r) => r !== 'invalid_object').map(adviceFor))];
+  return texts.length ? texts.join('; ') : undefined;
 }

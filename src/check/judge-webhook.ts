@@ -18,14 +18,14 @@ const KIND_NAMES: Record<WebhookKind, string> = {
   validating: 'ValidatingWebhookConfiguration',
 };
 
-/** Where a webhook entry sends its calls; entries sharing an endpoint are judged once. */
-export interface Endpoint {
+type ServiceRef = { namespace: string; name: string; port: number };
+
+/** Where a webhook entry sends its calls, a Service or a URL; entries sharing an endpoint are judged once. */
+export type Endpoint = {
   key: string;
   /** The host the apiserver verifies the serving certificate for. */
   host: string;
-  url?: string;
-  service?: { namespace: string; name: string; port: number };
-}
+} & ({ service: ServiceRef; url?: undefined } | { url: string; service?: undefined });
 
 export function endpointOf(w: WebhookEntry): Endpoint | undefined {
   if (w.service) {
@@ -121,8 +121,7 @@ export function judgeFailurePolicy(mutating: Read<WebhookConfig>, validating: Re
   );
 }
 
-function serviceItem(e: Endpoint, svc: Read<ServiceEndpoints>): Item {
-  const s = e.service!;
+function serviceItem(s: ServiceRef, svc: Read<ServiceEndpoints>): Item {
   const name = `Service ${s.namespace}/${s.name}`;
   if (svc === undefined)
     return { name, status: 'fail', message: 'does not exist: the apiserver cannot call the webhook' };
@@ -149,8 +148,7 @@ function serviceItem(e: Endpoint, svc: Read<ServiceEndpoints>): Item {
   };
 }
 
-function urlItem(e: Endpoint, probe: TlsProbe | undefined): Item {
-  const name = e.url!;
+function urlItem(name: string, probe: TlsProbe | undefined): Item {
   if (!probe) return { name, status: 'skip', message: 'not probed' };
   if (probe.error)
     return {
@@ -168,7 +166,9 @@ export function judgeEndpoints(
 ): CheckResult {
   if (endpoints.length === 0)
     return { code: 'webhook_endpoints_ready', status: 'skip', message: 'not checked: no webhook to follow' };
-  const items = endpoints.map((e) => (e.service ? serviceItem(e, services.get(e.key)) : urlItem(e, probes.get(e.key))));
+  const items = endpoints.map((e) =>
+    e.service ? serviceItem(e.service, services.get(e.key)) : urlItem(e.url, probes.get(e.key)),
+  );
   const status = worst(items.map((i) => i.status));
   const failed = items.filter((i) => i.status === 'fail').length;
   const n = endpoints.length;

@@ -11,13 +11,11 @@ import {
   DiscoveryV1Api,
   VersionApi,
   type KubeConfig,
-  type V1MutatingWebhook,
   type V1Node,
-  type V1OwnerReference,
   type V1Pod,
-  type V1ValidatingWebhook,
 } from '@kubernetes/client-node';
 import { describeKubeError } from '../kube/errors.ts';
+import { controllerOf, podRecord, webhookEntry } from './records.ts';
 import type {
   AgentPod,
   NamespaceFacts,
@@ -30,8 +28,7 @@ import type {
   WebhookKind,
   WorkloadStatus,
 } from './facts.ts';
-import type { PodRecord } from './judge-pods.ts';
-import type { LabelSelector } from './selector.ts';
+import type { PodRecord } from './facts.ts';
 
 /** Items per LIST page: few requests, and one page of Pods (tens of KiB each) stays a few MB. */
 const PAGE = 500;
@@ -45,25 +42,6 @@ function networkDetail(err: unknown): string {
   return cause.code && !cause.message?.includes(cause.code)
     ? `${cause.code}: ${cause.message}`
     : String(cause.message ?? cause);
-}
-
-function controller(refs: V1OwnerReference[] | undefined): Owner | undefined {
-  const c = refs?.find((r) => r.controller) ?? undefined;
-  return c ? { kind: c.kind, name: c.name } : undefined;
-}
-
-function webhookEntry(w: V1MutatingWebhook | V1ValidatingWebhook) {
-  const s = w.clientConfig.service;
-  return {
-    name: w.name,
-    url: w.clientConfig.url,
-    // The API defaults a Service's port to 443.
-    service: s ? { namespace: s.namespace, name: s.name, port: s.port ?? 443, path: s.path } : undefined,
-    caBundle: w.clientConfig.caBundle,
-    failurePolicy: w.failurePolicy,
-    namespaceSelector: w.namespaceSelector as LabelSelector | undefined,
-    objectSelector: w.objectSelector as LabelSelector | undefined,
-  };
 }
 
 export class KubeReader {
@@ -101,6 +79,11 @@ export class KubeReader {
         `cannot reach the apiserver at ${this.#server} (reading ${what}): ${networkDetail(err)}`,
       );
     }
+  }
+
+  /** `call` with the error handling of every read here (for readers of other objects: mesh-reader.ts). */
+  read<T>(what: string, call: () => Promise<T>): Promise<T | ReadError | undefined> {
+    return this.#read(what, call);
   }
 
   /** The first call: proves the apiserver answers and accepts the credentials. */
@@ -238,19 +221,7 @@ export class KubeReader {
     return this.#pages(
       `pods of ${namespace}${labelSelector ? ` (${labelSelector})` : ''}`,
       (_continue) => this.#core.listNamespacedPod({ namespace, labelSelector, limit: PAGE, _continue }),
-      (p: V1Pod) => {
-        each({
-          namespace,
-          name: p.metadata?.name ?? '',
-          object: p,
-          labels: p.metadata?.labels,
-          annotations: p.metadata?.annotations,
-          phase: p.status?.phase,
-          deleting: p.metadata?.deletionTimestamp !== undefined,
-          owner: controller(p.metadata?.ownerReferences),
-          nodeName: p.spec?.nodeName,
-        });
-      },
+      (p: V1Pod) => each(podRecord(namespace, p)),
     );
   }
 
@@ -259,7 +230,7 @@ export class KubeReader {
     const rs = await this.#read(`ReplicaSet ${namespace}/${name}`, () =>
       this.#apps.readNamespacedReplicaSet({ name, namespace }),
     );
-    return rs === undefined || 'error' in rs ? undefined : controller(rs.metadata?.ownerReferences);
+    return rs === undefined || 'error' in rs ? undefined : controllerOf(rs.metadata?.ownerReferences);
   }
 
   async #pages<T>(

@@ -5,9 +5,9 @@
  */
 import type { ReadError } from './facts.ts';
 import { wholeNamespace, type OptedIn } from './judge-namespaces.ts';
-import type { PodRecord } from './judge-pods.ts';
+import type { PodRecord } from './facts.ts';
 import type { KubeReader } from './kube-reader.ts';
-import { selectorQuery } from './selector.ts';
+import { selectorQuery } from '../util/selector.ts';
 
 /** Namespaces listed at once: a handful of requests in flight keeps the apiserver's priority & fairness content. */
 const CONCURRENCY = 4;

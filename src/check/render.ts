@@ -18,7 +18,8 @@ function itemLine(i: Item): string[] {
 export function renderTable(report: Report): string {
   const { context: c } = report;
   const out = [
-    `meshgate check: mesh ${c.mesh}, namespace ${c.names.namespace}, Kubernetes ${c.server ?? 'unknown'}`,
+    `meshgate check${c.view ? ` (${c.view})` : ''}: mesh ${c.mesh}, namespace ${c.names.namespace}, ` +
+      `Kubernetes ${c.server ?? 'unknown'}`,
     `configuration: ${c.configSource}`,
   ];
   for (const section of SECTIONS) {

@@ -17,7 +17,8 @@ import {
   summarizeNode,
   type NodeSummary,
 } from './judge-nodes.ts';
-import { PodTally } from './judge-pods.ts';
+import { judgeEnforcement } from './judge-levels.ts';
+import { POD_CHECKS, PodTally } from './judge-pods.ts';
 import { listGuardedPods } from './list-pods.ts';
 import { judgeRepairController } from './judge-repair.ts';
 import {
@@ -45,7 +46,7 @@ export interface CheckOptions {
   server?: string;
 }
 
-type Reader = Pick<KubeReader, keyof KubeReader>;
+type Reader = Omit<KubeReader, 'read'>;
 
 export async function runCheck(reader: Reader, o: CheckOptions): Promise<Report> {
   const { names, cfg } = o;
@@ -126,17 +127,14 @@ async function judgeWorkloads(
   nodes: NodeSummary[],
 ): Promise<CheckResult[]> {
   const haveWebhooks = entriesOf([mutating, validating]).length > 0;
+  const codes = ['namespaces_opted_in', 'enforcement_level', 'webhook_selectors_agree', ...POD_CHECKS] as const;
   if (!haveWebhooks) {
     const none = 'not checked: no webhooks, so no namespace is opted in';
-    return (['namespaces_opted_in', 'webhook_selectors_agree', 'pods_redirected', 'pods_admitted'] as const).map(
-      (code) => ({ code, status: 'skip', message: none }),
-    );
+    return codes.map((code) => ({ code, status: 'skip', message: none }));
   }
   const namespaces = await reader.namespaces();
   if (isReadError(namespaces)) {
-    return (['namespaces_opted_in', 'webhook_selectors_agree', 'pods_redirected', 'pods_admitted'] as const).map(
-      (code) => result(code, 'warn', `Namespaces could not be listed: ${namespaces.error}`),
-    );
+    return codes.map((code) => result(code, 'warn', `Namespaces could not be listed: ${namespaces.error}`));
   }
   const opted = optedInNamespaces(namespaces, mutating, validating);
   const facts = new NodeFactStore();
@@ -160,7 +158,12 @@ async function judgeWorkloads(
       if (r.status === 'ok')
         Object.assign(r, { status: 'warn', message: `${r.message}; some pods could not be listed: ${errors[0]}` });
   }
-  return [judgeNamespaces(opted, haveWebhooks), judgeSelectorsAgree(opted, mutating, validating), ...podResults];
+  return [
+    judgeNamespaces(opted, haveWebhooks),
+    judgeEnforcement(opted, tally.wouldRefuse(), o.cfg.config.enforcement.default),
+    judgeSelectorsAgree(opted, mutating, validating),
+    ...podResults,
+  ];
 }
 
 /** apps.privileges relaxed anywhere (docs/security.md): a warning naming where, so it is not forgotten. */

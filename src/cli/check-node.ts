@@ -5,13 +5,13 @@
  * on any unexpected error: 1 is a verdict ("not verified"), so a failure of meshgate itself must never look like
  * one; it is reported in one line, without a stack trace.
  */
-import { parseCount, parseLibcni, parseRuntimeOrVersion, splitDirs } from '../agent/flags.ts';
+import { multusDirs, multusPaths, parseCount, parseLibcni, parseRuntimeOrVersion, splitDirs } from '../agent/flags.ts';
 import { chooseLine, judgeByLine, type LineChoice } from '../cni/libcni-line.ts';
-import { ADVICE } from '../cni/reasons.ts';
+import { adviceFor } from '../cni/reasons.ts';
 import { readSnapshot } from '../cni/snapshot.ts';
 import type { Candidate, LibcniLine, LineEvidence, Snapshot, Verdict, VerifyOptions } from '../cni/types.ts';
 import { verifyChain } from '../cni/verify.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import type { CliIO } from './io.ts';
 
 export const USAGE = `usage: meshgate check-node --plugin-type TYPE [flags]
@@ -28,6 +28,12 @@ flags:
   --libcni LINE          1.1 | 1.2 | 1.3, or auto: from --runtime's version; when that is not given or not a known
                          release, verified only when every line agrees (default auto)
   --max-conf-num N       containerd's max_conf_num (default 1; 0 = all files)
+  --multus-dir DIR       a dir Multus reads besides the conf dir (its confDir, the dir of its clusterNetwork file);
+                         repeatable or comma-separated
+  --multus-path FROM=TO  Multus' configuration says FROM where this machine has TO (thick plugin: its daemon's
+                         container paths); repeatable (default /host/etc/cni/net.d=<--cni-conf-dir>)
+  --multus-network NS/NAME  the OpenShift model: the mesh plugin runs as this Multus additional network
+                         (config cni.multusNetwork, e.g. default/istio-cni), looked up in Multus' confDir
   --output FORMAT        text | json (default text)
 
 examples:
@@ -43,6 +49,9 @@ const FLAGS = {
   runtime: { type: 'string', default: 'containerd' },
   libcni: { type: 'string', default: 'auto' },
   'max-conf-num': { type: 'string', default: '1' },
+  'multus-dir': { type: 'string', multiple: true },
+  'multus-path': { type: 'string', multiple: true },
+  'multus-network': { type: 'string' },
   output: { type: 'string', default: 'text' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -69,8 +78,8 @@ async function check(argv: string[], io: CliIO): Promise<number> {
     io.stdout(USAGE);
     return 0;
   }
-  const { confDir, binDirs, output, options, choice } = parsed;
-  const snapshot = await readSnapshot(confDir, binDirs);
+  const { confDir, binDirs, extraDirs, output, options, choice } = parsed;
+  const snapshot = await readSnapshot(confDir, binDirs, extraDirs);
   const verdict = judgeByLine(choice, (libcni) => verifyChain(snapshot, { ...options, libcni }));
   io.stdout(output === 'json' ? `${JSON.stringify(verdict, null, 2)}\n` : render(snapshot, verdict, options));
   if (snapshot.dirError) {
@@ -87,14 +96,20 @@ function parseArgs(argv: string[]) {
   if (!pluginType) throw new UsageError('--plugin-type is required (e.g. istio-cni, linkerd-cni)');
   if (values.output !== 'text' && values.output !== 'json') throw new UsageError('--output must be text or json');
   const { runtime, runtimeVersion } = parseRuntimeOrVersion(values.runtime);
+  const network = values['multus-network'];
+  if (network !== undefined && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(network))
+    throw new UsageError(`--multus-network must be namespace/name of a NetworkAttachmentDefinition, got "${network}"`);
+  const confDir = values['cni-conf-dir'];
   const options: Omit<VerifyOptions, 'libcni'> = {
     pluginType,
     runtime,
     maxConfNum: parseCount('--max-conf-num', values['max-conf-num']),
+    multus: { paths: multusPaths(values['multus-path'], confDir), ...(network ? { network } : {}) },
   };
   const choice: LineChoice = chooseLine(runtime, parseLibcni(values.libcni), runtimeVersion);
   const binDirs = splitDirs(values['cni-bin-dir']);
-  return { confDir: values['cni-conf-dir'], binDirs, output: values.output, options, choice };
+  const extraDirs = multusDirs(values['multus-dir']);
+  return { confDir, binDirs, extraDirs, output: values.output, options, choice };
 }
 
 const OUTCOME_WORDS: Record<Candidate['outcome'], string> = {
@@ -143,13 +158,26 @@ export function render(snapshot: Snapshot, verdict: Verdict, options: Omit<Verif
     }
     lines.push('');
   }
-  if (evidence.file && evidence.plugins.length > 0) {
-    lines.push(`Loaded file: ${evidence.file}  sha256 ${evidence.sha256}`);
-    lines.push(`Chain:       ${evidence.plugins.map((p) => (p === options.pluginType ? `[${p}]` : p)).join(' → ')}`);
+  const mark = (list: string[]) => list.map((p) => (p === options.pluginType ? `[${p}]` : p)).join(' → ');
+  const { multus } = evidence;
+  if (evidence.file && (evidence.plugins.length > 0 || multus)) {
+    lines.push(`Loaded file: ${evidence.file}${evidence.sha256 ? `  sha256 ${evidence.sha256}` : ''}`);
+    if (multus) {
+      const from = multus.by === 'delegates' ? 'delegates[0]' : `clusterNetwork ${JSON.stringify(multus.network)}`;
+      lines.push(
+        `Multus:      ${multus.type} runs the pod's network from ${from}${multus.file ? ` → ${multus.file}` : ''}`,
+      );
+    }
+    if (evidence.plugins.length > 0) lines.push(`Chain:       ${mark(evidence.plugins)}`);
+    if (multus?.additional) {
+      const { network, file, plugins } = multus.additional;
+      lines.push(`Additional:  ${network}${file ? ` (${file})` : ''}: ${mark(plugins)}`);
+    }
     lines.push('');
   }
+  if (evidence.renamed) lines.push(`Renamed by Cilium: ${evidence.renamed.join(', ')}`, '');
   lines.push(`Verdict:     ${verdict.verified ? 'VERIFIED' : 'NOT VERIFIED'} (${verdict.reason})`);
   lines.push(`             ${verdict.message}`);
-  lines.push(`What to do:  ${ADVICE[verdict.reason]}`);
+  lines.push(`What to do:  ${adviceFor(verdict.reason, multus)}`);
   return `${lines.join('\n')}\n`;
 }

@@ -10,12 +10,14 @@ import { PROFILE_DEFAULTS } from '../config/defaults.ts';
 import { buildConfig, ConfigError, loadConfig } from '../config/load.ts';
 import { ConnectionError, KubeReader } from '../check/kube-reader.ts';
 import { isReadError } from '../check/facts.ts';
+import { MeshReader } from '../check/mesh-reader.ts';
+import { runPreflight } from '../check/preflight.ts';
 import { renderJson, renderTable } from '../check/render.ts';
-import { CHECKS, EXIT, exitCode, type Names } from '../check/report.ts';
+import { auditReport, CHECKS, EXIT, exitCode, type Names } from '../check/report.ts';
 import { runCheck } from '../check/run.ts';
 import { probeTls } from '../check/tls-probe.ts';
 import type { Endpoint } from '../check/judge-webhook.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import { parseOptions } from './commands.ts';
 import type { CliIO } from './io.ts';
 import { kubeConfig } from './kubeconfig.ts';
@@ -32,7 +34,17 @@ export const USAGE = `usage: meshgate check [flags]
 Checks meshgate in a cluster, read-only, through the Kubernetes API (like linkerd check): the webhook
 configurations and their endpoints, the caBundle against the serving certificate and its expiry, the node agent on
 every node and each Node's verdict, the mesh CNI plugin the nodes were checked for, the opted-in namespaces, and
-the pods there that run without meshgate's redirect, with the command that restarts them.
+the pods there that run without meshgate's redirect, with the command that restarts them, each namespace's
+enforcement level and what audit and warn levels admitted that enforce would refuse.
+
+  --audit   only the audit report: each guarded namespace's level (meshgate.io/enforcement), and the pods that
+            were admitted below enforce or that enforce would refuse, by namespace, owner and reason, with what to
+            fix; promote a namespace once it lists nothing
+  --pre     before installing (read-only): the Kubernetes version and features meshgate needs, the mesh found
+            (versions, revisions, the images it injects), the nodes' container runtimes and libcni lines, the
+            namespaces the chart would guard and at which level, and the existing pods that would be refused or
+            adjusted when recreated, by reason. Takes --mesh, or --config with a meshgate config file (mesh
+            and the keys of the chart values' config)
 
 flags:
   --kubeconfig FILE      kubeconfig (default: $KUBECONFIG's first file, else ~/.kube/config, else in-cluster)
@@ -61,6 +73,8 @@ examples:
   meshgate check
   meshgate check --context prod -n mesh-system --name mg
   meshgate check -o json | jq '.results[] | select(.status == "fail")'
+  meshgate check --pre --mesh istio
+  meshgate check --audit -o json | jq '.results[] | select(.code == "pods_would_be_refused") | .items'
 `;
 
 interface Flags {
@@ -74,6 +88,8 @@ interface Flags {
   'node-agent'?: string;
   'tls-secret'?: string;
   output?: string;
+  audit?: boolean;
+  pre?: boolean;
   help?: boolean;
 }
 
@@ -88,6 +104,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     if (f.output !== undefined && f.output !== 'table' && f.output !== 'json')
       throw new UsageError(`--output must be table or json, not "${f.output}"`);
     if (f.config && f.mesh) throw new UsageError('--config and --mesh go alone: the file names its mesh');
+    if (f.audit && f.pre) throw new UsageError('--audit and --pre go alone: --pre runs before meshgate is installed');
   } catch (err) {
     io.stderr(`meshgate check: ${(err as Error).message}\n\n${USAGE}`);
     return EXIT.error;
@@ -104,15 +121,24 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       tlsSecret: f['tls-secret'] ?? `${found.name}-tls`,
       repairController: `${found.name}-repair-controller`,
     };
-    const report = await runCheck(reader, {
-      cfg: found.cfg,
-      names,
-      configSource: found.source,
-      meshPlugins: Object.values(PROFILE_DEFAULTS).map((p) => p.cni.pluginType),
-      probe: (e) => probeFor(e, inCluster),
-      now: Date.now,
-      server,
-    });
+    const report = f.pre
+      ? await runPreflight(reader, new MeshReader(kc, reader), {
+          cfg: found.cfg,
+          names,
+          configSource: found.source,
+          now: Date.now,
+          server,
+        })
+      : await runCheck(reader, {
+          cfg: found.cfg,
+          names,
+          configSource: found.source,
+          meshPlugins: Object.values(PROFILE_DEFAULTS).map((p) => p.cni.pluginType),
+          // The audit report needs no certificate: nothing is dialled.
+          probe: (e) => (f.audit ? undefined : probeFor(e, inCluster)),
+          now: Date.now,
+          server,
+        }).then((r) => (f.audit ? auditReport(r) : r));
     io.stdout(f.output === 'json' ? renderJson(report) : renderTable(report));
     return exitCode(report);
   } catch (err) {

@@ -2,11 +2,11 @@
  * The one table of meshgate's commands and their flags: the dispatcher (main.ts) lists and loads commands from it,
  * shell completion (completion.ts) is generated from it, `check`, `version` and `completion` parse their flags
  * from it, and test/cli/commands.test.ts holds every other command's USAGE and parser to it, so none can drift.
- * Each command's module exports `run(argv, io): Promise<number>` (the exit code).
+ * Each command's module (loaded by loaders.ts, which imports this table, not the other way round) exports
+ * `run(argv, io): Promise<number>` (the exit code).
  */
 import type { ParseArgsConfig } from 'node:util';
 import { QUARANTINE_FLAGS, UNMESHED_MODES } from '../repair/flags.ts';
-import type { CliIO } from './io.ts';
 
 /** What a flag's value is, for completion: a file, a directory, one of some words, or free text. */
 export type FlagValue = 'file' | 'dir' | 'text' | readonly string[];
@@ -24,7 +24,6 @@ export interface CommandSpec {
   flags: readonly FlagSpec[];
   /** Words the command takes as its first argument (completion's shells). */
   positional?: readonly string[];
-  load: () => Promise<{ run: (argv: string[], io: CliIO) => Promise<number> }>;
 }
 
 const MESHES = ['istio', 'linkerd', 'custom'] as const;
@@ -35,6 +34,7 @@ const OFFLINE: readonly FlagSpec[] = [
   { name: 'config', value: 'file' },
   { name: 'mesh', value: MESHES },
   { name: 'node-state', value: 'file' },
+  { name: 'progress' },
 ];
 const NODE_CNI: readonly FlagSpec[] = [
   { name: 'plugin-type', value: ['istio-cni', 'linkerd-cni'] },
@@ -43,9 +43,14 @@ const NODE_CNI: readonly FlagSpec[] = [
   { name: 'runtime', value: ['containerd', 'crio'] },
   { name: 'libcni', value: ['auto', '1.1', '1.2', '1.3'] },
   { name: 'max-conf-num', value: 'text' },
+  { name: 'multus-dir', value: 'dir', multiple: true },
+  { name: 'multus-path', value: 'text', multiple: true },
 ];
 
-export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
+/** The table's names stay literal (CommandName) while every entry is checked as a CommandSpec. */
+const table = <K extends string>(t: Record<K, CommandSpec>): Readonly<Record<K, CommandSpec>> => t;
+
+export const COMMANDS = table({
   serve: {
     summary: 'run the admission webhook server (HTTPS)',
     flags: [
@@ -71,7 +76,6 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       LOG_LEVEL,
       HELP,
     ],
-    load: () => import('./serve.ts'),
   },
   check: {
     summary: 'check meshgate in a cluster: webhook, certificates, node verdicts, unmeshed pods (like linkerd check)',
@@ -86,24 +90,31 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       { name: 'node-agent', value: 'text' },
       { name: 'tls-secret', value: 'text' },
       { name: 'output', short: 'o', value: ['table', 'json'] },
+      { name: 'audit' },
+      { name: 'pre' },
       HELP,
     ],
-    load: () => import('./check.ts'),
   },
   inject: {
     summary: 'inject pod templates in YAML manifests (like istioctl kube-inject)',
     flags: [...OFFLINE, HELP],
-    load: () => import('./inject.ts'),
   },
   explain: {
     summary: 'explain, in words, what meshgate would do with each pod',
-    flags: [...OFFLINE, { name: 'node', value: 'text' }, HELP],
-    load: () => import('./explain.ts'),
+    flags: [
+      ...OFFLINE,
+      { name: 'node', value: 'text' },
+      { name: 'namespace', short: 'n', value: 'text' },
+      { name: 'kubeconfig', value: 'file' },
+      { name: 'context', value: 'text' },
+      { name: 'meshgate-namespace', value: 'text' },
+      { name: 'output', short: 'o', value: ['text', 'json', 'yaml'] },
+      HELP,
+    ],
   },
   'check-node': {
     summary: 'show which CNI chain the runtime loads here and whether the mesh plugin is in it',
-    flags: [...NODE_CNI, { name: 'output', value: ['text', 'json'] }, HELP],
-    load: () => import('./check-node.ts'),
+    flags: [...NODE_CNI, { name: 'multus-network', value: 'text' }, { name: 'output', value: ['text', 'json'] }, HELP],
   },
   'node-agent': {
     summary: 'verify this node’s CNI chain continuously and publish the verdict on the Node',
@@ -118,9 +129,12 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       { name: 'kubeconfig', value: 'file' },
       { name: 'port', value: 'text' },
       { name: 'host', value: 'text' },
+      { name: 'ambient-readyz', value: 'text' },
+      { name: 'ztunnel-socket', value: 'file' },
+      { name: 'proc-net-unix', value: 'file' },
+      { name: 'ambient-poll', value: 'text' },
       HELP,
     ],
-    load: () => import('./node-agent.ts'),
   },
   'validate-redirect': {
     summary: 'init container: prove outbound TCP is redirected to the proxy (exit 42 if not)',
@@ -136,7 +150,6 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       { name: 'node-name', value: 'text' },
       HELP,
     ],
-    load: () => import('./validate-redirect.ts'),
   },
   'repair-controller': {
     summary: 'delete pods whose redirect validation failed so they are recreated',
@@ -168,7 +181,6 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       ),
       HELP,
     ],
-    load: () => import('./repair-controller.ts'),
   },
   uninstall: {
     summary: 'remove what meshgate made at run time (Node keys, Secrets, Lease) once its chart is gone',
@@ -182,23 +194,22 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       { name: 'dry-run' },
       HELP,
     ],
-    load: () => import('./uninstall.ts'),
   },
   version: {
     summary: 'print meshgate’s version, the Node.js version and the git commit it was built from',
     flags: [{ name: 'output', short: 'o', value: ['text', 'json'] }, HELP],
-    load: () => import('./version.ts'),
   },
   completion: {
     summary: 'print a shell completion script: bash, zsh or fish',
     flags: [HELP],
     positional: ['bash', 'zsh', 'fish'],
-    load: () => import('./completion.ts'),
   },
-};
+});
+
+export type CommandName = keyof typeof COMMANDS;
 
 /** node:util parseArgs options for a command of the table (strict: an unknown flag is a usage error). */
-export function parseOptions(command: string): NonNullable<ParseArgsConfig['options']> {
+export function parseOptions(command: CommandName): NonNullable<ParseArgsConfig['options']> {
   const out: NonNullable<ParseArgsConfig['options']> = {};
   for (const f of COMMANDS[command].flags) {
     out[f.name] = {

@@ -4,42 +4,121 @@
  * webhook; `--node` evaluates the pods as if already bound to that node.
  */
 import type { CliIO } from './io.ts';
-import { OFFLINE_USAGE, decideTemplate, runOffline } from './offline.ts';
-import { reasonText } from '../inject/reasons.ts';
-import type { Decision } from '../inject/decide.ts';
+import { OFFLINE_FLAGS, OFFLINE_USAGE, decideTemplate, runOffline } from './offline.ts';
+import { parseArgs } from 'node:util';
+import { loadConfig, buildConfig, ConfigError } from '../config/load.ts';
+import { compileConfig, type Compiled } from '../config/compile.ts';
+import { UsageError } from '../util/args.ts';
+import { describeDecision } from './describe-decision.ts';
+import { explainLive, OUTCOME_EXIT, renderExplained } from './explain-live.ts';
+import { kubeConfig } from './kubeconfig.ts';
 
 const USAGE = `usage: meshgate explain -f FILE|- (--config FILE | --mesh NAME) [--node NAME] [--node-state FILE]
+                        [--progress]
+       meshgate explain KIND/NAME... [-n NS] [--kubeconfig FILE] [--context NAME] [--config FILE | --mesh NAME]
+                        [--meshgate-namespace NS] [-o text|json|yaml]
 
-Says in words what meshgate would do with each pod (template), and why.
+Says in words what meshgate would do with each pod (template), and why: offline from manifests (-f), or live from
+the cluster (KIND/NAME: pod, deploy, sts, ds, rs, job, cronjob) with its Nodes' verdicts, the namespace's
+enforcement level (meshgate.io/enforcement) and the images the mesh's own ConfigMaps name (config.learnImages).
 
 ${OFFLINE_USAGE}  --node NAME          judge the pods as if already bound to this node
-example:
+
+live:
+  -n, --namespace NS   the workloads' namespace (default: default)
+  --kubeconfig FILE    kubeconfig (default: $KUBECONFIG's first file, else ~/.kube/config, else in-cluster)
+  --context NAME       kubeconfig context
+  --meshgate-namespace NS  where meshgate is installed: its configuration is key config.yaml of ConfigMap
+                       meshgate there, unless --config or --mesh (default: meshgate)
+  -o, --output FORMAT  text | json | yaml (default text)
+
+exit codes (live): 0 every object admitted as is, 3 one adjusted, 4 one admitted with a record of a refusal (its
+namespace is below enforce), 5 one refused; 1 the cluster could not be read, 2 usage or configuration error
+
+examples:
   meshgate explain --mesh istio --node-state nodes.yaml --node worker-1 -f deploy.yaml
+  meshgate explain deploy/web pod/web-6d9f-x2x7q -n shop -o json
 `;
 
-export function describeDecision(d: Decision): string[] {
-  if (d.kind === 'skip') return [`not injected (${d.reason}): ${reasonText(d.reason)}`];
-  if (d.kind === 'deny') return [`REJECTED (${d.reason}): ${reasonText(d.reason)}`, `  ${d.message}`];
-  const s = d.status;
-  const lines = [`injected; redirect mode ${s.mode.toUpperCase()} (${d.reason}): ${reasonText(d.reason)}`];
-  if (s.node) lines.push(`  target node: ${s.node}`);
-  lines.push(
-    `  proxy as ${s.nativeSidecar ? 'a native sidecar (init container, restartPolicy Always)' : 'a regular container'}`,
-  );
-  if (s.initContainers.length) lines.push(`  adds init containers: ${s.initContainers.join(', ')}`);
-  if (s.containers.length) lines.push(`  adds containers: ${s.containers.join(', ')}`);
-  if (s.removedInitContainers?.length)
-    lines.push(`  removes privileged init containers: ${s.removedInitContainers.join(', ')}`);
-  if (s.affinity)
-    lines.push('  requires node label meshgate.io/cni-verified=true (scheduled only onto verified nodes)');
-  if (s.mode === 'init')
-    lines.push(
-      '  note: the privileged init container needs NET_ADMIN/NET_RAW: Pod Security baseline/restricted refuse it',
-    );
-  return lines;
+const LIVE_FLAGS = {
+  namespace: { type: 'string', short: 'n' },
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  config: { type: 'string' },
+  mesh: { type: 'string' },
+  'meshgate-namespace': { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const LIVE_ONLY = ['namespace', 'kubeconfig', 'context', 'meshgate-namespace', 'output'];
+
+/** Live when the arguments name objects (KIND/NAME) or set a live-only flag, rather than -f manifests. */
+function isLive(argv: readonly string[]): boolean {
+  try {
+    // Every flag explain knows, so an offline flag's value is not taken for an object name.
+    const options = { ...OFFLINE_FLAGS, node: { type: 'string' }, ...LIVE_FLAGS } as const;
+    const p = parseArgs({ args: [...argv], options, allowPositionals: true, strict: false });
+    return p.positionals.length > 0 || LIVE_ONLY.some((k) => k in p.values);
+  } catch {
+    return false;
+  }
+}
+
+function parseLive(argv: string[]) {
+  return parseArgs({ args: argv, options: LIVE_FLAGS, allowPositionals: true, strict: true });
+}
+
+async function runLive(argv: string[], io: CliIO): Promise<number> {
+  let f: ReturnType<typeof parseLive>;
+  try {
+    f = parseLive(argv);
+    const output = f.values.output ?? 'text';
+    if (!['text', 'json', 'yaml'].includes(output)) throw new UsageError(`-o: "${output}" is not text, json or yaml`);
+    if (f.values.config && f.values.mesh) throw new UsageError('--config and --mesh go alone: the file names its mesh');
+  } catch (err) {
+    io.stderr(`meshgate explain: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const v = f.values;
+  if (v.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  if (f.positionals.length === 0) {
+    io.stderr(`meshgate explain: name the objects to explain (KIND/NAME), or read manifests with -f\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    const { kc } = kubeConfig(v, io.env);
+    let cfg: Compiled;
+    if (v.config) cfg = compileConfig(loadConfig(v.config));
+    else if (v.mesh) cfg = compileConfig(buildConfig({ mesh: v.mesh }, '--mesh'));
+    else {
+      const ns = v['meshgate-namespace'] ?? 'meshgate';
+      const { CoreV1Api } = await import('@kubernetes/client-node');
+      const cm = await kc
+        .makeApiClient(CoreV1Api)
+        .readNamespacedConfigMap({ name: 'meshgate', namespace: ns })
+        .catch(() => undefined);
+      const text = cm?.data?.['config.yaml'];
+      if (text === undefined)
+        throw new UsageError(`ConfigMap ${ns}/meshgate has no config.yaml: pass --config FILE or --mesh NAME`);
+      const { parse } = await import('yaml');
+      cfg = compileConfig(buildConfig(parse(text), `ConfigMap ${ns}/meshgate key config.yaml`));
+    }
+    const results = await explainLive(kc, cfg, f.positionals, v.namespace ?? 'default');
+    io.stdout(renderExplained(results, v.output ?? 'text'));
+    return Math.max(0, ...results.map((r) => OUTCOME_EXIT[r.outcome]));
+  } catch (err) {
+    const usage = err instanceof UsageError || err instanceof ConfigError;
+    io.stderr(`meshgate explain: ${(err as Error).message}\n`);
+    return usage ? 2 : 1;
+  }
 }
 
 export function run(argv: string[], io: CliIO): Promise<number> {
+  if (isLive(argv)) return runLive(argv, io);
   return runOffline(
     'explain',
     USAGE,
@@ -47,9 +126,9 @@ export function run(argv: string[], io: CliIO): Promise<number> {
     io,
     { node: { type: 'string' } },
     (doc, refs, where, { cfg, facts, flags }) => {
-      if (!doc.value) return [];
+      if (!doc.value) return '';
       if (refs.length === 0)
-        return [`document ${doc.index + 1}: ${String(doc.value.kind)} has no pod template: unchanged`];
+        return `document ${doc.index + 1}: ${String(doc.value.kind)} has no pod template: unchanged\n`;
       const out: string[] = [];
       for (const ref of refs) {
         out.push(
@@ -60,8 +139,9 @@ export function run(argv: string[], io: CliIO): Promise<number> {
         ))
           out.push(`  ${line}`);
       }
-      return out;
+      return out.map((line) => `${line}\n`).join('');
     },
-    (lines) => `${lines.flat().join('\n')}\n`,
+    // With no document at all, one empty line, as before.
+    { separator: '', ifEmpty: '\n' },
   );
 }

@@ -5,7 +5,8 @@
  */
 import type { CliIO } from './io.ts';
 import { processIO } from './io.ts';
-import { COMMANDS } from './commands.ts';
+import { COMMANDS, type CommandName } from './commands.ts';
+import { LOADERS } from './loaders.ts';
 import { versionLine } from './version.ts';
 
 function usage(): string {
@@ -43,11 +44,10 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     }
     return main([rest[0], '--help'], io);
   }
-  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-  if (!command) {
+  if (!Object.hasOwn(COMMANDS, name)) {
     io.stderr(`meshgate: unknown command "${name}"\n\n${usage()}`);
     return 2;
   }
-  const mod = await command.load();
+  const mod = await LOADERS[name as CommandName]();
   return mod.run(rest, io);
 }

@@ -3,16 +3,26 @@
  * the CNI chain the runtime will load and says so on its own Node (src/agent/). Flags are parsed and validated
  * here, once, into a frozen config; defaults are pinned by test/agent/node-agent-cli.test.ts.
  */
-import pino from 'pino';
 import { NodeAgent, type AgentConfig } from '../agent/agent.ts';
-import { durationFlag, parseCount, parseLibcni, parseRuntime, resolvePluginType, splitDirs } from '../agent/flags.ts';
+import {
+  durationFlag,
+  multusDirs,
+  multusPaths,
+  parseCount,
+  parseLibcni,
+  parseRuntime,
+  resolvePluginType,
+  splitDirs,
+} from '../agent/flags.ts';
 import { configFromFlags } from '../config/load.ts';
+import { DEFAULT_AMBIENT_POLL_MS, DEFAULT_AMBIENT_READYZ, DEFAULT_ZDS_SOCKET } from '../agent/ambient-facts.ts';
 import { KubeNodePublisher } from '../agent/kube-publisher.ts';
 import { createAgentMetrics } from '../agent/metrics.ts';
-import { buildAgentApp } from '../agent/http.ts';
+import { serveAgent, type AgentServer } from '../agent/http.ts';
+import { jsonLineLog } from '../agent/log.ts';
 import { liveness, readiness } from '../agent/health.ts';
 import { parsePort } from '../util/values.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import type { CliIO } from './io.ts';
 
 export const USAGE = `usage: meshgate node-agent (--config FILE | --mesh NAME | --plugin-type TYPE) [flags]
@@ -35,9 +45,19 @@ flags:
                             runtime version the Node reports, and every line must agree when that is not a known
                             release (default auto)
   --max-conf-num N          containerd's max_conf_num (default 1; 0 = all files)
+  --multus-dir DIR          a dir Multus reads (its confDir /etc/cni/multus/net.d, the dir of its clusterNetwork
+                            file), read and watched besides the conf dir; repeatable or comma-separated (default none)
+  --multus-path FROM=TO     Multus' configuration says FROM where the host has TO (the thick plugin's daemon runs in a
+                            container); repeatable (default /host/etc/cni/net.d=<--cni-conf-dir>). With --config, its
+                            cni.multusNetwork (the OpenShift model) is verified in Multus' confDir
   --resync DURATION         periodic re-verification and Node re-read (default 5m)
   --debounce DURATION       coalescing window after a file event (default 100ms)
   --taint-unverified        keep the taint meshgate.io/cni-unverified:NoSchedule on the Node while unverified
+  --ambient-readyz URL      with config ambient.enabled (Istio ambient): istio-cni's node agent readiness, a loopback
+                            http URL (default ${DEFAULT_AMBIENT_READYZ})
+  --ztunnel-socket PATH     with ambient: the ZDS socket ztunnel connects to (default ${DEFAULT_ZDS_SOCKET})
+  --proc-net-unix PATH      with ambient: where the host's unix sockets are listed (default /proc/net/unix)
+  --ambient-poll DURATION   with ambient: how often the two are checked (default ${DEFAULT_AMBIENT_POLL_MS / 1000}s)
   --kubeconfig FILE         kubeconfig to use (default: in-cluster service account)
   --port N                  serve /healthz, /readyz and /metrics over plain HTTP on N (default: not served)
   --host ADDR               listen address for --port (default 0.0.0.0; the chart passes the node's own IP, the
@@ -61,9 +81,15 @@ const FLAGS = {
   runtime: { type: 'string', default: 'containerd' },
   libcni: { type: 'string', default: 'auto' },
   'max-conf-num': { type: 'string', default: '1' },
+  'multus-dir': { type: 'string', multiple: true },
+  'multus-path': { type: 'string', multiple: true },
   resync: { type: 'string', default: '5m' },
   debounce: { type: 'string', default: '100ms' },
   'taint-unverified': { type: 'boolean', default: false },
+  'ambient-readyz': { type: 'string', default: DEFAULT_AMBIENT_READYZ },
+  'ztunnel-socket': { type: 'string', default: DEFAULT_ZDS_SOCKET },
+  'proc-net-unix': { type: 'string', default: '/proc/net/unix' },
+  'ambient-poll': { type: 'string', default: `${DEFAULT_AMBIENT_POLL_MS / 1000}s` },
   kubeconfig: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string', default: '0.0.0.0' },
@@ -96,6 +122,11 @@ export function parseNodeAgentArgs(
     runtime: parseRuntime(values.runtime),
     libcni: parseLibcni(values.libcni),
     maxConfNum: parseCount('--max-conf-num', values['max-conf-num']),
+    multusDirs: Object.freeze(multusDirs(values['multus-dir'])),
+    multus: Object.freeze({
+      paths: Object.freeze(multusPaths(values['multus-path'], values['cni-conf-dir'])),
+      ...(config?.cni.multusNetwork ? { network: config.cni.multusNetwork } : {}),
+    }),
     resyncMs: durationFlag('--resync', values.resync),
     debounceMs: durationFlag('--debounce', values.debounce),
     taintUnverified: values['taint-unverified'],
@@ -108,7 +139,31 @@ export function parseNodeAgentArgs(
         proxyUid: config.proxy.uid,
       }),
     listen: values.port === undefined ? undefined : Object.freeze({ host: values.host, port: Number(values.port) }),
+    ...(config?.ambient.enabled
+      ? {
+          ambient: Object.freeze({
+            readyzUrl: loopbackUrl(values['ambient-readyz']),
+            zdsSocket: values['ztunnel-socket'],
+            procNetUnix: values['proc-net-unix'],
+            pollMs: durationFlag('--ambient-poll', values['ambient-poll']),
+          }),
+        }
+      : {}),
   });
+}
+
+/** istio-cni's readiness is served on the node itself: anything but a loopback http URL would leave the node. */
+function loopbackUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--ambient-readyz: "${text}" is not a URL`);
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (url.protocol !== 'http:' || !(host.startsWith('127.') || host === '::1' || host === 'localhost'))
+    throw new UsageError(`--ambient-readyz: "${text}" must be an http URL on loopback (the agent runs on the node)`);
+  return url.href;
 }
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
@@ -120,26 +175,26 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   let publisher: KubeNodePublisher;
   try {
     options = parseNodeAgentArgs(argv, io.env);
-    publisher = KubeNodePublisher.fromFlags(options.kubeconfig);
+    publisher = await KubeNodePublisher.connect(options.kubeconfig, io.env);
   } catch (err) {
     io.stderr(`meshgate node-agent: ${(err as Error).message}\n\n${err instanceof UsageError ? USAGE : ''}`);
     return 2;
   }
-  const log = pino({ base: { node: options.nodeName } }, { write: (line: string) => io.stdout(line) });
+  const log = jsonLineLog({ node: options.nodeName }, (line) => io.stdout(line));
   const metrics = createAgentMetrics({ processMetrics: true });
   const agent = new NodeAgent(options, { publisher, log, observer: metrics.observer });
   const startedAt = Date.now();
-  const app = buildAgentApp({
+  const endpoints = {
     registry: metrics.registry,
     alive: () => liveness(agent.status(), Date.now(), startedAt),
     ready: () => readiness(agent.status(), Date.now()),
-  });
+  };
   log.info({ ...options }, 'node agent starting');
   // Listening first: the probes must answer while the first check runs.
+  let server: AgentServer | undefined;
   if (options.listen) {
     try {
-      // A copy: fastify writes into the options it is given, and ours are frozen.
-      await app.listen({ ...options.listen });
+      server = await serveAgent(endpoints, options.listen);
     } catch (err) {
       const where = `${options.listen.host}:${options.listen.port}`;
       io.stderr(`meshgate node-agent: cannot listen on ${where}: ${(err as Error).message}\n`);
@@ -152,6 +207,6 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   await agent.start();
   log.info({ signal: await signal }, 'node agent stopping; the Node keeps its last verdict');
   await agent.stop();
-  await app.close();
+  await server?.close();
   return 0;
 }

@@ -3,41 +3,18 @@
  * naming file and document), reading manifests into documents, and deciding each pod template through the same
  * core — and the same pod parser — as the webhook.
  */
-import { parseAllDocuments } from 'yaml';
 import type { CliIO } from './io.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
+import { InputError, readDocuments, type ParsedDoc } from './documents.ts';
+import { DocumentOutput } from './output.ts';
+import { Progress } from './progress.ts';
 import { ConfigError, configFromFlags } from '../config/load.ts';
 import { compileConfig, type Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { NodeStateError, loadNodeState } from '../facts/node-state.ts';
 import { decide, type Decision } from '../inject/decide.ts';
 import { parsePod } from '../pod/parse.ts';
-import { notAnObject, podTemplates, type PodTemplateRef } from '../manifests/workloads.ts';
-
-export class InputError extends Error {}
-
-export interface ParsedDoc {
-  index: number;
-  /** Original text, for documents passed through unchanged. */
-  text: string;
-  value: Record<string, unknown> | null;
-}
-
-export function readDocuments(source: string, text: string): ParsedDoc[] {
-  const docs = parseAllDocuments(text, { prettyErrors: false });
-  if (!Array.isArray(docs)) throw new InputError(`${source}: not YAML`);
-  return docs.map((doc, index) => {
-    const err = doc.errors[0];
-    if (err) throw new InputError(`${source}: document ${index + 1}: invalid YAML: ${err.message.split('\n')[0]}`);
-    const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
-    // Re-printed without line folding and without its own `---`: the writer joins documents with `---`.
-    const text = doc.toString({ lineWidth: 0 }).replace(/^---\n/, '');
-    if (value === null || value === undefined) return { index, text, value: null };
-    const why = notAnObject(value);
-    if (why) throw new InputError(`${source}: document ${index + 1}: not a Kubernetes object: ${why}`);
-    return { index, text, value: value as Record<string, unknown> };
-  });
-}
+import { podTemplates, type PodTemplateRef } from '../manifests/workloads.ts';
 
 /**
  * The decision for one pod template. Offline there is no requester (no kubelet mirror pods) and no namespace
@@ -60,32 +37,38 @@ export function decideTemplate(
   return decide({ pod: parsed.pod, namespace: ref.namespace ?? 'default' }, facts, cfg);
 }
 
-export interface OfflineFlags {
-  filename: string;
-  node?: string;
-}
-
 /** Flags every offline command takes, with their usage lines. */
 export const OFFLINE_FLAGS = {
   filename: { type: 'string', short: 'f' },
   config: { type: 'string' },
   mesh: { type: 'string' },
   'node-state': { type: 'string' },
+  progress: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-export const OFFLINE_USAGE = `  -f FILE|-            manifests to read (- for standard input)
+export const OFFLINE_USAGE = `  -f FILE|-            manifests to read (- for standard input), one document at a time
   --config FILE        meshgate configuration (its mesh: istio | linkerd | custom)
   --mesh NAME          or just a mesh profile with its defaults: istio | linkerd | custom
   --node-state FILE    node facts (YAML: nodes: {name: {verified: true, kubeletVersion: v1.34.1}})
+  --progress           show progress on stderr when a run takes over 2 s (the default when stderr is a terminal)
 `;
 
+/** How an offline command's per-document outputs are joined on stdout. */
+export interface OutputShape {
+  /** Between two documents' outputs. */
+  separator: string;
+  /** Written when no document had any output. */
+  ifEmpty: string;
+}
+
 /**
- * Runs an offline command: parses flags (usage errors exit 2), loads config and node facts, reads the documents,
- * and hands each document with its pod templates to `each`; input, config and node-state errors exit 1 with one
- * line naming what was wrong and where. `finish` writes the output only once everything succeeded.
+ * Runs an offline command: parses flags (usage errors exit 2), loads config and node facts, reads the documents one
+ * at a time, and hands each with its pod templates to `each`, whose text is written as the document is done
+ * (output.ts holds back the first 4 Mi characters, so an error in an ordinary input leaves stdout empty). Input,
+ * config and node-state errors exit 1 with one line naming what was wrong and where.
  */
-export async function runOffline<T>(
+export async function runOffline(
   name: string,
   usage: string,
   argv: string[],
@@ -96,8 +79,8 @@ export async function runOffline<T>(
     refs: PodTemplateRef[],
     where: (ref?: PodTemplateRef) => string,
     ctx: { cfg: Compiled; facts: NodeFacts; flags: Record<string, unknown> },
-  ) => T,
-  finish: (results: T[]) => string,
+  ) => string,
+  shape: OutputShape,
 ): Promise<number> {
   let flags: Record<string, unknown>;
   try {
@@ -113,21 +96,27 @@ export async function runOffline<T>(
     io.stderr(`meshgate ${name}: ${(err as Error).message}\n${usage}`);
     return 2;
   }
+  const out = new DocumentOutput((t) => io.stdout(t), shape.separator, shape.ifEmpty);
+  let progress: Progress | undefined;
   try {
     const cfg = compileConfig(
       configFromFlags({ config: flags.config as string | undefined, mesh: flags.mesh as string | undefined }),
     );
     const facts = loadNodeState(flags['node-state'] as string | undefined);
     const source = flags.filename === '-' ? '<stdin>' : (flags.filename as string);
-    const docs = readDocuments(source, await io.readInput(flags.filename as string));
-    const results: T[] = [];
-    for (const doc of docs) {
+    const input = await io.openInput(flags.filename as string);
+    if (flags.progress === true || io.stderrIsTTY)
+      progress = new Progress({ name, write: (t) => io.stderr(t), tty: io.stderrIsTTY, total: input.size });
+    let done = 0;
+    for await (const doc of readDocuments(source, input.chunks)) {
       const refs = doc.value ? podTemplates(doc.value) : [];
       const where = (ref?: PodTemplateRef) =>
         `${source}: document ${doc.index + 1}${ref ? ` (${ref.kind} ${ref.name})` : ''}`;
-      results.push(each(doc, refs, where, { cfg, facts, flags }));
+      out.add(each(doc, refs, where, { cfg, facts, flags }));
+      progress?.update(++done, doc.bytesRead);
     }
-    io.stdout(finish(results));
+    out.finish();
+    progress?.end();
     return 0;
   } catch (err) {
     if (
@@ -136,7 +125,9 @@ export async function runOffline<T>(
       err instanceof NodeStateError ||
       (err as NodeJS.ErrnoException).code
     ) {
-      io.stderr(`meshgate ${name}: ${(err as Error).message}\n`);
+      progress?.end();
+      const partial = out.partial() ? '; stdout is incomplete: it holds the output of every document before' : '';
+      io.stderr(`meshgate ${name}: ${(err as Error).message}${partial}\n`);
       return 1;
     }
     throw err;

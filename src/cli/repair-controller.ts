@@ -6,11 +6,11 @@
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import pino from 'pino';
+import { createLogger } from '../log/logger.ts';
 import type { CliIO } from './io.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import { ConfigError, configFromFlags } from '../config/load.ts';
-import { loadKubeConfig } from '../kube/client.ts';
+import { connectCluster } from '../kube/client.ts';
 import { durationFlag } from '../agent/flags.ts';
 import { startRepair } from '../repair/run.ts';
 import {
@@ -77,6 +77,7 @@ const FLAGS = {
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
   let f: ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
+  let markKeyDir: string;
   let timing: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   try {
     const current = rewriteDeprecatedFlags(argv);
@@ -86,21 +87,23 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       io.stdout(USAGE);
       return 0;
     }
-    if (!f['mark-key-dir'])
+    const keyDir = f['mark-key-dir'];
+    if (!keyDir)
       throw new UsageError(
         '--mark-key-dir is required: the repair controller acts only on pods whose admission mark verifies',
       );
-    if (!/^\d+$/.test(f['max-deletes-per-minute']!) || Number(f['max-deletes-per-minute']) < 1) {
+    markKeyDir = keyDir;
+    if (!/^\d+$/.test(f['max-deletes-per-minute']) || Number(f['max-deletes-per-minute']) < 1) {
       throw new UsageError(`--max-deletes-per-minute: "${f['max-deletes-per-minute']}" is not a positive integer`);
     }
-    if (!['true', 'false'].includes(f['leader-elect']!))
+    if (!['true', 'false'].includes(f['leader-elect']))
       throw new UsageError(`--leader-elect: "${f['leader-elect']}" is not true or false`);
     if (f.port !== undefined && f.port !== '0' && !parsePort(f.port).ok)
       throw new UsageError(`--port: "${f.port}" is not a port`);
     timing = {
-      leaseDurationMs: durationFlag('--lease-duration', f['lease-duration']!),
-      renewDeadlineMs: durationFlag('--renew-deadline', f['renew-deadline']!),
-      retryPeriodMs: durationFlag('--retry-period', f['retry-period']!),
+      leaseDurationMs: durationFlag('--lease-duration', f['lease-duration']),
+      renewDeadlineMs: durationFlag('--renew-deadline', f['renew-deadline']),
+      retryPeriodMs: durationFlag('--retry-period', f['retry-period']),
     };
     if (!(timing.retryPeriodMs < timing.renewDeadlineMs && timing.renewDeadlineMs < timing.leaseDurationMs)) {
       throw new UsageError(
@@ -117,27 +120,24 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     const config = configFromFlags({ config: f.config, mesh: f.mesh });
     const quarantine = quarantineSettings(f, config.meshNamespace);
     const unmeshed = unmeshedSettings(f);
-    const kc = await loadKubeConfig({
-      kubeconfig: f.kubeconfig,
-      inCluster: io.env.KUBERNETES_SERVICE_HOST !== undefined,
-    });
-    if (!kc) throw new UsageError('no cluster credentials: pass --kubeconfig or run in a cluster');
-    const logger = pino({ level: f['log-level'] });
+    const kube = await connectCluster({ kubeconfig: f.kubeconfig, env: io.env });
+    if (!kube) throw new UsageError('no cluster credentials: pass --kubeconfig or run in a cluster');
+    const logger = createLogger({ level: f['log-level'] });
     // POD_NAME (downward API) names the replica; the suffix tells a restarted process from its predecessor.
     const identity = `${io.env.POD_NAME ?? hostname()}_${randomUUID().slice(0, 8)}`;
     running = await startRepair({
-      kc,
+      kube,
       config,
       lease:
         f['leader-elect'] === 'true'
-          ? { namespace: config.meshNamespace, name: f['lease-name']!, identity, ...timing }
+          ? { namespace: config.meshNamespace, name: f['lease-name'], identity, ...timing }
           : undefined,
       maxDeletesPerMinute: Number(f['max-deletes-per-minute']),
-      markKeyDir: f['mark-key-dir']!,
-      dryRun: f['dry-run']!,
+      markKeyDir,
+      dryRun: f['dry-run'],
       quarantine,
       unmeshed,
-      listen: f.port === undefined ? undefined : { host: f.host!, port: Number(f.port) },
+      listen: f.port === undefined ? undefined : { host: f.host, port: Number(f.port) },
       logger,
     });
     logger.info(

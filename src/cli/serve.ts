@@ -2,13 +2,13 @@
  * `meshgate serve`: the admission webhook. Flags and env are read here and nowhere else. Without a kubeconfig
  * or in-cluster credentials it runs on the embedded default: node facts from `--node-state FILE`, else none.
  */
-import pino from 'pino';
+import { createLogger } from '../log/logger.ts';
 import type { CliIO } from './io.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import { ConfigError, configFromFlags } from '../config/load.ts';
 import { compileConfig } from '../config/compile.ts';
 import { NodeStateError, loadNodeState } from '../facts/node-state.ts';
-import { loadKubeConfig } from '../kube/client.ts';
+import { connectCluster } from '../kube/client.ts';
 import { startServer } from '../server/start.ts';
 import { parsePort } from '../util/values.ts';
 import {
@@ -135,9 +135,9 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       return 0;
     }
     if (!!f['cert-file'] !== !!f['key-file']) throw new UsageError('--cert-file and --key-file go together');
-    const port = parsePort(f.port!);
+    const port = parsePort(f.port);
     if (!port.ok && f.port !== '0') throw new UsageError(`--port: ${port.error}`);
-    if (!/^\d+(\.\d+)?$/.test(f['drain-seconds']!))
+    if (!/^\d+(\.\d+)?$/.test(f['drain-seconds']))
       throw new UsageError(`--drain-seconds: "${f['drain-seconds']}" is not a number of seconds`);
     limits = transportLimits(f);
     if (f['mark-key-secret'] && !f['mark-key-dir'])
@@ -151,27 +151,25 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     const config = compileConfig(configFromFlags({ config: f.config, mesh: f.mesh }));
-    const kc = await loadKubeConfig({
-      kubeconfig: f.kubeconfig,
-      inCluster: io.env.KUBERNETES_SERVICE_HOST !== undefined,
-    });
-    if (!kc && (f['cert-secret'] || f['webhook-config'] || f['mark-key-secret']))
+    const kube = await connectCluster({ kubeconfig: f.kubeconfig, env: io.env });
+    if (!kube && (f['cert-secret'] || f['webhook-config'] || f['mark-key-secret']))
       throw new UsageError('--cert-secret, --webhook-config and --mark-key-secret need cluster credentials');
-    if (kc && f['node-state']) io.stderr('meshgate serve: --node-state is ignored: node facts come from the cluster\n');
+    if (kube && f['node-state'])
+      io.stderr('meshgate serve: --node-state is ignored: node facts come from the cluster\n');
     server = await startServer({
       config,
       port: Number(f.port),
-      host: f.host!,
+      host: f.host,
       certFile: f['cert-file'],
       keyFile: f['key-file'],
       tlsSans: f['tls-san'] ?? ['localhost', '127.0.0.1', `meshgate.${config.config.meshNamespace}.svc`],
       writeCaTo: f['write-certs'],
-      nodeState: kc ? undefined : loadNodeState(f['node-state']),
-      kc,
+      nodeState: kube ? undefined : loadNodeState(f['node-state']),
+      kube,
       drainSeconds: Number(f['drain-seconds']),
       certSecret: f['cert-secret'] ? { namespace: config.config.meshNamespace, name: f['cert-secret'] } : undefined,
       webhookConfigName: f['webhook-config'],
-      logger: pino({ level: f['log-level'] }),
+      logger: createLogger({ level: f['log-level'] }),
       limits,
       markKeys: f['mark-key-dir']
         ? {

@@ -4,12 +4,12 @@
  * --dry-run, the plan was printed), 1 it could not finish (still installed, pods that would not stop, an API
  * error), 2 usage error or no credentials. The chart's post-delete hook Job runs it (charts/meshgate, uninstall.*).
  */
-import { parseDuration } from '../agent/duration.ts';
+import { parseDuration } from '../util/duration.ts';
 import { describeKubeError } from '../kube/errors.ts';
 import { kubeUninstallApi } from '../uninstall/kube-api.ts';
 import { chartNames } from '../uninstall/plan.ts';
 import { uninstall } from '../uninstall/run.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import { parseOptions } from './commands.ts';
 import type { CliIO } from './io.ts';
 import { kubeConfig } from './kubeconfig.ts';
@@ -86,7 +86,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
         throw new UsageError(`--${k}: "${v}" is not an object name`);
     }
     const t = parseDuration(f.timeout ?? DEFAULT_TIMEOUT);
-    if (t === undefined) throw new UsageError(`--timeout: "${f.timeout}" is not a duration like 30s, 2m or 1h`);
+    if (typeof t === 'string') throw new UsageError(`--timeout: ${t}`);
     timeoutMs = t;
   } catch (err) {
     io.stderr(`meshgate uninstall: ${(err as Error).message}\n\n${USAGE}`);

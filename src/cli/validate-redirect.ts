@@ -7,7 +7,7 @@
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import type { CliIO } from './io.ts';
-import { parseFlags, UsageError } from './args.ts';
+import { parseFlags, UsageError } from '../util/args.ts';
 import { optionsProblem } from '../validator/checks.ts';
 import {
   DEFAULT_EXTERNAL_PROBE_ADDRESS,
@@ -20,15 +20,16 @@ import {
   defaultListenAddress,
   defaultSourceAddress,
   EXTERNAL_SYN_WINDOW_MS,
-  parseDuration,
   parseEndpoint,
   parsePort,
   type ProbeScope,
   type ValidateOptions,
 } from '../validator/options.ts';
+import { parseDuration } from '../util/duration.ts';
 import { describeReason, VALIDATION_FAILED_EXIT_CODE, type Reason } from '../validator/reasons.ts';
 import { formatTerminationMessage, writeTerminationLog, type TerminationMessage } from '../validator/termination.ts';
 import { formatEndpoint, validateRedirect } from '../validator/validate.ts';
+import { runAmbient } from './validate-ambient.ts';
 
 const FLAGS = {
   'outbound-port': { type: 'string' },
@@ -76,6 +77,7 @@ flags:
 examples:
   meshgate validate-redirect --probe-address 127.0.0.6:15002 --timeout 5s                  # Istio's rules
   meshgate validate-redirect --external-probe --outbound-port 4140 --inbound-port none     # Linkerd's rules
+  meshgate validate-redirect --ambient                                                     # Istio ambient (ztunnel)
 `;
 
 interface Config {
@@ -91,6 +93,8 @@ type ProbeFields = Pick<
 >;
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
+  // Istio ambient: ztunnel answers, not the validator's listeners; its own flags (src/cli/validate-ambient.ts).
+  if (argv.includes('--ambient')) return runAmbient(argv, io);
   try {
     return await validateFromArgs(argv, io);
   } catch (err) {

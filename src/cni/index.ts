@@ -3,7 +3,7 @@
  * whether a node's runtime will run the mesh plugin: read a snapshot once, judge it purely.
  */
 export { readSnapshot } from './snapshot.ts';
-export { verifyChain, verdictMessage, findPlaceholder } from './verify.ts';
+export { verifyChain, chainOf, verdictMessage, findPlaceholder } from './verify.ts';
 export {
   selectNetwork,
   sortedConfFiles,
@@ -15,7 +15,9 @@ export {
 export { parseNetworkFile, parseConf, parseConfList } from './parse.ts';
 export { chooseLine, judgeByLine, type LineChoice } from './libcni-line.ts';
 export { parseRuntimeVersion, RELEASES } from './runtime-version.ts';
-export { REASONS, ADVICE, isReasonCode, type ReasonCode } from './reasons.ts';
+export { REASONS, ADVICE, adviceFor, isReasonCode, type ReasonCode } from './reasons.ts';
+export { followMultus, additionalNetwork, MULTUS_TYPES } from './multus.ts';
+export { ciliumRenamed, CILIUM_SUFFIX } from './cilium.ts';
 export { LIBCNI_LINES, RUNTIMES } from './types.ts';
 export type {
   LibcniLine,

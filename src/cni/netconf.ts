@@ -155,8 +155,39 @@ export function lastByKey(entries: ReadonlyArray<[string, JsonValue]>): Map<stri
   return new Map(entries);
 }
 
+/**
+ * The text json.Marshal writes for a value decoded into `interface{}`: at every level one key per exact name (the
+ * last), sorted by UTF-8 bytes. Numbers keep their literal (Go would reformat them; no reader here looks at one).
+ * Iterative, so a value nested 10000 deep costs no stack.
+ */
+export function marshalGo(root: JsonValue): string {
+  type Item = { raw: string } | { value: JsonValue };
+  const out: string[] = [];
+  const pending: Item[] = [{ value: root }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if ('raw' in next) {
+      out.push(next.raw);
+      continue;
+    }
+    const v = next.value;
+    const parts: Item[] = [];
+    if (v instanceof JsonObject) {
+      for (const [i, [k, x]] of keysAsDecoded(v, 'remarshalled').entries())
+        parts.push({ raw: `${i > 0 ? ',' : ''}${JSON.stringify(k)}:` }, { value: x });
+      parts.unshift({ raw: '{' });
+      parts.push({ raw: '}' });
+    } else if (Array.isArray(v)) {
+      for (const [i, x] of v.entries()) parts.push(...(i > 0 ? [{ raw: ',' }] : []), { value: x });
+      parts.unshift({ raw: '[' });
+      parts.push({ raw: ']' });
+    } else out.push(v instanceof JsonNumber ? v.text : JSON.stringify(v));
+    for (let i = parts.length - 1; i >= 0; i--) pending.push(parts[i]);
+  }
+  return out.join('');
+}
+
 /** Go's `foldName` restricted to what can match an ASCII field name: ASCII upper case, ſ → S, K (Kelvin) → K. */
-function goFold(key: string): string {
+export function goFold(key: string): string {
   return key.replace(/[a-z\u017f\u212a]/g, (c) => (c === '\u017f' ? 'S' : c === '\u212a' ? 'K' : c.toUpperCase()));
 }
 

@@ -13,9 +13,9 @@
  * the wrong type makes linkerd-cni fail every ADD, which is reported too.
  */
 import { JsonNumber, JsonObject, type JsonValue } from './gojson.ts';
-import { selectNetwork } from './runtime.ts';
+import { goFold } from './netconf.ts';
 import type { Snapshot, Verdict, VerifyOptions } from './types.ts';
-import { verdictMessage, verifyChain } from './verify.ts';
+import { chainOf, verdictMessage, verifyChain } from './verify.ts';
 
 /** What the mesh profile says the redirect must look like. */
 export interface RedirectExpectations {
@@ -53,11 +53,6 @@ const PROXY_INIT: Record<string, { field: string; kind: Kind }> = Object.fromEnt
     ] as const
   ).map(([field, kind]) => [goFold(field), { field, kind }]),
 );
-
-/** Go's name folding for ASCII field names: upper case, and the two non-ASCII letters that fold onto them. */
-function goFold(key: string): string {
-  return key.replace(/[a-z\u017f\u212a]/g, (c) => (c === '\u017f' ? 'S' : c === '\u212a' ? 'K' : c.toUpperCase()));
-}
 
 /** The keys as json.Marshal of a Go map writes them: last value per exact key, sorted by UTF-8 bytes. */
 function remarshalled(obj: JsonObject): Array<[string, JsonValue]> {
@@ -149,9 +144,9 @@ export function verifyWithPluginConfig(
 ): Verdict {
   const verdict = verifyChain(snapshot, options);
   if (!verdict.verified || !expect || options.pluginType !== 'linkerd-cni') return verdict;
-  const selection = selectNetwork(snapshot, options.runtime, options.maxConfNum, options.libcni);
-  if (!selection.ok) return verdict;
-  const problems = selection.selected.network.plugins
+  const chain = chainOf(snapshot, options);
+  if (!chain.ok) return verdict;
+  const problems = chain.plugins
     .filter((p) => p.type === options.pluginType)
     .flatMap((p) => {
       const read = readLinkerdCni(p.raw);

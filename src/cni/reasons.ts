@@ -35,6 +35,23 @@ export const REASONS = {
   runtime_mismatch:
     'The node reports another container runtime than the one meshgate was told to emulate, ' +
     'so its file selection would be judged by the wrong rules.',
+  renamed_by_cilium:
+    'Cilium (cni.exclusive=true) renamed the other CNI configurations to *.cilium_bak or rewrote its own, ' +
+    'so the network the runtime loads does not contain the mesh plugin.',
+  multus_delegate_unresolved:
+    'The runtime loads Multus, and meshgate cannot tell which network Multus runs for the pod from the files it reads.',
+  multus_network_missing:
+    'The mesh plugin runs as a Multus additional network here, and Multus has no network of that name ' +
+    'that runs the mesh plugin.',
+  ambient_disabled:
+    'The istio-cni plugin in the chain does not have ambient_enabled: true, so it would not hand Istio ambient ' +
+    'pods to ztunnel.',
+  ambient_agent_not_ready:
+    'istio-cni’s node agent is not ready on this node (its /readyz), so the istio-cni plugin cannot set up ' +
+    'ambient pods here.',
+  ztunnel_not_ready:
+    'No ztunnel is connected to istio-cni’s node agent on this node (its ZDS socket has no connection), so ambient ' +
+    'pods would get no proxy.',
 } as const;
 
 export type ReasonCode = keyof typeof REASONS;
@@ -50,8 +67,9 @@ export const ADVICE: Record<ReasonCode, string> = {
     'Check the permissions and type of the configuration directory and files (and the agent’s hostPath mount).',
   no_valid_config: 'Install the missing plugin binaries or fix the broken files listed above; CRI-O skips them.',
   mesh_plugin_missing:
-    'Let the mesh CNI installer add its plugin to the file listed, ' +
-    'or remove the file that sorts before the one it edited.',
+    'Let the mesh CNI installer add its plugin to the file listed (the one the runtime loads); if it edited another ' +
+    'file, point it at this one. Do not delete the file listed without knowing whose it is: it may hold the ' +
+    'node’s only pod network.',
   mesh_plugin_not_chained:
     'Move the mesh plugin after the interface plugin in the file listed (the mesh installer appends it at the end).',
   binary_missing:
@@ -68,7 +86,44 @@ export const ADVICE: Record<ReasonCode, string> = {
     'Make the configuration mean the same to every libcni line (the lines listed differ on it), ' +
     'or name the runtime: --runtime containerd://VERSION or cri-o://VERSION, or --libcni 1.1|1.2|1.3.',
   runtime_mismatch: "Set the node agent's --runtime (chart value nodeAgent.runtime) to the runtime the node reports.",
+  renamed_by_cilium:
+    'Install Cilium with cni.exclusive=false (Helm value; cilium-config key cni-exclusive) so the mesh installer’s ' +
+    'file stays, or chain the mesh through Cilium (cni.chainingMode/cni.chainingTarget, docs/platforms/cilium.md); ' +
+    'then restart the mesh CNI DaemonSet so it writes its plugin again.',
+  multus_delegate_unresolved:
+    'Keep Multus’ file; give the node agent the dirs Multus reads (--multus-dir, chart nodeAgent.multus.dirs) and how ' +
+    'Multus’ paths map to the host (--multus-path, nodeAgent.multus.paths), or fix the Multus configuration named.',
+  multus_network_missing:
+    'Let the mesh CNI installer write its standalone configuration into Multus’ confDir under the network name ' +
+    'listed (Istio on OpenShift: cni.chained=false, cni.cniConfDir=/etc/cni/multus/net.d), or unset cni.multusNetwork.',
+  ambient_disabled:
+    'Install istio-cni with ambient enabled (Helm ambient.enabled=true, or the ambient profile), or turn off ' +
+    "meshgate's ambient checks (config ambient.enabled).",
+  ambient_agent_not_ready:
+    'Check the istio-cni-node pod on this node (kubectl -n istio-system logs ds/istio-cni-node); its readiness is ' +
+    'served on the node at :8000/readyz (the node agent’s --ambient-readyz).',
+  ztunnel_not_ready:
+    'Check the ztunnel pod on this node (kubectl -n istio-system logs ds/ztunnel): it must connect to the ZDS socket ' +
+    '(default /var/run/ztunnel/ztunnel.sock).',
 };
+
+/**
+ * The advice for a verdict: the reason's, unless the runtime loads Multus. Then the file listed is Multus' own, and
+ * deleting it would leave pods without their network: say where the mesh plugin has to go instead.
+ */
+export function adviceFor(reason: ReasonCode, multus?: { file?: string; network?: string }): string {
+  if (!multus) return ADVICE[reason];
+  const where = multus.file ?? 'its delegates[0], inline in the file listed,';
+  if (reason === 'mesh_plugin_missing')
+    return (
+      `Keep Multus’ file: Multus runs ${where} as the pod’s network. Let the mesh CNI installer chain its plugin ` +
+      'after Multus in the file the runtime loads (Istio: cni.cniConfFileName set to it) or into that network, or ' +
+      'run the mesh plugin as a Multus additional network (cni.multusNetwork, docs/platforms/openshift.md).'
+    );
+  if (reason === 'mesh_plugin_not_chained')
+    return `Keep Multus’ file; move the mesh plugin after the interface plugin in ${where}.`;
+  return ADVICE[reason];
+}
 
 export function isReasonCode(value: unknown): value is ReasonCode {
   return typeof value === 'string' && Object.hasOwn(REASONS, value);

@@ -14,23 +14,61 @@
  *   `<confdir>/<name>` as Go's filepath.Join makes it (cleaned: "" and "." are the conf dir itself); its `.conf`
  *   entries that are not directories, read like the conf dir's files. A name leading outside the conf dir is not
  *   followed (`outside`): the node agent sees only its mount of the conf dir.
+ * - Cilium's renamed files: conf dir entries named `<conf file>.cilium_bak`, read like conf files
+ *   (src/cni/cilium.ts says why).
+ * - extra dirs (--multus-dir: Multus' confDir, the dir of its clusterNetwork file): read like the conf dir,
+ *   plugin dirs included, into `extraDirs` (src/cni/multus.ts follows Multus through them).
  */
 import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
+import { renamedFrom } from './cilium.ts';
 import { conflistName } from './parse.ts';
 import { isConfFileName, MAX_CONF_FILE_BYTES } from './runtime.ts';
-import type { BinaryInfo, ConfFileEntry, PluginDir, Snapshot } from './types.ts';
+import type { BinaryInfo, ConfFileEntry, NetDir, PluginDir, Snapshot } from './types.ts';
 
-export async function readSnapshot(confDir: string, binDirs: readonly string[]): Promise<Snapshot> {
-  const [conf, bins] = await Promise.all([readConfDir(confDir), readBinDirs(binDirs)]);
+export async function readSnapshot(
+  confDir: string,
+  binDirs: readonly string[],
+  extraDirs: readonly string[] = [],
+): Promise<Snapshot> {
+  const [conf, bins, extra] = await Promise.all([
+    readConfDir(confDir),
+    readBinDirs(binDirs),
+    Promise.all(extraDirs.map((dir) => readNetDir(dir))),
+  ]);
+  const pluginDirs = await readPluginDirs(confDir, conf.files);
+  return {
+    confDir,
+    binDirs: [...binDirs],
+    ...conf,
+    ...bins,
+    ...(pluginDirs.length > 0 ? { pluginDirs } : {}),
+    ...(extra.length > 0 ? { extraDirs: extra } : {}),
+  };
+}
+
+/** The per-network plugin dirs of a dir's conflists (libcni 1.3). */
+async function readPluginDirs(dir: string, files: readonly ConfFileEntry[]): Promise<PluginDir[]> {
   const names = new Set<string>();
-  for (const f of conf.files) {
+  for (const f of files) {
     const name = f.name.endsWith('.conflist') && f.content ? conflistName(f.content) : undefined;
     if (name !== undefined) names.add(name);
   }
-  const pluginDirs = await Promise.all([...names].map((name) => readPluginDir(confDir, name)));
-  return { confDir, binDirs: [...binDirs], ...conf, ...bins, ...(pluginDirs.length > 0 ? { pluginDirs } : {}) };
+  return Promise.all([...names].map((name) => readPluginDir(dir, name)));
+}
+
+/** One of Multus' dirs, read like the conf dir. */
+async function readNetDir(path: string): Promise<NetDir> {
+  const read = await readConfDir(path);
+  const pluginDirs = await readPluginDirs(path, read.files);
+  return {
+    path,
+    files: read.files,
+    ...(read.dirMissing ? { missing: true } : {}),
+    ...(read.dirError ? { error: read.dirError } : {}),
+    ...(pluginDirs.length > 0 ? { pluginDirs } : {}),
+  };
 }
 
 /** `<confDir>/<name>` and its `.conf` files, as libcni 1.3 lists them with `ConfFiles(dir, [".conf"])`. */
@@ -52,7 +90,7 @@ async function readPluginDir(confDir: string, name: string): Promise<PluginDir> 
   return { name, path, files: await Promise.all(confs.map((f) => readConfFile(join(path, f), f))) };
 }
 
-async function readConfDir(dir: string): Promise<Pick<Snapshot, 'files' | 'dirMissing' | 'dirError'>> {
+async function readConfDir(dir: string): Promise<Pick<Snapshot, 'files' | 'dirMissing' | 'dirError' | 'renamed'>> {
   let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
@@ -60,9 +98,13 @@ async function readConfDir(dir: string): Promise<Pick<Snapshot, 'files' | 'dirMi
     if (errorCode(err) === 'ENOENT') return { files: [], dirMissing: true };
     return { files: [], dirError: shortError(err) };
   }
-  const names = entries.filter((e) => !e.isDirectory() && isConfFileName(e.name)).map((e) => e.name);
-  const files = await Promise.all(names.map((name) => readConfFile(join(dir, name), name)));
-  return { files };
+  const kept = entries.filter((e) => !e.isDirectory());
+  const names = kept.filter((e) => isConfFileName(e.name)).map((e) => e.name);
+  const away = kept.filter((e) => renamedFrom(e.name) !== undefined).map((e) => e.name);
+  const [files, renamed] = await Promise.all(
+    [names, away].map((list) => Promise.all(list.map((name) => readConfFile(join(dir, name), name)))),
+  );
+  return renamed.length > 0 ? { files, renamed } : { files };
 }
 
 async function readConfFile(path: string, name: string): Promise<ConfFileEntry> {

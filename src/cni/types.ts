@@ -53,6 +53,19 @@ export type PluginDir = { name: string } & (
   | { outside: true }
 );
 
+/**
+ * A directory besides the conf dir that Multus reads (its `confDir`, the dir of a `clusterNetwork` file), read like
+ * the conf dir: its `.conf`/`.conflist`/`.json` files and the per-network plugin dirs of its conflists. `path` is
+ * the path on the host (the node agent mounts it at the same path).
+ */
+export interface NetDir {
+  path: string;
+  files: ConfFileEntry[];
+  missing?: boolean;
+  error?: string;
+  pluginDirs?: PluginDir[];
+}
+
 /** The conf dir and bin dir(s) as read at one moment. */
 export interface Snapshot {
   confDir?: string;
@@ -68,6 +81,30 @@ export interface Snapshot {
   binDirErrors?: Record<string, string>;
   /** The per-network plugin dir of every conflist whose `name` is a string (see PluginDir). */
   pluginDirs?: PluginDir[];
+  /** Multus' directories, when the agent was told to read them (--multus-dir), in the order given. */
+  extraDirs?: NetDir[];
+  /**
+   * Files of the conf dir that Cilium renamed away (`<name>.cilium_bak`, `<name>` a `.conf`/`.conflist`/`.json`
+   * name): what its agent does with every other CNI configuration when `cni.exclusive` is true (src/cni/cilium.ts).
+   */
+  renamed?: ConfFileEntry[];
+}
+
+/** A path as Multus' configuration writes it (`from`, e.g. inside the Multus daemon's container) → on the host. */
+export interface PathAlias {
+  from: string;
+  to: string;
+}
+
+/** How to follow Multus when it is the network the runtime loads (src/cni/multus.ts). */
+export interface MultusOptions {
+  /** Prefix rewrites for the paths in Multus' configuration; the longest matching `from` wins. */
+  paths: readonly PathAlias[];
+  /**
+   * The OpenShift model: the mesh plugin runs as this additional network (`namespace/name` of the
+   * NetworkAttachmentDefinition every meshed pod lists in `k8s.v1.cni.cncf.io/networks`), not in the default chain.
+   */
+  network?: string;
 }
 
 export interface VerifyOptions {
@@ -80,6 +117,8 @@ export interface VerifyOptions {
   maxConfNum: number;
   /** Clock for `evidence.checkedAt`; defaults to the system clock. */
   now?: () => Date;
+  /** How to follow Multus; without it, Multus' paths are taken as host paths and no additional network counts. */
+  multus?: MultusOptions;
 }
 
 /** Why a candidate file was or was not used, in the runtime's own order. */
@@ -121,8 +160,28 @@ export interface Evidence {
   pluginFiles?: string[];
   /** Every `.conf`/`.conflist`/`.json` file in sorted order and what the runtime does with it. */
   candidates: Candidate[];
+  /** The selected file is Multus': what it runs for the pod (then `plugins` is that chain, not `[multus]`). */
+  multus?: MultusEvidence;
+  /** Files Cilium renamed to `*.cilium_bak` (cni.exclusive), when there are any. */
+  renamed?: string[];
+  /** With the node agent's ambient checks (src/cni/ambient.ts): what it saw of Istio ambient's node components. */
+  ambient?: { ambientEnabled: boolean; agent: string; ztunnel: string };
   /** When the verification ran (ISO 8601). Not part of the "did anything change" comparison. */
   checkedAt: string;
+}
+
+/** What Multus runs for a pod, as meshgate followed it (src/cni/multus.ts). */
+export interface MultusEvidence {
+  /** The Multus plugin the runtime runs: `multus` (thin plugin) or `multus-shim` (thick: its daemon delegates). */
+  type: string;
+  /** Where the pod's default network comes from: `clusterNetwork` (as written, `network`), or `delegates[0]`. */
+  by: 'clusterNetwork' | 'delegates';
+  network?: string;
+  /** The file Multus reads that network from (on the host), absent for an inline delegate. */
+  file?: string;
+  sha256?: string;
+  /** The OpenShift model: the additional network that runs the mesh plugin, and the file Multus takes it from. */
+  additional?: { network: string; file?: string; plugins: string[] };
 }
 
 /** One line's judgment, as listed in the evidence of a verdict that needed every line to agree. */

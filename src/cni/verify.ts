@@ -15,34 +15,56 @@
  * Selection failures come first: `unreadable`, `no_config`, `unparsable_first_file`, `no_valid_config`.
  * Chain checks only look at the default network: with containerd's max_conf_num > 1 the other networks give
  * the pod extra interfaces, their redirection is not what the mesh relies on.
+ * When the runtime loads Multus, the chain judged is the one Multus runs for the pod (src/cni/multus.ts: its
+ * delegate, then whatever the runtime's list chains after Multus), `multus_delegate_unresolved` when meshgate cannot
+ * tell it; with `multus.network` (the OpenShift model) a default chain without the mesh plugin is verified when
+ * Multus' additional network of that name runs it (`multus_network_missing` otherwise). A missing plugin that
+ * Cilium's exclusive mode renamed away is `renamed_by_cilium` (src/cni/cilium.ts).
  */
 import { createHash } from 'node:crypto';
+import { ciliumRenamed } from './cilium.ts';
 import { JsonObject } from './gojson.ts';
+import { additionalNetwork, followMultus, isMultus } from './multus.ts';
+import type { PluginConf } from './parse.ts';
 import { REASONS, type ReasonCode } from './reasons.ts';
-import { binaryProblems, selectNetwork } from './runtime.ts';
-import type { Evidence, Verdict, VerifyOptions } from './types.ts';
-import type { Snapshot } from './types.ts';
+import { binaryProblems, type LoadedNetwork, selectNetwork } from './runtime.ts';
+import type { Evidence, MultusEvidence, Snapshot, Verdict, VerifyOptions } from './types.ts';
+
+/** The chain the runtime runs for a pod's default network: the selected file's, or through Multus. */
+export type Chain =
+  | { ok: true; selected: LoadedNetwork; plugins: PluginConf[]; multus?: MultusEvidence }
+  | { ok: false; reason: ReasonCode; file?: string; detail?: string; multus?: MultusEvidence };
+
+export function chainOf(snapshot: Snapshot, options: VerifyOptions): Chain & { candidates: Evidence['candidates'] } {
+  const selection = selectNetwork(snapshot, options.runtime, options.maxConfNum, options.libcni);
+  const { candidates } = selection;
+  if (!selection.ok) return { ...selection, candidates };
+  const { selected } = selection;
+  const own = selected.network.plugins;
+  if (!isMultus(own)) return { ok: true, selected, plugins: own, candidates };
+  const followed = followMultus(snapshot, own[0], options.libcni, options.multus);
+  if (!followed.ok) {
+    const { detail, evidence: multus } = followed;
+    return { ok: false, reason: 'multus_delegate_unresolved', file: selected.file.name, detail, multus, candidates };
+  }
+  // What the runtime's list chains after Multus gets Multus' result, as it would the interface plugin's.
+  return { ok: true, selected, plugins: [...followed.plugins, ...own.slice(1)], multus: followed.evidence, candidates };
+}
 
 export function verifyChain(snapshot: Snapshot, options: VerifyOptions): Verdict {
   const { runtime, pluginType, libcni } = options;
   const checkedAt = (options.now ?? (() => new Date()))().toISOString();
-  const selection = selectNetwork(snapshot, runtime, options.maxConfNum, libcni);
-  const { candidates } = selection;
-  if (!selection.ok) {
-    const evidence: Evidence = {
-      runtime,
-      libcni,
-      pluginType,
-      file: selection.file,
-      plugins: [],
-      candidates,
-      checkedAt,
-    };
-    return verdict(selection.reason, evidence, selection.detail);
+  const chain = chainOf(snapshot, options);
+  const { candidates } = chain;
+  const renamed = (snapshot.renamed ?? []).map((f) => f.name);
+  const extra = { ...(chain.multus ? { multus: chain.multus } : {}), ...(renamed.length > 0 ? { renamed } : {}) };
+  if (!chain.ok) {
+    const evidence: Evidence = { runtime, libcni, pluginType, file: chain.file, plugins: [], candidates, checkedAt };
+    return verdict(chain.reason, { ...evidence, ...extra }, chain.detail);
   }
-  const { file, network } = selection.selected;
-  const plugins = network.plugins.map((p) => p.type);
-  const pluginFiles = network.plugins.flatMap((p) => (p.file === undefined ? [] : [p.file]));
+  const { file, network } = chain.selected;
+  const plugins = chain.plugins.map((p) => p.type);
+  const pluginFiles = chain.plugins.flatMap((p) => (p.file === undefined ? [] : [p.file]));
   const evidence: Evidence = {
     runtime,
     libcni,
@@ -53,24 +75,69 @@ export function verifyChain(snapshot: Snapshot, options: VerifyOptions): Verdict
     ...(pluginFiles.length > 0 ? { pluginFiles } : {}),
     candidates,
     checkedAt,
+    ...extra,
   };
+  const via = chain.multus ? `via ${chain.multus.type} → ${chain.multus.file ?? 'delegates[0]'}: ` : '';
   const badName = networkNameProblem(network.name);
   if (badName) return verdict('invalid_network_name', evidence, badName);
+  const run = chain.multus ? [chain.multus.type, ...plugins] : plugins;
   if (!plugins.includes(pluginType)) {
-    return verdict('mesh_plugin_missing', evidence, `chain is ${plugins.join(' → ')}`);
+    const additional = options.multus?.network;
+    if (chain.multus && additional)
+      return viaAdditional(snapshot, options, evidence, chain, chain.multus, additional, run);
+    const renamedBy = ciliumRenamed(snapshot, pluginType, plugins, libcni);
+    if (renamedBy) return verdict('renamed_by_cilium', evidence, renamedBy);
+    const noMultus = options.multus?.network ? `; Multus does not run here, so no additional network is attached` : '';
+    return verdict('mesh_plugin_missing', evidence, `${via}chain is ${plugins.join(' → ')}${noMultus}`);
   }
   if (plugins.indexOf(pluginType, 1) < 0) {
     const detail =
       plugins.length === 1 ? `${pluginType} is the only plugin` : `${pluginType} runs first, before ${plugins[1]}`;
-    return verdict('mesh_plugin_not_chained', evidence, detail);
+    return verdict('mesh_plugin_not_chained', evidence, `${via}${detail}`);
   }
-  const problem = binaryProblems(snapshot, plugins)[0];
+  return finish(snapshot, evidence, chain, run, `${via}chain is ${plugins.join(' → ')}`);
+}
+
+/** The OpenShift model: the default chain lacks the plugin; Multus' additional network must run it. */
+function viaAdditional(
+  snapshot: Snapshot,
+  options: VerifyOptions,
+  evidence: Evidence,
+  chain: Extract<Chain, { ok: true }>,
+  seen: MultusEvidence,
+  network: string,
+  run: string[],
+): Verdict {
+  const found = additionalNetwork(snapshot, chain.selected.network.plugins[0], network, options.libcni, options.multus);
+  if (!found.ok) return verdict('multus_network_missing', evidence, found.detail);
+  const multus = { ...seen, additional: { network, file: found.file, plugins: found.plugins } };
+  const withNetwork: Evidence = { ...evidence, multus };
+  if (!found.plugins.includes(options.pluginType)) {
+    const detail = `additional network ${network} (${found.file}) runs ${found.plugins.join(' → ')}`;
+    return verdict('multus_network_missing', withNetwork, detail);
+  }
+  const detail = `default network ${evidence.plugins.join(' → ')}; ${options.pluginType} as additional network ${network} (${found.file})`;
+  return finish(snapshot, withNetwork, chain, [...run, ...found.plugins], detail);
+}
+
+/** Binaries and placeholders of everything that runs, then verified. */
+function finish(
+  snapshot: Snapshot,
+  evidence: Evidence,
+  chain: Extract<Chain, { ok: true }>,
+  run: string[],
+  detail: string,
+): Verdict {
+  const problem = binaryProblems(snapshot, run)[0];
   if (problem) return verdict(problem.outcome, evidence, problem.detail);
+  const { file, network } = chain.selected;
   const placeholder =
     (mayHoldPlaceholder(file.content ?? '') ? findPlaceholder(network.raw) : undefined) ??
-    network.plugins.map((p) => (p.file === undefined ? undefined : findPlaceholder(p.raw, p.file))).find(Boolean);
+    chain.plugins
+      .map((p) => (p.file === undefined && !chain.multus ? undefined : findPlaceholder(p.raw, p.file ?? '$')))
+      .find(Boolean);
   if (placeholder) return verdict('unrendered_placeholder', evidence, `${placeholder.path} is "${placeholder.value}"`);
-  return verdict('verified', evidence, `chain is ${plugins.join(' → ')}`);
+  return verdict('verified', evidence, detail);
 }
 
 /**

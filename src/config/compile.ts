@@ -7,12 +7,12 @@
 import type { MeshgateConfig } from './types.ts';
 import { PROFILES } from '../mesh/index.ts';
 import type { MeshIdentity, MeshProfile, Role } from '../mesh/types.ts';
-import type { Container, SecurityContext } from '../pod/types.ts';
+import type { Container, SecurityContext } from '../contract/pod.ts';
 import { parseHostPort } from '../util/values.ts';
 import { deepFreeze } from '../util/json.ts';
 import { preEncode, type PreEncoded } from '../util/base64-json.ts';
 import type { DeepReadonly } from '../util/readonly.ts';
-import { exclusionEnv } from '../policy/own-init.ts';
+import { exclusionEnv } from '../mesh/own-init.ts';
 
 /** What mesh custom injects, each with its JSON (util/base64-json.ts). */
 export interface OwnTemplates {
@@ -29,6 +29,8 @@ export type Compiled = DeepReadonly<{
   names: Record<Role, string>;
   probe: { host: string; port: number; loopback: boolean };
   validator: PreEncoded<Container>;
+  /** The validator of Istio ambient pods (`validate-redirect --ambient`), under the validator's name. */
+  ambientValidator: PreEncoded<Container>;
   /** mesh custom: what meshgate injects. Absent for companion profiles, whose mesh injects. */
   own?: OwnTemplates;
 }>;
@@ -62,6 +64,16 @@ function validatorContainer(c: DeepReadonly<MeshgateConfig>, loopback: boolean):
     resources: { requests: { cpu: '10m', memory: '96Mi' }, limits: { cpu: '500m', memory: '128Mi' } },
     securityContext: restricted(c.validator.uid, c.validator.gid),
   };
+}
+
+/**
+ * The ambient validator: the validator's name (so the repair controller and quarantine, which key on it and on exit
+ * 42, handle it alike), image and identity; ztunnel's rules exempt no UID (they match ztunnel's packet mark), so any
+ * non-root identity is captured.
+ */
+function ambientValidatorContainer(c: DeepReadonly<MeshgateConfig>): Container {
+  const sidecar = validatorContainer(c, true);
+  return { ...sidecar, args: ['--ambient', `--timeout=${c.ambient.timeoutSeconds}s`] };
 }
 
 function ownTemplates(c: DeepReadonly<MeshgateConfig>): OwnTemplates {
@@ -124,6 +136,7 @@ export function compileConfig(config: DeepReadonly<MeshgateConfig>): Compiled {
     names: { proxy: config.proxy.name, init: config.init.name, validator: config.validator.name },
     probe: { ...probe.value, loopback },
     validator: preEncode(validatorContainer(config, loopback)),
+    ambientValidator: preEncode(ambientValidatorContainer(config)),
     own: profile.companion ? undefined : ownTemplates(config),
   });
 }

@@ -19,7 +19,10 @@ const MAX_VERDICT_AGE = 20 * 60;
 /** What every profile shares. */
 function base(
   mesh: MeshName,
-): Pick<MeshgateConfig, 'mesh' | 'meshNamespace' | 'systemNamespaces' | 'redirect' | 'exclusions' | 'apps'> {
+): Pick<
+  MeshgateConfig,
+  'mesh' | 'meshNamespace' | 'systemNamespaces' | 'redirect' | 'exclusions' | 'apps' | 'enforcement' | 'ambient'
+> {
   return {
     mesh,
     meshNamespace: 'meshgate',
@@ -30,8 +33,32 @@ function base(
     exclusions: { outboundCidrCoverage: 8, maxOutboundPorts: 64, maxInboundPorts: 64 },
     // The redirect exempts the proxy's identity: no other container may be able to take it (docs/security.md).
     apps: { privileges: 'restricted', baselineNamespaces: [] },
+    // A new install audits first: next to a running mesh, nothing is refused until the operator has seen what
+    // would be (docs/security.md, "Enforcement levels"); the chart keeps an upgraded release's level.
+    enforcement: { default: 'audit' },
+    // Istio only (config/semantics.ts); off until the operator says the cluster runs ambient.
+    ambient: {
+      enabled: false,
+      enablementSelectors: ISTIO_AMBIENT_SELECTORS,
+      dnsCapture: true,
+      timeoutSeconds: 10,
+    },
   };
 }
+
+const DATAPLANE_MODE = 'istio.io/dataplane-mode';
+
+/**
+ * Istio 1.27's default enablement selectors (manifests/charts/istio-cni/values.yaml `ambient.enablementSelectors`):
+ * a pod labelled ambient anywhere, or any pod not labelled none in a namespace labelled ambient.
+ */
+const ISTIO_AMBIENT_SELECTORS = [
+  { podSelector: { matchLabels: { [DATAPLANE_MODE]: 'ambient' } } },
+  {
+    podSelector: { matchExpressions: [{ key: DATAPLANE_MODE, operator: 'NotIn', values: ['none'] }] },
+    namespaceSelector: { matchLabels: { [DATAPLANE_MODE]: 'ambient' } },
+  },
+];
 
 const validator = {
   image: MESHGATE_IMAGE,
@@ -56,17 +83,28 @@ export const PROFILE_DEFAULTS: Readonly<Record<MeshName, MeshgateConfig>> = {
   istio: {
     ...base('istio'),
     injection: { allowPodOptOut: false, podOptInNamespaceLabels: null },
-    cni: { pluginType: 'istio-cni', redirectsNativeSidecars: true, maxVerdictAgeSeconds: MAX_VERDICT_AGE },
+    cni: {
+      pluginType: 'istio-cni',
+      redirectsNativeSidecars: true,
+      maxVerdictAgeSeconds: MAX_VERDICT_AGE,
+      multusNetwork: null,
+    },
     proxy: { name: 'istio-proxy', uid: 1337, gid: 1337, outboundPort: 15001, inboundPort: 15006 },
     init: { name: 'istio-init' },
     validator: { name: 'istio-validation', ...validator, uid: 1337, gid: 1337, probeAddress: ISTIO_PROBE },
     recognisedImages: { proxy: istioImages, init: istioImages, validator: istioImages },
+    learnImages: { namespaces: ['istio-system'] },
   },
   linkerd: {
     ...base('linkerd'),
     injection: { allowPodOptOut: false, podOptInNamespaceLabels: null },
     // linkerd-cni finds a native-sidecar proxy from cni-plugin v1.5.0 (Linkerd edge-24.4.x) on.
-    cni: { pluginType: 'linkerd-cni', redirectsNativeSidecars: true, maxVerdictAgeSeconds: MAX_VERDICT_AGE },
+    cni: {
+      pluginType: 'linkerd-cni',
+      redirectsNativeSidecars: true,
+      maxVerdictAgeSeconds: MAX_VERDICT_AGE,
+      multusNetwork: null,
+    },
     proxy: { name: 'linkerd-proxy', uid: 2102, outboundPort: 4140, inboundPort: 4143 },
     init: { name: 'linkerd-init' },
     // Linkerd's rules exempt loopback for everyone: the probe must leave the pod's loopback
@@ -79,11 +117,12 @@ export const PROFILE_DEFAULTS: Readonly<Record<MeshName, MeshgateConfig>> = {
       probeAddress: '192.0.2.1:80',
     },
     recognisedImages: { proxy: linkerdProxyImages, init: linkerdInitImages, validator: linkerdInitImages },
+    learnImages: { namespaces: ['linkerd'] },
   },
   custom: {
     ...base('custom'),
     injection: { allowPodOptOut: false, podOptInNamespaceLabels: null, nativeSidecar: 'auto' },
-    cni: { pluginType: '', redirectsNativeSidecars: true, maxVerdictAgeSeconds: MAX_VERDICT_AGE },
+    cni: { pluginType: '', redirectsNativeSidecars: true, maxVerdictAgeSeconds: MAX_VERDICT_AGE, multusNetwork: null },
     proxy: {
       name: 'meshgate-proxy',
       uid: 1337,

@@ -1,12 +1,16 @@
 /**
  * Reads and validates meshgate's configuration once, at startup. `mesh` is required and picks the profile whose
  * defaults (config/defaults.ts) the file is merged onto: objects merge key by key, arrays and scalars replace.
- * Unknown keys, keys the profile does not use, wrong types and out-of-range values are errors naming the key path,
- * so a typo never becomes a silent default.
+ * Which keys exist and the kind of each value come from the one declaration (config/schema.ts); which keys a profile
+ * does not use, and which were removed, are the tables below (messages, not shape). Unknown keys, keys the profile
+ * does not use, wrong types and out-of-range values are errors naming the key path, so a typo never becomes a
+ * silent default.
  */
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import { PROFILE_DEFAULTS } from './defaults.ts';
+import { CONFIG_SCHEMA } from './schema.generated.ts';
+import { NOT_USED, REMOVED } from './profile-keys.ts';
 import type { MeshgateConfig } from './types.ts';
 import { checkSemantics } from './semantics.ts';
 import { deepFreeze } from '../util/json.ts';
@@ -21,46 +25,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** Key paths whose contents are free-form Kubernetes objects: only their outer type is checked here. */
-const FREE_FORM = new Set([
-  'injection.podOptInNamespaceLabels',
-  'proxy.env',
-  'proxy.ports',
-  'proxy.resources',
-  'proxy.volumeMounts',
-  'volumes',
-]);
-const NULLABLE = new Set(['injection.podOptInNamespaceLabels']);
-
-/** Why a key is absent from a profile, for a better message than "unknown key". */
-const COMPANION_ONLY =
-  "the mesh's own injector injects the proxy and its init container; meshgate recognises them by recognisedImages";
-const NOT_USED: Record<string, Partial<Record<MeshName, string>>> = {
-  'proxy.image': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
-  'proxy.args': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
-  'proxy.env': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
-  'proxy.ports': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
-  'proxy.resources': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
-  'proxy.volumeMounts': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
-  'init.image': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
-  'init.command': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
-  'init.args': { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
-  volumes: { istio: COMPANION_ONLY, linkerd: COMPANION_ONLY },
-  'injection.nativeSidecar': {
-    istio: "the mesh's injector decides whether its proxy is a native sidecar",
-    linkerd: "the mesh's injector decides whether its proxy is a native sidecar",
-  },
-  'proxy.gid': { linkerd: "Linkerd's rules exempt the proxy UID only" },
-  recognisedImages: { custom: 'meshgate injects from its own templates and recognises its containers by them' },
-};
-/** Keys of earlier versions, with what replaced them. */
-const REMOVED: Record<string, string> = {
-  'injection.enabled':
-    'removed: derived from mesh (istio and linkerd: the mesh injects and meshgate adjusts; custom: meshgate injects)',
-  'injection.recognisedInitContainers': 'removed: the profile names the init container (init.name)',
-  'injection.recognisedProxyContainers': 'removed: the profile names the proxy (proxy.name)',
-  'injection.recognisedValidatorContainers': 'removed: the profile names the validator (validator.name)',
-};
+import type { SchemaNode } from './schema-node.ts';
 
 function kind(v: unknown): string {
   if (v === null) return 'null';
@@ -68,31 +33,71 @@ function kind(v: unknown): string {
   return typeof v;
 }
 
-function merge(base: unknown, override: unknown, path: string, problems: string[], mesh: MeshName): unknown {
+/**
+ * The kinds a schema node admits, as kind() names them (JSON Schema's integer is a number here; semantics.ts says
+ * when it must be whole).
+ */
+function kindsOf(schema: SchemaNode): string[] {
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  return types.map((t) => (t === 'integer' ? 'number' : String(t)));
+}
+
+/**
+ * A section of meshgate's own: its keys are the schema's, and each value is checked in turn. The others (label maps,
+ * Kubernetes objects copied into the proxy) are free-form here: only their outer kind is checked.
+ */
+function isSection(schema: SchemaNode): schema is SchemaNode & { properties: Record<string, SchemaNode> } {
+  return schema.additionalProperties === false && schema.properties !== undefined;
+}
+
+/** The keys of `schema` that mesh `mesh` takes: the schema's, less the ones its profile does not use. */
+function knownKeys(schema: SchemaNode & { properties: Record<string, SchemaNode> }, path: string, mesh: MeshName) {
+  return Object.keys(schema.properties).filter((k) => !NOT_USED[path ? `${path}.${k}` : k]?.[mesh]);
+}
+
+/**
+ * Merges `override` onto the profile's `base` where the schema lets it, recording what is wrong in `problems`:
+ * objects merge key by key, arrays and scalars replace.
+ */
+function merge(
+  schema: SchemaNode,
+  base: unknown,
+  override: unknown,
+  path: string,
+  problems: string[],
+  mesh: MeshName,
+): unknown {
   if (override === undefined) return base;
-  if (override === null && NULLABLE.has(path)) return null;
-  const want = kind(base) === 'null' && NULLABLE.has(path) ? 'object' : kind(base);
+  const kinds = kindsOf(schema);
   const got = kind(override);
-  if (want !== got) {
-    problems.push(`${path}: expected ${want}, got ${got} (${JSON.stringify(override)})`);
+  if (!kinds.includes(got)) {
+    problems.push(`${path}: expected ${kinds[0]}, got ${got} (${JSON.stringify(override)})`);
     return base;
   }
-  if (want !== 'object' || FREE_FORM.has(path)) {
-    if (want === 'array' && !FREE_FORM.has(path)) {
-      const bad = (override as unknown[]).findIndex((x) => typeof x !== 'string');
-      if (bad >= 0) problems.push(`${path}[${bad}]: expected string, got ${kind((override as unknown[])[bad])}`);
+  if (schema.enum && !schema.enum.includes(override)) {
+    problems.push(`${path}: ${JSON.stringify(override)} is not one of ${schema.enum.join(', ')}`);
+    return base;
+  }
+  if (got === 'array') {
+    const items = schema.items;
+    if (items && !kindsOf(items).includes('object')) {
+      const list = override as unknown[];
+      const bad = list.findIndex((x) => !kindsOf(items).includes(kind(x)));
+      if (bad >= 0) problems.push(`${path}[${bad}]: expected ${kindsOf(items)[0]}, got ${kind(list[bad])}`);
     }
     return override;
   }
-  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  if (got !== 'object' || !isSection(schema)) return override;
+  const known = knownKeys(schema, path, mesh);
+  const out: Record<string, unknown> = { ...((base ?? {}) as Record<string, unknown>) };
   for (const [key, value] of Object.entries(override as Record<string, unknown>)) {
     const sub = path ? `${path}.${key}` : key;
-    if (!(key in out)) {
+    if (!known.includes(key)) {
       const why = REMOVED[sub] ?? (NOT_USED[sub]?.[mesh] && `not used with mesh ${mesh}: ${NOT_USED[sub][mesh]}`);
-      problems.push(why ? `${sub}: ${why}` : `${sub}: unknown key (known: ${Object.keys(out).join(', ')})`);
+      problems.push(why ? `${sub}: ${why}` : `${sub}: unknown key (known: ${known.join(', ')})`);
       continue;
     }
-    out[key] = merge(out[key], value, sub, problems, mesh);
+    out[key] = merge(schema.properties[key], out[key], value, sub, problems, mesh);
   }
   return out;
 }
@@ -115,6 +120,7 @@ export function buildConfig(raw: unknown, source = 'config'): DeepReadonly<Meshg
   }
   const problems: string[] = [];
   const merged = merge(
+    CONFIG_SCHEMA,
     structuredClone(PROFILE_DEFAULTS[mesh as MeshName]),
     rest,
     '',
@@ -124,6 +130,19 @@ export function buildConfig(raw: unknown, source = 'config'): DeepReadonly<Meshg
   if (problems.length === 0) problems.push(...checkSemantics(merged));
   if (problems.length > 0) throw new ConfigError(source, problems);
   return deepFreeze(merged);
+}
+
+/**
+ * JSON when the text is JSON (the chart writes the config so: JSON is YAML), else YAML. The YAML parser is loaded
+ * only for the latter: it is ~1.4 MiB of the node agent's RSS on every node (`npm run bench -- --footprint`).
+ */
+function parseConfigText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    const yaml = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+    return yaml.parse(text);
+  }
 }
 
 /** Reads a YAML or JSON config file. */
@@ -136,7 +155,7 @@ export function loadConfig(file: string): DeepReadonly<MeshgateConfig> {
   }
   let raw: unknown;
   try {
-    raw = parseYaml(text);
+    raw = parseConfigText(text);
   } catch (err) {
     throw new ConfigError(file, [`not valid YAML: ${(err as Error).message.split('\n')[0]}`]);
   }

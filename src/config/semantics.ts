@@ -1,8 +1,12 @@
-/** Value checks beyond types: enums, ranges, names, and what must hold between keys. One sentence per problem. */
+/**
+ * Value checks beyond the schema's kinds and enums (config/schema.ts, checked by config/load.ts): ranges, names, and
+ * what must hold between keys. One sentence per problem.
+ */
 import { isIP } from 'node:net';
 import type { MeshgateConfig } from './types.ts';
 import { parseHostPort, parseQuantity } from '../util/values.ts';
 import { imageRepository } from '../mesh/images.ts';
+import { ambientProblems } from './ambient.ts';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -20,11 +24,6 @@ export function placeholderImage(image: string): string | undefined {
   if (PLACEHOLDER_REPOSITORIES.includes(repo)) return `"${image}" names an image that was never published`;
   if (PLACEHOLDER_HOSTS.test(repo)) return `"${image}" is on an example registry`;
   return undefined;
-}
-
-function oneOf(problems: string[], path: string, value: string | undefined, allowed: readonly string[]): void {
-  if (value !== undefined && !allowed.includes(value))
-    problems.push(`${path}: "${value}" is not one of ${allowed.join(', ')}`);
 }
 
 function port(problems: string[], path: string, value: number): void {
@@ -92,12 +91,11 @@ function pullSecrets(p: string[], names: readonly string[]): void {
     p.push(`validator.imagePullSecrets: ${names.length} names, at most ${MAX_PULL_SECRETS}`);
 }
 
+/** `namespace/name`, each a DNS-1123 label as Multus requires of network names (parsePodNetworkObjectName). */
+const MULTUS_NETWORK = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
 export function checkSemantics(c: MeshgateConfig): string[] {
   const p: string[] = [];
-  oneOf(p, 'redirect.mode', c.redirect.mode, ['auto', 'required', 'off']);
-  oneOf(p, 'redirect.onUnverifiedNode', c.redirect.onUnverifiedNode, ['reject', 'validate']);
-  oneOf(p, 'injection.nativeSidecar', c.injection.nativeSidecar, ['auto', 'on', 'off']);
-  oneOf(p, 'apps.privileges', c.apps.privileges, ['restricted', 'baseline']);
   c.apps.baselineNamespaces.forEach((ns, i) => {
     if (!DNS_LABEL.test(ns)) p.push(`apps.baselineNamespaces[${i}]: "${ns}" is not a namespace name`);
   });
@@ -119,6 +117,14 @@ export function checkSemantics(c: MeshgateConfig): string[] {
         '(the agent heartbeats once per resync)',
     );
   }
+  const network = c.cni.multusNetwork;
+  if (network !== null && !MULTUS_NETWORK.test(network)) {
+    p.push(
+      `cni.multusNetwork: ${JSON.stringify(network)} is not namespace/name of a NetworkAttachmentDefinition ` +
+        "(lower-case DNS labels; the namespace is required: a name alone resolves in each pod's own namespace, " +
+        'where its admins could define it to run anything)',
+    );
+  }
   if (c.cni.pluginType.trim() === '')
     p.push(`cni.pluginType: must name the mesh CNI plugin the node agent checks for (e.g. istio-cni)`);
   image(p, 'validator.image', c.validator.image);
@@ -128,6 +134,7 @@ export function checkSemantics(c: MeshgateConfig): string[] {
     p.push(`validator.timeoutSeconds: ${c.validator.timeoutSeconds} is not in (0, 300]`);
   }
   pullSecrets(p, c.validator.imagePullSecrets);
+  p.push(...ambientProblems(c));
   if (
     !Number.isInteger(c.exclusions.outboundCidrCoverage) ||
     c.exclusions.outboundCidrCoverage < 1 ||
@@ -159,6 +166,10 @@ export function checkSemantics(c: MeshgateConfig): string[] {
       if (!c.recognisedImages?.[role].length)
         p.push(`recognisedImages.${role}: must list the repositories of the mesh's ${role} image`);
     }
+    (c.learnImages?.namespaces ?? []).forEach((ns, i) => {
+      if (!DNS_LABEL.test(ns) || ns.length > 63)
+        p.push(`learnImages.namespaces[${i}]: "${ns}" is not a namespace name`);
+    });
   }
   return p;
 }

@@ -1,159 +1,39 @@
 /**
- * meshgate's one typed configuration, as an operator writes it. Parsed and validated once at the edge
- * (config/load.ts) and compiled (config/compile.ts) into the read-only form the admission path uses. `mesh`
- * chooses a profile (src/mesh/) whose defaults fill everything else; which keys exist depends on it: with
- * `istio` and `linkerd` the mesh's own injector injects the proxy (meshgate is its companion), so only the
- * proxy's identity is configured here; with `custom` meshgate injects from the templates below.
+ * meshgate's one typed configuration, as an operator writes it, derived from its one declaration (config/schema.ts).
+ * Parsed and validated once at the edge (config/load.ts) and compiled (config/compile.ts) into the read-only form
+ * the admission path uses. `mesh` chooses a profile (src/mesh/) whose defaults fill everything else; which keys exist
+ * depends on it: with `istio` and `linkerd` the mesh's own injector injects the proxy (meshgate is its companion), so
+ * only the proxy's identity is configured here; with `custom` meshgate injects from the templates.
  */
-import type { MeshName } from '../mesh/types.ts';
+import type { Static } from '@sinclair/typebox';
+import type {
+  APP_PRIVILEGES,
+  ContainerPortSchema,
+  EnvVarSchema,
+  InitSchema,
+  MeshgateConfigSchema,
+  NATIVE_SIDECAR_MODES,
+  ON_UNVERIFIED_NODE,
+  ProxySchema,
+  REDIRECT_MODES,
+  ResourcesSchema,
+  ValidatorSchema,
+} from './schema.ts';
 
-export type RedirectMode = 'auto' | 'required' | 'off';
-export type OnUnverifiedNode = 'reject' | 'validate';
-export type NativeSidecarMode = 'auto' | 'on' | 'off';
-export type AppPrivileges = 'restricted' | 'baseline';
+export { ENFORCEMENT_LEVELS } from './enums.ts';
+import type { ENFORCEMENT_LEVELS } from './enums.ts';
 
-export interface EnvVar {
-  name: string;
-  value?: string;
-  valueFrom?: Record<string, unknown>;
-}
+export type MeshgateConfig = Static<typeof MeshgateConfigSchema>;
+export type ProxyConfig = Static<typeof ProxySchema>;
+export type InitConfig = Static<typeof InitSchema>;
+export type ValidatorConfig = Static<typeof ValidatorSchema>;
+export type EnvVar = Static<typeof EnvVarSchema>;
+export type ContainerPort = Static<typeof ContainerPortSchema>;
+export type Resources = Static<typeof ResourcesSchema>;
+export type AmbientSelector = MeshgateConfig['ambient']['enablementSelectors'][number];
 
-export interface ContainerPort {
-  name?: string;
-  containerPort: number;
-  protocol?: string;
-}
-
-export interface Resources {
-  requests?: Record<string, string>;
-  limits?: Record<string, string>;
-}
-
-export interface ProxyConfig {
-  /** Container name; a container under it must be the real proxy (src/policy/identify.ts). */
-  name: string;
-  /** The proxy's UID: redirect rules exempt it, so only the proxy may run as it (issue: proxy identity). */
-  uid: number;
-  /** The proxy's GID when the mesh's rules exempt one (Istio); absent for Linkerd, whose rules match the UID only. */
-  gid?: number;
-  /** Where redirected outbound TCP lands (Istio 15001, Linkerd 4140). */
-  outboundPort: number;
-  /** Where redirected inbound TCP lands (Istio 15006, Linkerd 4143). */
-  inboundPort: number;
-  // mesh custom only: the template meshgate injects.
-  image?: string;
-  args?: string[];
-  env?: EnvVar[];
-  ports?: ContainerPort[];
-  resources?: Resources;
-  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
-}
-
-export interface InitConfig {
-  /** The privileged init container's name (istio-init, linkerd-init, meshgate-init). */
-  name: string;
-  // mesh custom only: the template meshgate injects. `args` may use $(MESHGATE_EXCLUDE_OUTBOUND_CIDRS),
-  // $(MESHGATE_EXCLUDE_OUTBOUND_PORTS) and $(MESHGATE_EXCLUDE_INBOUND_PORTS), which meshgate sets per pod.
-  image?: string;
-  command?: string[];
-  args?: string[];
-}
-
-export interface ValidatorConfig {
-  name: string;
-  image: string;
-  /** How the image runs `meshgate validate-redirect`: the distroless image has no shell and no meshgate on PATH. */
-  command: string[];
-  /**
-   * The validator's UID and GID. A loopback probe (Istio's 127.0.0.6) is redirected only for the proxy's identity,
-   * so then they must be the proxy's; an off-pod probe (Linkerd) must come from any other UID, which is redirected.
-   */
-  uid: number;
-  gid: number;
-  /** Where the probe connects; see docs/validate-redirect.md for why each profile's default cannot leak. */
-  probeAddress: string;
-  timeoutSeconds: number;
-  /**
-   * Image pull secrets meshgate adds to a pod's spec.imagePullSecrets when it injects the validator (names absent
-   * there only), for a validator image from a registry that needs them. Each must exist in every app namespace:
-   * a pod names Secrets of its own namespace only, and meshgate creates or copies none (the kubelet pulls without a
-   * missing one and reports it in an Event).
-   */
-  imagePullSecrets: string[];
-}
-
-export interface MeshgateConfig {
-  /** Which mesh meshgate guards: istio | linkerd | custom. Required. */
-  mesh: MeshName;
-  /** meshgate's own namespace: never injected, so meshgate can never block its own pods. */
-  meshNamespace: string;
-  /** Namespaces never injected or checked besides meshNamespace. */
-  systemNamespaces: string[];
-  injection: {
-    /**
-     * Whether a pod in an opted-in namespace may opt itself out (the mesh's own opt-out switch,
-     * meshgate.io/inject=false, or hostNetwork). Default false: pod authors are not trusted, such pods are refused.
-     */
-    allowPodOptOut: boolean;
-    /** Namespaces (by labels) where a pod may opt in with the label `meshgate.io/inject: "true"`; null = nowhere. */
-    podOptInNamespaceLabels: Record<string, string> | null;
-    /**
-     * mesh custom: the proxy as a native sidecar (restartPolicy Always init container) — auto from kubelet
-     * versions.
-     */
-    nativeSidecar?: NativeSidecarMode;
-  };
-  redirect: {
-    mode: RedirectMode;
-    onUnverifiedNode: OnUnverifiedNode;
-    /**
-     * Init mode: put the mesh's privileged init container first, so no user init container runs before the redirect
-     * (enforced by the validating webhook). Default false, as Istio and Linkerd do by design: their init container
-     * runs last so user init containers reach the network while no proxy runs yet (src/inject/order.ts).
-     */
-    beforeInitContainers: boolean;
-  };
-  cni: {
-    /**
-     * The mesh CNI plugin `type` the node agent must find chained; a node verified for another plugin is not
-     * verified.
-     */
-    pluginType: string;
-    /** Whether that plugin redirects pods whose proxy is a native sidecar (linkerd-cni only from v1.5.0). */
-    redirectsNativeSidecars: boolean;
-    /**
-     * A verdict whose heartbeat (the condition's lastHeartbeatTime, refreshed by the agent every resync) is older
-     * than this counts as unverified (`stale_verdict`): an agent that died must not leave its last word standing.
-     */
-    maxVerdictAgeSeconds: number;
-  };
-  proxy: ProxyConfig;
-  init: InitConfig;
-  validator: ValidatorConfig;
-  /** Companion profiles: repositories of the mesh's own images; its containers must come from one of them. */
-  recognisedImages?: { proxy: string[]; init: string[]; validator: string[] };
-  /**
-   * What a guarded pod's other containers (app, init and ephemeral) must be unable to do (docs/security.md, "Who can
-   * become the proxy"). `restricted` (default): each must provably neither run as nor become the proxy's UID/GID —
-   * a known runAsUser (and runAsGroup where the mesh exempts a GID), allowPrivilegeEscalation false, and as root
-   * SETUID, SETGID and NET_RAW dropped. `baseline`: only an explicit proxy UID/GID and network-admin rights are
-   * refused, as Istio and Linkerd do (root containers can then setuid to the proxy and bypass it).
-   */
-  apps: {
-    privileges: AppPrivileges;
-    /**
-     * Namespaces that cannot comply yet: `baseline` applies there; each pod that breaks `restricted` is admitted with
-     * a warning, and the namespaces are reported by `meshgate check` and the metric meshgate_baseline_namespaces.
-     */
-    baselineNamespaces: string[];
-  };
-  /** What a pod may exempt from the redirect (annotations or init arguments); the rest is refused. */
-  exclusions: {
-    /** The excluded outbound CIDRs together may cover at most 2^-N of their address family (8: one /8). */
-    outboundCidrCoverage: number;
-    maxOutboundPorts: number;
-    maxInboundPorts: number;
-  };
-  /** mesh custom: volumes the injected proxy needs. */
-  volumes?: Array<Record<string, unknown> & { name: string }>;
-}
+export type RedirectMode = (typeof REDIRECT_MODES)[number];
+export type OnUnverifiedNode = (typeof ON_UNVERIFIED_NODE)[number];
+export type NativeSidecarMode = (typeof NATIVE_SIDECAR_MODES)[number];
+export type AppPrivileges = (typeof APP_PRIVILEGES)[number];
+export type EnforcementLevel = (typeof ENFORCEMENT_LEVELS)[number];

@@ -4,14 +4,14 @@
  * questions the decision core asks ("is any node verified?", "do all kubelets support native sidecars?") are
  * answered from counters kept up to date on every change, never by scanning 5,000 nodes per review.
  */
-import { NATIVE_SIDECAR_MIN_MINOR } from '../inject/constants.ts';
+import { NATIVE_SIDECAR_MIN_MINOR } from '../contract/names.ts';
 import {
   CONDITION_TYPE,
   EVIDENCE_ANNOTATION,
   VERIFIED_LABEL,
   verdictCondition,
   type VerdictNode,
-} from '../node/contract.ts';
+} from '../contract/node.ts';
 import { parseRuntimeVersion } from '../cni/runtime-version.ts';
 import { describeMark, QUARANTINE_ANNOTATION, QUARANTINE_REASON, readMark } from '../node/quarantine.ts';
 

@@ -6,23 +6,27 @@
  *               mesh's own record of what it injected (sidecar.istio.io/status, which istio-cni reads) is kept
  *               truthful; nodeless pods are pinned.
  *   init mode → the mesh's init container stays (first with redirect.beforeInitContainers), followed by the
- *               validator when the node is not verified. Order: src/inject/order.ts.
+ *               validator when the node is not verified. Order: src/policy/order.ts.
  * A pod the mesh injected for its CNI plugin (a validator, no init container) has nothing to fall back to: it is
  * pinned to verified nodes, or refused on an unverified one.
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import type { Container, Pod } from '../pod/types.ts';
+import type { Container, Pod } from '../contract/pod.ts';
 import type { PodMesh } from '../policy/identify.ts';
-import { NODE_VERIFIED_LABEL } from './constants.ts';
+import { NODE_VERIFIED_LABEL } from '../contract/names.ts';
 import * as patch from './patch.ts';
-import type { PatchOp } from './patch.ts';
-import { recordStatus, readStatus, type InjectionStatus } from './status.ts';
-import { decideRedirect, unverifiedWhy, type Allowed, type RedirectDecision } from './redirect.ts';
-import type { ReasonCode } from './reasons.ts';
+import type { PatchOp } from '../contract/patch.ts';
+import { recordStatus, readStatus, type InjectionStatus } from '../policy/status.ts';
+import { decideRedirect, unverifiedWhy, type Allowed, type RedirectDecision } from '../policy/redirect.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
 import { tokenMountOps } from './service-account.ts';
-import { toFront } from './order.ts';
+import { toFront } from '../policy/order.ts';
 import type { DeepReadonly } from '../util/readonly.ts';
+import { defaultNetworkOverride, networkEntries } from '../policy/multus.ts';
+
+/** The pod's mesh parts once the mesh's injector has run: its proxy is there (decide.ts waits for it otherwise). */
+export type InjectedMesh = PodMesh & { proxy: NonNullable<PodMesh['proxy']> };
 
 export type Adjusted =
   | { kind: 'deny'; reason: ReasonCode; message: string; redirect?: RedirectDecision }
@@ -34,17 +38,17 @@ export type Adjusted =
  */
 export function companionRedirect(
   pod: Pod,
-  mesh: PodMesh,
+  mesh: InjectedMesh,
   facts: NodeFacts,
   cfg: Compiled,
 ): RedirectDecision | { kind: 'refuse'; reason: ReasonCode; message: string } {
   const r = decideRedirect(pod, facts, cfg);
-  const native = mesh.proxy!.native;
+  const native = mesh.proxy.native;
   const plugin = cfg.config.cni.pluginType;
   const cniBlocked =
     native && !cfg.config.cni.redirectsNativeSidecars
       ? `${plugin} does not redirect pods whose proxy is a native sidecar (cni.redirectsNativeSidecars is false)`
-      : cfg.profile.cniSkips(pod);
+      : (cfg.profile.cniSkips(pod) ?? defaultNetworkOverride(pod));
   if (!mesh.init) {
     // Nothing to fall back to: CNI mode or nothing.
     if (cniBlocked)
@@ -72,7 +76,7 @@ export function companionRedirect(
   return r.kind === 'deny' ? r : { ...r, native };
 }
 
-export function adjust(pod: Pod, mesh: PodMesh, facts: NodeFacts, cfg: Compiled): Adjusted {
+export function adjust(pod: Pod, namespace: string, mesh: InjectedMesh, facts: NodeFacts, cfg: Compiled): Adjusted {
   const r = companionRedirect(pod, mesh, facts, cfg);
   if (r.kind === 'refuse') return { kind: 'deny', reason: r.reason, message: r.message };
   if (r.kind === 'deny') return { kind: 'deny', reason: r.reason, message: r.message, redirect: r };
@@ -92,7 +96,7 @@ export function adjust(pod: Pod, mesh: PodMesh, facts: NodeFacts, cfg: Compiled)
       );
     }
     if (mesh.validator) {
-      // Wherever the mesh (or another webhook since) put it: first (src/inject/order.ts).
+      // Wherever the mesh (or another webhook since) put it: first (src/policy/order.ts).
       const index = inits.indexOf(mesh.validator.container);
       const moved = toFront(inits, { index, container: mesh.validator.container });
       ops.push(...moved.ops);
@@ -128,7 +132,10 @@ export function adjust(pod: Pod, mesh: PodMesh, facts: NodeFacts, cfg: Compiled)
     [...new Set([...earlier, ...removed])],
     r.native,
   );
-  ops.push(...patch.setMetadataEntries(pod, recorded));
+  // The OpenShift model: in CNI mode the pod must select the Multus network that runs the mesh plugin.
+  const annotations =
+    r.kind === 'cni' ? { ...recorded.annotations, ...networkEntries(pod, namespace, cfg) } : recorded.annotations;
+  ops.push(...patch.setMetadataEntries(pod, { labels: recorded.labels, annotations }));
   // Also to the mesh's own containers that lack the mount: see tokenMountOps for why that is the same pod.
   ops.push(...tokenMountOps(pod, { initContainers: inits, containers: pod.spec.containers }, ops.length));
   return { kind: 'patch', reason: r.reason, ops, status: recorded.status, redirect: r };

@@ -7,36 +7,27 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import type { ReasonCode } from './reasons.ts';
-import type { PatchOp } from './patch.ts';
-import type { InjectionStatus } from './status.ts';
-import { decideRedirect, type Allowed, type RedirectDecision } from './redirect.ts';
-import { readStatus } from './status.ts';
-import { toFront } from './order.ts';
-import type { Pod } from '../pod/types.ts';
+import { decideRedirect, type Allowed } from '../policy/redirect.ts';
+import { readStatus } from '../policy/status.ts';
+import { toFront } from '../policy/order.ts';
+import type { Pod } from '../contract/pod.ts';
 import type { PodMesh } from '../policy/identify.ts';
 import { buildInjection } from './build.ts';
 import { adjust } from './companion.ts';
 import { screen, type PodInput } from '../policy/screen.ts';
+import { defaultNetworkOverride } from '../policy/multus.ts';
 import { MAX_PATCH_OPS } from '../policy/limits.ts';
+import { decideAmbient } from './ambient.ts';
+import type { Decision } from './decision.ts';
+import { ambientCase } from '../policy/ambient-case.ts';
 
 export type { PodInput } from '../policy/screen.ts';
 
-export type Decision =
-  | { kind: 'skip'; reason: ReasonCode }
-  | { kind: 'deny'; reason: ReasonCode; message: string; redirect?: RedirectDecision }
-  | {
-      kind: 'patch';
-      reason: ReasonCode;
-      ops: PatchOp[];
-      status: InjectionStatus;
-      redirect: RedirectDecision;
-      warnings: string[];
-    };
+export type { Decision } from './decision.ts';
 
 /**
  * A pod meshgate injected in CNI mode whose validator another webhook has since pushed back (it prepended its own
- * init container): the validator goes first again (src/inject/order.ts). Everything else stays as recorded.
+ * init container): the validator goes first again (src/policy/order.ts). Everything else stays as recorded.
  */
 function reordered(pod: Pod, mesh: PodMesh): Decision | undefined {
   const status = readStatus(pod.metadata?.annotations);
@@ -67,10 +58,21 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
   const { mesh } = s;
   const { pod } = input;
 
-  if (cfg.profile.companion) {
+  // Istio ambient: no sidecar to wait for; the validator alone (src/ambient/).
+  const ambient = ambientCase(input, mesh, cfg);
+  if (ambient === 'ambient') {
+    const d = bounded(decideAmbient(input, mesh, facts, cfg));
+    return d.kind === 'patch' ? { ...d, warnings: s.warnings } : d;
+  }
+  if (ambient) return ambient;
+
+  // Companion profiles (the mesh injects) compile without meshgate's own templates; mesh custom with them.
+  const own = cfg.own;
+  if (!own) {
     // The mesh's injector has not run yet (webhook order): the apiserver calls meshgate again after it.
-    if (!mesh.proxy) return { kind: 'skip', reason: 'no_proxy_yet' };
-    const a = adjust(pod, mesh, facts, cfg);
+    const { proxy } = mesh;
+    if (!proxy) return { kind: 'skip', reason: 'no_proxy_yet' };
+    const a = adjust(pod, input.namespace, { ...mesh, proxy }, facts, cfg);
     if (a.kind === 'deny') return a;
     if (a.ops.length === 0) return { kind: 'skip', reason: 'already_injected' };
     return bounded({ ...a, warnings: s.warnings });
@@ -79,9 +81,15 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
   // A pod holding meshgate's proxy and a redirect (judged by content) is injected: reinvocation, re-applied output.
   if (mesh.proxy && (mesh.init || mesh.validator))
     return reordered(input.pod, mesh) ?? { kind: 'skip', reason: 'already_injected' };
-  const redirect = decideRedirect(pod, facts, cfg);
-  if (redirect.kind === 'deny') return { kind: 'deny', reason: redirect.reason, message: redirect.message, redirect };
-  const built = buildInjection(pod, mesh, cfg, redirect);
+  const decided = decideRedirect(pod, facts, cfg);
+  if (decided.kind === 'deny')
+    return { kind: 'deny', reason: decided.reason, message: decided.message, redirect: decided };
+  // A pod that names its own Multus default network is not redirected by the verified chain: its own init container.
+  const redirect: Allowed =
+    decided.kind === 'cni' && defaultNetworkOverride(pod)
+      ? { kind: 'init', reason: 'cni_skips_pod', node: decided.node, validate: false, native: decided.native }
+      : decided;
+  const built = buildInjection(pod, input.namespace, mesh, cfg, own, redirect);
   if (!built.ok) return { kind: 'deny', reason: 'invalid_annotation', message: built.problems.join('; ') };
   if (built.ops.length === 0) return { kind: 'skip', reason: 'already_injected' };
   return bounded({

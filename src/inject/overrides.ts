@@ -4,7 +4,7 @@
  * denied — never a silent default. Exemptions from the redirect are not here: they are redirect settings, judged
  * by src/policy/exclusions.ts for every profile.
  */
-import { ANNOTATIONS } from './constants.ts';
+import { ANNOTATIONS } from '../contract/names.ts';
 import type { Resources } from '../config/types.ts';
 import { parseQuantity } from '../util/values.ts';
 import type { DeepReadonly } from '../util/readonly.ts';
@@ -22,12 +22,12 @@ export function proxyResources(
   base: DeepReadonly<Resources>,
 ): undefined | { ok: true; resources: Resources } | { ok: false; problems: string[] } {
   if (!annotations || RESOURCE_ANNOTATIONS.every(([k]) => annotations[k] === undefined)) return undefined;
-  const resources: Resources = { requests: { ...(base.requests ?? {}) }, limits: { ...(base.limits ?? {}) } };
+  const resources = { requests: { ...(base.requests ?? {}) }, limits: { ...(base.limits ?? {}) } };
   const problems: string[] = [];
   for (const [key, section, res] of RESOURCE_ANNOTATIONS) {
     if (annotations[key] === undefined) continue;
     const q = parseQuantity(annotations[key]);
-    if (q.ok) resources[section]![res] = q.value;
+    if (q.ok) resources[section][res] = q.value;
     else problems.push(`annotation ${key}: ${q.error}`);
   }
   return problems.length ? { ok: false, problems } : { ok: true, resources };

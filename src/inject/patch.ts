@@ -3,21 +3,12 @@
  * diffing is quadratic in pod size (Istio's and controller-runtime's multi-second injections of pods with many
  * env vars). Each builder knows whether its parent exists, since `add` into a missing object fails.
  */
-import type { Pod, Container } from '../pod/types.ts';
+import type { Pod, Container } from '../contract/pod.ts';
 import { preEncode } from '../util/base64-json.ts';
-import { NODE_VERIFIED_LABEL, REDIRECT_LABEL, STATUS_ANNOTATION } from './constants.ts';
-import { termRequiresLabel } from './target-node.ts';
-
-export type PatchOp =
-  | { op: 'add'; path: string; value: unknown }
-  | { op: 'remove'; path: string }
-  | { op: 'replace'; path: string; value: unknown };
-
-/** RFC 6901 escaping: `~` → `~0`, `/` → `~1` (label keys like meshgate.io/status contain slashes). */
-export function escapePointer(segment: string): string {
-  const tildes = segment.includes('~') ? segment.replaceAll('~', '~0') : segment;
-  return tildes.includes('/') ? tildes.replaceAll('/', '~1') : tildes;
-}
+import type { DeepReadonly } from '../util/readonly.ts';
+import { escapePointer, type PatchOp } from '../contract/patch.ts';
+import { NODE_VERIFIED_LABEL, REDIRECT_LABEL, STATUS_ANNOTATION } from '../contract/names.ts';
+import { termRequiresLabel } from '../policy/target-node.ts';
 
 const FIELD_PATHS = { labels: '/metadata/labels', annotations: '/metadata/annotations' } as const;
 
@@ -58,8 +49,11 @@ export function setMetadataEntries(
   return ops;
 }
 
-/** Inserts containers at the front of spec.initContainers, in the given order; the list returned is new. */
-export function prependInitContainers(pod: Pod, containers: readonly Container[], at = 0): PatchOp[] {
+/**
+ * Inserts containers at the front of spec.initContainers, in the given order; the list returned is new. The
+ * containers may be the compiled, frozen templates: a patch only carries them to the encoder, which never writes.
+ */
+export function prependInitContainers(pod: Pod, containers: ReadonlyArray<DeepReadonly<Container>>, at = 0): PatchOp[] {
   if (containers.length === 0) return [];
   if (!pod.spec.initContainers || (pod.spec.initContainers.length === 0 && at === 0)) {
     return [{ op: pod.spec.initContainers ? 'replace' : 'add', path: '/spec/initContainers', value: containers }];
@@ -67,7 +61,7 @@ export function prependInitContainers(pod: Pod, containers: readonly Container[]
   return containers.map((c, i) => ({ op: 'add', path: `/spec/initContainers/${at + i}`, value: c }));
 }
 
-export function appendContainer(c: Container): PatchOp {
+export function appendContainer(c: DeepReadonly<Container>): PatchOp {
   return { op: 'add', path: '/spec/containers/-', value: c };
 }
 

@@ -6,8 +6,9 @@
  * webhook entry in both configurations already trust it?
  */
 import { X509Certificate } from 'node:crypto';
-import { AdmissionregistrationV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { splitPem } from '../tls/trust-state.ts';
+import type { KubeClient } from './api/client.ts';
+import { group } from './api/paths.ts';
 
 type Config = { webhooks?: Array<{ clientConfig?: { caBundle?: string } }> };
 
@@ -44,25 +45,25 @@ export function bundleHolds(config: Config, bundlePem: string): boolean {
   );
 }
 
-export async function syncCaBundle(kc: KubeConfig, name: string, caPem: string): Promise<number> {
-  const api = kc.makeApiClient(AdmissionregistrationV1Api);
+const ADMISSION = 'admissionregistration.k8s.io/v1';
+const KINDS = ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'] as const;
+
+export async function syncCaBundle(client: KubeClient, name: string, caPem: string): Promise<number> {
   const caBundle = Buffer.from(caPem).toString('base64');
-  const json = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
   let patched = 0;
-  const mutating = await api.readMutatingWebhookConfiguration({ name });
-  const mOps = bundleOps(mutating as Config, caBundle);
-  if (mOps.length) await api.patchMutatingWebhookConfiguration({ name, body: mOps }, json);
-  const validating = await api.readValidatingWebhookConfiguration({ name });
-  const vOps = bundleOps(validating as Config, caBundle);
-  if (vOps.length) await api.patchValidatingWebhookConfiguration({ name, body: vOps }, json);
-  patched += mOps.length + vOps.length;
+  for (const kind of KINDS) {
+    const path = group(ADMISSION, kind, { name });
+    const ops = bundleOps(await client.get<Config>(path), caBundle);
+    if (ops.length) await client.patch(path, 'json', ops);
+    patched += ops.length;
+  }
   return patched;
 }
 
 /** Both configurations, as the apiserver has them now, trust every CA in `bundlePem`. */
-export async function caBundleHolds(kc: KubeConfig, name: string, bundlePem: string): Promise<boolean> {
-  const api = kc.makeApiClient(AdmissionregistrationV1Api);
-  const mutating = await api.readMutatingWebhookConfiguration({ name });
-  const validating = await api.readValidatingWebhookConfiguration({ name });
-  return bundleHolds(mutating as Config, bundlePem) && bundleHolds(validating as Config, bundlePem);
+export async function caBundleHolds(client: KubeClient, name: string, bundlePem: string): Promise<boolean> {
+  for (const kind of KINDS) {
+    if (!bundleHolds(await client.get<Config>(group(ADMISSION, kind, { name })), bundlePem)) return false;
+  }
+  return true;
 }

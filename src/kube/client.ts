@@ -1,22 +1,21 @@
 /**
- * Kubernetes credentials: an explicit kubeconfig, else in-cluster service account, else none (the server then
- * runs on the embedded default with node facts from a file). The client library is loaded only when there are
- * credentials to use: it is the largest module meshgate has (~80 MiB resident).
+ * The daemons' cluster connection: an explicit kubeconfig, else the in-cluster service account (when
+ * KUBERNETES_SERVICE_HOST is set and the token is mounted), else none (the webhook then runs on the embedded default
+ * with node facts from a file). The client is meshgate's own (src/kube/api): @kubernetes/client-node, 42–48 MiB of
+ * a daemon's RSS, stays with the CLI's `meshgate check`, which needs kubeconfig exec plugins and OIDC.
  */
-import { existsSync } from 'node:fs';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { inClusterAccess, kubeconfigAccess } from './api/access.ts';
+import { KubeClient } from './api/client.ts';
 
-const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
-
-export async function loadKubeConfig(opts: {
+export async function connectCluster(opts: {
   kubeconfig?: string;
-  inCluster: boolean;
-}): Promise<KubeConfig | undefined> {
-  const inCluster = !opts.kubeconfig && opts.inCluster && existsSync(IN_CLUSTER_TOKEN);
-  if (!opts.kubeconfig && !inCluster) return undefined;
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kc = new KubeConfig();
-  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
-  else kc.loadFromCluster();
-  return kc;
+  /** The process environment, when in-cluster credentials may be used; undefined: only a kubeconfig. */
+  env?: Readonly<Record<string, string | undefined>>;
+}): Promise<KubeClient | undefined> {
+  const access = opts.kubeconfig
+    ? await kubeconfigAccess(opts.kubeconfig)
+    : opts.env
+      ? inClusterAccess(opts.env)
+      : undefined;
+  return access && new KubeClient(access);
 }

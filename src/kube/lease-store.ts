@@ -3,12 +3,18 @@
  * full update (PUT) carrying the resourceVersion it was computed from, so a concurrent writer makes the write fail
  * with 409 (LeaseConflict) instead of being overwritten. Times travel as MicroTime (RFC 3339 with microseconds).
  */
-import { ApiException, CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import type { KubeClient } from './api/client.ts';
+import type { Lease } from './api/objects.ts';
+import { group } from './api/paths.ts';
+import { statusCode } from './errors.ts';
 import { LeaseConflict, type LeaseSpec, type LeaseStore, type StoredLease } from './lease.ts';
 
-function stored(lease: V1Lease): StoredLease {
+/** MicroTime as the apiserver parses it: RFC 3339 with exactly six fractional digits. */
+const microTime = (ms: number) => new Date(ms).toISOString().replace('Z', '000Z');
+
+function stored(lease: Lease): StoredLease {
   const s = lease.spec ?? {};
-  const ms = (t: Date | undefined) => (t ? new Date(t).getTime() : 0);
+  const ms = (t: string | undefined) => (t ? new Date(t).getTime() : 0);
   return {
     resourceVersion: lease.metadata?.resourceVersion ?? '',
     spec: {
@@ -21,7 +27,7 @@ function stored(lease: V1Lease): StoredLease {
   };
 }
 
-function body(namespace: string, name: string, spec: LeaseSpec, resourceVersion?: string): V1Lease {
+function body(namespace: string, name: string, spec: LeaseSpec, resourceVersion?: string): Lease {
   return {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
@@ -29,41 +35,38 @@ function body(namespace: string, name: string, spec: LeaseSpec, resourceVersion?
     spec: {
       holderIdentity: spec.holderIdentity,
       leaseDurationSeconds: spec.leaseDurationSeconds,
-      acquireTime: new V1MicroTime(spec.acquireTime),
-      renewTime: new V1MicroTime(spec.renewTime),
+      acquireTime: microTime(spec.acquireTime),
+      renewTime: microTime(spec.renewTime),
       leaseTransitions: spec.leaseTransitions,
     },
   };
 }
 
-const code = (err: unknown) => (err instanceof ApiException ? err.code : undefined);
-
-export function kubeLeaseStore(kc: KubeConfig, namespace: string, name: string): LeaseStore {
-  const api = kc.makeApiClient(CoordinationV1Api);
+export function kubeLeaseStore(client: KubeClient, namespace: string, name: string): LeaseStore {
+  const leases = group('coordination.k8s.io/v1', 'leases', { namespace });
+  const lease = group('coordination.k8s.io/v1', 'leases', { namespace, name });
   return {
     async get() {
       try {
-        return stored(await api.readNamespacedLease({ name, namespace }));
+        return stored(await client.get<Lease>(lease));
       } catch (err) {
-        if (code(err) === 404) return undefined;
+        if (statusCode(err) === 404) return undefined;
         throw err;
       }
     },
     async create(spec) {
       try {
-        return stored(await api.createNamespacedLease({ namespace, body: body(namespace, name, spec) }));
+        return stored(await client.create<Lease>(leases, body(namespace, name, spec)));
       } catch (err) {
-        if (code(err) === 409) throw new LeaseConflict(`lease ${namespace}/${name} exists already`);
+        if (statusCode(err) === 409) throw new LeaseConflict(`lease ${namespace}/${name} exists already`);
         throw err;
       }
     },
     async update(spec, resourceVersion) {
       try {
-        return stored(
-          await api.replaceNamespacedLease({ name, namespace, body: body(namespace, name, spec, resourceVersion) }),
-        );
+        return stored(await client.update<Lease>(lease, body(namespace, name, spec, resourceVersion)));
       } catch (err) {
-        if (code(err) === 409) throw new LeaseConflict(`lease ${namespace}/${name} changed since it was read`);
+        if (statusCode(err) === 409) throw new LeaseConflict(`lease ${namespace}/${name} changed since it was read`);
         throw err;
       }
     },

@@ -1,3 +1,4 @@
+import { errorFields } from '../log/fields.ts';
 /**
  * Leader election through a coordination.k8s.io Lease, the way client-go's leaderelection package does it, so that
  * of several replicas exactly one acts and two never act at once:
@@ -181,8 +182,7 @@ export class LeaderElector {
       }
       return this.#wrote(await this.#store.update(desired, current.resourceVersion), now);
     } catch (err) {
-      if (!(err instanceof LeaseConflict))
-        this.#o.log?.warn({ err: (err as Error).message }, 'lease: acquire/renew failed');
+      if (!(err instanceof LeaseConflict)) this.#o.log?.warn({ err: errorFields(err) }, 'lease: acquire/renew failed');
       return false;
     }
   }
@@ -225,7 +225,7 @@ export class LeaderElector {
       );
     } catch (err) {
       // Someone else wrote it meanwhile (then it is not ours to release), or the apiserver is gone: it expires.
-      this.#o.log?.warn({ err: (err as Error).message }, 'lease: release failed; it expires by itself');
+      this.#o.log?.warn({ err: errorFields(err) }, 'lease: release failed; it expires by itself');
     }
   }
 }

@@ -4,34 +4,38 @@
  * that GitOps tools store and re-render with a new key each time. Create only: an existing Secret (made by another
  * replica, an earlier install, or the admin) is never read or changed here; the kubelet mounts it.
  */
-import { ApiException, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from './api/client.ts';
+import type { Secret } from './api/objects.ts';
+import { core } from './api/paths.ts';
+import { statusCode } from './errors.ts';
 import { KEY_FILES, generateKey } from '../mark/keys.ts';
 
 /** `created`: this call made the Secret, with `key`; `exists`: it was there already. */
 export type MarkSecretResult = { created: true; key: Buffer } | { created: false };
 
-export async function ensureMarkKeySecret(kc: KubeConfig, namespace: string, name: string): Promise<MarkSecretResult> {
+export async function ensureMarkKeySecret(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+): Promise<MarkSecretResult> {
   const key = generateKey();
   try {
-    await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
-      namespace,
-      body: {
-        metadata: {
-          name,
-          namespace,
-          labels: { 'app.kubernetes.io/managed-by': 'meshgate' },
-          annotations: {
-            'meshgate.io/purpose':
-              'signs meshgate.io/admitted on the pods meshgate admits; rotation: docs/security.md (the admission mark)',
-          },
+    await client.create<Secret>(core('secrets', { namespace }), {
+      metadata: {
+        name,
+        namespace,
+        labels: { 'app.kubernetes.io/managed-by': 'meshgate' },
+        annotations: {
+          'meshgate.io/purpose':
+            'signs meshgate.io/admitted on the pods meshgate admits; rotation: docs/security.md (the admission mark)',
         },
-        type: 'Opaque',
-        data: { [KEY_FILES.sign]: key.toString('base64') },
       },
-    });
+      type: 'Opaque',
+      data: { [KEY_FILES.sign]: key.toString('base64') },
+    } satisfies Secret);
     return { created: true, key };
   } catch (err) {
-    if (err instanceof ApiException && err.code === 409) return { created: false };
+    if (statusCode(err) === 409) return { created: false };
     throw err;
   }
 }

@@ -1,25 +1,19 @@
 /**
  * meshgate's pods (label meshgate.io/redirect) in every namespace, listed and watched: what the webhook's pod cache
- * and the repair controller both follow, each with its own handlers.
+ * and the repair controller both follow, each with its own handlers. `labelSelector` selects other pods meshgate
+ * labelled: the repair controller also follows those admitted below enforce (meshgate.io/would-deny).
  */
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { REDIRECT_LABEL } from '../inject/constants.ts';
-import { Reflector, type ListPage, type ReflectorOptions } from './reflector.ts';
+import { REDIRECT_LABEL } from '../contract/names.ts';
+import type { KubeClient } from './api/client.ts';
+import { core } from './api/paths.ts';
+import { Reflector, type ReflectorOptions } from './reflector.ts';
 
 export type PodHandlers = Pick<ReflectorOptions, 'replace' | 'upsert' | 'remove' | 'onSynced' | 'onError'>;
 
-export function meshgatePodReflector(kc: KubeConfig, handlers: PodHandlers): Reflector {
-  const api = kc.makeApiClient(CoreV1Api);
-  return new Reflector({
-    kc,
-    path: '/api/v1/pods',
-    labelSelector: REDIRECT_LABEL,
-    list: (p) =>
-      api.listPodForAllNamespaces({
-        limit: p.limit,
-        _continue: p._continue,
-        labelSelector: p.labelSelector,
-      }) as unknown as Promise<ListPage>,
-    ...handlers,
-  });
+export function meshgatePodReflector(
+  client: KubeClient,
+  handlers: PodHandlers,
+  labelSelector: string = REDIRECT_LABEL,
+): Reflector {
+  return new Reflector({ client, path: core('pods'), labelSelector, ...handlers });
 }

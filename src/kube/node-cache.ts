@@ -1,19 +1,18 @@
 /** Node facts fed by a watch on Nodes: the admission path reads the store, never the API. */
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { NodeFactStore, factFromNode, type NodeExpectations } from '../facts/node-facts.ts';
-import { Reflector, type ListPage } from './reflector.ts';
+import type { KubeClient } from './api/client.ts';
+import { core } from './api/paths.ts';
+import { Reflector } from './reflector.ts';
 
 export function startNodeCache(
-  kc: KubeConfig,
+  client: KubeClient,
   expect: NodeExpectations,
   onError?: (err: unknown) => void,
 ): { store: NodeFactStore; reflector: Reflector; ready: Promise<void> } {
   const store = new NodeFactStore();
-  const api = kc.makeApiClient(CoreV1Api);
   const reflector = new Reflector({
-    kc,
-    path: '/api/v1/nodes',
-    list: (p) => api.listNode({ limit: p.limit, _continue: p._continue }) as unknown as Promise<ListPage>,
+    client,
+    path: core('nodes'),
     replace: (items) =>
       store.replaceAll(items.map((n) => factFromNode(n as Parameters<typeof factFromNode>[0], expect))),
     upsert: (n) => store.upsert(factFromNode(n as Parameters<typeof factFromNode>[0], expect)),

@@ -4,13 +4,20 @@
  * "namespace/name" → need), so 50,000 pods cost about 13 MB (measured by `npm run bench`), not whole Pod objects.
  * The label only selects which pods to watch: a pod whose label was removed drops out and is read with one GET.
  */
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Compiled } from '../config/compile.ts';
 import { parsePod } from '../pod/parse.ts';
 import { redirectNeed, type RedirectNeed } from '../policy/binding.ts';
+import type { KubeClient } from './api/client.ts';
+import { core } from './api/paths.ts';
 import { meshgatePodReflector } from './meshgate-pods.ts';
 
 type PodLike = { metadata?: { name?: string; namespace?: string } };
+
+/**
+ * The one GET a binding review may cost runs while the apiserver waits for meshgate's answer (the chart's
+ * timeoutSeconds is 10 by default): one attempt, bounded to half of that, so a failure still answers in time.
+ */
+const ADMISSION_GET = { attempts: 1, timeoutMs: 5_000 };
 
 export interface PodNeeds {
   /** The pod's need when cached, else undefined (the caller falls back to one GET). */
@@ -28,14 +35,15 @@ export function needOf(p: unknown, cfg: Compiled): RedirectNeed {
 
 export class PodNeedStore {
   #needs = new Map<string, RedirectNeed>();
-  readonly #cfg: Compiled;
+  /** The configuration as the handlers read it now (it changes when the mesh's images are learned). */
+  readonly #cfg: () => Compiled;
 
-  constructor(cfg: Compiled) {
-    this.#cfg = cfg;
+  constructor(cfg: Compiled | (() => Compiled)) {
+    this.#cfg = typeof cfg === 'function' ? cfg : () => cfg;
   }
 
   set(p: PodLike): void {
-    this.#needs.set(`${p.metadata?.namespace}/${p.metadata?.name}`, needOf(p, this.#cfg));
+    this.#needs.set(`${p.metadata?.namespace}/${p.metadata?.name}`, needOf(p, this.#cfg()));
   }
 
   delete(p: PodLike): void {
@@ -56,26 +64,31 @@ export class PodNeedStore {
   }
 }
 
+/**
+ * `after`: the list starts once it resolves (the learned images: a pod is judged with the images the mesh injects).
+ */
 export function startPodNeedCache(
-  kc: KubeConfig,
-  cfg: Compiled,
+  client: KubeClient,
+  cfg: Compiled | (() => Compiled),
   onError?: (err: unknown) => void,
+  after: Promise<void> = Promise.resolve(),
 ): PodNeeds & { stop(): void; store: PodNeedStore; ready: Promise<void> } {
   const store = new PodNeedStore(cfg);
-  const api = kc.makeApiClient(CoreV1Api);
-  const reflector = meshgatePodReflector(kc, {
+  const current = typeof cfg === 'function' ? cfg : () => cfg;
+  const reflector = meshgatePodReflector(client, {
     replace: (items) => store.replace(items as PodLike[]),
     upsert: (p) => store.set(p as PodLike),
     remove: (p) => store.delete(p as PodLike),
     onError,
   });
-  const ready = reflector.start();
+  const ready = after.then(() => reflector.start());
   ready.catch((err) => onError?.(err));
   return {
     store,
     ready,
     get: (ns, name) => store.get(ns, name),
-    fetch: async (ns, name) => needOf(await api.readNamespacedPod({ name, namespace: ns }), cfg),
+    fetch: async (ns, name) =>
+      needOf(await client.get(core('pods', { namespace: ns, name }), ADMISSION_GET), current()),
     stop: () => reflector.stop(),
   };
 }

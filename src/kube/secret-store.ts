@@ -1,18 +1,18 @@
 /** SecretStore on the API: one Secret, optimistic concurrency through resourceVersion. */
-import { ApiException, CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import type { KubeClient } from './api/client.ts';
+import type { Secret } from './api/objects.ts';
+import { core } from './api/paths.ts';
+import { statusCode } from './errors.ts';
 import type { SecretData, SecretStore } from '../tls/secret-source.ts';
 
 const REQUIRED = ['ca.crt', 'ca.key', 'tls.crt', 'tls.key'] as const;
 /** Present only during a CA rotation (tls/trust-state.ts). */
 const OPTIONAL = ['next-ca.key', 'replicas.json'] as const;
 
-function conflict(err: unknown): boolean {
-  return err instanceof ApiException && err.code === 409;
-}
-
-export function kubeSecretStore(kc: KubeConfig, namespace: string, name: string): SecretStore {
-  const api = kc.makeApiClient(CoreV1Api);
-  const body = (data: SecretData, resourceVersion?: string): V1Secret => ({
+export function kubeSecretStore(client: KubeClient, namespace: string, name: string): SecretStore {
+  const secrets = core('secrets', { namespace });
+  const secret = core('secrets', { namespace, name });
+  const body = (data: SecretData, resourceVersion?: string): Secret => ({
     metadata: { name, namespace, resourceVersion, labels: { 'app.kubernetes.io/managed-by': 'meshgate' } },
     type: 'kubernetes.io/tls',
     // A replace sends every key it wants kept: an optional key left out is removed from the Secret.
@@ -23,18 +23,18 @@ export function kubeSecretStore(kc: KubeConfig, namespace: string, name: string)
     ),
   });
   /** The write's new resourceVersion, or undefined when another replica's write came first. */
-  const written = async (write: () => Promise<V1Secret>): Promise<string | undefined> => {
+  const written = async (write: () => Promise<Secret>): Promise<string | undefined> => {
     try {
       return (await write()).metadata?.resourceVersion ?? '';
     } catch (err) {
-      if (conflict(err)) return undefined;
+      if (statusCode(err) === 409) return undefined;
       throw err;
     }
   };
   return {
     async read() {
       try {
-        const s = await api.readNamespacedSecret({ name, namespace });
+        const s = await client.get<Secret>(secret);
         const d = s.data ?? {};
         const missing = REQUIRED.filter((k) => !d[k]);
         if (missing.length)
@@ -47,12 +47,11 @@ export function kubeSecretStore(kc: KubeConfig, namespace: string, name: string)
         ) as unknown as SecretData;
         return { data, resourceVersion: s.metadata?.resourceVersion ?? '' };
       } catch (err) {
-        if (err instanceof ApiException && err.code === 404) return undefined;
+        if (statusCode(err) === 404) return undefined;
         throw err;
       }
     },
-    create: (data) => written(() => api.createNamespacedSecret({ namespace, body: body(data) })),
-    replace: (data, resourceVersion) =>
-      written(() => api.replaceNamespacedSecret({ name, namespace, body: body(data, resourceVersion) })),
+    create: (data) => written(() => client.create<Secret>(secrets, body(data))),
+    replace: (data, resourceVersion) => written(() => client.update<Secret>(secret, body(data, resourceVersion))),
   };
 }

@@ -4,7 +4,7 @@
  * so this profile recognises no foreign containers. Pods ask for exemptions with meshgate's own annotations, which
  * meshgate hands to its init container as environment variables (`$(MESHGATE_EXCLUDE_…)` in the template's args).
  */
-import { ANNOTATIONS } from '../inject/constants.ts';
+import { ANNOTATIONS } from '../contract/names.ts';
 import { addCidrs, addPortRanges, emptySettings, type MeshProfile, type RedirectSettings } from './types.ts';
 
 /** Environment variables meshgate sets on its init container, and the annotation each comes from. */

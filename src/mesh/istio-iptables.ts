@@ -5,7 +5,7 @@
  * BindEnv), and a flag given on the command line overrides the variable. A look-alike that sets `DRY_RUN=true` or leaves out `-i '*'` redirects
  * nothing while looking like istio-init, so both sources are read before anything is judged.
  */
-import type { Container, EnvVar } from '../pod/types.ts';
+import type { Container, EnvVar } from '../contract/pod.ts';
 import { readFlags, goBool, type FlagSpec } from './flags.ts';
 
 const SPEC: FlagSpec = {

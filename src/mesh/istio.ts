@@ -6,10 +6,11 @@
  * pod only when it has istio-proxy, the sidecar.istio.io/status annotation and no istio-init, and takes the
  * exemptions from the pod's traffic.sidecar.istio.io/* annotations.
  */
-import type { Container, Pod } from '../pod/types.ts';
+import type { Container, Pod } from '../contract/pod.ts';
 import { addedCapabilities } from '../pod/security.ts';
-import { escapePointer, type PatchOp } from '../inject/patch.ts';
+import { escapePointer, type PatchOp } from '../contract/patch.ts';
 import { fromRepositories } from './images.ts';
+import { isIstioInjectorConfigMap, istioInjectorImages } from './learn.ts';
 import { goBool } from './flags.ts';
 import { readIstioIptables, type IstioIptables } from './istio-iptables.ts';
 import {
@@ -50,6 +51,22 @@ function cniInjectOff(pod: Pod): string | undefined {
   const value = label ?? pod.metadata?.annotations?.[INJECT];
   if (goBool(value) !== false) return undefined;
   return `${label !== undefined ? 'label' : 'annotation'} ${INJECT}=${value}`;
+}
+
+/** The pilot-agent modes of a proxy that is the pod's workload: gateways (`router`) and waypoints (`waypoint`). */
+const GATEWAY_MODES: readonly string[] = ['router', 'waypoint'];
+
+/**
+ * Istio's gateways as istiod's templates make them (research: the `gateway` injection template of the istio/gateway
+ * chart's pods, the `kube-gateway` and `waypoint` templates of its deployment controller): one container,
+ * istio-proxy, running `proxy router` or `proxy waypoint`, and no init container (none of the three has one).
+ */
+function istioGateway(pod: Pod): { kind: string; alone: boolean } | undefined {
+  const proxy = pod.spec.containers.find((c) => c.name === 'istio-proxy');
+  const mode = proxy?.args?.[0] === 'proxy' ? proxy.args[1] : undefined;
+  if (mode === undefined || !GATEWAY_MODES.includes(mode)) return undefined;
+  const alone = pod.spec.containers.length === 1 && (pod.spec.initContainers ?? []).length === 0;
+  return { kind: mode === 'router' ? 'gateway' : 'waypoint', alone };
 }
 
 /** "everything" or absent: any other value narrows the redirect to a subset. */
@@ -152,6 +169,12 @@ export const istio: MeshProfile = {
     INJECT,
     ISTIO_STATUS,
     'sidecar.istio.io/interceptionMode',
+    // pilot-agent's ProxyConfig override, parsed as YAML by src/policy/judge/istio-pod.ts.
+    'proxy.istio.io/config',
+    // Ambient mode's per-pod switches (src/ambient/refusals.ts).
+    'ambient.istio.io/redirection',
+    'ambient.istio.io/bypass-inbound-capture',
+    'ambient.istio.io/dns-capture',
     ...[
       'excludeOutboundIPRanges',
       'excludeOutboundPorts',
@@ -162,17 +185,27 @@ export const istio: MeshProfile = {
     ].map((k) => `${TRAFFIC}/${k}`),
   ],
 
+  // istiod's injector replaces `image: auto` with the revision's proxy image (pkg/kube/inject/webhook.go AutoImage).
+  placeholderImage: 'auto',
+
+  learnFrom: { configMap: isIstioInjectorConfigMap, format: 'json', images: istioInjectorImages },
+
   optOut: (pod) => injectSwitch(pod),
+
+  gateway: istioGateway,
 
   annotationSettings,
 
-  judgeProxy(c, _pod, id) {
+  judgeProxy(c, pod, id) {
     if (!fromRepositories(c.image, id.images.proxy))
       return `image ${c.image ?? '(none)'} is not one of the recognised proxy images (${id.images.proxy.join(', ')})`;
-    if (c.args?.[0] !== 'proxy' || c.args[1] !== 'sidecar')
+    // A gateway's proxy (`proxy router`, `proxy waypoint`) is the real one only as its pod's only container.
+    const gatewayAlone = istioGateway(pod)?.alone === true && pod.spec.containers[0] === c;
+    if (c.args?.[0] !== 'proxy' || !(c.args[1] === 'sidecar' || gatewayAlone))
       return (
         `its arguments ${JSON.stringify(c.args?.slice(0, 2) ?? [])} ` +
-        'do not run the proxy as a sidecar ("proxy sidecar")'
+        'do not run the proxy as a sidecar ("proxy sidecar")' +
+        (istioGateway(pod) ? ', and a gateway runs the proxy as its only container' : '')
       );
     // istio-cni exempts the UID/GID the proxy container declares (1337 when unset): it must be the configured one.
     const uid = c.securityContext?.runAsUser ?? 1337;

@@ -8,7 +8,8 @@
  * container) only from cni-plugin v1.5.0 (Linkerd edge-24.4.x) on — see `cni.redirectsNativeSidecars`.
  * Exemptions come from config.linkerd.io/skip-* annotations; config.linkerd.io/proxy-uid changes the exempt UID.
  */
-import type { Pod } from '../pod/types.ts';
+import { isLinkerdConfigMap, linkerdConfigImages } from './learn.ts';
+import type { Pod } from '../contract/pod.ts';
 import { addedCapabilities } from '../pod/security.ts';
 import { fromRepositories } from './images.ts';
 import { readFlags, goBool, type FlagSpec } from './flags.ts';
@@ -139,6 +140,7 @@ export const linkerd: MeshProfile = {
   name: 'linkerd',
   title: 'Linkerd',
   companion: true,
+  learnFrom: { configMap: isLinkerdConfigMap, format: 'yaml', images: linkerdConfigImages },
   names: { proxy: 'linkerd-proxy', init: 'linkerd-init', validator: 'linkerd-network-validator' },
   annotations: [
     'linkerd.io/inject',

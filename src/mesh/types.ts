@@ -4,9 +4,10 @@
  * the redirect, and how to tell its real containers from look-alikes. One profile per mesh (src/mesh/istio.ts,
  * linkerd.ts, custom.ts); the rest of meshgate asks the profile and never hard-codes a mesh.
  */
-import type { Container, Pod } from '../pod/types.ts';
+import type { Learned } from './learn.ts';
+import type { Container, Pod } from '../contract/pod.ts';
 import { parseCidrList, parsePortRanges, type Parsed, type PortRange } from '../util/values.ts';
-import type { PatchOp } from '../inject/patch.ts';
+import type { PatchOp } from '../contract/patch.ts';
 
 export type MeshName = 'istio' | 'linkerd' | 'custom';
 export const MESH_NAMES: readonly MeshName[] = ['istio', 'linkerd', 'custom'];
@@ -97,8 +98,23 @@ export interface MeshProfile {
    * (policy/limits.ts tooLargeToRead).
    */
   readonly annotations: readonly string[];
+  /** Companion profiles: the ConfigMaps where the installed mesh says what it injects (learn.ts). */
+  readonly learnFrom?: {
+    configMap(name: string): boolean;
+    /** How the ConfigMap's key `values` is written. */
+    format: 'json' | 'yaml';
+    images(values: unknown): Learned;
+  };
+  /** The image a pod's proxy container names for the mesh's injector to fill in (Istio's `auto`). */
+  readonly placeholderImage?: string;
   /** Pod-level switches with which the mesh lets a pod opt out; the sentence names the one that is set. */
   optOut(pod: Pod): string | undefined;
+  /**
+   * A gateway of the mesh (its proxy as the pod's workload: Istio's ingress, egress and east-west gateways, waypoints):
+   * `alone` when the proxy is the pod's only container, as the mesh deploys them — such a pod needs no redirect, it
+   * is the proxy. Undefined: no container runs the proxy as a gateway.
+   */
+  gateway?(pod: Pod): { kind: string; alone: boolean } | undefined;
   /** What the pod's annotations (read by the mesh's injector and CNI plugin) ask the redirect to leave out. */
   annotationSettings(annotations: Readonly<Record<string, string>>): RedirectSettings;
   /** The mesh's own proxy, judged by what it is (image, arguments, identity); companion profiles only. */

@@ -1,6 +1,6 @@
 /**
  * A node's quarantine: the repair controller's withdrawal of a node's verification after redirect validation failed
- * for several pods on it (src/repair/quarantine.ts), and what every other reader makes of it. Pure.
+ * for several pods on it (src/repair/quarantine/quarantine.ts), and what every other reader makes of it. Pure.
  *
  * On the Node, written only by the repair controller (the chart's node policies forbid the node agent and anyone
  * else to add or change them; anyone who may patch Nodes may remove the mark, which hands the node back to its

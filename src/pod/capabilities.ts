@@ -9,7 +9,7 @@
  * execve): a root process keeps them; another UID keeps those that a file capability on its entrypoint names, even
  * under no_new_privs (src/policy/escalation.ts).
  */
-import type { Container } from './types.ts';
+import type { Container } from '../contract/pod.ts';
 
 /**
  * The default set of containerd's CRI plugin and of CRI-O (and Docker's): what a root container holds unless it

@@ -26,7 +26,7 @@
  * in the tests as the reference this must agree with (test/pod/parse-reference.test.ts).
  */
 import { isObject } from '../util/json.ts';
-import type { Pod } from './types.ts';
+import type { Pod } from '../contract/pod.ts';
 
 export type ParsedPod = { ok: true; pod: Pod } | { ok: false; error: string };
 
@@ -223,5 +223,6 @@ function pod(v: unknown, path: Path): Problem {
 /** `where` prefixes the paths in messages (`request.object`, `Deployment web: spec.template`). */
 export function parsePod(value: unknown, where = 'pod'): ParsedPod {
   // The second pass meets the same first problem (the checks are pure) and names its path.
-  return pod(value, null) === undefined ? { ok: true, pod: value as Pod } : { ok: false, error: pod(value, where)! };
+  const error = pod(value, null) === undefined ? undefined : pod(value, where);
+  return error === undefined ? { ok: true, pod: value as Pod } : { ok: false, error };
 }

@@ -3,7 +3,7 @@
  * the pod's. A UID or GID that neither sets comes from the image, which admission cannot see; callers treat
  * `undefined` as "not known here" (see the threat model in the README).
  */
-import type { Capabilities, Container, Pod } from './types.ts';
+import type { Capabilities, Container, Pod } from '../contract/pod.ts';
 
 export function effectiveUser(pod: Pod, c: Container): number | undefined {
   return c.securityContext?.runAsUser ?? pod.spec.securityContext?.runAsUser;

@@ -1,7 +1,7 @@
 /**
  * Where Kubernetes' ServiceAccount admission plugin (plugin/pkg/admission/serviceaccount) mounts a pod's API token:
  * names the pod layer owns, read by the injection step that adds the same mount (src/inject/service-account.ts) and
- * by the container contracts that accept it (src/mesh/contract/common.ts).
+ * by the container contracts that accept it (src/policy/judge/common.ts).
  */
 
 /** The plugin's DefaultAPITokenMountPath. */

@@ -8,9 +8,9 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import type { ReasonCode } from '../inject/reasons.ts';
-import type { Pod } from '../pod/types.ts';
-import { unverifiedWhy } from '../inject/redirect.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
+import type { Pod } from '../contract/pod.ts';
+import { unverifiedWhy } from './redirect.ts';
 import { redirectOf } from './posture.ts';
 import { screen } from './screen.ts';
 

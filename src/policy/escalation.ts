@@ -19,7 +19,7 @@
 import type { MeshIdentity } from '../mesh/types.ts';
 import { holdsCapability } from '../pod/capabilities.ts';
 import { effectiveGroup, effectiveUser } from '../pod/security.ts';
-import type { Container, Pod } from '../pod/types.ts';
+import type { Container, Pod } from '../contract/pod.ts';
 
 /** What no container may hold: a way to any UID, to any GID, and to packets past the nat table. */
 const MUST_LACK = ['SETUID', 'SETGID', 'NET_RAW'] as const;

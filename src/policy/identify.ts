@@ -2,10 +2,10 @@
  * Which of a pod's containers are really the mesh's — judged by what they are, never by their names. A name the
  * meshes reserve (istio-proxy, linkerd-init, meshgate-validate, …) only says which role a container claims; it gets
  * that role when it is the real thing:
- * - meshgate's own containers are the compiled templates, field by field (src/mesh/contract/own.ts);
+ * - meshgate's own containers are the compiled templates, field by field (src/policy/judge/own.ts);
  * - the mesh's own containers (companion profiles) pass the profile's judge — recognised image repository, the
  *   capabilities and identity they need, arguments read the way their own parser reads them — and the contract of
- *   what the mesh's injector writes, field by field (src/mesh/contract/istio.ts, linkerd.ts): every field that
+ *   what the mesh's injector writes, field by field (src/policy/judge/istio.ts, linkerd.ts): every field that
  *   decides what runs, from which files and as whom;
  * - anything else under a reserved name is an impostor, and the pod is refused with the reason.
  * Every other container — app, init or ephemeral — is an app container, judged by the app rules
@@ -14,9 +14,9 @@
 import type { Compiled } from '../config/compile.ts';
 import { RESERVED_NAMES } from '../mesh/index.ts';
 import type { RedirectSettings, Role } from '../mesh/types.ts';
-import { CONTAINER_LISTS, type Container, type ContainerList, type Pod } from '../pod/types.ts';
-import { ownInitSettings } from './own-init.ts';
-import { contractContext, contractsFor, judgeContract, type ContainerContract } from '../mesh/contract/index.ts';
+import { CONTAINER_LISTS, type Container, type ContainerList, type Pod } from '../contract/pod.ts';
+import { ownInitSettings } from '../mesh/own-init.ts';
+import { contractContext, contractsFor, judgeContract, type ContainerContract } from './judge/index.ts';
 
 export interface Found {
   readonly list: ContainerList;
@@ -47,9 +47,15 @@ export interface PodMesh {
   impostors: Array<Found & { problem: string }>;
   /** Every container that is not the mesh's, ephemeral ones included. */
   apps: Found[];
+  /**
+   * The mesh's proxy as a placeholder its injector fills in (Istio's `image: auto`, the istio/gateway chart's):
+   * neither the proxy nor an app yet. The mutating webhook waits for the injector (no_proxy_yet); the validating
+   * webhook, after every mutation, finds no proxy and refuses (proxy_missing).
+   */
+  pending?: Found;
 }
 
-/** The contract check of a role's container: meshgate's template, or the mesh's injector (src/mesh/contract/). */
+/** The contract check of a role's container: meshgate's template, or the mesh's injector (src/policy/judge/). */
 function contractProblem(f: Found, role: Role, contract: ContainerContract | undefined, pod: Pod, cfg: Compiled) {
   if (!contract) return undefined;
   return judgeContract(f.container, contract, contractContext(pod, f.container, role, cfg));
@@ -106,6 +112,9 @@ function judgeValidator(f: Found, pod: Pod, cfg: Compiled): { problem: string } 
   const contracts = contractsFor(cfg);
   const ownProblem = contractProblem(f, 'validator', contracts.own.validator, pod, cfg);
   if (!ownProblem) return { own: true };
+  // Istio ambient: whether this pod may carry it is the ambient posture's question (src/policy/ambient-posture.ts).
+  if (contracts.own.ambientValidator && !contractProblem(f, 'validator', contracts.own.ambientValidator, pod, cfg))
+    return { own: true };
   if (cfg.own) return { problem: ownProblem };
   const theirs =
     cfg.profile.judgeValidator(f.container, pod, cfg.identity) ??
@@ -137,6 +146,14 @@ export function identifyPod(pod: Pod, cfg: Compiled): PodMesh {
       const place = placeProblem(role, f);
       if (place) {
         out.impostors.push({ ...f, problem: place });
+        continue;
+      }
+      if (
+        role === 'proxy' &&
+        cfg.profile.placeholderImage !== undefined &&
+        container.image === cfg.profile.placeholderImage
+      ) {
+        out.pending = f;
         continue;
       }
       if (role === 'proxy') {

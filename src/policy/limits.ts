@@ -8,8 +8,8 @@
  * grow with their text. Lists inside those values are bounded by util/values.ts MAX_LIST_ENTRIES.
  */
 import type { Compiled } from '../config/compile.ts';
-import { STATUS_ANNOTATION } from '../inject/constants.ts';
-import { CONTAINER_LISTS, type Container, type Pod } from '../pod/types.ts';
+import { STATUS_ANNOTATION } from '../contract/names.ts';
+import { CONTAINER_LISTS, type Container, type Pod } from '../contract/pod.ts';
 import { describeFound } from './identify.ts';
 
 /**
@@ -28,13 +28,16 @@ export function nodeSelectorTermCount(spec: {
 }
 
 /**
- * Arguments of a container under the mesh's init or validator name, which the flag readers parse (src/mesh/flags.ts)
+ * Arguments of a container under the mesh's proxy, init or validator name, which the flag readers and contracts parse
  * before that container is judged: istiod 1.27 gives istio-init 20, Linkerd's injector gives linkerd-init 16. 256
  * leaves room for templates that add flags and for flags given twice.
  */
 export const MAX_MESH_ARGS = 256;
 
-/** Environment variables of such a container (istio-iptables takes flags from them too): istiod gives it none. */
+/**
+ * Environment variables of such a container (istio-iptables takes flags from them too): istiod gives istio-init none
+ * and istio-proxy ~25 plus the mesh's proxyMetadata, Linkerd's proxy ~55.
+ */
 export const MAX_MESH_ENV = 256;
 
 /**
@@ -66,7 +69,7 @@ function annotationTooLong(annotations: Readonly<Record<string, string>>, key: s
 }
 
 /**
- * Why a container under the mesh's init or validator name is too large for its command line to be read, as the
+ * Why a container under the mesh's proxy, init or validator name is too large for its command line to be read, as the
  * rest of a sentence that starts with the container.
  */
 function meshContainerTooLarge(c: Container): string | undefined {
@@ -99,7 +102,7 @@ export function tooLargeToRead(pod: Pod, cfg: Compiled): string | undefined {
       if (problem) return problem;
     }
   }
-  const { init, validator } = cfg.names;
+  const { proxy, init, validator } = cfg.names;
   for (const list of CONTAINER_LISTS) {
     const containers = pod.spec[list];
     if (!containers) continue;
@@ -108,7 +111,9 @@ export function tooLargeToRead(pod: Pod, cfg: Compiled): string | undefined {
       if (caps > MAX_CAPABILITIES)
         return `${describeFound({ list, container })} adds ${caps} capabilities; meshgate reads at most ${MAX_CAPABILITIES} (Linux has 41)`;
       const problem =
-        container.name === init || container.name === validator ? meshContainerTooLarge(container) : undefined;
+        container.name === proxy || container.name === init || container.name === validator
+          ? meshContainerTooLarge(container)
+          : undefined;
       if (problem) return `${describeFound({ list, container })}${problem}`;
     }
   }

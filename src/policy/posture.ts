@@ -6,19 +6,20 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { NODE_VERIFIED_LABEL, REDIRECT_LABEL } from '../inject/constants.ts';
-import type { ReasonCode } from '../inject/reasons.ts';
-import { readStatus } from '../inject/status.ts';
-import { requiresNodeLabel, targetNode } from '../inject/target-node.ts';
-import { unverifiedWhy } from '../inject/redirect.ts';
-import { orderProblem } from '../inject/order.ts';
-import { containerNames } from '../pod/types.ts';
+import { NODE_VERIFIED_LABEL, REDIRECT_LABEL } from '../contract/names.ts';
+import { readStatus } from './status.ts';
+import { requiresNodeLabel, targetNode } from './target-node.ts';
+import { unverifiedWhy } from './redirect.ts';
+import { orderProblem } from './order.ts';
+import { containerNames } from '../contract/pod.ts';
 import type { PodMesh } from './identify.ts';
+import { defaultNetworkOverride, networkMissing } from './multus.ts';
 import { screen, type PodInput } from './screen.ts';
+import { ambientCase } from './ambient-case.ts';
+import { ambientPosture } from './ambient-posture.ts';
 
-export type PostureResult =
-  | { ok: true; reason: ReasonCode; warnings: string[] }
-  | { ok: false; reason: ReasonCode; message: string };
+export type { PostureResult } from './posture-result.ts';
+import type { PostureResult } from './posture-result.ts';
 
 /** The redirect a pod's containers give it: its own privileged init container, or the CNI plugin (a validator). */
 export function redirectOf(mesh: PodMesh): 'init' | 'cni' | undefined {
@@ -35,6 +36,9 @@ export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): 
   const { pod } = input;
   const { mesh } = s;
   const names = cfg.names;
+  const ambient = ambientCase(input, mesh, cfg);
+  if (ambient === 'ambient') return ambientPosture(input, mesh, nodes, cfg, s.warnings);
+  if (ambient?.kind === 'deny') return { ok: false, reason: ambient.reason, message: ambient.message };
   if (!mesh.proxy) {
     return {
       ok: false,
@@ -64,9 +68,11 @@ export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): 
           `(cni.redirectsNativeSidecars is false), and the pod has no ${names.init}`,
       };
     }
-    const skips = cfg.profile.cniSkips(pod);
+    const skips = cfg.profile.cniSkips(pod) ?? defaultNetworkOverride(pod);
     if (skips)
       return { ok: false, reason: 'mesh_cni_skips', message: `the pod relies on the CNI plugin, but ${skips}` };
+    const network = networkMissing(pod, input.namespace, cfg);
+    if (network) return { ok: false, reason: 'multus_network_missing', message: network };
   }
   const order = orderProblem(pod, mode, mesh, cfg.config.redirect.beforeInitContainers);
   if (order) return { ok: false, ...order };

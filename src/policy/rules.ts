@@ -7,7 +7,7 @@
  * UIDs the pod spec leaves to the image cannot be seen at admission (README: threat model).
  */
 import type { Compiled } from '../config/compile.ts';
-import type { Pod } from '../pod/types.ts';
+import type { Pod } from '../contract/pod.ts';
 import type { MeshIdentity } from '../mesh/types.ts';
 import { canRewriteNetwork, effectiveGroup, effectiveUser } from '../pod/security.ts';
 import { escalationProblem } from './escalation.ts';

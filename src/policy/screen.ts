@@ -6,13 +6,13 @@
  * deny | the pod's mesh containers for the next step.
  */
 import type { Compiled } from '../config/compile.ts';
-import { INJECT_LABEL, MIRROR_ANNOTATION } from '../inject/constants.ts';
-import type { ReasonCode } from '../inject/reasons.ts';
-import type { Pod } from '../pod/types.ts';
+import { INJECT_LABEL, MIRROR_ANNOTATION } from '../contract/names.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
+import type { Pod } from '../contract/pod.ts';
 import { judgeSettings } from './exclusions.ts';
 import { describeFound, identifyPod, type PodMesh } from './identify.ts';
 import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount, tooLargeToRead } from './limits.ts';
-import { podConfigProblem } from '../mesh/contract/index.ts';
+import { podConfigProblem } from './judge/index.ts';
 import { escalationRule, type Exempt, networkRewriteRule, proxyIdentityRule } from './rules.ts';
 
 export interface PodInput {
@@ -21,6 +21,16 @@ export interface PodInput {
   namespace: string;
   /** request.userInfo.username; undefined offline (CLI). Only a node's kubelet creates mirror pods. */
   requester?: string;
+  /**
+   * The namespace's labels from the webhook's namespace cache; undefined when unknown (not synced yet, offline).
+   * Only Istio's ambient enrolment reads them (src/ambient/enrolment.ts).
+   */
+  namespaceLabels?: Readonly<Record<string, string>>;
+  /**
+   * The pod exists already (an UPDATE is judged): what the mesh itself writes on running pods is expected then
+   * (istio-cni's ambient.istio.io/redirection, src/ambient/refusals.ts).
+   */
+  existing?: boolean;
 }
 
 export type Screened =
@@ -51,7 +61,18 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   // Before anything reads the annotations and mesh containers (the opt-out switch is one of them).
   const tooLarge = tooLargeToRead(pod, cfg);
   if (tooLarge) return { kind: 'deny', reason: 'too_large', message: tooLarge };
-  const off = optOut(pod, cfg);
+  // A gateway of the mesh opts out of injection on purpose (istiod renders its proxy itself) and may use the host
+  // network: it is the proxy, so neither matters — as long as the proxy is real (identify, below) and alone.
+  const gateway = cfg.profile.gateway?.(pod);
+  if (gateway && !gateway.alone)
+    return {
+      kind: 'deny',
+      reason: 'gateway_shared',
+      message:
+        `the pod runs the proxy as a ${gateway.kind} beside other containers ` +
+        `(${describeOthers(pod)}), which nothing would redirect; a ${gateway.kind} pod runs the proxy alone`,
+    };
+  const off = gateway ? undefined : optOut(pod, cfg);
   if (off) {
     return c.injection.allowPodOptOut
       ? { kind: 'skip', reason: 'pod_opted_out' }
@@ -63,7 +84,7 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
             '(injection.allowPodOptOut is false)',
         };
   }
-  if (pod.spec.hostNetwork) {
+  if (pod.spec.hostNetwork && !gateway) {
     return c.injection.allowPodOptOut
       ? { kind: 'skip', reason: 'host_network_allowed' }
       : {
@@ -93,6 +114,15 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   }
   const config = podConfigProblem(pod, cfg);
   if (config) return { kind: 'deny', reason: 'proxy_config_refused', message: config };
+  if (gateway) {
+    if (!mesh.proxy)
+      return {
+        kind: 'deny',
+        reason: 'impostor_container',
+        message: `the pod runs a ${gateway.kind}, but its proxy is not the mesh's (${describeOthers(pod)})`,
+      };
+    return { kind: 'skip', reason: 'mesh_gateway' };
+  }
   const annotations = cfg.profile.annotationSettings(pod.metadata?.annotations ?? {});
   const exempt = exemptIdentity(cfg, [...annotations.exemptGids, ...(mesh.init?.settings.exemptGids ?? [])]);
   if ('message' in exempt) return { kind: 'deny', reason: 'redirect_narrowed', message: exempt.message };
@@ -108,6 +138,12 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
     if (fromInit) return { kind: 'deny', ...fromInit };
   }
   return { kind: 'guard', mesh, warnings };
+}
+
+/** The pod's containers by name, for a message. */
+function describeOthers(pod: Pod): string {
+  const names = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].map((c) => c.name);
+  return names.length ? `containers ${names.join(', ')}` : 'no containers';
 }
 
 /**

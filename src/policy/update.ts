@@ -7,11 +7,11 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { REDIRECT_LABEL, STATUS_ANNOTATION } from '../inject/constants.ts';
-import type { ReasonCode } from '../inject/reasons.ts';
+import { REDIRECT_LABEL, STATUS_ANNOTATION } from '../contract/names.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
 import { ISTIO_STATUS } from '../mesh/istio.ts';
 import { ADMITTED_ANNOTATION } from '../mark/mark.ts';
-import type { Pod } from '../pod/types.ts';
+import type { Pod } from '../contract/pod.ts';
 import { sameJson } from '../util/same.ts';
 import { identifyPod, type MeshContainer } from './identify.ts';
 import { checkPosture } from './posture.ts';
@@ -34,7 +34,10 @@ export function checkUpdate(
   requester: string | undefined,
   nodes: NodeFacts,
   cfg: Compiled,
+  /** The namespace's labels from the webhook's cache (Istio ambient's selectors); undefined: unknown. */
+  namespaceLabels?: Readonly<Record<string, string>>,
 ): UpdateResult {
+  const ctx = { namespace, requester, namespaceLabels, existing: true };
   // The admission mark is fixed on every pod, meshed or not: added later, it would vouch for a pod never admitted.
   const mark = recordedChange(
     'annotation',
@@ -43,7 +46,7 @@ export function checkUpdate(
     newPod.metadata?.annotations,
   );
   if (mark) return mark;
-  const before = checkPosture({ pod: oldPod, namespace, requester }, nodes, cfg);
+  const before = checkPosture({ pod: oldPod, ...ctx }, nodes, cfg);
   // A pod meshgate never admitted as meshed (created before its namespace opted in) is not made worse by any update.
   const meshed = meshContainers(oldPod, cfg);
   if (!before.ok && meshed.length === 0) return { ok: true, reason: 'ok' };
@@ -68,7 +71,7 @@ export function checkUpdate(
       if (changed) return changed;
     }
   }
-  const after = checkPosture({ pod: newPod, namespace, requester }, nodes, cfg);
+  const after = checkPosture({ pod: newPod, ...ctx }, nodes, cfg);
   if (!after.ok && (before.ok || before.reason !== after.reason))
     return { ok: false, reason: after.reason, message: `after this update: ${after.message}` };
   return { ok: true, reason: 'ok' };

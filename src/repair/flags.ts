@@ -3,10 +3,10 @@
  * validation into settings, so `meshgate repair-controller` (src/cli/repair-controller.ts) stays a thin entry point.
  * Every default is chosen here and says why. Throws UsageError (exit 2) naming the flag.
  */
-import { UsageError } from '../cli/args.ts';
-import { parseDuration } from '../agent/duration.ts';
-import type { QuarantineSettings } from './quarantine-run.ts';
-import type { UnmeshedSettings } from './unmeshed-run.ts';
+import { type parseFlags, UsageError } from '../util/args.ts';
+import { parseDuration } from '../util/duration.ts';
+import type { QuarantineSettings } from './quarantine/run.ts';
+import type { UnmeshedSettings } from './unmeshed/run.ts';
 
 /**
  * Named like the chart's values they come from (repairController.quarantine.failures → --quarantine-failures, …):
@@ -63,7 +63,8 @@ unmeshed pods in opted-in namespaces:
                                   are opted in (default meshgate)
 `;
 
-type Values = { [K in keyof typeof QUARANTINE_FLAGS]?: string };
+/** The parsed flags: those with a default above are typed `string`, the rest `string | undefined`. */
+type Values = ReturnType<typeof parseFlags<typeof QUARANTINE_FLAGS>>['values'];
 
 function bool(flag: string, v: string): boolean {
   if (v !== 'true' && v !== 'false') throw new UsageError(`--${flag}: "${v}" is not true or false`);
@@ -77,7 +78,7 @@ function count(flag: string, v: string, min: number): number {
 
 function duration(flag: string, v: string): number {
   const ms = parseDuration(v);
-  if (ms === undefined) throw new UsageError(`--${flag}: "${v}" is not a duration like 30s, 5m or 1h`);
+  if (typeof ms === 'string') throw new UsageError(`--${flag}: ${ms}`);
   return ms;
 }
 
@@ -85,11 +86,11 @@ function duration(flag: string, v: string): number {
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export function quarantineSettings(f: Values, meshNamespace: string): QuarantineSettings | undefined {
-  if (!bool('withdraw-verdicts', f['withdraw-verdicts']!)) return undefined;
+  if (!bool('withdraw-verdicts', f['withdraw-verdicts'])) return undefined;
   const holdOff = {
-    baseMs: duration('hold-off', f['hold-off']!),
-    maxMs: duration('max-hold-off', f['max-hold-off']!),
-    maxPerHour: count('max-withdrawals-per-hour', f['max-withdrawals-per-hour']!, 1),
+    baseMs: duration('hold-off', f['hold-off']),
+    maxMs: duration('max-hold-off', f['max-hold-off']),
+    maxPerHour: count('max-withdrawals-per-hour', f['max-withdrawals-per-hour'], 1),
   };
   if (holdOff.maxMs < holdOff.baseMs)
     throw new UsageError(`--max-hold-off (${f['max-hold-off']}) must be at least --hold-off (${f['hold-off']})`);
@@ -102,16 +103,16 @@ export function quarantineSettings(f: Values, meshNamespace: string): Quarantine
       throw new UsageError(`--${k}: "${v}" is not an image reference`);
   }
   return {
-    threshold: count('quarantine-failures', f['quarantine-failures']!, 1),
-    windowMs: duration('quarantine-window', f['quarantine-window']!),
+    threshold: count('quarantine-failures', f['quarantine-failures'], 1),
+    windowMs: duration('quarantine-window', f['quarantine-window']),
     holdOff,
-    taint: bool('quarantine-taint', f['quarantine-taint']!),
-    intervalMs: duration('quarantine-interval', f['quarantine-interval']!),
+    taint: bool('quarantine-taint', f['quarantine-taint']),
+    intervalMs: duration('quarantine-interval', f['quarantine-interval']),
     probe: {
       namespace,
       validatorImage: f['probe-validator-image'],
       proxyImage: f['probe-proxy-image'],
-      timeoutMs: duration('probe-timeout', f['probe-timeout']!),
+      timeoutMs: duration('probe-timeout', f['probe-timeout']),
     },
   };
 }
@@ -120,14 +121,14 @@ export function quarantineSettings(f: Values, meshNamespace: string): Quarantine
 export const UNMESHED_MODES = ['off', 'report', 'evict'] as const;
 
 export function unmeshedSettings(f: Values): UnmeshedSettings | undefined {
-  const mode = f['unmeshed-pods']!;
+  const mode = f['unmeshed-pods'];
   if (!(UNMESHED_MODES as readonly string[]).includes(mode))
     throw new UsageError(`--unmeshed-pods: "${mode}" is not one of ${UNMESHED_MODES.join(', ')}`);
   const evict = mode === 'evict';
   const report = mode === 'report';
-  const maxEvictionsPerMinute = count('max-evictions-per-minute', f['max-evictions-per-minute']!, 1);
-  const sweepIntervalMs = duration('unmeshed-sweep-interval', f['unmeshed-sweep-interval']!);
-  const webhookConfig = f['webhook-config']!;
+  const maxEvictionsPerMinute = count('max-evictions-per-minute', f['max-evictions-per-minute'], 1);
+  const sweepIntervalMs = duration('unmeshed-sweep-interval', f['unmeshed-sweep-interval']);
+  const webhookConfig = f['webhook-config'];
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(webhookConfig))
     throw new UsageError(`--webhook-config: "${webhookConfig}" is not an object name`);
   return evict || report ? { evict, maxEvictionsPerMinute, sweepIntervalMs, webhookConfig } : undefined;

@@ -1,36 +1,19 @@
 /** RepairApi on a real apiserver: DELETE with a UID precondition, and core/v1 Events on the pod. */
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import type { RepairApi } from './controller.ts';
+import type { KubeClient } from '../kube/api/client.ts';
+import { core } from '../kube/api/paths.ts';
+import { createEvent } from '../kube/events.ts';
+import type { RepairApi } from './failed/controller.ts';
 
-export function kubeRepairApi(kc: KubeConfig, component = 'meshgate-repair'): RepairApi {
-  const api = kc.makeApiClient(CoreV1Api);
+export function kubeRepairApi(client: KubeClient, component = 'meshgate-repair'): RepairApi {
   return {
     async deletePod(namespace, name, uid) {
-      await api.deleteNamespacedPod({ name, namespace, body: { preconditions: { uid } } });
+      await client.delete(core('pods', { namespace, name }), { preconditions: { uid } });
     },
     async event(pod, type, reason, message) {
-      const ns = pod.metadata!.namespace!;
-      const now = new Date();
-      await api.createNamespacedEvent({
-        namespace: ns,
-        body: {
-          metadata: { generateName: `${pod.metadata!.name}.`, namespace: ns },
-          involvedObject: {
-            apiVersion: 'v1',
-            kind: 'Pod',
-            name: pod.metadata!.name,
-            namespace: ns,
-            uid: pod.metadata!.uid,
-          },
-          reason,
-          message,
-          type,
-          source: { component },
-          firstTimestamp: now,
-          lastTimestamp: now,
-          count: 1,
-        },
-      });
+      // Pods come from a watch of the apiserver, which names every one.
+      const { name, namespace, uid } = pod.metadata ?? {};
+      if (!name || !namespace) throw new Error(`cannot record ${reason} on a pod without a name and namespace`);
+      await createEvent(client, { kind: 'Pod', name, namespace, uid }, { type, reason, message, component });
     },
   };
 }

@@ -4,6 +4,7 @@
  * and kube components do; meshgate's own carry the meshgate_repair_ prefix.
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { registerBuildInfo } from '../util/build-info.ts';
 
 export interface RepairMetrics {
   registry: Registry;
@@ -18,12 +19,12 @@ export interface RepairMetrics {
   candidates: Gauge;
   /** Failed validation containers on pods whose admission mark does not verify: not acted on, not counted. */
   untrusted: Counter<'why'>;
-  // Node quarantine (src/repair/quarantine.ts)
+  // Node quarantine (src/repair/quarantine/quarantine.ts)
   nodeWithdrawals: Counter<'hold'>;
   nodesWithdrawn: Gauge;
   nodeRestorations: Counter;
   nodeProbes: Counter<'result'>;
-  // Unmeshed pods in opted-in namespaces (src/repair/unmeshed-sweep.ts)
+  // Unmeshed pods in opted-in namespaces (src/repair/unmeshed/sweep.ts)
   unmeshedPods: Gauge;
   evicted: Counter<'reason'>;
   unmeshedReported: Counter<'why'>;
@@ -34,6 +35,7 @@ export interface RepairMetrics {
 export function createRepairMetrics(opts: { processMetrics?: boolean } = {}): RepairMetrics {
   const registry = new Registry();
   if (opts.processMetrics) collectDefaultMetrics({ register: registry });
+  registerBuildInfo(registry);
   const registers = [registry];
   return {
     registry,

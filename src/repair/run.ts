@@ -3,7 +3,7 @@
  * alone acts (src/kube/lease.ts), a periodic resync while leading, and the HTTP endpoints. Further leader-only loops
  * (node quarantine) hang off `onStartedLeading`/`isLeader` the same way the pod repair does.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/api/client.ts';
 import type { Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { MeshgateConfig } from '../config/types.ts';
@@ -11,18 +11,20 @@ import type { DeepReadonly } from '../util/readonly.ts';
 import { compileConfig } from '../config/compile.ts';
 import { LeaderElector, type ElectorOptions } from '../kube/lease.ts';
 import { kubeLeaseStore } from '../kube/lease-store.ts';
-import { RepairController } from './controller.ts';
-import { VALIDATION_FAILURES } from './failures.ts';
+import { RepairController } from './failed/controller.ts';
+import { VALIDATION_FAILURES } from './failed/failures.ts';
 import { buildRepairApp } from './http.ts';
 import { kubeRepairApi } from './kube-api.ts';
 import { createRepairMetrics, type RepairMetrics } from './metrics.ts';
-import { startQuarantine, type QuarantineSettings, type RunningQuarantine } from './quarantine-run.ts';
-import { startUnmeshed, type RunningUnmeshed, type UnmeshedSettings } from './unmeshed-run.ts';
-import { watchRepairPods } from './watch.ts';
+import { startQuarantine, type QuarantineSettings, type RunningQuarantine } from './quarantine/run.ts';
+import { startUnmeshed, type RunningUnmeshed, type UnmeshedSettings } from './unmeshed/run.ts';
+import { watchRepairPods } from './failed/watch.ts';
+import { PodNotices } from './notices/notices.ts';
+import { watchWouldDenyPods } from './notices/watch.ts';
 import { MarkKeySource } from '../mark/key-source.ts';
 
 export interface RepairRunOptions {
-  kc: KubeConfig;
+  kube: KubeClient;
   config: DeepReadonly<MeshgateConfig>;
   /** undefined: no leader election (a single replica acts alone). */
   lease?: { namespace: string; name: string } & Pick<
@@ -44,6 +46,8 @@ export interface RepairRunOptions {
 
 export interface RunningRepair {
   controller: RepairController;
+  /** Events on pods meshgate holds Pending or admitted below enforce (src/repair/notices/notices.ts). */
+  notices: PodNotices;
   metrics: RepairMetrics;
   elector?: LeaderElector;
   quarantine?: RunningQuarantine;
@@ -72,9 +76,9 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
   };
   const deps = { isLeader, dryRun: o.dryRun, metrics, logger: o.logger };
   // Before the pod watch: its first list already reports failures to count.
-  const quarantine = o.quarantine ? await startQuarantine(o.kc, cfg, validator, o.quarantine, deps) : undefined;
-  const unmeshed = o.unmeshed ? await startUnmeshed(o.kc, cfg, o.unmeshed, deps) : undefined;
-  const controller = new RepairController(kubeRepairApi(o.kc), {
+  const quarantine = o.quarantine ? await startQuarantine(o.kube, cfg, validator, o.quarantine, deps) : undefined;
+  const unmeshed = o.unmeshed ? await startUnmeshed(o.kube, cfg, o.unmeshed, deps) : undefined;
+  const controller = new RepairController(kubeRepairApi(o.kube), {
     validator,
     trust,
     maxDeletesPerMinute: o.maxDeletesPerMinute,
@@ -84,15 +88,34 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
     logger: o.logger,
     onFailure: quarantine && ((f) => void quarantine.quarantine.recordFailure(f)),
   });
-  const watch = await watchRepairPods(o.kc, controller, o.logger);
+  const notices = new PodNotices(kubeRepairApi(o.kube), {
+    excludedNamespaces: trust.excludedNamespaces,
+    isLeader,
+    logger: o.logger,
+  });
+  const watch = await watchRepairPods(
+    o.kube,
+    {
+      observe: async (p) => {
+        await Promise.all([controller.observe(p), notices.observe(p)]);
+      },
+      forget: (uid) => {
+        controller.forget(uid);
+        notices.forget(uid);
+      },
+    },
+    o.logger,
+  );
+  const wouldDeny = await watchWouldDenyPods(o.kube, notices, o.logger);
   if (o.lease) {
-    elector = new LeaderElector(kubeLeaseStore(o.kc, o.lease.namespace, o.lease.name), {
+    elector = new LeaderElector(kubeLeaseStore(o.kube, o.lease.namespace, o.lease.name), {
       ...o.lease,
       log: o.logger,
       onStartedLeading: () => {
         metrics.leader.set(1);
         metrics.leaderTransitions.inc();
         void controller.resync();
+        void notices.resync();
         void quarantine?.quarantine.tick();
         unmeshed?.sweep();
       },
@@ -117,7 +140,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
           ? { ok: false, why: 'leader election loop stalled' }
           : { ok: true },
       ready: () => {
-        if (!watch.synced()) return { ok: false, why: 'pod cache not synced' };
+        if (!watch.synced() || !wouldDeny.synced()) return { ok: false, why: 'pod cache not synced' };
         if (quarantine && !quarantine.synced()) return { ok: false, why: 'node cache not synced' };
         return keys.healthy();
       },
@@ -128,6 +151,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
   }
   return {
     controller,
+    notices,
     metrics,
     elector,
     quarantine,
@@ -139,6 +163,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
       // Step down and release first, so the other replica takes over while this one finishes.
       await elector?.stop();
       watch.stop();
+      wouldDeny.stop();
       keys.stop();
       quarantine?.stop();
       unmeshed?.stop();

@@ -1,18 +1,19 @@
 /**
- * The fastify app: routes and plugins only. Listening, certificates and signals belong to the caller
- * (cli/serve.ts), so tests drive the same app with `app.inject()`.
+ * The fastify app: the transport (TLS policy, timeouts, connection caps, the overload guard) and two plugins, the
+ * admission routes (plugins/admission.ts) and the probes (plugins/probes.ts). Listening, certificates and signals
+ * belong to the caller (cli/serve.ts), so tests drive the same app with `app.inject()`.
  */
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { SecureContextOptions } from 'node:tls';
-import { decodeReview, encodeResponse, serializeResponse, type Verdict } from '../admission/review.ts';
+import type { Verdict } from '../admission/review.ts';
 import type { AdmissionHandler } from '../admission/handlers.ts';
 import type { Metrics } from './metrics.ts';
 import { BODY_LIMIT, DEFAULT_LIMITS, type TransportLimits } from './limits.ts';
 import { TLS_POLICY } from './tls-policy.ts';
-import { isOverloaded, overloadGuard } from './overload.ts';
-import { checkShape } from './json-shape.ts';
-import { NEEDS_CHECKED_PARSE, plainJson } from './json-body.ts';
+import { overloadGuard } from './overload.ts';
+import { admissionPlugin } from './plugins/admission.ts';
+import { probesPlugin } from './plugins/probes.ts';
 
 export { BODY_LIMIT };
 
@@ -63,101 +64,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const guard = overloadGuard(limits, deps.metrics.registry);
   app.server.on('drop', () => guard.connectionDropped());
 
-  // Only application/json is an AdmissionReview; fastify's default text/plain parser would turn a wrong
-  // content type into a 400 instead of the 415 it is.
-  app.removeContentTypeParser('text/plain');
-  // After a count of the objects and arrays in a large body (what a body parses to is bounded, not just its
-  // bytes: json-shape.ts): JSON.parse when the body cannot hold a __proto__/constructor key, else fastify's own
-  // parser with its poisoning checks (json-body.ts).
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    const tooMany = checkShape(body as string);
-    if (tooMany) return done(tooMany, undefined);
-    const value = plainJson(body as string);
-    if (value !== NEEDS_CHECKED_PARSE) return done(null, value);
-    parseJson(req, body as string, done);
-  });
-
-  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
-    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (status === 500) req.log.error({ err }, 'unhandled error');
-    // fastify closes the connection after any body error; for a refused body, overload.ts reads and discards
-    // the rest instead, so the client is not reset while still sending and does read the 429.
-    if (isOverloaded(err)) reply.removeHeader('connection');
-    // Refusals before the route ran (413, 415, 429) count as requests of the route they were sent to.
-    const path = req.routeOptions.url;
-    if (path !== undefined && Object.hasOwn(deps.routes, path)) {
-      deps.metrics.requests.inc({ route: path.slice(1), code: String(status) });
-    }
-    void reply.code(status).send({ error: err.code ?? 'error', message: err.message });
-  });
-
-  for (const [path, handler] of Object.entries(deps.routes)) {
-    const route = path.replace(/^\//, '');
-    const { latency, decisions, requests, inFlight } = deps.metrics;
-    app.post(path, { preParsing: guard.meterBody }, async (req, reply) => {
-      const refused = guard.admitReview(req, reply);
-      if (refused) throw refused;
-      // The answer is serialized and handed to the socket before the handler returns: in flight and timed until then.
-      inFlight.inc({ route });
-      const stop = latency.startTimer({ route });
-      try {
-        const decoded = decodeReview(req.body);
-        if (!decoded.ok) {
-          decisions.inc({ route, decision: 'bad_request', reason: 'bad_review' });
-          requests.inc({ route, code: '400' });
-          return reply.code(400).send({ error: 'bad_review', message: `not an AdmissionReview: ${decoded.error}` });
-        }
-        const { apiVersion, request } = decoded.review;
-        let verdict: Verdict;
-        try {
-          verdict = await handler(request);
-        } catch (err) {
-          // A bug must cost one errored review, never the process; the apiserver applies failurePolicy.
-          req.log.error({ err, uid: request.uid }, 'handler failed');
-          verdict = { kind: 'error', reason: 'internal_error', message: `internal error: ${(err as Error).message}` };
-        }
-        deps.onReview?.(route, req.body, verdict);
-        // A refusal admitted below enforce counts as its level (audit, warn), by the reason it would have refused.
-        const decision =
-          verdict.kind === 'allow' || verdict.kind === 'patch'
-            ? (verdict.audited?.level ?? verdict.kind)
-            : verdict.kind;
-        decisions.inc({ route, decision, reason: verdict.reason });
-        req.log.info(
-          {
-            uid: request.uid,
-            route,
-            namespace: request.namespace,
-            name: request.name,
-            operation: request.operation,
-            decision,
-            reason: verdict.reason,
-            ...((verdict.kind === 'allow' || verdict.kind === 'patch') && verdict.audited
-              ? { wouldDeny: verdict.audited.message }
-              : {}),
-            dryRun: request.dryRun === true,
-          },
-          'admission',
-        );
-        const answer = serializeResponse(encodeResponse(apiVersion, request.uid, verdict));
-        requests.inc({ route, code: '200' });
-        return reply.type('application/json; charset=utf-8').send(answer);
-      } finally {
-        stop();
-        inFlight.dec({ route });
-      }
-    });
-  }
-
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_req, reply) => {
-    const r = deps.ready();
-    return reply.code(r.ready ? 200 : 503).send(r.ready ? { status: 'ready' } : { status: 'not ready', why: r.why });
-  });
-  app.get('/metrics', async (_req, reply) => {
-    return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
-  });
+  void app.register(admissionPlugin, { metrics: deps.metrics, routes: deps.routes, guard, onReview: deps.onReview });
+  void app.register(probesPlugin, { metrics: deps.metrics, ready: deps.ready });
   return app;
 }

@@ -1,73 +1,80 @@
 /**
  * The webhook's cluster-backed parts: node and pod caches, certificates shared through a Secret, the caBundle kept
- * in step, the admission mark's Secret made when missing. start.ts loads this module only when it has cluster credentials, so the embedded default (static node
- * facts) never loads @kubernetes/client-node, the largest thing in the process (~80 MiB resident).
+ * in step, the admission mark's Secret made when missing. start.ts loads this module only when it has cluster
+ * credentials, so the embedded default (static node facts) loads none of it.
  */
 import type { Logger } from 'pino';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { withLearnedImages } from '../config/learned.ts';
+import { startLearnedImages } from '../kube/learned-images.ts';
+import type { KubeClient } from '../kube/api/client.ts';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { startNodeCache } from '../kube/node-cache.ts';
+import { startNamespaceLabels, type NamespaceLabels } from '../kube/namespace-labels.ts';
 import { startPodNeedCache, type PodNeeds } from '../kube/pod-mode-cache.ts';
 import { kubeSecretStore } from '../kube/secret-store.ts';
 import { caBundleHolds, syncCaBundle } from '../kube/ca-bundle.ts';
-import { describeKubeError } from '../kube/errors.ts';
 import { SecretSource } from '../tls/secret-source.ts';
 import { ensureMarkKeySecret, type MarkSecretResult } from '../kube/mark-key-secret.ts';
 import type { CertSource } from '../tls/source.ts';
+import { errorFields } from '../log/fields.ts';
 
 /** The cluster-backed parts, bound to one cluster's credentials and the server's logger. */
 export interface Cluster {
   secretCertSource(secret: { namespace: string; name: string }, sans: string[], webhookConfigName?: string): CertSource;
   keepCaBundle(name: string, certs: CertSource): void;
+  /** The caches the admission path reads, and the configuration with what the mesh says it injects (learnImages). */
   startCaches(config: Compiled): ClusterCaches;
   /**
    * Creates the admission mark's Secret with a fresh key unless it exists (src/kube/mark-key-secret.ts); a failure
-   * is an Error whose message describes the API's answer in one line.
+   * is the client's error (src/kube/errors.ts).
    */
   ensureMarkKeySecret(secret: { namespace: string; name: string }): Promise<MarkSecretResult>;
 }
 
-export function connect(kc: KubeConfig, logger: Logger): Cluster {
+export function connect(kube: KubeClient, logger: Logger): Cluster {
   return {
     secretCertSource: (secret, sans, webhookConfigName) =>
-      secretCertSource(kc, secret, sans, webhookConfigName, logger),
-    keepCaBundle: (name, certs) => keepCaBundle(kc, name, certs, logger),
-    startCaches: (config) => startCaches(kc, config, logger),
-    ensureMarkKeySecret: (secret) =>
-      ensureMarkKeySecret(kc, secret.namespace, secret.name).catch((err: unknown) => {
-        throw new Error(describeKubeError(err));
-      }),
+      secretCertSource(kube, secret, sans, webhookConfigName, logger),
+    keepCaBundle: (name, certs) => keepCaBundle(kube, name, certs, logger),
+    startCaches: (config) => startCaches(kube, config, logger),
+    ensureMarkKeySecret: (secret) => ensureMarkKeySecret(kube, secret.namespace, secret.name),
   };
 }
 
 /** Self-managed certificates shared by replicas through a Secret; a new CA signs only once both configs trust it. */
 function secretCertSource(
-  kc: KubeConfig,
+  kube: KubeClient,
   secret: { namespace: string; name: string },
   sans: string[],
   webhookConfigName: string | undefined,
   logger: Logger,
 ): CertSource {
   return new SecretSource({
-    store: kubeSecretStore(kc, secret.namespace, secret.name),
+    store: kubeSecretStore(kube, secret.namespace, secret.name),
     sans,
     where: `Secret ${secret.namespace}/${secret.name}`,
     log: logger,
-    trustCheck: webhookConfigName ? (bundle) => caBundleHolds(kc, webhookConfigName, bundle) : undefined,
-    onError: (err) => logger.error({ err: describeKubeError(err) }, 'certificate secret sync failed'),
+    trustCheck: webhookConfigName ? (bundle) => caBundleHolds(kube, webhookConfigName, bundle) : undefined,
+    onError: (err) => logger.error({ err: errorFields(err) }, 'certificate secret sync failed'),
   });
 }
 
 /** Patches our CA into the webhook configurations now and after every change, retrying every 10 s on failure. */
-function keepCaBundle(kc: KubeConfig, name: string, certs: CertSource, logger: Logger): void {
+function keepCaBundle(kube: KubeClient, name: string, certs: CertSource, logger: Logger): void {
   let timer: NodeJS.Timeout | undefined;
+  // A source without a CA (--cert-file without one) fails like an unreachable apiserver: logged, retried.
+  const patch = async (): Promise<number> => {
+    const ca = certs.current().ca;
+    if (ca === undefined) throw new Error('the serving certificates carry no CA to put in the caBundle');
+    return syncCaBundle(kube, name, ca);
+  };
   const sync = () => {
     clearTimeout(timer);
-    syncCaBundle(kc, name, certs.current().ca!)
+    patch()
       .then((n) => n > 0 && logger.info({ webhookConfig: name, patched: n }, 'caBundle updated'))
       .catch((err) => {
-        logger.warn({ err: describeKubeError(err), webhookConfig: name }, 'caBundle update failed; retrying in 10 s');
+        logger.warn({ err: errorFields(err), webhookConfig: name }, 'caBundle update failed; retrying in 10 s');
         timer = setTimeout(sync, 10_000);
         timer.unref();
       });
@@ -79,33 +86,58 @@ function keepCaBundle(kc: KubeConfig, name: string, certs: CertSource, logger: L
 export interface ClusterCaches {
   nodes: NodeFacts;
   podNeeds: PodNeeds;
+  /** The compiled configuration with the learned images (config.learnImages); the given one until then. */
+  config(): Compiled;
+  /** Istio ambient only (config ambient.enabled): the namespaces' labels its selectors read. */
+  namespaces?: NamespaceLabels;
   /** Resolves once both caches have their first full list. */
   synced: Promise<void>;
   stop(): void;
 }
 
 /** Watch-backed node facts and pod needs: what the admission path reads instead of calling the API. */
-function startCaches(kc: KubeConfig, config: Compiled, logger: Logger): ClusterCaches {
+function startCaches(kube: KubeClient, config: Compiled, logger: Logger): ClusterCaches {
   const cni = config.config.cni;
   const cache = startNodeCache(
-    kc,
+    kube,
     { pluginType: cni.pluginType, maxVerdictAgeMs: cni.maxVerdictAgeSeconds * 1000 },
-    (err) => logger.warn({ err: describeKubeError(err) }, 'node watch interrupted; resuming'),
+    (err) => logger.warn({ err: errorFields(err) }, 'node watch interrupted; resuming'),
   );
-  cache.ready.catch((err) => logger.error({ err: describeKubeError(err) }, 'node list failed'));
-  const pods = startPodNeedCache(kc, config, (err) =>
-    logger.warn({ err: describeKubeError(err) }, 'pod watch interrupted; resuming'),
+  cache.ready.catch((err) => logger.error({ err: errorFields(err) }, 'node list failed'));
+  // The configuration the handlers read: as given, then with what the mesh says it injects, on each change.
+  let current = config;
+  const learnFrom = config.config.learnImages?.namespaces ?? [];
+  const learned = learnFrom.length
+    ? startLearnedImages(kube, config.profile, learnFrom, logger, (images) => {
+        current = withLearnedImages(config, images);
+      })
+    : undefined;
+  const pods = startPodNeedCache(
+    kube,
+    () => current,
+    (err) => logger.warn({ err: errorFields(err) }, 'pod watch interrupted; resuming'),
+    learned?.synced,
   );
-  const synced = Promise.all([cache.ready, pods.ready]).then(() => undefined);
+  const namespaces = config.config.ambient.enabled
+    ? startNamespaceLabels(kube, (err) =>
+        logger.warn({ err: errorFields(err) }, 'namespace watch interrupted; resuming'),
+      )
+    : undefined;
+  namespaces?.ready.catch((err) => logger.error({ err: errorFields(err) }, 'namespace list failed'));
+  const synced = Promise.all([cache.ready, pods.ready, learned?.synced, namespaces?.ready]).then(() => undefined);
   // Each cache logs its own failure; a caller that never awaits synced must not crash on an unhandled rejection.
   synced.catch(() => undefined);
   return {
     nodes: cache.store,
     podNeeds: pods,
+    config: () => current,
+    namespaces,
     synced,
     stop() {
       cache.reflector.stop();
       pods.stop();
+      learned?.stop();
+      namespaces?.stop();
     },
   };
 }

@@ -6,8 +6,8 @@
  * The memory budget, for the chart's 512 MiB container limit, in which node 24 gives V8 a 259 MiB heap (read
  * off node in a 512 MiB memory cgroup). Measured (test/http/amplification.test.ts, test/tls/slow-clients.test.ts,
  * test/http/measure-amplification.ts):
- *   ~140 MiB  RSS of an idle `meshgate serve` from the image with its cluster caches (~180 from the sources, with
- *             Node's type stripper), mostly @kubernetes/client-node's code; ~83 MiB without a cluster
+ *   ~84 MiB   RSS of `meshgate serve` from the image with its cluster caches after a minute of reviews (npm run
+ *             bench -- --footprint; ~129 while it loaded @kubernetes/client-node); ~78–83 MiB without a cluster
  *   ≤ ~47 MiB of heap per 7 MiB body held: its string, and what it parses to, which json-shape.ts bounds
  *             (at most 200,000 objects and arrays; without that cap, 7 MiB of `{}` parsed to 156 MiB)
  *   ~55 KB    per TLS connection (OpenSSL state and buffers: 1,000 connections added ~55 MiB)

@@ -13,12 +13,15 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { CertPair } from '../tls/source.ts';
 import { certificateExpiry } from '../tls/expiry.ts';
 import type { NodeFact } from '../facts/node-facts.ts';
+import { registerBuildInfo } from '../util/build-info.ts';
 
 export interface Metrics {
   registry: Registry;
   /** From the decoded body to the encoded, serialized answer handed to the socket. */
   latency: Histogram<'route'>;
-  decisions: Counter<'route' | 'decision' | 'reason'>;
+  /** namespace: on refusals only (refusalNamespace); the other series carry no namespace label. */
+  decisions: Counter<'route' | 'decision' | 'reason' | 'namespace'>;
+  refusalNamespace: (decision: string, namespace: string | undefined) => string | undefined;
   podLookups: Counter<'source'>;
   /** Every answered request on an admission route, including refusals (413, 415, 429) and bad reviews (400). */
   requests: Counter<'route' | 'code'>;
@@ -31,9 +34,35 @@ export interface Metrics {
  */
 const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 30];
 
+/**
+ * How many namespaces get refusal series of their own: 100. The namespace label is on refusals only (decision deny
+ * or error; allow and patch series have none): allowed pods are most reviews and every opted-in namespace has
+ * them, while refusals come from few namespaces, and which ones is what an operator asks. A counter keeps its
+ * series for the process's life, and namespaces come and go (CI creates one per run): past the first 100
+ * namespaces that saw a refusal, the rest count as namespace="_other" (no Kubernetes namespace has an underscore;
+ * the admission log line names the real one). At most 100 × the refusal reasons a namespace hits (a few) × the
+ * routes series. Scraped by the chart's ServiceMonitor (honorLabels false), the label arrives as
+ * `exported_namespace`: the target's own `namespace` (meshgate's) wins, as for cert-manager's per-namespace series.
+ */
+export const MAX_REFUSAL_NAMESPACES = 100;
+const OTHER_NAMESPACES = '_other';
+
+/** The namespace label of a decision, as MAX_REFUSAL_NAMESPACES says. */
+export function refusalNamespaces(max = MAX_REFUSAL_NAMESPACES): Metrics['refusalNamespace'] {
+  const seen = new Set<string>();
+  return (decision, namespace) => {
+    if (!['deny', 'error', 'audit', 'warn'].includes(decision) || !namespace) return undefined;
+    if (seen.has(namespace)) return namespace;
+    if (seen.size >= max) return OTHER_NAMESPACES;
+    seen.add(namespace);
+    return namespace;
+  };
+}
+
 export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
   if (opts.defaultMetrics) collectDefaultMetrics({ register: registry });
+  registerBuildInfo(registry);
   const registers = [registry];
   return {
     registry,
@@ -46,10 +75,13 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     }),
     decisions: new Counter({
       name: 'meshgate_admission_decisions_total',
-      help: 'Admission decisions by route, outcome and stable reason code',
-      labelNames: ['route', 'decision', 'reason'],
+      help:
+        'Admission decisions by route, outcome and stable reason code; refusals (deny, error) also by namespace ' +
+        `(the first ${MAX_REFUSAL_NAMESPACES} namespaces with a refusal, then "${OTHER_NAMESPACES}")`,
+      labelNames: ['route', 'decision', 'reason', 'namespace'],
       registers,
     }),
+    refusalNamespace: refusalNamespaces(),
     podLookups: new Counter({
       name: 'meshgate_binding_pod_lookups_total',
       help: "How the binding guard learnt a pod's redirect mode: cache hit, GET after a cache miss, or failed GET",

@@ -5,8 +5,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server as HttpsServer } from 'node:https';
-import pino, { type Logger } from 'pino';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { createLogger } from '../log/logger.ts';
+import type { KubeClient } from '../kube/api/client.ts';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { admissionRoutes } from '../admission/handlers.ts';
@@ -18,10 +19,12 @@ import { createMetrics, registerCertificateMetrics, registerConfigMetrics, regis
 import { SelfSignedSource } from '../tls/self-signed.ts';
 import { FileSource } from '../tls/file-source.ts';
 import type { CertSource } from '../tls/source.ts';
+import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import type { Cluster } from './cluster.ts';
 import { MarkKeySource } from '../mark/key-source.ts';
 import { keyRing } from '../mark/keys.ts';
+import { errorFields } from '../log/fields.ts';
 
 export interface ServeOptions {
   config: Compiled;
@@ -32,15 +35,16 @@ export interface ServeOptions {
   tlsSans: string[];
   /** Where to write the generated CA (ca.crt) for curl and webhook registration; never the key. */
   writeCaTo?: string;
-  /** Static node facts (embedded default); ignored when kc is set. */
+  /** Static node facts (embedded default); ignored when kube is set. */
   nodeState?: NodeFacts;
-  kc?: KubeConfig;
+  /** The cluster (src/kube/client.ts): node and pod caches, and the Secret and caBundle below. */
+  kube?: KubeClient;
   /** Seconds between readiness going false and the listener closing, so endpoints stop routing here. */
   drainSeconds: number;
   logger?: Logger;
   /** Routes served beside /mutate and /validate: the benchmark's transport baselines (bench/server.ts). */
   extraRoutes?: AppDeps['routes'];
-  /** Self-managed certificates shared by replicas through this Secret (needs kc); overrides self-signed. */
+  /** Self-managed certificates shared by replicas through this Secret (needs kube); overrides self-signed. */
   certSecret?: { namespace: string; name: string };
   /** Keep the caBundle of these Mutating/ValidatingWebhookConfigurations (one name) equal to our CA. */
   webhookConfigName?: string;
@@ -50,7 +54,7 @@ export interface ServeOptions {
   /** Transport timeouts and caps over the defaults (server/limits.ts). */
   limits?: Partial<TransportLimits>;
   /**
-   * The admission mark's keys (src/mark/): read from `dir`, the mounted Secret; with `createSecret` (needs kc), that
+   * The admission mark's keys (src/mark/): read from `dir`, the mounted Secret; with `createSecret` (needs kube), that
    * Secret is created with a fresh key when it does not exist. Given, readiness waits for a key. Without, no pod
    * is marked and any mark a pod brings is refused.
    */
@@ -112,10 +116,7 @@ async function startMarkKeys(
       source.seed(keyRing(r.key));
       logger.info({ secret: where }, 'admission mark Secret created with a fresh key');
     } catch (err) {
-      logger.error(
-        { err: (err as Error).message, secret: where },
-        'could not create the admission mark Secret; retrying',
-      );
+      logger.error({ err: errorFields(err), secret: where }, 'could not create the admission mark Secret; retrying');
       retry = setTimeout(() => void ensure(), MARK_SECRET_RETRY_MS);
       retry.unref();
     }
@@ -125,15 +126,19 @@ async function startMarkKeys(
 }
 
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
-  const logger = o.logger ?? pino({ level: 'info' });
-  // Loaded only with cluster credentials: the embedded default never loads the Kubernetes client.
-  const cluster = o.kc ? (await import('./cluster.ts')).connect(o.kc, logger) : undefined;
+  const logger = o.logger ?? createLogger();
+  // Loaded only with cluster credentials: the embedded default never loads the caches and their client code.
+  const cluster = o.kube ? (await import('./cluster.ts')).connect(o.kube, logger) : undefined;
   const certs = o.certSource ?? certSource(o, cluster, logger);
   await certs.start();
   if (cluster && o.webhookConfigName) cluster.keepCaBundle(o.webhookConfigName, certs);
-  if (o.writeCaTo && certs.current().ca) {
-    mkdirSync(o.writeCaTo, { recursive: true });
-    const writeCa = () => writeFileSync(join(o.writeCaTo!, 'ca.crt'), certs.current().ca!);
+  const caDir = o.writeCaTo;
+  if (caDir && certs.current().ca) {
+    mkdirSync(caDir, { recursive: true });
+    const writeCa = () => {
+      const ca = certs.current().ca;
+      if (ca !== undefined) writeFileSync(join(caDir, 'ca.crt'), ca);
+    };
     writeCa();
     certs.onChange(writeCa);
   }
@@ -141,13 +146,20 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const stops: Array<() => void> = [() => certs.stop()];
   let nodes: NodeFacts;
   let podNeeds: PodNeeds | undefined;
+  let namespaces: NamespaceLabels | undefined;
   let synced: Promise<void> = Promise.resolve();
+  // The configuration the handlers read: as given, or with the images the mesh says it injects (learnImages).
+  let config = () => o.config;
   if (cluster) {
     const caches = cluster.startCaches(o.config);
+    config = caches.config;
     stops.push(() => caches.stop());
-    ({ nodes, podNeeds, synced } = caches);
+    ({ nodes, podNeeds, namespaces, synced } = caches);
+  } else if (o.nodeState) {
+    nodes = o.nodeState;
   } else {
-    nodes = o.nodeState!;
+    certs.stop();
+    throw new Error('startServer: node facts come from kube or nodeState, and neither was given');
   }
 
   const keys = o.markKeys && (await startMarkKeys(o.markKeys, cluster, logger));
@@ -159,9 +171,12 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   registerNodeMetrics(metrics.registry, nodes);
   registerConfigMetrics(metrics.registry, o.config.config.apps);
   const routes = admissionRoutes({
-    config: o.config,
+    get config() {
+      return config();
+    },
     nodes,
     podNeeds,
+    namespaces,
     onLookup: (source) => metrics.podLookups.inc({ source }),
     marker: marks,
   });
@@ -206,6 +221,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
       if (closing) return;
       closing = true;
       logger.info({ drainSeconds: o.drainSeconds }, 'shutting down: readiness off, draining');
+      drainer.endKeepAlive();
       await new Promise((r) => setTimeout(r, o.drainSeconds * 1000));
       await drainer.close(() => app.close());
       for (const stop of stops) stop();

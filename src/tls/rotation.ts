@@ -35,8 +35,10 @@ export interface RotationPolicy {
 export type Step =
   | { kind: 'renew-leaf' }
   | { kind: 'prepare'; why: 'ca_due' | 'ca_not_p256' }
-  | { kind: 'promote' }
-  | { kind: 'retire'; why: 'replicas_moved' | 'old_ca_expired' }
+  /** `ca`: the prepared CA that now signs. */
+  | { kind: 'promote'; ca: TrustState['signer'] }
+  /** `old`: the CA that leaves the bundle. */
+  | { kind: 'retire'; why: 'replicas_moved' | 'old_ca_expired'; old: X509Certificate }
   | { kind: 'report' };
 
 export interface PlanContext {
@@ -71,14 +73,15 @@ export function laggards(s: TrustState, now: number, policy: RotationPolicy): st
 }
 
 export function nextStep(s: TrustState, c: PlanContext): Step | undefined {
-  if (s.retiring) {
-    if (c.now >= s.retiring.validToDate.getTime()) return { kind: 'retire', why: 'old_ca_expired' };
-    if (laggards(s, c.now, c.policy).length === 0) return { kind: 'retire', why: 'replicas_moved' };
+  const old = s.retiring;
+  if (old) {
+    if (c.now >= old.validToDate.getTime()) return { kind: 'retire', why: 'old_ca_expired', old };
+    if (laggards(s, c.now, c.policy).length === 0) return { kind: 'retire', why: 'replicas_moved', old };
   }
   // With the signer expired nothing it signed works any more: waiting for the overlap or the caBundle (the
   // cluster was off for long, or the caBundle could never be patched) only prolongs the outage.
-  if (s.next && expired(s.signer, c.now)) return { kind: 'promote' };
-  if (promoteDue(s, c.now, c.policy) && c.published) return { kind: 'promote' };
+  if (s.next && expired(s.signer, c.now)) return { kind: 'promote', ca: s.next };
+  if (s.next && promoteDue(s, c.now, c.policy) && c.published) return { kind: 'promote', ca: s.next };
   if (!rotating(s)) {
     if (!isP256(s.signer.privateKey)) return { kind: 'prepare', why: 'ca_not_p256' };
     if (c.now >= renewAt(s.signer.x509)) return { kind: 'prepare', why: 'ca_due' };
@@ -111,7 +114,7 @@ export function applyStep(s: TrustState, step: Step, c: PlanContext, sans: reado
       out = { ...s, next: issueCA(policy.caLifetimeMs, now) };
       break;
     case 'promote':
-      out = { leaf: leafFrom(s.next!), signer: s.next!, retiring: s.signer.x509, replicas: s.replicas };
+      out = { leaf: leafFrom(step.ca), signer: step.ca, retiring: s.signer.x509, replicas: s.replicas };
       break;
     case 'retire':
       out = { leaf: s.leaf, signer: s.signer, next: s.next, replicas: {} };

@@ -29,6 +29,7 @@ import {
   type Step,
 } from './rotation.ts';
 import { X509Certificate } from 'node:crypto';
+import { errorFields } from '../log/fields.ts';
 
 export type { SecretData } from './trust-state.ts';
 
@@ -187,7 +188,7 @@ export class SecretSource extends PairSource {
     if (this.#o.trustCheck && promoteDue(state, now, this.#policy)) {
       published = await this.#o.trustCheck(bundleOf(state)).catch((err) => {
         this.#o.log?.warn(
-          { event: 'trust_check_failed', err: String(err) },
+          { event: 'trust_check_failed', err: errorFields(err) },
           "certificates: could not read the webhook configurations' caBundle",
         );
         return false;
@@ -241,8 +242,9 @@ export class SecretSource extends PairSource {
           {
             event: 'ca_prepared',
             why: step.why,
-            ca: cn(after.next!.x509),
-            caNotAfter: after.next!.x509.validToDate,
+            // applyStep has just set `next` for a prepare step; a log line must not throw if it ever did not.
+            ca: after.next && cn(after.next.x509),
+            caNotAfter: after.next?.x509.validToDate,
             oldCa: cn(before.signer.x509),
             oldCaNotAfter: before.signer.x509.validToDate,
             bundle,
@@ -258,7 +260,7 @@ export class SecretSource extends PairSource {
         return;
       case 'retire':
         log.info(
-          { event: 'ca_retired', why: step.why, oldCa: cn(before.retiring!), bundle },
+          { event: 'ca_retired', why: step.why, oldCa: cn(step.old), bundle },
           'certificates: CA rotation done; the old CA left the bundle',
         );
         return;

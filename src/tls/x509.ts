@@ -91,7 +91,8 @@ function ipBytes(ip: string): Buffer {
   const part = (s: string): number[] => {
     if (!s) return [];
     const groups = s.split(':');
-    const last = groups.at(-1)!;
+    // split returns at least one element: the last group is always there.
+    const last = groups[groups.length - 1];
     // An embedded IPv4 tail (::ffff:10.0.0.1) is two 16-bit groups.
     const v4 = isIPv4(last) ? last.split('.').map(Number) : undefined;
     const words = (v4 ? groups.slice(0, -1) : groups).map((g) => parseInt(g, 16));

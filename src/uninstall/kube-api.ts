@@ -38,9 +38,10 @@ export interface UninstallApi {
   /** Strategic merge patch of nodes/status. */
   patchNodeStatus(name: string, patch: Record<string, unknown>): Promise<void>;
   secret(namespace: string, name: string): Promise<V1Secret | undefined>;
-  deleteSecret(namespace: string, meta: V1ObjectMeta): Promise<void>;
+  /** `uid`: of the Secret read, the delete's precondition. */
+  deleteSecret(namespace: string, name: string, uid: string | undefined): Promise<void>;
   lease(namespace: string, name: string): Promise<{ metadata?: V1ObjectMeta } | undefined>;
-  deleteLease(namespace: string, meta: V1ObjectMeta): Promise<void>;
+  deleteLease(namespace: string, name: string, uid: string | undefined): Promise<void>;
 }
 
 const absent = (err: unknown) => err instanceof ApiException && err.code === 404;
@@ -82,7 +83,7 @@ export function kubeUninstallApi(kc: KubeConfig): UninstallApi {
   const apps = kc.makeApiClient(AppsV1Api);
   const coordination = kc.makeApiClient(CoordinationV1Api);
   const admission = kc.makeApiClient(AdmissionregistrationV1Api);
-  const precondition = (meta: V1ObjectMeta) => ({ body: { preconditions: { uid: meta.uid } } });
+  const precondition = (uid: string | undefined) => ({ body: { preconditions: { uid } } });
   return {
     async webhookConfigurations(name) {
       const found: string[] = [];
@@ -109,14 +110,12 @@ export function kubeUninstallApi(kc: KubeConfig): UninstallApi {
           _continue: cont,
         }),
       ),
-    deletePod: (pod) =>
-      deleted(() =>
-        core.deleteNamespacedPod({
-          name: pod.metadata!.name!,
-          namespace: pod.metadata!.namespace!,
-          ...precondition(pod.metadata!),
-        }),
-      ),
+    async deletePod(pod) {
+      // Pods come from a list of the apiserver, which names every one.
+      const { name, namespace, uid } = pod.metadata ?? {};
+      if (!name || !namespace) throw new Error('cannot delete a pod without metadata.name and metadata.namespace');
+      await deleted(() => core.deleteNamespacedPod({ name, namespace, ...precondition(uid) }));
+    },
     nodes: () => allPages((cont) => core.listNode({ limit: PAGE, _continue: cont })),
     node: (name) => orUndefined(() => core.readNode({ name })),
     async patchNode(name, body) {
@@ -126,10 +125,10 @@ export function kubeUninstallApi(kc: KubeConfig): UninstallApi {
       await core.patchNodeStatus({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
     },
     secret: (namespace, name) => orUndefined(() => core.readNamespacedSecret({ name, namespace })),
-    deleteSecret: (namespace, meta) =>
-      deleted(() => core.deleteNamespacedSecret({ name: meta.name!, namespace, ...precondition(meta) })),
+    deleteSecret: (namespace, name, uid) =>
+      deleted(() => core.deleteNamespacedSecret({ name, namespace, ...precondition(uid) })),
     lease: (namespace, name) => orUndefined(() => coordination.readNamespacedLease({ name, namespace })),
-    deleteLease: (namespace, meta) =>
-      deleted(() => coordination.deleteNamespacedLease({ name: meta.name!, namespace, ...precondition(meta) })),
+    deleteLease: (namespace, name, uid) =>
+      deleted(() => coordination.deleteNamespacedLease({ name, namespace, ...precondition(uid) })),
   };
 }

@@ -1,13 +1,13 @@
 /**
  * What `meshgate uninstall` removes, decided from objects as read (pure; src/uninstall/run.ts does the I/O). Only
- * what meshgate made at run time, which helm never knew: its keys on Nodes (src/node/contract.ts,
+ * what meshgate made at run time, which helm never knew: its keys on Nodes (src/contract/node.ts,
  * src/node/quarantine.ts), the Secrets and the Lease its components created, its own bare pods (quarantine probes,
  * a failed `helm test` pod), and app pods it pinned to verified nodes that no node will ever be again.
  */
 import type { V1Node, V1OwnerReference, V1Pod, V1Secret, V1Taint } from '@kubernetes/client-node';
-import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../node/contract.ts';
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../contract/node.ts';
 import { QUARANTINE_ANNOTATION, QUARANTINE_HISTORY_ANNOTATION } from '../node/quarantine.ts';
-import { PROBE_LABEL } from '../repair/probe-pod.ts';
+import { PROBE_LABEL } from '../repair/quarantine/probe-pod.ts';
 
 /** What meshgate's components put on the objects they create (src/kube/secret-store.ts, lease-store.ts, …). */
 export const MADE_BY_MESHGATE = { key: 'app.kubernetes.io/managed-by', value: 'meshgate' } as const;

@@ -135,7 +135,9 @@ async function stopOwnPods(api: UninstallApi, o: UninstallOptions): Promise<numb
 async function cleanNodes(api: UninstallApi, o: UninstallOptions): Promise<number> {
   let changed = 0;
   for (const listed of await api.nodes()) {
-    const name = listed.metadata!.name!;
+    const name = listed.metadata?.name;
+    // Nodes come from a list of the apiserver, which names every one.
+    if (!name) throw new Error('a listed Node has no metadata.name');
     const removed = o.dryRun ? nodeCleanup(listed)?.removes : await cleanNode(api, o, name, listed);
     if (!removed) continue;
     changed++;
@@ -200,10 +202,10 @@ async function deleteObjects(api: UninstallApi, o: UninstallOptions): Promise<nu
   const n = o.names;
   let changed = 0;
   const found = [
-    ...[n.tlsSecret, n.markSecret].map((name) => ({ kind: 'Secret', read: () => api.secret(n.namespace, name) })),
-    { kind: 'Lease', read: () => api.lease(n.namespace, n.lease) },
+    ...[n.tlsSecret, n.markSecret].map((name) => ({ kind: 'Secret', name, read: () => api.secret(n.namespace, name) })),
+    { kind: 'Lease', name: n.lease, read: () => api.lease(n.namespace, n.lease) },
   ];
-  for (const { kind, read } of found) {
+  for (const { kind, name, read } of found) {
     const obj = await read();
     if (!obj?.metadata) continue;
     const what = `${kind} ${n.namespace}/${obj.metadata.name}`;
@@ -213,8 +215,8 @@ async function deleteObjects(api: UninstallApi, o: UninstallOptions): Promise<nu
       continue;
     }
     if (!o.dryRun) {
-      if (kind === 'Lease') await api.deleteLease(n.namespace, obj.metadata);
-      else await api.deleteSecret(n.namespace, obj.metadata);
+      if (kind === 'Lease') await api.deleteLease(n.namespace, name, obj.metadata.uid);
+      else await api.deleteSecret(n.namespace, name, obj.metadata.uid);
     }
     changed++;
     o.out(`  ${what}: ${o.dryRun ? 'would delete' : 'deleted'} (made by ${owner.by})`);

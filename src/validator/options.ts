@@ -119,20 +119,6 @@ export function parsePort(text: string): number | string {
   return port;
 }
 
-/**
- * Parses a duration like "5s", "500ms" or "1m" (Go's notation, as Kubernetes users write it). A bare number is
- * rejected rather than guessed to be seconds or milliseconds.
- */
-export function parseDuration(text: string): number | string {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(text);
-  if (!m) return `"${text}" is not a duration (use e.g. 500ms, 5s, 1m)`;
-  const ms = Number(m[1]) * ({ ms: 1, s: 1_000, m: 60_000 } as const)[m[2] as 'ms' | 's' | 'm'];
-  if (ms < 1) return `timeout ${text} is shorter than 1ms`;
-  // setTimeout's limit (2^31-1 ms, ~24.8 days); longer would fire immediately.
-  if (ms > 2_147_483_647) return `timeout ${text} is too long`;
-  return Math.round(ms);
-}
-
 /** The ports the validator listens on, outbound first. */
 export function listenPorts(opts: Pick<ValidateOptions, 'outboundPort' | 'inboundPort'>): number[] {
   return opts.inboundPort === null ? [opts.outboundPort] : [opts.outboundPort, opts.inboundPort];

@@ -12,6 +12,7 @@ export const REASONS = [
   'internal_error',
   'not_redirected',
   'probe_not_local',
+  'ambient_not_captured',
 ] as const;
 
 export type Reason = (typeof REASONS)[number];
@@ -42,6 +43,9 @@ const SENTENCES: Record<Reason, string> = {
   probe_not_local:
     'the probe address is not an address of this pod, so an unredirected probe could leave it; nothing was sent ' +
     "(for [::6] the mesh's own setup, which assigns ::6 to lo, did not run)",
+  ambient_not_captured:
+    "TCP is not captured by Istio's ambient mode: the probe to port 53 of a pod-local address never reached " +
+    'ztunnel (its in-pod rules are missing or ztunnel does not serve the pod); nothing left the pod',
 };
 
 /** One readable sentence per reason, for stderr and the termination message. */

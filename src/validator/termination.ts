@@ -12,8 +12,8 @@ export interface TerminationMessage {
   /** From --node-name or NODE_NAME (downward API spec.nodeName); null when neither is set. */
   readonly node: string | null;
   readonly probeAddress: string;
-  /** `pod` (the default loopback probe) or `external` (--external-probe). */
-  readonly probeScope: ProbeScope;
+  /** `pod` (the default loopback probe), `external` (--external-probe) or `ambient` (--ambient). */
+  readonly probeScope: ProbeScope | 'ambient';
   /** The probe's source address; null when the kernel chose it. */
   readonly sourceAddress: string | null;
   readonly outboundPort: number;

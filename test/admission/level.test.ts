@@ -7,9 +7,9 @@
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { admissionRoutes, ROUTES, routePath } from '../../src/admission/handlers.ts';
-import { WOULD_DENY_ANNOTATION, WOULD_DENY_LABEL } from '../../src/admission/level.ts';
+import { readWouldDeny, WOULD_DENY_ANNOTATION, WOULD_DENY_LABEL } from '../../src/admission/level.ts';
 import { type AdmissionRequest, encodeResponse, type Verdict } from '../../src/admission/review.ts';
-import type { Pod } from '../../src/pod/types.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 import { cfg, pod, verified } from '../inject/fixtures.ts';
 
 const routes = admissionRoutes({ config: cfg(), nodes: verified });
@@ -109,5 +109,21 @@ describe('enforcement levels', () => {
     const m = await call('/mutate/audit', big);
     const note = applied(big, m).metadata?.annotations?.[WOULD_DENY_ANNOTATION] ?? '';
     expect(note.length).toBeLessThanOrEqual(1024);
+  });
+
+  it('the record reads back as level, reason and message (check --audit, the repair controller’s Event)', async () => {
+    const out = applied(refused(), await call('/mutate/warn', refused()));
+    const w = readWouldDeny(out.metadata?.labels, out.metadata?.annotations);
+    expect(w).toMatchObject({ level: 'warn', reason: 'node_unverified' });
+    expect(w?.message).toMatch(/^node bad has no verified CNI chain/);
+    expect(readWouldDeny({ [WOULD_DENY_LABEL]: 'audit' }, { [WOULD_DENY_ANNOTATION]: 'free text' })).toEqual({
+      level: 'audit',
+      reason: 'unknown',
+      message: 'free text',
+    });
+    // Anything else is no record: an enforce label, or a label without its annotation.
+    expect(readWouldDeny({ [WOULD_DENY_LABEL]: 'enforce' }, { [WOULD_DENY_ANNOTATION]: 'x: y' })).toBeUndefined();
+    expect(readWouldDeny({ [WOULD_DENY_LABEL]: 'audit' }, {})).toBeUndefined();
+    expect(readWouldDeny(undefined, undefined)).toBeUndefined();
   });
 });

@@ -3,6 +3,7 @@
  * comes from the files (never "unknown"), failures are retried, the resync alone catches changes, and the
  * Node is re-read on resync.
  */
+import { ApiException } from '@kubernetes/client-node';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -142,16 +143,22 @@ describe('NodeAgent', () => {
     expect(pub.state).toMatchObject({ label: 'false', condition: { status: 'False', reason: 'node_quarantined' } });
   });
 
-  it('retries after the apiserver failed, and publishes then', async () => {
+  it('retries after the apiserver failed, and publishes then; the error is logged as fields', async () => {
     const config = setup({ '10-calico.conflist': PRIMARY });
     const pub = new FakePublisher();
     pub.failures = 1;
+    const status = { kind: 'Status', reason: 'ServiceUnavailable', message: 'etcd leader changed', code: 503 };
+    pub.failWith = () => new ApiException(503, 'Unknown API Status Code!', JSON.stringify(status), {});
     const log = memoryLog();
     agent = new NodeAgent(config, { publisher: pub, log });
     const published = pub.next((v) => v.reason === 'mesh_plugin_missing', 4_000);
     await agent.start();
     expect(pub.publishes).toHaveLength(0);
-    expect(log.lines.some((l) => l.level === 'error')).toBe(true);
+    // The Status as fields, not client-node's message (the body and headers as escaped JSON).
+    expect(log.lines.find((l) => l.level === 'error')?.obj).toMatchObject({
+      err: { type: 'ApiException', code: 503, reason: 'ServiceUnavailable', message: 'etcd leader changed' },
+    });
+    expect(agent.status().lastError?.message).toBe('503 ServiceUnavailable: etcd leader changed');
     await published;
     expect(pub.publishes).toHaveLength(1);
   });

@@ -24,6 +24,8 @@ export class FakePublisher implements NodePublisher {
   reads = 0;
   /** The next N calls (read or publish) throw, as an unavailable apiserver would. */
   failures = 0;
+  /** What they throw. */
+  failWith: () => Error = () => new Error('apiserver unavailable');
   #waiters: Waiter[] = [];
 
   constructor(initial?: PublishedState) {
@@ -85,7 +87,7 @@ export class FakePublisher implements NodePublisher {
   #maybeFail(): void {
     if (this.failures > 0) {
       this.failures--;
-      throw new Error('apiserver unavailable');
+      throw this.failWith();
     }
   }
 }

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../../src/agent/duration.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import { parseNodeAgentArgs, run } from '../../src/cli/node-agent.ts';
@@ -20,12 +19,30 @@ describe('node-agent flags', () => {
       runtime: 'containerd',
       libcni: 'auto',
       maxConfNum: 1,
+      multusDirs: [],
+      // The thick Multus daemon's name for the runtime's conf dir (upstream's daemonset and OpenShift alike).
+      multus: { paths: [{ from: '/host/etc/cni/net.d', to: '/etc/cni/net.d' }] },
       resyncMs: 300_000,
       debounceMs: 100,
       taintUnverified: false,
       kubeconfig: undefined,
       listen: undefined,
     });
+  });
+
+  it('takes the OpenShift model from the config (cni.multusNetwork)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'meshgate-agent-multus-'));
+    try {
+      const file = join(dir, 'config.yaml');
+      writeFileSync(file, 'mesh: istio\ncni:\n  multusNetwork: default/istio-cni\n');
+      const options = parseNodeAgentArgs(['--config', file], IN_CLUSTER);
+      expect(options.multus).toEqual({
+        paths: [{ from: '/host/etc/cni/net.d', to: '/etc/cni/net.d' }],
+        network: 'default/istio-cni',
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('returns a frozen config', () => {
@@ -52,6 +69,12 @@ describe('node-agent flags', () => {
       '1.2',
       '--max-conf-num',
       '0',
+      '--multus-dir',
+      '/etc/cni/multus/net.d,/run/multus/cni/net.d',
+      '--multus-path',
+      '/host/run/multus/cni/net.d=/run/multus/cni/net.d',
+      '--multus-path',
+      '/host/etc/cni/net.d=/etc/kubernetes/cni/net.d',
       '--resync',
       '1m30s',
       '--debounce',
@@ -72,6 +95,13 @@ describe('node-agent flags', () => {
       runtime: 'crio',
       libcni: '1.2',
       maxConfNum: 0,
+      multusDirs: ['/etc/cni/multus/net.d', '/run/multus/cni/net.d'],
+      multus: {
+        paths: [
+          { from: '/host/run/multus/cni/net.d', to: '/run/multus/cni/net.d' },
+          { from: '/host/etc/cni/net.d', to: '/etc/kubernetes/cni/net.d' },
+        ],
+      },
       resyncMs: 90_000,
       debounceMs: 250,
       taintUnverified: true,
@@ -98,12 +128,12 @@ describe('node-agent flags', () => {
     {
       argv: ['--plugin-type', 'istio-cni', '--resync', '5 minutes'],
       env: IN_CLUSTER,
-      err: /--resync must be a duration/,
+      err: /--resync: "5 minutes" is not a duration/,
     },
     {
       argv: ['--plugin-type', 'istio-cni', '--debounce', '0ms'],
       env: IN_CLUSTER,
-      err: /--debounce must be a duration/,
+      err: /--debounce: "0ms" is shorter than 1ms/,
     },
     {
       argv: ['--plugin-type', 'istio-cni', '--max-conf-num', 'one'],
@@ -111,6 +141,16 @@ describe('node-agent flags', () => {
       err: /--max-conf-num must be a whole number/,
     },
     { argv: ['--plugin-type', 'istio-cni', '--unknown'], env: IN_CLUSTER, err: /unknown/ },
+    {
+      argv: ['--plugin-type', 'istio-cni', '--multus-dir', 'etc/cni/multus/net.d'],
+      env: IN_CLUSTER,
+      err: /--multus-dir must be an absolute path, got "etc\/cni\/multus\/net.d"/,
+    },
+    {
+      argv: ['--plugin-type', 'istio-cni', '--multus-path', '/host/etc/cni/net.d'],
+      env: IN_CLUSTER,
+      err: /--multus-path must be FROM=TO, two absolute paths/,
+    },
     { argv: ['--plugin-type', 'istio-cni', '--port', '65536'], env: IN_CLUSTER, err: /--port: "65536" is not a port/ },
     { argv: ['--plugin-type', 'istio-cni', '--port', 'http'], env: IN_CLUSTER, err: /--port: "http" is not a port/ },
   ])('usage error: $err', async ({ argv, env, err }) => {
@@ -177,24 +217,5 @@ describe('node-agent flags', () => {
     const io = memoryIO();
     expect(await main(['node-agent', '--help'], io)).toBe(0);
     expect(io.out).toContain('--taint-unverified');
-  });
-});
-
-describe('parseDuration', () => {
-  it.each([
-    ['100ms', 100],
-    ['5m', 300_000],
-    ['30s', 30_000],
-    ['1h', 3_600_000],
-    ['1m30s', 90_000],
-    ['1.5s', 1_500],
-    ['', undefined],
-    ['5', undefined],
-    ['0s', undefined],
-    ['5 m', undefined],
-    ['-1s', undefined],
-    ['5d', undefined],
-  ])('%s → %s', (text, ms) => {
-    expect(parseDuration(text)).toBe(ms);
   });
 });

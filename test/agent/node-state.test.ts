@@ -1,5 +1,5 @@
 /** The Node contract: reading meshgate's marks back, "already says so", and the two patches. */
-import type { V1Node, V1Taint } from '@kubernetes/client-node';
+import type { Node as V1Node, Taint as V1Taint } from '../../src/kube/api/objects.ts';
 import { describe, expect, it } from 'vitest';
 import { ADVICE, REASONS } from '../../src/cni/reasons.ts';
 import type { Verdict } from '../../src/cni/types.ts';
@@ -53,7 +53,7 @@ function nodeSaying(v: Verdict, extra: { taints?: V1Taint[] } = {}): V1Node {
           status: want.condition!.status,
           reason: v.reason,
           message: v.message,
-          lastTransitionTime: new Date('2024-06-01T00:00:00Z'),
+          lastTransitionTime: '2024-06-01T00:00:00Z',
         },
       ],
     },
@@ -165,7 +165,7 @@ describe('planPatches', () => {
 
   it('removes the taint when verified (or when tainting is off)', () => {
     const ours = { key: 'meshgate.io/cni-unverified', effect: 'NoSchedule' };
-    const other = { key: 'dedicated', effect: 'NoExecute', timeAdded: new Date('2024-01-01T00:00:00Z') };
+    const other = { key: 'dedicated', effect: 'NoExecute', timeAdded: '2024-01-01T00:00:00Z' };
     expect(planPatches(nodeSaying(missing, { taints: [ours, other] }), verified, true, now).node).toMatchObject({
       spec: { taints: [{ key: 'dedicated', effect: 'NoExecute', timeAdded: '2024-01-01T00:00:00Z' }] },
     });

@@ -4,7 +4,7 @@
  * on the Node, keep the taint the withdrawal added, and carry a resourceVersion whenever they make a node verified —
  * and once the mark is gone, the agent notices within its quarantine recheck and publishes its own verdict again.
  */
-import type { V1Node } from '@kubernetes/client-node';
+import type { Node as V1Node } from '../../src/kube/api/objects.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeAgent, type AgentConfig } from '../../src/agent/agent.ts';
 import { planPatches } from '../../src/agent/node-patch.ts';
@@ -60,7 +60,7 @@ function node(
           status: 'False',
           reason: 'node_quarantined',
           message: 'withdrawn',
-          lastTransitionTime: new Date('2026-05-01T10:00:00Z'),
+          lastTransitionTime: '2026-05-01T10:00:00Z',
         },
       ],
     },

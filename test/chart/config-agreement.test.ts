@@ -37,6 +37,7 @@ const CROSS_KEY_RULES: Array<[string, RegExp]> = [
   ],
   ['container names must differ', /^proxy\.name, init\.name and validator\.name must differ$/],
   ['custom: the init container needs args or a command', /^init\.args: must tell the init container what to redirect$/],
+  ['only Istio has an ambient mode', /^ambient\.enabled: only mesh istio has an ambient mode, not (linkerd|custom)$/],
 ];
 
 const resolve = (node: Obj): Obj =>
@@ -217,6 +218,7 @@ describe("values.schema.json (config) and meshgate's loader agree", () => {
       ['istio', ['proxy', 'inboundPort'], 15002],
       ['custom', ['init', 'name'], 'meshgate-validate'],
       ['custom', ['init', 'args'], []],
+      ['linkerd', ['ambient', 'enabled'], true],
     ];
     const outcomes = await Promise.all(values.map(([mesh, path, value]) => judge(mesh, { path, value, why: 'rule' })));
     CROSS_KEY_RULES.forEach(([name, re], i) => {

@@ -220,8 +220,8 @@ describe('imagePullSecrets', () => {
 
   it('the validator meshgate injects into app pods: config.validator.imagePullSecrets reaches its config', async () => {
     const r = await render(profileValues('istio', { config: { validator: { imagePullSecrets: ['mirror-pull'] } } }));
-    const cm = r.one('ConfigMap', 'meshgate').data['config.yaml'];
-    expect(cm).toMatch(/imagePullSecrets:\n\s+- mirror-pull/);
+    const cm = JSON.parse(r.one('ConfigMap', 'meshgate').data['config.yaml']);
+    expect(cm.validator.imagePullSecrets).toEqual(['mirror-pull']);
   });
 });
 

@@ -1,7 +1,7 @@
-// The guides cannot rot: every YAML block in docs/istio.md, docs/linkerd.md and docs/install.md is a values file that
-// real helm renders and meshgate's own loader accepts; every `helm install` command in them renders with its `-f` file
-// (a block of the same guide) and `--set` values; and every webhook name, reason code and values/config key the prose
-// mentions exists.
+// The guides cannot rot: every YAML block in docs/istio.md, docs/linkerd.md, docs/install.md and docs/platforms/ is a
+// values file that real helm renders and meshgate's own loader accepts; every `helm install` command in them renders
+// with its `-f` file (a block of the same guide) and `--set` values; and every webhook name, reason code and
+// values/config key the prose mentions exists.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../src/config/load.ts';
 import { PROFILE_DEFAULTS } from '../../src/config/defaults.ts';
 import { REASONS as CNI_REASONS } from '../../src/cni/reasons.ts';
-import { REASONS as DECISION_REASONS } from '../../src/inject/reasons.ts';
+import { REASONS as DECISION_REASONS } from '../../src/contract/reasons.ts';
 import { NODE_REASONS } from '../../src/facts/node-facts.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 import { repoRoot } from '../e2e/harness/binaries.ts';
@@ -19,6 +19,11 @@ const GUIDES: Array<[string, MeshName | undefined]> = [
   ['docs/istio.md', 'istio'],
   ['docs/linkerd.md', 'linkerd'],
   ['docs/install.md', undefined],
+  ['docs/platforms/eks.md', undefined],
+  ['docs/platforms/gke.md', undefined],
+  ['docs/platforms/aks.md', undefined],
+  ['docs/platforms/openshift.md', undefined],
+  ['docs/platforms/cilium.md', undefined],
 ];
 
 interface Block {

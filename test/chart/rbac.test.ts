@@ -2,8 +2,8 @@
 // and the ValidatingAdmissionPolicies that narrow what RBAC cannot (their behaviour on a real apiserver:
 // test/e2e/chart.test.ts and test/e2e/chart-policies.test.ts).
 import { describe, expect, it } from 'vitest';
-import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/node/contract.ts';
-import { REDIRECT_LABEL } from '../../src/inject/constants.ts';
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/contract/node.ts';
+import { REDIRECT_LABEL } from '../../src/contract/names.ts';
 import { keyRing } from '../../src/mark/keys.ts';
 import { issueMark } from '../../src/mark/mark.ts';
 import { render, type Obj } from './helm.ts';
@@ -214,6 +214,7 @@ describe('admission policies', () => {
       .map((p) => p.metadata.name)
       .sort();
     expect(names).toEqual([
+      'meshgate-enforcement',
       'meshgate-node-verdict',
       'meshgate-node-writers',
       'meshgate-repair-controller',
@@ -316,6 +317,7 @@ describe('admission policies', () => {
         .map((p) => p.metadata.name)
         .sort(),
     ).toEqual([
+      'meshgate-enforcement',
       'meshgate-node-verdict',
       'meshgate-node-writers',
       'meshgate-webhook-configs',

@@ -4,7 +4,7 @@
 // create and delete, the namespaces it may evict in (a label selector rendered into CEL, checked here against the
 // selector evaluator `meshgate check` uses). Their behaviour on a real apiserver: test/e2e/repair-*.test.ts.
 import { describe, expect, it } from 'vitest';
-import { matchesSelector } from '../../src/check/selector.ts';
+import { matchesSelector } from '../../src/util/selector.ts';
 import { QUARANTINE_FLAGS } from '../../src/repair/flags.ts';
 import { helmWithValues, render, templateArgs, type Obj } from './helm.ts';
 import { profileValues } from './profiles.ts';

@@ -2,6 +2,7 @@
 // that the entries are disjoint (no pod reviewed twice) and never select meshgate's own or the system namespaces,
 // the routine-update filter, reinvocation, and the certificate wiring of both modes.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { render, type Obj, type Rendered } from './helm.ts';
 import { MESHES, profileValues } from './profiles.ts';
 import { selecting, type Labels } from './selectors.ts';
@@ -9,6 +10,15 @@ import { selecting, type Labels } from './selectors.ts';
 const NAME_EXCLUSION = 'kubernetes.io/metadata.name';
 const EXCLUDED = ['meshgate', 'kube-system', 'kube-public', 'kube-node-lease'];
 const hooks = (r: Rendered, kind: string): Obj[] => r.one(kind).webhooks;
+const LEVELS = ['enforce', 'warn', 'audit'];
+/** The level an entry serves, from its meshgate.io/enforcement requirement (NotIn the others: the default's). */
+function levelOf(w: Obj): string {
+  const r = w.namespaceSelector.matchExpressions.find((e: Obj) => e.key === 'meshgate.io/enforcement');
+  return r.operator === 'In' ? r.values[0] : LEVELS.filter((l) => !r.values.includes(l))[0];
+}
+/** Its name: <entry> for enforce (the name entries had before levels), <entry>-warn, <entry>-audit. */
+const nameFor = (entry: string, level: string) => (level === 'enforce' ? entry : `${entry}-${level}`);
+const levelSuffix = (level: string) => (level === 'enforce' ? '' : `/${level}`);
 
 /** Namespaces and pods as a cluster would have them, for the selection matrix. */
 const NAMESPACES: Array<[string, Labels]> = [
@@ -23,6 +33,11 @@ const NAMESPACES: Array<[string, Labels]> = [
   ['all', { 'meshgate.io/inject': 'enabled', 'istio-injection': 'enabled', 'istio.io/rev': 'default' }],
   ['team-a', { team: 'a' }],
   ['team-a-mg', { team: 'a', 'meshgate.io/inject': 'enabled' }],
+  ['mg-enforce', { 'meshgate.io/inject': 'enabled', 'meshgate.io/enforcement': 'enforce' }],
+  ['mg-warn', { 'meshgate.io/inject': 'enabled', 'meshgate.io/enforcement': 'warn' }],
+  ['istio-audit', { 'istio-injection': 'enabled', 'meshgate.io/enforcement': 'audit' }],
+  ['mg-bogus', { 'meshgate.io/inject': 'enabled', 'meshgate.io/enforcement': 'off' }],
+  ['team-a-warn', { team: 'a', 'meshgate.io/enforcement': 'warn' }],
   ['meshgate', { 'meshgate.io/inject': 'enabled', 'istio-injection': 'enabled' }],
   ['kube-system', { 'meshgate.io/inject': 'enabled', 'istio.io/rev': 'default' }],
 ];
@@ -46,8 +61,9 @@ describe.each(MESHES)('webhook configurations, mesh %s', (mesh) => {
   it('mutating: pods CREATE at /mutate, reinvoked after later webhooks (the mesh’s injector)', () => {
     for (const w of hooks(r, 'MutatingWebhookConfiguration')) {
       // An entry that selects pods by their labels reaches only some pods of a namespace: no admission mark there.
-      const path = w.objectSelector ? '/mutate/selected-pods' : '/mutate';
+      const path = `${w.objectSelector ? '/mutate/selected-pods' : '/mutate'}${levelSuffix(levelOf(w))}`;
       expect(w.name).toMatch(/^[a-z0-9-]+\.mutate\.meshgate\.io$/);
+      expect(w.name.endsWith(`-${levelOf(w)}.mutate.meshgate.io`)).toBe(levelOf(w) !== 'enforce');
       expect(w.rules).toEqual([
         { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' },
       ]);
@@ -96,7 +112,9 @@ describe.each(MESHES)('webhook configurations, mesh %s', (mesh) => {
             ]
           : []),
       ]);
-      expect(w.clientConfig.service.path).toBe(bindings ? '/validate' : '/validate/selected-pods');
+      expect(w.clientConfig.service.path).toBe(
+        `${bindings ? '/validate' : '/validate/selected-pods'}${levelSuffix(levelOf(w))}`,
+      );
       expect(w).toMatchObject({ failurePolicy: 'Fail', sideEffects: 'None', timeoutSeconds: 10 });
       expect(w.reinvocationPolicy).toBeUndefined();
       expect(w.matchConditions.map((c: Obj) => c.name)).toEqual(['skip-routine-pod-updates']);
@@ -106,7 +124,8 @@ describe.each(MESHES)('webhook configurations, mesh %s', (mesh) => {
       hooks(r, 'ValidatingWebhookConfiguration')
         .filter((w) => !w.objectSelector)
         .map((w) => w.name),
-    ).toContain('ns-meshgate.validate.meshgate.io');
+    ).toContain('ns-meshgate-audit.validate.meshgate.io');
+    expect(hooks(r, 'ValidatingWebhookConfiguration').map((w) => w.name)).toContain('ns-meshgate.validate.meshgate.io');
   });
 
   it('both configurations have the same entries, each excluding meshgate’s own and the system namespaces', () => {
@@ -138,8 +157,11 @@ describe('which pods each profile selects', () => {
   const selected = async (mesh: 'istio' | 'linkerd') => {
     const r = await render(profileValues(mesh, { config: { injection: { podOptInNamespaceLabels: { team: 'a' } } } }));
     const ws = hooks(r, 'MutatingWebhookConfiguration');
+    // The entry without its level (which the next describe holds): every one of these namespaces is unlabelled.
     return (ns: string, pod: Labels = {}) =>
-      selecting(ws, ns, Object.fromEntries(NAMESPACES)[ns], pod).map((n) => n.split('.')[0])[0] ?? null;
+      selecting(ws, ns, Object.fromEntries(NAMESPACES)[ns], pod).map((n) =>
+        n.split('.')[0].replace(/-audit$/, ''),
+      )[0] ?? null;
   };
 
   it('istio: meshgate’s label, istio-injection, istio.io/rev, and pod-level opt-in as istiod has it', async () => {
@@ -173,6 +195,76 @@ describe('which pods each profile selects', () => {
   });
 });
 
+describe('enforcement levels: one entry per level, chosen by the namespace label meshgate.io/enforcement', () => {
+  /** The entry (name before the first dot) that selects a pod with no labels in namespace `ns`. */
+  const entryFor = (r: Rendered, kind: string, ns: string, pod: Labels = {}) =>
+    selecting(hooks(r, kind), ns, Object.fromEntries(NAMESPACES)[ns], pod).map((n) => n.split('.')[0]);
+
+  it('each entry of the profile comes three times, its route ending in the level; default audit selects the unlabelled', async () => {
+    const r = await render(profileValues('istio'));
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+      const names = hooks(r, kind).map((w) => w.name.split('.')[0]);
+      expect(names).toHaveLength(15); // istio's five entries
+      expect(new Set(names).size).toBe(15);
+      for (const base of ['ns-meshgate', 'ns-istio-injection', 'ns-istio-rev', 'pod-istio-inject', 'pod-istio-rev'])
+        expect(names.filter((n) => n === base || n.startsWith(`${base}-`))).toEqual(
+          LEVELS.map((l) => nameFor(base, l)),
+        );
+      expect(entryFor(r, kind, 'mg')).toEqual(['ns-meshgate-audit']);
+      expect(entryFor(r, kind, 'mg-enforce')).toEqual(['ns-meshgate']);
+      expect(entryFor(r, kind, 'mg-warn')).toEqual(['ns-meshgate-warn']);
+      expect(entryFor(r, kind, 'istio-audit')).toEqual(['ns-istio-injection-audit']);
+      // A value that is no level reads as the default (the enforcement policy refuses setting one).
+      expect(entryFor(r, kind, 'mg-bogus')).toEqual(['ns-meshgate-audit']);
+      expect(entryFor(r, kind, 'team-a-warn', { 'sidecar.istio.io/inject': 'true' })).toEqual([
+        'pod-istio-inject-warn',
+      ]);
+    }
+    const audit = hooks(r, 'MutatingWebhookConfiguration').find(
+      (w) => w.name === 'ns-meshgate-audit.mutate.meshgate.io',
+    ) as Obj;
+    expect(audit.namespaceSelector.matchExpressions).toContainEqual({
+      key: 'meshgate.io/enforcement',
+      operator: 'NotIn',
+      values: ['enforce', 'warn'],
+    });
+    expect(audit.clientConfig.service.path).toBe('/mutate/audit');
+    const enforce = hooks(r, 'ValidatingWebhookConfiguration').find(
+      (w) => w.name === 'ns-meshgate.validate.meshgate.io',
+    ) as Obj;
+    expect(enforce.namespaceSelector.matchExpressions).toContainEqual({
+      key: 'meshgate.io/enforcement',
+      operator: 'In',
+      values: ['enforce'],
+    });
+    expect(enforce.clientConfig.service.path).toBe('/validate');
+    expect(parseYaml(r.one('ConfigMap', 'meshgate').data['config.yaml'])).toMatchObject({
+      enforcement: { default: 'audit' },
+    });
+  });
+
+  it('config.enforcement.default=enforce: the enforce entries select the unlabelled namespaces', async () => {
+    const r = await render(profileValues('linkerd', { config: { enforcement: { default: 'enforce' } } }));
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+      expect(entryFor(r, kind, 'mg')).toEqual(['ns-meshgate']);
+      expect(entryFor(r, kind, 'mg-warn')).toEqual(['ns-meshgate-warn']);
+      expect(entryFor(r, kind, 'mg-bogus')).toEqual(['ns-meshgate']);
+      expect(entryFor(r, kind, 'plain')).toEqual([]);
+    }
+    expect(parseYaml(r.one('ConfigMap', 'meshgate').data['config.yaml'])).toMatchObject({
+      enforcement: { default: 'enforce' },
+    });
+    const policy = r.one('ValidatingAdmissionPolicy', 'meshgate-enforcement');
+    expect(policy.spec.variables.find((v: Obj) => v.name === 'level').expression).toContain(".orValue('enforce')");
+  });
+
+  it('a value that is no level is refused by the schema', async () => {
+    await expect(render(profileValues('istio', { config: { enforcement: { default: 'off' } } }))).rejects.toThrow(
+      /'\/config\/enforcement\/default': value must be one of 'enforce', 'warn', 'audit'/,
+    );
+  });
+});
+
 describe('webhook configurations (values)', () => {
   it('webhook.selectors replaces the profile’s entries; the exclusions are still added', async () => {
     const r = await render(
@@ -190,8 +282,9 @@ describe('webhook configurations (values)', () => {
       { release: 'mesh', namespace: 'mesh-system' },
     );
     const [w] = hooks(r, 'ValidatingWebhookConfiguration');
-    expect(hooks(r, 'ValidatingWebhookConfiguration')).toHaveLength(1);
-    expect(w.name).toBe('team-a.validate.meshgate.io');
+    expect(hooks(r, 'ValidatingWebhookConfiguration').map((x) => x.name)).toEqual(
+      LEVELS.map((l) => `${nameFor('team-a', l)}.validate.meshgate.io`),
+    );
     expect(w.namespaceSelector).toEqual({
       matchLabels: { team: 'a' },
       matchExpressions: [
@@ -200,6 +293,7 @@ describe('webhook configurations (values)', () => {
           operator: 'NotIn',
           values: ['mesh-system', 'kube-system', 'kube-public', 'kube-node-lease'],
         },
+        { key: 'meshgate.io/enforcement', operator: 'In', values: ['enforce'] },
       ],
     });
     expect(w.objectSelector).toEqual({ matchLabels: { app: 'x' } });
@@ -217,7 +311,7 @@ describe('webhook configurations (values)', () => {
     // Conditions on the pod let its author leave pods out of meshgate's sight: no entry marks what it admits.
     for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'])
       for (const w of hooks(r, kind))
-        expect(w.clientConfig.service.path).toMatch(/^\/(mutate|validate)\/selected-pods$/);
+        expect(w.clientConfig.service.path).toMatch(/^\/(mutate|validate)\/selected-pods(\/warn|\/audit)?$/);
   });
 
   it('the routine-update filter sends UPDATEs of spec, labels or annotations, subresources, and everything not an UPDATE', async () => {
@@ -262,34 +356,5 @@ describe('webhook configurations (values)', () => {
         values,
       });
     }
-  });
-
-  it('self-managed certificates: caBundle is left empty and no cert-manager objects are rendered', async () => {
-    const r = await render(profileValues('istio'));
-    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
-      for (const w of hooks(r, kind)) expect(w.clientConfig.caBundle).toBeUndefined();
-      expect(r.one(kind).metadata.annotations?.['cert-manager.io/inject-ca-from']).toBeUndefined();
-    }
-    expect(r.all('Issuer')).toEqual([]);
-    expect(r.all('Certificate')).toEqual([]);
-  });
-
-  it('cert-manager: Issuer and Certificate for the Service, injected into both configurations', async () => {
-    const r = await render(profileValues('linkerd', { certs: { mode: 'cert-manager' } }));
-    const cert = r.one('Certificate', 'meshgate-serving');
-    expect(cert.spec.secretName).toBe('meshgate-tls');
-    expect(cert.spec.dnsNames).toEqual(['meshgate.meshgate.svc', 'meshgate.meshgate.svc.cluster.local']);
-    expect(r.one('Issuer', 'meshgate-selfsigned').spec).toEqual({ selfSigned: {} });
-    expect(cert.spec.issuerRef).toEqual({ kind: 'Issuer', name: 'meshgate-selfsigned' });
-    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
-      expect(r.one(kind).metadata.annotations['cert-manager.io/inject-ca-from']).toBe('meshgate/meshgate-serving');
-    }
-  });
-
-  it('cert-manager with an existing issuer renders no Issuer of its own', async () => {
-    const issuerRef = { kind: 'ClusterIssuer', name: 'corp-ca' };
-    const r = await render(profileValues('istio', { certs: { mode: 'cert-manager', certManager: { issuerRef } } }));
-    expect(r.all('Issuer')).toEqual([]);
-    expect(r.one('Certificate').spec.issuerRef).toEqual(issuerRef);
   });
 });

@@ -1,7 +1,11 @@
 // The webhook Deployment (HA, probes, restricted security, shutdown timing, certificates), the node-agent
 // DaemonSet (host network, every taint tolerated, read-only CNI mounts, node name from the downward API) and the
 // repair controller Deployment (two replicas behind a Lease, probes and metrics over HTTP, restricted).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parseDockerfile } from '../docker/dockerfile.ts';
+import { repoRoot } from '../e2e/harness/binaries.ts';
 import { render as renderChart, type Obj, type Rendered, type RenderOptions } from './helm.ts';
 import { profileValues } from './profiles.ts';
 
@@ -146,6 +150,12 @@ describe('node-agent DaemonSet', () => {
       { name: 'cni-conf', mountPath: '/etc/cni/net.d', readOnly: true },
       { name: 'cni-bin-0', mountPath: '/opt/cni/bin', readOnly: true },
     ]);
+  });
+
+  it("runs the image's meshgate under V8's lite mode (jitless), the image's own Node and entry script", () => {
+    const runtime = parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')).at(-1)!;
+    const entry = JSON.parse(runtime.instructions.findLast((i) => i.op === 'ENTRYPOINT')!.args) as string[];
+    expect(c.command).toEqual([entry[0], '--lite-mode', entry.at(-1)]);
   });
 
   it('takes NODE_NAME from spec.nodeName, the plugin type from the config, the runtime from values', () => {

@@ -12,7 +12,7 @@ import {
   judgeVerdicts,
   summarizeNode,
 } from '../../src/check/judge-nodes.ts';
-import { CONDITION_TYPE, EVIDENCE_ANNOTATION, VERIFIED_LABEL } from '../../src/node/contract.ts';
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, VERIFIED_LABEL } from '../../src/contract/node.ts';
 
 const NOW = Date.parse('2026-01-10T12:00:00Z');
 const MIN = 60_000;

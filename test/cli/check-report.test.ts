@@ -20,14 +20,14 @@ import type {
   WebhookKind,
   WorkloadStatus,
 } from '../../src/check/facts.ts';
-import type { PodRecord } from '../../src/check/judge-pods.ts';
+import type { PodRecord } from '../../src/check/facts.ts';
 import type { KubeReader } from '../../src/check/kube-reader.ts';
 import { renderJson, renderTable, TABLE_ITEMS } from '../../src/check/render.ts';
 import { CHECK_CODES, CHECKS, exitCode, SECTIONS, type Names, type Report } from '../../src/check/report.ts';
 import { runCheck } from '../../src/check/run.ts';
 import { run } from '../../src/cli/check.ts';
 import { memoryIO } from '../../src/cli/io.ts';
-import { CONDITION_TYPE, EVIDENCE_ANNOTATION, VERIFIED_LABEL } from '../../src/node/contract.ts';
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, VERIFIED_LABEL } from '../../src/contract/node.ts';
 import { testConfig } from '../support/config.ts';
 import { judgeAppPrivileges } from '../../src/check/run.ts';
 import { issueCA, issueLeaf } from '../../src/tls/authority.ts';
@@ -47,7 +47,7 @@ const ca = issueCA(3650 * DAY, Date.now());
 const leaf = issueLeaf(ca, [HOST], 365 * DAY, Date.now());
 
 /** A cluster as plain data, served through the reader's interface (no API, no module mocks). */
-class FakeCluster implements Pick<KubeReader, keyof KubeReader> {
+class FakeCluster implements Omit<KubeReader, 'read'> {
   webhooks: Partial<Record<WebhookKind, Read<WebhookConfig>>> = {};
   svc: Read<ServiceEndpoints> = {
     namespace: 'meshgate',
@@ -163,7 +163,7 @@ const check = (c: FakeCluster, probe: TlsProbe | undefined = undefined) =>
 describe('the report', () => {
   it("has one result per check code, in the catalogue's order, sections in order", async () => {
     const report = await check(healthy());
-    expect(report.results.map((r) => r.code)).toEqual(CHECK_CODES);
+    expect(report.results.map((r) => r.code)).toEqual(CHECK_CODES.filter((c) => CHECKS[c].section !== 'preflight'));
     const sections = report.results.map((r) => SECTIONS.indexOf(CHECKS[r.code].section));
     expect(sections).toEqual([...sections].sort((a, b) => a - b));
     expect(report.results.filter((r) => r.status !== 'ok').map((r) => [r.code, r.status, r.message])).toEqual([]);
@@ -212,8 +212,10 @@ describe('the report', () => {
       '✖ DaemonSet meshgate/meshgate-node-agent: 0 of 1 pods ready  [node_agent_ready]\n    hint: kubectl -n meshgate describe daemonset meshgate-node-agent;',
     );
     expect(table).toContain('✔ all 1 nodes verified  [node_verified]');
-    expect(table).toMatch(/\nStatus: 1 failed, 0 warnings, 17 passed, 0 not checked; exit 1 \(a check failed\)\n$/);
-    for (const s of SECTIONS) expect(table).toContain(`\n${s}\n${'-'.repeat(s.length)}\n`);
+    expect(table).toMatch(/\nStatus: 1 failed, 0 warnings, 20 passed, 0 not checked; exit 1 \(a check failed\)\n$/);
+    for (const s of SECTIONS.filter((x) => x !== 'preflight'))
+      expect(table).toContain(`\n${s}\n${'-'.repeat(s.length)}\n`);
+    expect(table).not.toContain('\npreflight\n');
   });
 
   it('lists at most TABLE_ITEMS items per check in the table, all of them in the JSON, with hints and the exit code', () => {

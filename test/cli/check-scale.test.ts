@@ -11,7 +11,7 @@ import { optedInNamespaces } from '../../src/check/judge-namespaces.ts';
 import { judgeVerdicts, summarizeNode } from '../../src/check/judge-nodes.ts';
 import { PodTally } from '../../src/check/judge-pods.ts';
 import { NodeFactStore } from '../../src/facts/node-facts.ts';
-import { CONDITION_TYPE, EVIDENCE_ANNOTATION, VERIFIED_LABEL } from '../../src/node/contract.ts';
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, VERIFIED_LABEL } from '../../src/contract/node.ts';
 import { testConfig } from '../support/config.ts';
 
 const NODES = Number(process.env.MESHGATE_CHECK_SCALE_NODES ?? 5000);

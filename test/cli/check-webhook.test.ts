@@ -13,7 +13,7 @@ import type {
 } from '../../src/check/facts.ts';
 import { EXPIRY_WARN_DAYS, judgeCaBundles, judgeCertificates, type CertFacts } from '../../src/check/judge-certs.ts';
 import { endpointsOf, judgeEndpoints, judgeFailurePolicy, judgePresence } from '../../src/check/judge-webhook.ts';
-import { matchesSelector, type LabelSelector } from '../../src/check/selector.ts';
+import { matchesSelector, type LabelSelector } from '../../src/util/selector.ts';
 import { CertificateAuthority } from '../e2e/harness/pki.ts';
 
 const DAY = 86_400_000;

@@ -7,12 +7,13 @@ import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import type { NamespaceFacts, Owner, WebhookConfig, WebhookEntry } from '../../src/check/facts.ts';
 import { judgeNamespaces, judgeSelectorsAgree, optedInNamespaces } from '../../src/check/judge-namespaces.ts';
-import { PodTally, type PodRecord } from '../../src/check/judge-pods.ts';
+import { PodTally } from '../../src/check/judge-pods.ts';
+import type { PodRecord } from '../../src/check/facts.ts';
 import { listGuardedPods } from '../../src/check/list-pods.ts';
-import { selectorQuery } from '../../src/check/selector.ts';
+import { selectorQuery } from '../../src/util/selector.ts';
 import { NodeFactStore } from '../../src/facts/node-facts.ts';
 import { decide } from '../../src/inject/decide.ts';
-import type { Pod } from '../../src/pod/types.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 import { testConfig } from '../support/config.ts';
 
 const cfg = testConfig('custom');
@@ -55,7 +56,7 @@ describe('opted-in namespaces', () => {
     ]);
     const r = judgeNamespaces(opted, true);
     expect(r).toMatchObject({ status: 'ok', message: '1 namespace opted in; in 1 more, the pods labelled to opt in' });
-    expect(r.items!.map((i) => [i.name, i.message])).toEqual([['shop', 'selected by ns-meshgate']]);
+    expect(r.items!.map((i) => [i.name, i.message])).toEqual([['shop', 'selected by ns-meshgate; level enforce']]);
     expect(judgeSelectorsAgree(opted, webhooks('mutating', [nsEntry]), webhooks('validating', [nsEntry])).status).toBe(
       'ok',
     );
@@ -208,7 +209,8 @@ describe('pods of opted-in namespaces', () => {
       ['shop/web-2', { kind: 'Deployment', name: 'web' }],
       ['shop/orphan-rs', undefined],
     ]);
-    const [redirected, admitted] = tally.results(owners, true);
+    const [redirected, would, admitted, held] = tally.results(owners, true);
+    expect([would.status, held.status]).toEqual(['ok', 'ok']);
     expect(redirected).toMatchObject({
       code: 'pods_redirected',
       status: 'fail',
@@ -237,7 +239,7 @@ describe('pods of opted-in namespaces', () => {
     moved.spec.nodeName = 'node-b';
     tally.add(record('shop', unseen, { owner: { kind: 'DaemonSet', name: 'logs' } }));
     tally.add(record('shop', moved));
-    const [redirected, admitted] = tally.results(new Map(), true);
+    const [redirected, , admitted] = tally.results(new Map(), true);
     expect(redirected.items).toEqual([
       expect.objectContaining({
         name: 'shop/pod/moved',
@@ -259,6 +261,11 @@ describe('pods of opted-in namespaces', () => {
   });
 
   it('skips both checks when no namespace is opted in', () => {
-    expect(new PodTally([], facts, cfg).results(new Map(), false).map((r) => r.status)).toEqual(['skip', 'skip']);
+    expect(new PodTally([], facts, cfg).results(new Map(), false).map((r) => [r.code, r.status])).toEqual([
+      ['pods_redirected', 'skip'],
+      ['pods_would_be_refused', 'skip'],
+      ['pods_admitted', 'skip'],
+      ['pods_held', 'skip'],
+    ]);
   });
 });

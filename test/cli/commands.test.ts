@@ -8,11 +8,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { COMMANDS, type FlagSpec } from '../../src/cli/commands.ts';
+import { COMMANDS, type CommandName, type CommandSpec, type FlagSpec } from '../../src/cli/commands.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import { parseNodeAgentArgs } from '../../src/cli/node-agent.ts';
-import { versionInfo } from '../../src/cli/version.ts';
+import { versionInfo } from '../../src/util/version.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'meshgate.js');
@@ -34,7 +34,7 @@ function documented(usage: string): { long: Set<string>; short: Map<string, stri
   return { long, short };
 }
 
-const commands = Object.entries(COMMANDS);
+const commands = Object.entries(COMMANDS) as Array<[CommandName, CommandSpec]>;
 
 describe('every command', () => {
   it.each(commands.map(([name]) => name))('%s --help: exit 0 and at least one example', async (name) => {

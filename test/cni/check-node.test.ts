@@ -38,7 +38,18 @@ describe('meshgate check-node', () => {
     expect(io.out).toMatch(/\* 00-multus\.conf\s+LOADED/);
     expect(io.out).toMatch(/10-calico\.conflist\s+not considered \(beyond max_conf_num 1\)/);
     expect(io.out).toContain('NOT VERIFIED (mesh_plugin_missing)');
-    expect(io.out).toContain('What to do:  Let the mesh CNI installer add its plugin');
+    expect(io.out).toContain("Multus:      multus runs the pod's network from delegates[0]");
+    expect(io.out).toContain('Chain:       flannel');
+    // Multus' file is the node's pod network: the advice is never to delete it.
+    expect(io.out).toContain('What to do:  Keep Multus’ file: Multus runs its delegates[0]');
+    expect(io.out).not.toMatch(/What to do:.*\b(remove|delete)\b/i);
+  });
+
+  it('without Multus the advice for a missing plugin warns before deleting anything', async () => {
+    const io = memoryIO();
+    expect(await run(layout({ '10-calico.conflist': 'corpus:istio__calico.conflist' }), io)).toBe(1);
+    expect(io.out).toContain('What to do:  Let the mesh CNI installer add its plugin to the file listed');
+    expect(io.out).toContain('Do not delete the file listed without knowing whose it is');
   });
 
   it('--runtime crio skips what CRI-O skips', async () => {

@@ -2,19 +2,15 @@
  * Finds and runs the CNI oracles: the go-cni ones built by scripts/build-cni-oracle.sh (containerd's selection
  * over the real libcni of each line, test/cni/oracle/main.go) and the ocicni ones built by
  * scripts/build-ocicni-oracle.sh (CRI-O's own selection code, test/cni/ocicni-oracle/main.go). The cache keys are
- * recomputed here exactly as the scripts do, so a changed oracle source never runs a stale binary. A missing build
- * is an error naming the script, never a skip.
+ * computed from the scripts' inputs (test/support/build-cache.ts), so a changed oracle source never runs a stale
+ * binary. A missing build is an error naming the script, never a skip.
  */
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { LibcniLine } from '../../src/cni/types.ts';
+import { buildCacheKey, finishedBuild, repoRoot } from '../support/build-cache.ts';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const cacheRoot = () => process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate');
 /** The ocicni snapshots, beside the clone as scripts/build-ocicni-oracle.sh finds them. */
 const vendorRoot = () => process.env.MESHGATE_VENDOR || join(repoRoot, '..', 'shared', 'vendor');
 
@@ -32,29 +28,23 @@ export const OCICNI_ORACLES: Record<LibcniLine, string> = {
   '1.3': 'ocicni-oracle-latest',
 };
 
-function key(files: string[]): string {
-  const hash = createHash('sha256');
-  for (const f of files) hash.update(readFileSync(f));
-  return hash.digest('hex').slice(0, 12);
-}
+/** scripts/build-cni-oracle.sh's key inputs, in its order. */
+const ORACLE_INPUTS = [
+  ...['go.mod', 'go.sum', 'go.latest.mod', 'go.latest.sum', 'go.libcni12.mod', 'go.libcni12.sum', 'main.go'].map(
+    (f) => `test/cni/oracle/${f}`,
+  ),
+  'scripts/build-cni-oracle.sh',
+];
 
-/** sha256(go.mod ‖ go.sum ‖ go.latest.mod ‖ go.latest.sum ‖ go.libcni12.mod ‖ go.libcni12.sum ‖ main.go ‖ script). */
 export function oracleCacheKey(): string {
-  const mod = join(repoRoot, 'test/cni/oracle');
-  return key([
-    ...['go.mod', 'go.sum', 'go.latest.mod', 'go.latest.sum', 'go.libcni12.mod', 'go.libcni12.sum', 'main.go'].map(
-      (f) => join(mod, f),
-    ),
-    join(repoRoot, 'scripts/build-cni-oracle.sh'),
-  ]);
+  return buildCacheKey(ORACLE_INPUTS);
 }
 
-/** The inputs scripts/build-ocicni-oracle.sh hashes, in its order (the .go files of a snapshot in byte order). */
-export function ocicniCacheKey(): string {
-  const mod = join(repoRoot, 'test/cni/ocicni-oracle');
+/** scripts/build-ocicni-oracle.sh's key inputs, in its order (the .go files of a snapshot in byte order). */
+function ocicniInputs(): string[] {
   const own = ['go.mod', 'go.sum', 'go.libcni12.mod', 'go.libcni12.sum', 'go.libcni11.mod', 'go.libcni11.sum'];
-  const files = [...own, 'main.go', 'export.go.in'].map((f) => join(mod, f));
-  files.push(join(repoRoot, 'scripts/build-ocicni-oracle.sh'));
+  const files = [...own, 'main.go', 'export.go.in'].map((f) => `test/cni/ocicni-oracle/${f}`);
+  files.push('scripts/build-ocicni-oracle.sh');
   for (const snapshot of ['ocicni-latest', 'ocicni-libcni-1.1']) {
     const dir = join(vendorRoot(), snapshot);
     files.push(...['SOURCE', 'go.mod', 'go.sum'].map((f) => join(dir, f)));
@@ -63,17 +53,11 @@ export function ocicniCacheKey(): string {
       .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
     files.push(...goFiles.map((f) => join(dir, 'pkg/ocicni', f)));
   }
-  return key(files);
+  return files;
 }
 
-function builtBinary(part: string, cacheKey: string, script: string, name: string): string {
-  const dir = join(cacheRoot(), `${part}-${cacheKey}`);
-  if (!existsSync(join(dir, '.complete'))) {
-    throw new Error(
-      `the ${part} is not built for this source: ${dir}/.complete is missing. Run \`bash scripts/${script}\` (npm test does it via scripts/bootstrap.mjs; about a minute).`,
-    );
-  }
-  return join(dir, 'bin', name);
+export function ocicniCacheKey(): string {
+  return buildCacheKey(ocicniInputs());
 }
 
 export interface OracleNetwork {
@@ -127,12 +111,14 @@ function runJson<T>(path: string, cases: unknown[]): T {
 
 /** One process for all cases: the oracle reads them as JSON on stdin. */
 export function runOracle(line: LibcniLine, cases: OracleCase[]): OracleRun {
-  const path = builtBinary('cni-oracle', oracleCacheKey(), 'build-cni-oracle.sh', GOCNI_ORACLES[line]);
+  const dir = finishedBuild('cni-oracle', ORACLE_INPUTS, 'scripts/build-cni-oracle.sh', 'about a minute');
+  const path = join(dir, 'bin', GOCNI_ORACLES[line]);
   return runJson<OracleRun>(path, cases);
 }
 
 export function runOcicniOracle(line: LibcniLine, cases: OracleCase[]): OcicniRun {
-  const path = builtBinary('ocicni-oracle', ocicniCacheKey(), 'build-ocicni-oracle.sh', OCICNI_ORACLES[line]);
+  const dir = finishedBuild('ocicni-oracle', ocicniInputs(), 'scripts/build-ocicni-oracle.sh', 'about a minute');
+  const path = join(dir, 'bin', OCICNI_ORACLES[line]);
   return runJson<OcicniRun>(
     path,
     cases.map(({ id, confDir, binDirs }) => ({ id, confDir, binDirs })),

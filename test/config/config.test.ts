@@ -6,6 +6,8 @@ import { buildConfig, ConfigError, configFromFlags, loadConfig } from '../../src
 import { compileConfig } from '../../src/config/compile.ts';
 import { placeholderImage } from '../../src/config/semantics.ts';
 import { MESH_NAMES } from '../../src/mesh/types.ts';
+import { PROFILE_DEFAULTS } from '../../src/config/defaults.ts';
+import { MeshgateConfigSchema } from '../../src/config/schema.ts';
 import { rawConfig } from '../support/config.ts';
 
 const pinned = new URL('./defaults.json', import.meta.url);
@@ -180,5 +182,53 @@ describe('config errors name the key and the value', () => {
     expect(loadConfig(join(dir, 'ok.yaml')).redirect.mode).toBe('off');
     expect(() => loadConfig(join(dir, 'bad.yaml'))).toThrow(/bad\.yaml[\s\S]*not valid YAML/);
     expect(() => loadConfig(join(dir, 'missing.yaml'))).toThrow(/missing\.yaml[\s\S]*cannot read/);
+  });
+});
+
+// The loader knows keys and kinds only from src/config/schema.ts: these fail when the declaration, the profiles'
+// defaults and the loader's per-mesh tables drift apart.
+describe('the loader reads its shape from the schema', () => {
+  it.each(MESH_NAMES)("accepts every key of the %s profile's defaults, as they are", (mesh) => {
+    const given = structuredClone(PROFILE_DEFAULTS[mesh]);
+    // custom's defaults leave the images and the plugin unset, which meshgate refuses until they are set.
+    if (mesh === 'custom') {
+      given.proxy.image = 'docker.io/istio/proxyv2:1.27.0';
+      given.init.image = 'docker.io/istio/proxyv2:1.27.0';
+      given.cni.pluginType = 'istio-cni';
+    }
+    expect(buildConfig(given)).toEqual(given);
+  });
+
+  it('lists the keys the schema declares and the profile takes', () => {
+    expect(() => buildConfig({ mesh: 'linkerd', proxy: { uidd: 1 } })).toThrow(
+      'proxy.uidd: unknown key (known: name, uid, outboundPort, inboundPort)',
+    );
+    expect(Object.keys(MeshgateConfigSchema.properties.proxy.properties)).toContain('gid');
+  });
+
+  it('closes a section the schema closes (proxy.resources), leaves Kubernetes objects free-form', () => {
+    expect(() =>
+      buildConfig(
+        rawConfig('custom', { proxy: { image: 'docker.io/istio/proxyv2:1.27.0', resources: { claim: {} } } }),
+      ),
+    ).toThrow('proxy.resources.claim: unknown key (known: requests, limits)');
+    const c = buildConfig(
+      rawConfig('custom', {
+        proxy: {
+          image: 'docker.io/istio/proxyv2:1.27.0',
+          env: [{ name: 'A', valueFrom: { secretKeyRef: { name: 's' } } }],
+        },
+      }),
+    );
+    expect(c.proxy.env).toEqual([{ name: 'A', valueFrom: { secretKeyRef: { name: 's' } } }]);
+  });
+
+  it("checks an enum against the schema's members before any value check", () => {
+    expect(() => buildConfig({ mesh: 'istio', apps: { privileges: 'lax' } })).toThrow(
+      'apps.privileges: "lax" is not one of restricted, baseline',
+    );
+    expect(() => buildConfig({ mesh: 'istio', enforcement: { default: 3 } })).toThrow(
+      'enforcement.default: expected string, got number (3)',
+    );
   });
 });

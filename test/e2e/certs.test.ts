@@ -18,6 +18,7 @@ import { X509Certificate } from 'node:crypto';
 import diagnostics from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import { fakeClock, type Event } from '../tls/rotation-helpers.ts';
+import { daemonClient } from './daemon-client.ts';
 
 let cp: ControlPlane;
 const replicas: RunningServer[] = [];
@@ -40,7 +41,7 @@ async function replica(): Promise<RunningServer> {
     port: 0,
     host: '127.0.0.1',
     tlsSans: ['127.0.0.1'],
-    kc: cp.kc,
+    kube: daemonClient(cp.kc),
     drainSeconds: 0,
     logger: pino({ level: 'warn' }),
     certSecret: { namespace: 'meshgate', name: 'meshgate-tls' },
@@ -114,7 +115,7 @@ describe('a CA rotation while the apiserver keeps calling', () => {
     };
     const source = (id: string) =>
       new SecretSource({
-        store: kubeSecretStore(cp.kc, 'meshgate', NAME),
+        store: kubeSecretStore(daemonClient(cp.kc), 'meshgate', NAME),
         sans: ['127.0.0.1'],
         replicaId: id,
         where: `Secret meshgate/${NAME}`,
@@ -125,7 +126,7 @@ describe('a CA rotation while the apiserver keeps calling', () => {
         manual: true,
         now: clock.now,
         log,
-        trustCheck: (bundle) => caBundleHolds(cp.kc, NAME, bundle),
+        trustCheck: (bundle) => caBundleHolds(daemonClient(cp.kc), NAME, bundle),
       });
     const calls = { mutate: 0, validate: 0 };
     const start = (id: string) =>
@@ -134,7 +135,7 @@ describe('a CA rotation while the apiserver keeps calling', () => {
         port: 0,
         host: '127.0.0.1',
         tlsSans: ['127.0.0.1'],
-        kc: cp.kc,
+        kube: daemonClient(cp.kc),
         drainSeconds: 0,
         logger: pino({ level: 'warn' }),
         certSource: source(id),

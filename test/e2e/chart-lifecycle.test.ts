@@ -36,10 +36,10 @@ import type { Verdict } from '../../src/cni/types.ts';
 import { compileConfig } from '../../src/config/compile.ts';
 import { buildConfig } from '../../src/config/load.ts';
 import { kubeLeaseStore } from '../../src/kube/lease-store.ts';
-import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/node/contract.ts';
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/contract/node.ts';
 import { QUARANTINE_ANNOTATION } from '../../src/node/quarantine.ts';
-import { kubeQuarantineApi } from '../../src/repair/quarantine-api.ts';
-import { nodeView } from '../../src/repair/node-view.ts';
+import { kubeQuarantineApi } from '../../src/repair/quarantine/api.ts';
+import { nodeView } from '../../src/repair/quarantine/node-view.ts';
 import { type RunningServer, startServer } from '../../src/server/start.ts';
 import { chartDir } from '../chart/helm.ts';
 import { CUSTOM_REQUIRED } from '../chart/profiles.ts';
@@ -48,6 +48,7 @@ import { startEgressProxy, type EgressProxy } from './harness/egress.ts';
 import { httpGet } from './harness/net.ts';
 import { describeError, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 import { impersonate, serviceAccount } from './impersonate.ts';
+import { daemonClient } from './daemon-client.ts';
 
 /** The chart version users upgrade from: the last commit before this release's work (CHANGELOG.md). */
 const PREVIOUS_CHART = { ref: 'fcaa252', version: '0.1.0' };
@@ -128,7 +129,7 @@ describe('chart lifecycle: previous version → upgrade under load → uninstall
       port: 0,
       host: '127.0.0.1',
       tlsSans: [`meshgate.${NS}.svc`, `meshgate.${NS}.svc.cluster.local`],
-      kc: impersonate(cp.kc, sa('meshgate')),
+      kube: daemonClient(impersonate(cp.kc, sa('meshgate'))),
       certSecret: { namespace: NS, name: 'meshgate-tls' },
       webhookConfigName: 'meshgate',
       markKeys: withMark
@@ -190,11 +191,23 @@ describe('chart lifecycle: previous version → upgrade under load → uninstall
 
     // The node agents, each on its own Node (the node-name claim of its pod-bound token).
     const agent = sa('meshgate-node-agent');
-    await new KubeNodePublisher(impersonate(cp.kc, agent, 'node-a')).publish('node-a', verdict(true), false);
-    await new KubeNodePublisher(impersonate(cp.kc, agent, 'node-b')).publish('node-b', verdict(false), false);
-    await new KubeNodePublisher(impersonate(cp.kc, agent, 'node-c')).publish('node-c', verdict(false), true);
+    await new KubeNodePublisher(daemonClient(impersonate(cp.kc, agent, 'node-a'))).publish(
+      'node-a',
+      verdict(true),
+      false,
+    );
+    await new KubeNodePublisher(daemonClient(impersonate(cp.kc, agent, 'node-b'))).publish(
+      'node-b',
+      verdict(false),
+      false,
+    );
+    await new KubeNodePublisher(daemonClient(impersonate(cp.kc, agent, 'node-c'))).publish(
+      'node-c',
+      verdict(false),
+      true,
+    );
     // The repair controller: its Lease, and a quarantine of node-c.
-    const repair = impersonate(cp.kc, sa('meshgate-repair-controller'));
+    const repair = daemonClient(impersonate(cp.kc, sa('meshgate-repair-controller')));
     await kubeLeaseStore(repair, NS, 'meshgate-repair-controller').create({
       holderIdentity: 'meshgate-repair-controller-0',
       leaseDurationSeconds: 15,
@@ -275,7 +288,7 @@ describe('chart lifecycle: previous version → upgrade under load → uninstall
     // keys; the schema refuses it before anything changes.
     const reused = await cp.helm(['upgrade', 'meshgate', chartDir, '-n', NS, '--reuse-values']);
     expect(reused.code).not.toBe(0);
-    expect(reused.stderr).toContain("missing properties 'admissionMark', 'uninstall'");
+    expect(reused.stderr).toContain("missing properties 'admissionMark', 'enforcement', 'uninstall'");
     const admission = cp.kc.makeApiClient(AdmissionregistrationV1Api);
     const caBefore = (await admission.readMutatingWebhookConfiguration({ name: 'meshgate' })).webhooks![0].clientConfig
       .caBundle;

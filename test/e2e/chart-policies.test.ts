@@ -20,6 +20,7 @@ import { startControlPlane, waitFor, type ControlPlane } from './harness/index.t
 import { grantClusterRole, impersonate, kubelet, outcome, serviceAccount, type Identity } from './impersonate.ts';
 import { ensureMarkKeySecret } from '../../src/kube/mark-key-secret.ts';
 import { markFor } from '../support/mark.ts';
+import { daemonClient } from './daemon-client.ts';
 
 const NS = 'meshgate';
 const AGENT = serviceAccount(NS, 'meshgate-node-agent');
@@ -124,7 +125,7 @@ describe('the chart’s admission policies on a real apiserver', () => {
   describe('node verdicts: only the node agent, and the repair controller only to withdraw', () => {
     beforeAll(async () => {
       // node-a's agent publishes a verified verdict (allowed: the agent, its own Node).
-      await new KubeNodePublisher(as(AGENT, 'node-a')).publish('node-a', verdict(true), true);
+      await new KubeNodePublisher(daemonClient(as(AGENT, 'node-a'))).publish('node-a', verdict(true), true);
     });
 
     const node = (
@@ -280,7 +281,7 @@ describe('the chart’s admission policies on a real apiserver', () => {
           );
         }),
       ).toBe('allowed');
-      const after = await new KubeNodePublisher(cp.kc).read('node-a');
+      const after = await new KubeNodePublisher(daemonClient(cp.kc)).read('node-a');
       expect(after).toMatchObject({
         label: 'false',
         tainted: true,
@@ -326,7 +327,7 @@ describe('the chart’s admission policies on a real apiserver', () => {
     });
 
     it('the node agent gives the verdict back (only it may)', async () => {
-      const publisher = new KubeNodePublisher(as(AGENT, 'node-a'));
+      const publisher = new KubeNodePublisher(daemonClient(as(AGENT, 'node-a')));
       await publisher.publish('node-a', verdict(true), false);
       expect(await publisher.read('node-a')).toMatchObject({
         label: 'true',
@@ -340,11 +341,11 @@ describe('the chart’s admission policies on a real apiserver', () => {
     const admission = () => as(WEBHOOK).makeApiClient(AdmissionregistrationV1Api);
 
     it('meshgate’s own caBundle sync (src/kube/ca-bundle.ts) passes, for every entry of both configurations', async () => {
-      const patched = await syncCaBundle(as(WEBHOOK), 'meshgate', cp.ca.certPem);
+      const patched = await syncCaBundle(daemonClient(as(WEBHOOK)), 'meshgate', cp.ca.certPem);
       const m = await cp.kc
         .makeApiClient(AdmissionregistrationV1Api)
         .readMutatingWebhookConfiguration({ name: 'meshgate' });
-      expect(patched).toBe(10); // five entries (mesh istio) in each configuration
+      expect(patched).toBe(30); // five entries (mesh istio), once per enforcement level, in each configuration
       expect(m.webhooks!.every((w) => w.clientConfig.caBundle === Buffer.from(cp.ca.certPem).toString('base64'))).toBe(
         true,
       );
@@ -388,7 +389,7 @@ describe('the chart’s admission policies on a real apiserver', () => {
     });
 
     it('it creates its own TLS Secret through meshgate’s store, and no other Secret', async () => {
-      const store = kubeSecretStore(as(WEBHOOK), NS, 'meshgate-tls');
+      const store = kubeSecretStore(daemonClient(as(WEBHOOK)), NS, 'meshgate-tls');
       expect(
         await store.create({ 'ca.crt': 'a', 'ca.key': 'b', 'tls.crt': 'c', 'tls.key': 'd' } as never),
       ).toBeTruthy();
@@ -414,8 +415,8 @@ describe('the chart’s admission policies on a real apiserver', () => {
           }),
         ),
       ).toContain("the meshgate webhook's admission mark Secret must be of type Opaque");
-      expect(await ensureMarkKeySecret(as(WEBHOOK), NS, key)).toMatchObject({ created: true });
-      expect(await ensureMarkKeySecret(as(WEBHOOK), NS, key)).toEqual({ created: false });
+      expect(await ensureMarkKeySecret(daemonClient(as(WEBHOOK)), NS, key)).toMatchObject({ created: true });
+      expect(await ensureMarkKeySecret(daemonClient(as(WEBHOOK)), NS, key)).toEqual({ created: false });
       const s = await core.readNamespacedSecret({ name: key, namespace: NS });
       expect(Buffer.from(s.data!.key, 'base64')).toHaveLength(32);
       // Replacing the key (a stolen token choosing its own) is refused: RBAC gives no update, the policy create only.

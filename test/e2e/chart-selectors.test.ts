@@ -111,6 +111,9 @@ describe('the chart’s webhook entries on a real apiserver (mesh istio)', () =>
       ['rev-disabled', { 'istio.io/rev': 'default', 'istio-injection': 'disabled' }],
       ['all', { 'meshgate.io/inject': 'enabled', 'istio-injection': 'enabled', 'istio.io/rev': 'default' }],
       ['team-a', { team: 'a' }],
+      ['mg-enforce', { 'meshgate.io/inject': 'enabled', 'meshgate.io/enforcement': 'enforce' }],
+      ['istio-warn', { 'istio-injection': 'enabled', 'meshgate.io/enforcement': 'warn' }],
+      ['plain-warn', { 'meshgate.io/enforcement': 'warn' }],
     ];
     for (const [name, labels] of namespaces) await core.createNamespace({ body: { metadata: { name, labels } } });
     for (const [name] of namespaces)
@@ -137,18 +140,23 @@ describe('the chart’s webhook entries on a real apiserver (mesh istio)', () =>
     spec: { containers: [{ name: 'app', image: 'docker.io/library/nginx:1.27' }], ...extra },
   });
 
+  // Every entry once per enforcement level (<entry> for enforce, -warn, -audit): unlabelled namespaces are at the
+  // default, audit.
   it.each<[string, Record<string, string>, string | null]>([
-    ['mg', {}, 'ns-meshgate'],
-    ['all', {}, 'ns-meshgate'],
-    ['istio', {}, 'ns-istio-injection'],
-    ['istio', { 'sidecar.istio.io/inject': 'false' }, 'ns-istio-injection'],
-    ['rev', {}, 'ns-istio-rev'],
+    ['mg', {}, 'ns-meshgate-audit'],
+    ['all', {}, 'ns-meshgate-audit'],
+    ['istio', {}, 'ns-istio-injection-audit'],
+    ['istio', { 'sidecar.istio.io/inject': 'false' }, 'ns-istio-injection-audit'],
+    ['rev', {}, 'ns-istio-rev-audit'],
     ['rev-disabled', { 'sidecar.istio.io/inject': 'true' }, null],
     ['plain', {}, null],
-    ['plain', { 'sidecar.istio.io/inject': 'true' }, 'pod-istio-inject'],
-    ['plain', { 'istio.io/rev': 'canary' }, 'pod-istio-rev'],
-    ['team-a', { 'meshgate.io/inject': 'true' }, 'pod-optin'],
-    ['team-a', { 'meshgate.io/inject': 'true', 'sidecar.istio.io/inject': 'true' }, 'pod-istio-inject'],
+    ['plain', { 'sidecar.istio.io/inject': 'true' }, 'pod-istio-inject-audit'],
+    ['plain', { 'istio.io/rev': 'canary' }, 'pod-istio-rev-audit'],
+    ['team-a', { 'meshgate.io/inject': 'true' }, 'pod-optin-audit'],
+    ['team-a', { 'meshgate.io/inject': 'true', 'sidecar.istio.io/inject': 'true' }, 'pod-istio-inject-audit'],
+    ['mg-enforce', {}, 'ns-meshgate'],
+    ['istio-warn', {}, 'ns-istio-injection-warn'],
+    ['plain-warn', { 'sidecar.istio.io/inject': 'true' }, 'pod-istio-inject-warn'],
     [NS, {}, null],
     ['kube-system', {}, null],
   ])('a pod in %s with labels %j is reviewed by entry %s, once per configuration', async (ns, labels, entry) => {
@@ -175,7 +183,7 @@ describe('the chart’s webhook entries on a real apiserver (mesh istio)', () =>
       about('istio', 'bound')
         .filter((r) => r.subResource === 'binding')
         .map((r) => `${r.kind}:${r.entry}:${r.resource}/${r.subResource}`),
-    ).toEqual(['validate:ns-istio-injection:pods/binding']);
+    ).toEqual(['validate:ns-istio-injection-audit:pods/binding']);
     expect(about('plain', 'bound-by-label').filter((r) => r.subResource === 'binding')).toEqual([]);
   });
 
@@ -189,7 +197,7 @@ describe('the chart’s webhook entries on a real apiserver (mesh istio)', () =>
       about('mg', 'legacy')
         .filter((r) => r.resource === 'bindings')
         .map((r) => `${r.kind}:${r.entry}:${r.operation}`),
-    ).toEqual(['validate:ns-meshgate:CREATE']);
+    ).toEqual(['validate:ns-meshgate-audit:CREATE']);
   });
 
   it('pod UPDATEs: finalizers and owner references are not sent; labels, annotations, images and ephemeral containers are', async () => {

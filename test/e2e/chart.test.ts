@@ -18,6 +18,7 @@ import { chartDir, helmWithValues, parseManifests, templateArgs, type Obj } from
 import { profileValues } from '../chart/profiles.ts';
 import { describeError, freePort, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 import { impersonate, serviceAccount } from './impersonate.ts';
+import { daemonClient } from './daemon-client.ts';
 
 const NS = 'meshgate';
 /** The node agent's service account; with a node, as its token bound to a pod there presents it. */
@@ -97,13 +98,32 @@ describe('meshgate chart on a real apiserver', () => {
         nodeAgent: { runtime: 'crio', cniBinDirs: ['/opt/cni/bin', '/usr/libexec/cni'], taintUnverified: true },
       }),
     ],
+    [
+      'platform values: OpenShift (Multus dirs and paths, the additional network, the SCC RBAC), GKE quota',
+      profileValues('istio', {
+        config: { cni: { multusNetwork: 'default/istio-cni' }, redirect: { mode: 'required' } },
+        nodeAgent: {
+          runtime: 'crio',
+          cniConfDir: '/etc/kubernetes/cni/net.d',
+          cniBinDirs: ['/var/lib/cni/bin', '/usr/libexec/cni'],
+          multus: {
+            dirs: ['/run/multus/cni/net.d', '/etc/cni/multus/net.d'],
+            paths: [{ from: '/host/run/multus/cni/net.d', to: '/run/multus/cni/net.d' }],
+          },
+        },
+        openshift: { scc: { enabled: true } },
+        priorityClassQuota: { enabled: true },
+      }),
+    ],
   ];
 
   it.each(modes)('server-side dry-run accepts every object: %s', async (_name, values) => {
     const res = await helmWithValues(templateArgs({ namespace: NS }), values);
     expect(res.code, res.stderr).toBe(0);
-    // No cert-manager here: its kinds are checked by the chart tests, the rest by the apiserver.
-    const docs = parseManifests(res.stdout).docs.filter((d) => !String(d.apiVersion).startsWith('cert-manager.io/'));
+    // No cert-manager or OpenShift here: their kinds are checked by the chart tests, the rest by the apiserver.
+    const docs = parseManifests(res.stdout).docs.filter(
+      (d) => !String(d.apiVersion).startsWith('cert-manager.io/') && d.kind !== 'SecurityContextConstraints',
+    );
     const applied = await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], {
       input: docs.map((d) => stringify(d)).join('---\n'),
     });
@@ -121,6 +141,9 @@ describe('meshgate chart on a real apiserver', () => {
       expect(res.stdout).toContain('validation container (istio-validation) failed');
       expect(res.stdout).toContain('kubectl get nodes -L meshgate.io/cni-verified');
       expect(res.stdout).toContain('check-node --plugin-type istio-cni');
+      // A new install audits first, and says how to promote.
+      expect(res.stdout).toContain('meshgate.io/enforcement are at level AUDIT');
+      expect(res.stdout).toContain('kubectl label namespace NAMESPACE meshgate.io/enforcement=enforce --overwrite');
       // The policy takes effect a moment after it is created. Probe with a change that is harmless if allowed.
       const probe = agentAs(cp.kc).makeApiClient(CoreV1Api);
       let n = 0;
@@ -176,7 +199,7 @@ describe('meshgate chart on a real apiserver', () => {
         (err) => describeError(err),
       );
       expect(refused).toContain('failed calling webhook');
-      expect(refused).toContain('ns-meshgate.mutate.meshgate.io');
+      expect(refused).toContain('ns-meshgate-audit.mutate.meshgate.io');
       for (const ns of [NS, 'kube-system']) {
         const created = await core.createNamespacedPod({ namespace: ns, body: pod('allowed') });
         expect(created.metadata?.name).toBe('allowed');
@@ -184,6 +207,7 @@ describe('meshgate chart on a real apiserver', () => {
     });
 
     it.each([
+      'meshgate-enforcement',
       'meshgate-node-writers',
       'meshgate-node-verdict',
       'meshgate-webhook-configs',
@@ -211,7 +235,7 @@ describe('meshgate chart on a real apiserver', () => {
     );
 
     it('the agent’s real publisher may write its own Node: label, annotation, condition and taint', async () => {
-      const publisher = new KubeNodePublisher(agentAs(cp.kc, 'node-a'));
+      const publisher = new KubeNodePublisher(daemonClient(agentAs(cp.kc, 'node-a')));
       await publisher.publish('node-a', verdict(false), true);
       let state = await publisher.read('node-a');
       expect(state).toMatchObject({

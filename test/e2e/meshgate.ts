@@ -6,6 +6,8 @@
 import pino from 'pino';
 import {
   AdmissionregistrationV1Api,
+  type V1MutatingWebhookConfiguration,
+  type V1ValidatingWebhookConfiguration,
   ApiException,
   CoreV1Api,
   type KubeConfig,
@@ -21,6 +23,7 @@ import { startServer, type RunningServer, type ServeOptions } from '../../src/se
 import type { Verdict as AdmissionVerdict } from '../../src/admission/review.ts';
 import type { Verdict } from '../../src/cni/types.ts';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
+import { daemonClient } from './daemon-client.ts';
 
 export const WEBHOOK_NAME = 'meshgate-e2e';
 
@@ -81,7 +84,7 @@ export async function startMeshgate(
     port: 0,
     host: '127.0.0.1',
     tlsSans: ['127.0.0.1'],
-    kc: opts.kc ?? cp.kc,
+    kube: daemonClient(opts.kc ?? cp.kc),
     markKeys: opts.markKeys,
     drainSeconds: 0,
     logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'warn' }),
@@ -249,15 +252,16 @@ export async function publishVerdict(
       checkedAt: new Date().toISOString(),
     },
   } as unknown as Verdict;
-  await new KubeNodePublisher(cp.kc).publish(node, verdict, false);
+  await new KubeNodePublisher(daemonClient(cp.kc)).publish(node, verdict, false);
 }
 
 export async function createNamespace(
   cp: ControlPlane,
   name: string,
   labels: Record<string, string> = {},
+  annotations?: Record<string, string>,
 ): Promise<void> {
-  await cp.kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name, labels } } });
+  await cp.kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name, labels, annotations } } });
   // Pods need the namespace's default ServiceAccount, made by the controller-manager.
   await waitFor(
     `serviceaccount ${name}/default`,
@@ -307,3 +311,24 @@ export const names = (pod: V1Pod) => ({
   init: (pod.spec?.initContainers ?? []).map((c) => c.name),
   containers: (pod.spec?.containers ?? []).map((c) => c.name),
 });
+
+/**
+ * The chart's own two webhook configurations (every entry, its selectors and its path: /mutate,
+ * /mutate/selected-pods/audit, …), pointed at meshgate's server in this process instead of the Service.
+ */
+export async function pointChartWebhooksAt(cp: ControlPlane, url: string, ca: string): Promise<void> {
+  const api = cp.kc.makeApiClient(AdmissionregistrationV1Api);
+  const caBundle = Buffer.from(ca).toString('base64');
+  const point = <T extends V1MutatingWebhookConfiguration | V1ValidatingWebhookConfiguration>(c: T): T => {
+    const copy = structuredClone(c);
+    copy.metadata = { name: c.metadata!.name, labels: c.metadata!.labels };
+    for (const w of copy.webhooks ?? []) w.clientConfig = { url: `${url}${w.clientConfig.service!.path}`, caBundle };
+    return copy;
+  };
+  const mutating = point(await api.readMutatingWebhookConfiguration({ name: 'meshgate' }));
+  const validating = point(await api.readValidatingWebhookConfiguration({ name: 'meshgate' }));
+  await api.deleteMutatingWebhookConfiguration({ name: 'meshgate' });
+  await api.deleteValidatingWebhookConfiguration({ name: 'meshgate' });
+  await api.createMutatingWebhookConfiguration({ body: mutating });
+  await api.createValidatingWebhookConfiguration({ body: validating });
+}

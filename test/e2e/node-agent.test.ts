@@ -18,6 +18,7 @@ import { memoryLog } from '../agent/fake-publisher.ts';
 import { factFromNode } from '../../src/facts/node-facts.ts';
 import { corpus, LINE_SPLIT_DIR, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+import { daemonClient } from './daemon-client.ts';
 
 const NODE = 'kwok-cni-0';
 /** A node whose kubelet reports CRI-O 1.30 (libcni 1.1), for the judgment by libcni line. */
@@ -69,7 +70,7 @@ function agentFor(overrides: Partial<AgentConfig> = {}) {
     taintUnverified: false,
     ...overrides,
   };
-  return new NodeAgent(config, { publisher: new KubeNodePublisher(cp!.kc), log: memoryLog() });
+  return new NodeAgent(config, { publisher: new KubeNodePublisher(daemonClient(cp!.kc)), log: memoryLog() });
 }
 
 const says = (label: string, reason: string) => (n: V1Node) =>
@@ -239,7 +240,7 @@ describe('node agent on a real apiserver', () => {
       debounceMs: 100,
       taintUnverified: false,
     };
-    const agent = new NodeAgent(config, { publisher: new KubeNodePublisher(cp!.kc), log: memoryLog() });
+    const agent = new NodeAgent(config, { publisher: new KubeNodePublisher(daemonClient(cp!.kc)), log: memoryLog() });
     const read = () => core.readNode({ name: CRIO_NODE });
     const evidenceOf = (n: V1Node) => JSON.parse(n.metadata!.annotations![EVIDENCE_ANNOTATION]);
     const reportRuntime = (containerRuntimeVersion: string) =>

@@ -12,14 +12,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  AdmissionregistrationV1Api,
   CoreV1Api,
   PatchStrategy,
   RbacAuthorizationV1Api,
   setHeaderOptions,
-  type V1MutatingWebhookConfiguration,
   type V1Pod,
-  type V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,7 +36,16 @@ import {
   type IstioInjector,
 } from './harness/index.ts';
 import { impersonate, outcome, serviceAccount, type Identity } from './impersonate.ts';
-import { apiError, createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import {
+  apiError,
+  createNamespace,
+  pointChartWebhooksAt,
+  publishVerdict,
+  restrictedPod,
+  startMeshgate,
+  type Meshgate,
+} from './meshgate.ts';
+import { daemonClient } from './daemon-client.ts';
 
 const NS = 'meshgate';
 const GUARDED = 'shop';
@@ -89,6 +95,9 @@ describe('only meshgate’s own pods move a node’s verdict (issue 21 §5)', ()
       'repairController.withdrawVerdicts=true',
       '--set',
       'repairController.unmeshedPods=off',
+      // Pods are judged as enforce judges them (a new install audits first: config.enforcement.default).
+      '--set',
+      'config.enforcement.default=enforce',
     ]);
     expect(res.code, res.stderr).toBe(0);
     istio = await startIstioInjector(cp);
@@ -136,7 +145,7 @@ describe('only meshgate’s own pods move a node’s verdict (issue 21 §5)', ()
       },
     });
     repair = await startRepair({
-      kc: impersonate(cp.kc, REPAIR),
+      kube: daemonClient(impersonate(cp.kc, REPAIR)),
       config: buildConfig(rawConfig('istio', { meshNamespace: NS })),
       markKeyDir: keyDir,
       maxDeletesPerMinute: 100,
@@ -217,7 +226,9 @@ describe('only meshgate’s own pods move a node’s verdict (issue 21 §5)', ()
     expect(Buffer.from(s.data!.key, 'base64')).toHaveLength(32);
     expect(s.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('meshgate');
     // A second replica starting finds it and leaves it alone.
-    expect(await ensureMarkKeySecret(impersonate(cp.kc, WEBHOOK), NS, MARK_SECRET)).toEqual({ created: false });
+    expect(await ensureMarkKeySecret(daemonClient(impersonate(cp.kc, WEBHOOK)), NS, MARK_SECRET)).toEqual({
+      created: false,
+    });
     // The token cannot read it back (the key reaches the webhook as a mounted volume).
     expect(await outcome(as(WEBHOOK).readNamespacedSecret({ name: MARK_SECRET, namespace: NS }))).toContain('HTTP 403');
   });
@@ -349,24 +360,3 @@ describe('only meshgate’s own pods move a node’s verdict (issue 21 §5)', ()
     );
   }, 120_000);
 });
-
-/**
- * The chart's own two webhook configurations (every entry, its selectors and its path: /mutate or
- * /mutate/selected-pods), pointed at meshgate's server in this process instead of the Service.
- */
-async function pointChartWebhooksAt(cp: ControlPlane, url: string, ca: string): Promise<void> {
-  const api = cp.kc.makeApiClient(AdmissionregistrationV1Api);
-  const caBundle = Buffer.from(ca).toString('base64');
-  const point = <T extends V1MutatingWebhookConfiguration | V1ValidatingWebhookConfiguration>(c: T): T => {
-    const copy = structuredClone(c);
-    copy.metadata = { name: c.metadata!.name, labels: c.metadata!.labels };
-    for (const w of copy.webhooks ?? []) w.clientConfig = { url: `${url}${w.clientConfig.service!.path}`, caBundle };
-    return copy;
-  };
-  const mutating = point(await api.readMutatingWebhookConfiguration({ name: 'meshgate' }));
-  const validating = point(await api.readValidatingWebhookConfiguration({ name: 'meshgate' }));
-  await api.deleteMutatingWebhookConfiguration({ name: 'meshgate' });
-  await api.deleteValidatingWebhookConfiguration({ name: 'meshgate' });
-  await api.createMutatingWebhookConfiguration({ body: mutating });
-  await api.createValidatingWebhookConfiguration({ body: validating });
-}

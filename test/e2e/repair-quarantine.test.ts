@@ -22,6 +22,7 @@ import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 import { grantClusterRole, impersonate, outcome, serviceAccount, type Identity } from './impersonate.ts';
 import { keyDir, markFor } from '../support/mark.ts';
+import { daemonClient } from './daemon-client.ts';
 
 const NS = 'meshgate';
 const APP = 'shop';
@@ -116,14 +117,14 @@ describe('node quarantine on a real apiserver (S8)', () => {
           taintUnverified: false,
           quarantineRecheckMs: 300,
         },
-        { publisher: new KubeNodePublisher(as(AGENT, node)), log: memoryLog() },
+        { publisher: new KubeNodePublisher(daemonClient(as(AGENT, node))), log: memoryLog() },
       );
       await agent.start();
       agents.push(agent);
     }
     for (const node of ['node-a', 'node-b']) await nodeSays(node, (x) => x.metadata?.labels?.[VERIFIED] === 'true');
     repair = await startRepair({
-      kc: as(REPAIR),
+      kube: daemonClient(as(REPAIR)),
       config,
       maxDeletesPerMinute: 100,
       dryRun: false,
@@ -252,7 +253,7 @@ describe('node quarantine on a real apiserver (S8)', () => {
       await waitFor('the Event on node-a', async () => (await nodeEvents('node-a')).includes('NodeVerdictWithdrawn')),
     ).toBe(true);
     // The webhook's node facts (the same watch-fed cache the binding guard reads) refuse CNI pods on node-a.
-    const cache = startNodeCache(cp.kc, { pluginType: 'istio-cni', maxVerdictAgeMs: 20 * 60_000 });
+    const cache = startNodeCache(daemonClient(cp.kc), { pluginType: 'istio-cni', maxVerdictAgeMs: 20 * 60_000 });
     try {
       await cache.ready;
       await waitFor('the cache to see the mark', () => cache.store.get('node-a')?.reason === 'node_quarantined');

@@ -27,6 +27,7 @@ import { startControlPlane, waitFor, type ControlPlane } from './harness/index.t
 import { ImpersonatingKubeConfig, outcome, serviceAccount } from './impersonate.ts';
 import { createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
 import { keyDir } from '../support/mark.ts';
+import { daemonClient } from './daemon-client.ts';
 
 const NS = 'meshgate';
 const APP = 'shop';
@@ -118,7 +119,7 @@ describe('unmeshed pods of a namespace opted in late are evicted through the web
     // Without a proxy: they were created before the namespace was opted in.
     expect(running.every((p) => p.spec!.containers.length === 1)).toBe(true);
     repair = await startRepair({
-      kc: new ImpersonatingKubeConfig(cp.kc, REPAIR),
+      kube: daemonClient(new ImpersonatingKubeConfig(cp.kc, REPAIR)),
       config: buildConfig(rawConfig('custom', { meshNamespace: NS })),
       maxDeletesPerMinute: 10,
       dryRun: false,

@@ -14,6 +14,7 @@ import { chartDir } from '../chart/helm.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 import { ImpersonatingKubeConfig, serviceAccount } from './impersonate.ts';
 import { keyDir, markFor } from '../support/mark.ts';
+import { daemonClient } from './daemon-client.ts';
 
 const NS = 'meshgate';
 const APP = 'shop';
@@ -40,7 +41,7 @@ describe('repair controller with leader election on a real apiserver', () => {
   const kc = () => new ImpersonatingKubeConfig(cp.kc, serviceAccount(NS, 'meshgate-repair-controller'));
   const start = (identity: string) =>
     startRepair({
-      kc: kc(),
+      kube: daemonClient(kc()),
       config,
       lease: { namespace: NS, name: LEASE, identity, ...TIMING },
       maxDeletesPerMinute: 10,
@@ -90,7 +91,7 @@ describe('repair controller with leader election on a real apiserver', () => {
       expect((await fetch(`http://127.0.0.1:${r.port}/readyz`)).status).toBe(200);
       expect((await fetch(`http://127.0.0.1:${r.port}/healthz`)).status).toBe(200);
     }
-    const lease = await kubeLeaseStore(cp.kc, NS, LEASE).get();
+    const lease = await kubeLeaseStore(daemonClient(cp.kc), NS, LEASE).get();
     expect(lease?.spec.holderIdentity).toBe(leader.elector!.leader());
   });
 
@@ -178,13 +179,15 @@ describe('repair controller with leader election on a real apiserver', () => {
     replicas.splice(replicas.indexOf(leader), 1);
     await waitFor('the other replica to lead', () => other.elector!.isLeader());
     console.log(`handover after a graceful stop: ${Date.now() - t0} ms (lease duration ${TIMING.leaseDurationMs} ms)`);
-    expect((await kubeLeaseStore(cp.kc, NS, LEASE).get())?.spec.leaseTransitions).toBeGreaterThanOrEqual(1);
+    expect((await kubeLeaseStore(daemonClient(cp.kc), NS, LEASE).get())?.spec.leaseTransitions).toBeGreaterThanOrEqual(
+      1,
+    );
   });
 
   it('two electors on one Lease: one cut off from the apiserver stops acting before the other starts', async () => {
     const name = 'e2e-partition';
     let cut = false;
-    const real = kubeLeaseStore(cp.kc, NS, name);
+    const real = kubeLeaseStore(daemonClient(cp.kc), NS, name);
     const cuttable: LeaseStore = {
       get: () => (cut ? Promise.reject(new Error('connection refused')) : real.get()),
       create: (s) => (cut ? Promise.reject(new Error('connection refused')) : real.create(s)),

@@ -262,7 +262,7 @@ describe('health, readiness and metrics', () => {
     expect((await app.inject('/readyz')).statusCode).toBe(200);
   });
 
-  it('/metrics exposes the latency histogram and decisions by route, decision and reason', async () => {
+  it('/metrics exposes the latency histogram and decisions by route, decision and reason (refusals: namespace)', async () => {
     const { app } = buildTestApp();
     await post(app, '/mutate', podReview('m1', { nodeName: 'n1' }));
     await post(app, '/mutate', podReview('m2', { nodeName: 'n2' }));
@@ -279,13 +279,13 @@ describe('health, readiness and metrics', () => {
       'meshgate_admission_decisions_total{route="mutate",decision="patch",reason="node_verified"} 1',
     );
     expect(text).toContain(
-      'meshgate_admission_decisions_total{route="mutate",decision="deny",reason="node_unverified"} 1',
+      'meshgate_admission_decisions_total{route="mutate",decision="deny",reason="node_unverified",namespace="demo"} 1',
     );
     expect(text).toContain(
       'meshgate_admission_decisions_total{route="validate",decision="bad_request",reason="bad_review"} 1',
     );
     expect(text).toContain(
-      'meshgate_admission_decisions_total{route="boom",decision="error",reason="internal_error"} 1',
+      'meshgate_admission_decisions_total{route="boom",decision="error",reason="internal_error",namespace="demo"} 1',
     );
   });
 });

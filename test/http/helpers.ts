@@ -4,7 +4,7 @@
  * the object it was computed for, with fast-json-patch validating every operation.
  */
 import { readFileSync, readdirSync } from 'node:fs';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { expect } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -33,6 +33,7 @@ export interface ReviewResponse {
     patchType?: string;
     patch?: string;
     warnings?: string[];
+    auditAnnotations?: Record<string, string>;
   };
 }
 
@@ -87,9 +88,10 @@ export interface TestApp {
 
 /**
  * The app as the server builds it: default config, node n1 verified and n2 not, /mutate and /validate from
- * buildHandlers, and /boom whose handler throws (the transport must turn that into an errored review).
+ * buildHandlers, and /boom whose handler throws (the transport must turn that into an errored review). Silent
+ * unless given a logger.
  */
-export function buildTestApp(): TestApp {
+export function buildTestApp(opts: { logger?: Logger } = {}): TestApp {
   const metrics = createMetrics();
   const nodes = nodeFactsFromState({ nodes: { n1: { verified: true }, n2: { verified: false } } }, 'test');
   const handlers = admissionRoutes({ config: testConfig('custom'), nodes });
@@ -98,7 +100,7 @@ export function buildTestApp(): TestApp {
     throw new Error(BOOM);
   };
   const app = buildApp({
-    logger: pino({ level: 'silent' }),
+    logger: opts.logger ?? pino({ level: 'silent' }),
     metrics,
     routes: { '/mutate': handlers['/mutate'], '/validate': handlers['/validate'], '/boom': boom },
     ready: () => readiness,

@@ -1,10 +1,8 @@
 /**
- * The JSON body parser (src/server/json-body.ts): JSON.parse alone only for bodies that cannot name a __proto__ or
- * constructor key; every poisoned body — literal or written with \u escapes, at any depth — is still refused with
- * fastify's 400, and nothing reaches Object.prototype.
+ * The JSON body parser (fastify's own, after json-shape.ts counts the containers): every poisoned body — literal or
+ * written with \u escapes, at any depth — is refused with a 400, and nothing reaches Object.prototype.
  */
 import { describe, expect, it } from 'vitest';
-import { NEEDS_CHECKED_PARSE, mayHoldPoisonKey, plainJson } from '../../src/server/json-body.ts';
 import { buildTestApp, podReview, post } from './helpers.ts';
 
 const REVIEW = JSON.stringify(podReview('uid-poison'));
@@ -14,39 +12,6 @@ function withMember(member: string): string {
   if (text === REVIEW) throw new Error('podReview has no "metadata":{ to add a member to');
   return text;
 }
-
-describe('mayHoldPoisonKey', () => {
-  it.each([
-    ['{"__proto__":{}}', true],
-    ['{"constructor":{"prototype":{}}}', true],
-    ['{"a":"the word constructor in a value"}', true],
-    ['{"\\u005f_proto__":{}}', true],
-    ['{"__pr\\u006fto__":{}}', true],
-    ['{"constru\\u0063tor":{}}', true],
-    ['{"\\u005F\\u005Fproto\\u005F\\u005F":{}}', true],
-    ['{"cmd":"a \\u0026\\u0026 b \\u003c c \\u003e d"}', false], // Go's escapes of & < >
-    ['{"a":"\\u2028 \\n \\" \\\\ \\/"}', false],
-    ['{"proto":"constr","_":"__"}', false],
-    ['', false],
-  ])('%s → %s', (text, want) => {
-    expect(mayHoldPoisonKey(text)).toBe(want);
-  });
-});
-
-describe('plainJson', () => {
-  it('parses a clean body, including Go-escaped characters', () => {
-    expect(plainJson('{"cmd":"a \\u0026\\u0026 b"}')).toEqual({ cmd: 'a && b' });
-  });
-
-  it.each([
-    ['empty', ''],
-    ['byte-order mark', '\ufeff{}'],
-    ['invalid', '{"a":'],
-    ['suspect', '{"__proto__":{}}'],
-  ])('leaves %s bodies to the checked parser', (_n, text) => {
-    expect(plainJson(text)).toBe(NEEDS_CHECKED_PARSE);
-  });
-});
 
 describe('poisoned bodies through the app', () => {
   it.each([

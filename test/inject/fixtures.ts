@@ -1,6 +1,6 @@
 /** Small builders for decision-core tests. */
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
-import type { Container, Pod } from '../../src/pod/types.ts';
+import type { Container, Pod } from '../../src/contract/pod.ts';
 import type { PodInput } from '../../src/policy/screen.ts';
 export { testConfig as cfg } from '../support/config.ts';
 

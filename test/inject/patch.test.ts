@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import jsonpatch from 'fast-json-patch';
 import * as patch from '../../src/inject/patch.ts';
-import type { Pod } from '../../src/pod/types.ts';
+import type { Pod } from '../../src/contract/pod.ts';
+import type { PatchOp } from '../../src/contract/patch.ts';
 import { pod } from './fixtures.ts';
 
-function apply(p: Pod, ops: patch.PatchOp[]): Pod {
+function apply(p: Pod, ops: PatchOp[]): Pod {
   return jsonpatch.applyPatch(structuredClone(p), structuredClone(ops) as jsonpatch.Operation[], true, false)
     .newDocument;
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Pod } from '../../src/pod/types.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 import type { RunningServer } from '../../src/server/start.ts';
 import { verifyMark } from '../../src/mark/mark.ts';
 import { podReview } from '../http/helpers.ts';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/inject/decide.ts';
 import { istio as istioProfile } from '../../src/mesh/istio.ts';
 import { linkerd as linkerdProfile } from '../../src/mesh/linkerd.ts';
-import type { EnvVar, Pod } from '../../src/pod/types.ts';
+import type { EnvVar, Pod } from '../../src/contract/pod.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import { cfg, input, istio, istioPod, linkerdPod, verified } from '../inject/fixtures.ts';
 
@@ -38,7 +38,7 @@ describe('DISABLE_ENVOY on istio-proxy, read with ParseBool as istio-cni reads i
     expect(decide(input(withProxyEnv(env)), verified, cfg('istio')).kind).toBe('patch');
   });
 
-  // Stricter than the mesh, on purpose: Istio's injector never writes these (src/mesh/contract/istio-env.ts). A
+  // Stricter than the mesh, on purpose: Istio's injector never writes these (src/policy/judge/istio-env.ts). A
   // duplicate that says "true" is refused although the kubelet keeps the last entry, and a valueFrom cannot be read at
   // admission (istio-cni reads "" for it, while pilot-agent sees the resolved value).
   const stricter: Array<[string, EnvVar[], RegExp]> = [

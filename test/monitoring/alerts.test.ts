@@ -1,8 +1,9 @@
 // The chart's PrometheusRule, ServiceMonitors and PodMonitor as helm renders them: shaped like the Prometheus
 // Operator's own Go types (strict decode, monitoring-check), the rules accepted by the real promtool (check rules) and
 // every alert's behaviour pinned by promtool's unit tests (test/monitoring/alerts.test.yaml), each alert firing in one
-// test and quiet in another; every meshgate metric they use exists in meshgate's registries.
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// test and quiet in another; every meshgate metric they use exists in meshgate's registries; every alert links a
+// runbook in docs/runbooks that exists.
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml, stringify } from 'yaml';
@@ -13,6 +14,8 @@ import { meshgateFamilies, namesIn, seriesNames } from './names.ts';
 import { runTool } from './tools.ts';
 
 const UNIT_TESTS = new URL('./alerts.test.yaml', import.meta.url);
+/** The chart's default metrics.prometheusRule.runbookBaseURL. */
+const RUNBOOK_BASE = 'https://github.com/meshgate/meshgate/blob/main/docs/runbooks';
 const ALL_ON = {
   metrics: { serviceMonitor: { enabled: true }, podMonitor: { enabled: true }, prometheusRule: { enabled: true } },
 };
@@ -150,6 +153,35 @@ describe('alerts', () => {
     expect(used.filter((n) => !known.has(n))).toEqual([]);
   });
 
+  it('every alert links its runbook in docs/runbooks: what it means, how to investigate, how to fix', () => {
+    const names = new Set(rulesOf(rendered).map((r) => r.alert));
+    expect(names.size).toBeGreaterThan(12);
+    for (const rule of rulesOf(rendered)) {
+      expect(rule.annotations.runbook_url, rule.alert).toBe(`${RUNBOOK_BASE}/${rule.alert}.md`);
+      const file = new URL(`../../docs/runbooks/${rule.alert}.md`, import.meta.url);
+      expect(existsSync(file), `docs/runbooks/${rule.alert}.md`).toBe(true);
+      const text = readFileSync(file, 'utf8');
+      expect(text.split('\n')[0], rule.alert).toBe(`# ${rule.alert}`);
+      for (const section of ['## Meaning', '## Investigate', '## Fix'])
+        expect(text, `${rule.alert}: ${section}`).toContain(`\n${section}\n`);
+      // Investigating means commands to run.
+      expect(text, rule.alert).toMatch(/```sh\n[^`]*\b(kubectl|meshgate)\b/);
+    }
+    // And no runbook for an alert that does not exist.
+    const files = readdirSync(new URL('../../docs/runbooks/', import.meta.url)).filter((f) => f !== 'README.md');
+    expect(files.sort()).toEqual([...names].map((n) => `${n}.md`).sort());
+  });
+
+  it('runbook links follow metrics.prometheusRule.runbookBaseURL', async () => {
+    const r = await render(
+      profileValues('istio', {
+        metrics: { prometheusRule: { enabled: true, runbookBaseURL: 'https://wiki.example.com/meshgate/' } },
+      }),
+    );
+    for (const rule of rulesOf(r))
+      expect(rule.annotations.runbook_url).toBe(`https://wiki.example.com/meshgate/${rule.alert}.md`);
+  });
+
   it("has a severity on every alert and the values' alertLabels on each", async () => {
     const r = await render(
       profileValues('istio', { metrics: { prometheusRule: { enabled: true, alertLabels: { team: 'platform' } } } }),
@@ -157,7 +189,7 @@ describe('alerts', () => {
     for (const rule of rulesOf(r))
       expect(rule.labels, rule.alert).toMatchObject({
         team: 'platform',
-        severity: expect.stringMatching(/^(warning|critical)$/),
+        severity: expect.stringMatching(/^(info|warning|critical)$/),
       });
   });
 
@@ -172,6 +204,7 @@ describe('alerts', () => {
             validatorFailuresThreshold: 10,
             validatorFailuresWindow: '1h',
             nodesUnverifiedFor: '1h',
+            refusalsPerMinute: 30,
           },
         },
       }),
@@ -188,6 +221,12 @@ describe('alerts', () => {
     expect(failures.expr).toContain('[1h]');
     expect(failures.expr.trim().endsWith('> 10')).toBe(true);
     expect(rules.find((x) => x.alert === 'MeshgateNodesUnverified')!.for).toBe('1h');
+    expect(
+      rules
+        .find((x) => x.alert === 'MeshgateRefusalSpike')!
+        .expr.trim()
+        .endsWith('* 60 > 30'),
+    ).toBe(true);
   });
 
   it("selects this release's jobs in its namespace, and leaves out the alerts of disabled components", async () => {
@@ -206,6 +245,10 @@ describe('alerts', () => {
     const names = rules.map((x) => x.alert);
     expect(names).not.toContain('MeshgateNodeAgentDown');
     expect(names).not.toContain('MeshgateRepairNoLeader');
+    expect(names).not.toContain('MeshgateRepairReplicaDown');
+    expect(rules.find((x) => x.alert === 'MeshgateWebhookReplicaDown')!.expr).toContain(
+      'kube_deployment_spec_replicas{namespace="mesh-system",deployment="mg-meshgate"}',
+    );
     expect(names).toContain('MeshgateNodeVerdictsStale');
   });
 });

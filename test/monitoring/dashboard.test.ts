@@ -90,7 +90,7 @@ describe('Grafana dashboard', () => {
     const known = seriesNames(families);
     const used = queries.flatMap((q) => namesIn(q.expr));
     expect(used.filter((n) => !known.has(n))).toEqual([]);
-    const components = new Set(used.map((n) => families.get(n.replace(/_bucket$/, ''))?.component));
+    const components = new Set(used.flatMap((n) => families.get(n.replace(/_bucket$/, ''))?.components ?? []));
     expect([...components].sort()).toEqual(['node-agent', 'repair-controller', 'webhook']);
   });
 });

@@ -9,6 +9,7 @@ import { startServer, type RunningServer } from '../../src/server/start.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { testConfig } from '../support/config.ts';
 import { podReview } from '../http/helpers.ts';
+import { versionInfo } from '../../src/util/version.ts';
 import { lintMetrics, parseExposition, metricValue, type Family } from './tools.ts';
 
 let server: RunningServer;
@@ -134,6 +135,33 @@ describe('scraping a running meshgate webhook', () => {
       .get('meshgate_admission_decisions_total')!
       .series.filter((s) => s.labels.route === 'mutate' && s.labels.decision === 'patch');
     expect(mutatePatched.reduce((n, s) => n + s.value, 0)).toBe(2);
+  });
+
+  it('refusals by namespace; allowed and patched decisions without one', () => {
+    const series = families.get('meshgate_admission_decisions_total')!.series;
+    const denied = series.filter((s) => s.labels.decision === 'deny');
+    expect(denied.map((s) => s.labels)).toContainEqual({
+      route: 'mutate',
+      decision: 'deny',
+      reason: 'node_unverified',
+      namespace: 'demo',
+    });
+    for (const s of denied) expect(s.labels.namespace).toBe('demo');
+    const others = series.filter((s) => s.labels.decision !== 'deny');
+    expect(others.length).toBeGreaterThan(1);
+    for (const s of others) expect(s.labels).not.toHaveProperty('namespace');
+  });
+
+  it('the build: meshgate_build_info{version,commit,node_version} 1', () => {
+    const v = versionInfo();
+    expect(
+      metricValue(families, 'meshgate_build_info', {
+        version: v.version,
+        commit: v.commit ?? 'unknown',
+        node_version: process.version,
+      }),
+    ).toBe(1);
+    expect(families.get('meshgate_build_info')!.series).toHaveLength(1);
   });
 
   it('nodes by verdict and reason as admission sees them', () => {

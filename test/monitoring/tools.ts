@@ -1,41 +1,24 @@
 /**
  * Finds and runs the monitoring tools scripts/build-promtool.sh builds: Prometheus' real promtool and
  * monitoring-check (test/monitoring/tools/main.go: the expfmt reference parser and a strict decode into the
- * Prometheus Operator's Go types). The cache key is recomputed exactly as the script does, so a changed module
- * never runs a stale binary; a missing build is an error naming the script, never a skip.
+ * Prometheus Operator's Go types). The cache key is computed from the script's inputs (test/support/build-cache.ts),
+ * so a changed module never runs a stale binary; a missing build is an error naming the script, never a skip.
  */
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { buildCacheKey, finishedBuild } from '../support/build-cache.ts';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+/** scripts/build-promtool.sh's key inputs, in its order. */
+const TOOLS_INPUTS = ['go.mod', 'go.sum', 'main.go']
+  .map((f) => `test/monitoring/tools/${f}`)
+  .concat('scripts/build-promtool.sh');
 
-/** sha256(go.mod ‖ go.sum ‖ main.go ‖ script), first 12 hex digits, as scripts/build-promtool.sh computes it. */
 export function toolsCacheKey(): string {
-  const hash = createHash('sha256');
-  for (const f of [
-    'test/monitoring/tools/go.mod',
-    'test/monitoring/tools/go.sum',
-    'test/monitoring/tools/main.go',
-    'scripts/build-promtool.sh',
-  ]) {
-    hash.update(readFileSync(join(repoRoot, f)));
-  }
-  return hash.digest('hex').slice(0, 12);
+  return buildCacheKey(TOOLS_INPUTS);
 }
 
 export function toolPath(name: 'promtool' | 'monitoring-check'): string {
-  const cache = process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate');
-  const dir = join(cache, `promtool-${toolsCacheKey()}`);
-  if (!existsSync(join(dir, '.complete'))) {
-    throw new Error(
-      `promtool is not built for this source: ${dir}/.complete is missing. Run \`bash scripts/build-promtool.sh\` (npm test does it via scripts/bootstrap.mjs; a few minutes cold).`,
-    );
-  }
-  return join(dir, 'bin', name);
+  return join(finishedBuild('promtool', TOOLS_INPUTS, 'scripts/build-promtool.sh', 'a few minutes cold'), 'bin', name);
 }
 
 export interface ToolRun {

@@ -5,7 +5,7 @@
  * Kubernetes types, the written-out form is what runs.
  */
 import { isObject } from '../../src/util/json.ts';
-import type { Pod } from '../../src/pod/types.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 
 export type ParsedPod = { ok: true; pod: Pod } | { ok: false; error: string };
 

@@ -1,7 +1,7 @@
 /**
  * Issue 21 §1: a container meshgate counts as the mesh's proxy, init or validation container is exactly what the
  * mesh's injector (or meshgate's template) writes, field by field; the variations a pod may make are listed in
- * src/mesh/contract/ with a reason each. The bases are the meshes' own injector outputs (shared/corpus: Istio's
+ * src/policy/judge/ with a reason each. The bases are the meshes' own injector outputs (shared/corpus: Istio's
  * native-sidecar hello.yaml.injected, Linkerd's inject_emojivoto_pod.golden.yaml); each row changes one thing a
  * determined pod author would change to run code as the proxy, from files it supplies, or past the redirect, and
  * both webhooks must refuse it.
@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/inject/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
-import type { Container, Pod } from '../../src/pod/types.ts';
+import type { Container, Pod } from '../../src/contract/pod.ts';
 import { cfg, input, verified } from '../inject/fixtures.ts';
 import { corpusPod } from '../support/corpus.ts';
 

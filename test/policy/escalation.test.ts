@@ -9,7 +9,7 @@ import { checkPosture } from '../../src/policy/posture.ts';
 import { decide } from '../../src/inject/decide.ts';
 import { escalationProblem } from '../../src/policy/escalation.ts';
 import { holdsCapability } from '../../src/pod/capabilities.ts';
-import type { Container, Pod } from '../../src/pod/types.ts';
+import type { Container, Pod } from '../../src/contract/pod.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 import { cfg, input, istioPod, linkerdPod, pod, verified } from '../inject/fixtures.ts';
 

@@ -8,7 +8,7 @@ import { checkPosture } from '../../src/policy/posture.ts';
 import { decide } from '../../src/inject/decide.ts';
 import { block, coverage } from '../../src/policy/cidr.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
-import type { Pod } from '../../src/pod/types.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 import { cfg, input, istio, istioPod, linkerd, linkerdPod, pod, verified } from '../inject/fixtures.ts';
 
 const slash1s = '0.0.0.0/1,128.0.0.0/1';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { checkPosture } from '../../src/policy/posture.ts';
 import { decide } from '../../src/inject/decide.ts';
 import { identifyPod } from '../../src/policy/identify.ts';
-import type { Container, Pod } from '../../src/pod/types.ts';
+import type { Container, Pod } from '../../src/contract/pod.ts';
 import { cfg, input, istio, istioPod, linkerd, linkerdPod, pod, verified } from '../inject/fixtures.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 
@@ -43,11 +43,11 @@ const refused: Array<[string, MeshName, Pod, string, RegExp]> = [
     /istio-proxy .*not one of the recognised proxy images/,
   ],
   [
-    'proxyv2 image but a gateway, not a sidecar',
+    'proxyv2 image but a gateway, not a sidecar, beside an app',
     'istio',
     istioPod({ containers: [{ name: 'app' }, istio.proxy({ args: ['proxy', 'router'] })] }),
-    'impostor_container',
-    /do not run the proxy as a sidecar/,
+    'gateway_shared',
+    /runs the proxy as a gateway beside other containers \(containers istio-init, app, istio-proxy\)/,
   ],
   [
     'proxy under another UID (istio-cni would exempt that one)',

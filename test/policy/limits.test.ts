@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/inject/decide.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
-import type { Container, EnvVar, Pod } from '../../src/pod/types.ts';
+import type { Container, EnvVar, Pod } from '../../src/contract/pod.ts';
 import {
   MAX_ANNOTATION_VALUE,
   MAX_CAPABILITIES,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkPosture } from '../../src/policy/posture.ts';
-import type { Pod } from '../../src/pod/types.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 import { cfg, input, istioPod, linkerdPod, verified } from '../inject/fixtures.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 

@@ -10,7 +10,7 @@ describe('repair-controller flags', () => {
     [['--mesh', 'istio', '--max-deletes-per-minute', '0'], /--max-deletes-per-minute: "0" is not a positive integer/],
     [['--mesh', 'istio', '--leader-elect', 'yes'], /--leader-elect: "yes" is not true or false/],
     [['--mesh', 'istio', '--port', '70000'], /--port: "70000" is not a port/],
-    [['--mesh', 'istio', '--lease-duration', '15'], /--lease-duration must be a duration/],
+    [['--mesh', 'istio', '--lease-duration', '15'], /--lease-duration: "15" is not a duration/],
     [['--mesh', 'istio', '--renew-deadline', '20s'], /--retry-period < --renew-deadline < --lease-duration must hold/],
     [['--mesh', 'istio', '--retry-period', '10s'], /--retry-period < --renew-deadline < --lease-duration must hold/],
     [['--mesh', 'consul', '--kubeconfig', '/nonexistent'], /mesh: required: one of istio, linkerd, custom/],

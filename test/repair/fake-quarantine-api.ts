@@ -3,7 +3,7 @@
  * the real patches (the mark and history annotations, label, condition, taints), probe pods whose verdict the test
  * sets, and a record of every write and Event. The node agent is played by `agentVerifies`.
  */
-import { CONDITION_TYPE, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/node/contract.ts';
+import { CONDITION_TYPE, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/contract/node.ts';
 import {
   describeMark,
   QUARANTINE_ANNOTATION,
@@ -12,10 +12,10 @@ import {
   writeHistory,
   writeMark,
 } from '../../src/node/quarantine.ts';
-import { nodeView, type NodeView } from '../../src/repair/node-view.ts';
-import type { ProbeResult } from '../../src/repair/probe-pod.ts';
-import type { ProbeView } from '../../src/repair/quarantine-decide.ts';
-import type { QuarantineApi } from '../../src/repair/quarantine.ts';
+import { nodeView, type NodeView } from '../../src/repair/quarantine/node-view.ts';
+import type { ProbeResult } from '../../src/repair/quarantine/probe-pod.ts';
+import type { ProbeView } from '../../src/repair/quarantine/decide.ts';
+import type { QuarantineApi } from '../../src/repair/quarantine/quarantine.ts';
 
 interface FakeNode {
   labels: Record<string, string>;

@@ -3,8 +3,14 @@
  * capped, with the per-hour flap bound), on a fake clock.
  */
 import { describe, expect, it } from 'vitest';
-import { FailureWindow } from '../../src/repair/failure-window.ts';
-import { extendedHold, failedProbeHold, FLAP_WINDOW_MS, holdMs, withdrawalHold } from '../../src/repair/hold-off.ts';
+import { FailureWindow } from '../../src/repair/failed/failure-window.ts';
+import {
+  extendedHold,
+  failedProbeHold,
+  FLAP_WINDOW_MS,
+  holdMs,
+  withdrawalHold,
+} from '../../src/repair/failed/hold-off.ts';
 import type { QuarantineMark } from '../../src/node/quarantine.ts';
 
 const MIN = 60_000;

@@ -5,9 +5,9 @@
  * its kubelet writes.
  */
 import { describe, expect, it } from 'vitest';
-import { VALIDATION_FAILURES } from '../../src/repair/failures.ts';
-import { buildProbePod, judgeProbe, probeName, probeTemplate } from '../../src/repair/probe-pod.ts';
-import type { Pod } from '../../src/pod/types.ts';
+import { VALIDATION_FAILURES } from '../../src/repair/failed/failures.ts';
+import { buildProbePod, judgeProbe, probeName, probeTemplate } from '../../src/repair/quarantine/probe-pod.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 import { testConfig } from '../support/config.ts';
 import { MESHES } from '../chart/profiles.ts';
 

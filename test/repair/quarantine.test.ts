@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createRepairMetrics } from '../../src/repair/metrics.ts';
-import { NodeQuarantine, type QuarantineOptions } from '../../src/repair/quarantine.ts';
+import { NodeQuarantine, type QuarantineOptions } from '../../src/repair/quarantine/quarantine.ts';
 import { FakeQuarantineApi } from './fake-quarantine-api.ts';
 
 const MIN = 60_000;

@@ -1,7 +1,9 @@
+import { ApiException } from '@kubernetes/client-node';
+import { memoryLogger } from '../log/logs.ts';
 import { describe, expect, it } from 'vitest';
-import { decideRepair, type PodForRepair, type ValidatorWatch } from '../../src/repair/decide.ts';
-import { RepairController, type RepairApi } from '../../src/repair/controller.ts';
-import { VALIDATION_FAILURES } from '../../src/repair/failures.ts';
+import { decideRepair, type PodForRepair, type ValidatorWatch } from '../../src/repair/failed/decide.ts';
+import { RepairController, type RepairApi } from '../../src/repair/failed/controller.ts';
+import { VALIDATION_FAILURES } from '../../src/repair/failed/failures.ts';
 import { createRepairMetrics } from '../../src/repair/metrics.ts';
 import { keyRing } from '../../src/mark/keys.ts';
 import { ISO_T0, KEY_A, KEY_B, RING, T0, markFor } from '../support/mark.ts';
@@ -179,11 +181,11 @@ describe('decideRepair', () => {
   });
 });
 
-function fakeApi(fail: { delete?: boolean } = {}) {
+function fakeApi(fail: { delete?: Error } = {}) {
   const calls: string[] = [];
   const api: RepairApi = {
     deletePod: async (ns, name, uid) => {
-      if (fail.delete) throw new Error('apiserver unavailable');
+      if (fail.delete) throw fail.delete;
       calls.push(`delete ${ns}/${name} ${uid}`);
     },
     event: async (p, type, reason) => void calls.push(`event ${type} ${reason} ${p.metadata?.name}`),
@@ -274,16 +276,25 @@ describe('RepairController', () => {
     expect(calls).toEqual(['event Warning MeshRedirectFailed web-1']);
   });
 
-  it('a failed delete is counted, not thrown, and retried at the next event', async () => {
-    const failing = fakeApi({ delete: true });
+  it('a failed delete is counted, logged as fields, not thrown, and retried at the next event', async () => {
+    const forbidden = { kind: 'Status', reason: 'Forbidden', message: 'pods "web-1" is forbidden', code: 403 };
+    const failing = fakeApi({ delete: new ApiException(403, 'Forbidden', JSON.stringify(forbidden), {}) });
     const metrics = createRepairMetrics();
-    const ctl = new RepairController(failing.api, { ...opts, metrics });
+    const { logger, lines } = memoryLogger();
+    const ctl = new RepairController(failing.api, { ...opts, metrics, logger });
     await ctl.observe(pod({ exit: 42 }));
     await ctl.observe(pod({ exit: 42 }));
     expect(await metrics.registry.getSingleMetricAsString('meshgate_repair_errors_total')).toContain(
       '{action="delete"} 2',
     );
     expect(ctl.stats.deleted).toBe(0);
+    const failed = lines.filter((l) => l.msg === 'repair call failed');
+    expect(failed).toHaveLength(2);
+    expect(failed[0]).toMatchObject({
+      level: 'error',
+      action: 'delete',
+      err: { type: 'ApiException', code: 403, reason: 'Forbidden', message: 'pods "web-1" is forbidden' },
+    });
   });
 
   it('forgets a pod that is gone, and one whose validator now passes', async () => {

@@ -5,12 +5,12 @@
  * PodDisruptionBudget's refusal retried, one Event per pod.
  */
 import { describe, expect, it } from 'vitest';
-import type { PodRecord } from '../../src/check/judge-pods.ts';
+import type { PodRecord } from '../../src/check/facts.ts';
 import type { NamespaceFacts, WebhookConfig } from '../../src/check/facts.ts';
 import { createRepairMetrics } from '../../src/repair/metrics.ts';
-import { judgeUnmeshed } from '../../src/repair/unmeshed.ts';
-import { BLOCKED_RETRY_MS, UnmeshedPods, type PodRef, type UnmeshedApi } from '../../src/repair/unmeshed-sweep.ts';
-import type { Pod } from '../../src/pod/types.ts';
+import { judgeUnmeshed } from '../../src/repair/unmeshed/judge.ts';
+import { BLOCKED_RETRY_MS, UnmeshedPods, type PodRef, type UnmeshedApi } from '../../src/repair/unmeshed/sweep.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 import { cfg, istioPod, pod } from '../inject/fixtures.ts';
 
 const c = cfg('istio');

@@ -34,6 +34,8 @@ export function serve(extra: Partial<ServeOptions> = {}): Promise<RunningServer>
 export interface HttpsResult {
   status: number;
   body: string;
+  /** The answer's Connection header (keep-alive or close). */
+  connection?: string;
   socket: tls.TLSSocket;
   reusedSocket: boolean;
 }
@@ -72,6 +74,7 @@ export function request(port: number, o: RequestOptions): Promise<HttpsResult> {
           resolve({
             status: res.statusCode ?? 0,
             body: Buffer.concat(chunks).toString('utf8'),
+            connection: res.headers.connection,
             socket,
             reusedSocket: req.reusedSocket,
           }),

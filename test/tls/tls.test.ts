@@ -172,6 +172,23 @@ describe('graceful shutdown', () => {
     await expect(request(s.port, { ca: s.ca, path: '/readyz' })).rejects.toThrow(/ECONNREFUSED/);
   });
 
+  it('from the moment draining starts every answer tells the client to close its connection', async () => {
+    // A webhook POST that fails on a reused connection is not retried by the apiserver: a connection cut just as it
+    // is reused would refuse a pod (EOF). Draining answers with Connection: close, so none is reused (drain.ts).
+    const s = await started(1);
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+    const review = JSON.stringify(podReview('drain-1'));
+    const first = await request(s.port, { ca: s.ca, path: '/validate', method: 'POST', body: review, agent });
+    expect(first.connection).toBe('keep-alive');
+    const done = s.shutdown();
+    const during = await request(s.port, { ca: s.ca, path: '/validate', method: 'POST', body: review, agent });
+    expect(during.status).toBe(200);
+    expect(during.reusedSocket).toBe(true);
+    expect(during.connection).toBe('close');
+    agent.destroy();
+    await done;
+  });
+
   it('a request still uploading when the listener closes (after the drain) completes', async () => {
     const s = await started(1);
     const inflight = halfSent(s.port, s.ca, 'inflight-2');

@@ -81,14 +81,14 @@ export function fakeCluster(): FakeCluster {
       c.writes.push(`patch node status ${name}`);
     },
     secret: async (ns, name) => structuredClone(c.secrets.get(key(ns, name))),
-    deleteSecret: async (ns, meta) => {
-      c.writes.push(`delete secret ${key(ns, meta.name!)}`);
-      c.secrets.delete(key(ns, meta.name!));
+    deleteSecret: async (ns, name) => {
+      c.writes.push(`delete secret ${key(ns, name)}`);
+      c.secrets.delete(key(ns, name));
     },
     lease: async (ns, name) => structuredClone(c.leases.get(key(ns, name))),
-    deleteLease: async (ns, meta) => {
-      c.writes.push(`delete lease ${key(ns, meta.name!)}`);
-      c.leases.delete(key(ns, meta.name!));
+    deleteLease: async (ns, name) => {
+      c.writes.push(`delete lease ${key(ns, name)}`);
+      c.leases.delete(key(ns, name));
     },
   };
   return c;

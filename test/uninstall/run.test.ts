@@ -3,7 +3,7 @@
 // real apiserver, run by the chart's post-delete hook: test/e2e/chart-lifecycle.test.ts.
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/node/contract.ts';
+import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../src/contract/node.ts';
 import { QUARANTINE_ANNOTATION, QUARANTINE_HISTORY_ANNOTATION } from '../../src/node/quarantine.ts';
 import {
   chartNames,

@@ -82,7 +82,7 @@ describe('base64JsonPatch', () => {
     }
   });
 
-  it('a patch longer than the reused buffer is written whole, and the next one from the start', () => {
+  it('a patch longer than its first buffer is written whole, and the next one from the start', () => {
     const big = 'z'.repeat(40_000);
     const ops: Op[] = [
       { op: 'add', path: '/a', value: big },

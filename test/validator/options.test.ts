@@ -12,7 +12,6 @@ import {
   defaultSourceAddress,
   EXTERNAL_SYN_WINDOW_MS,
   listenPorts,
-  parseDuration,
   parseEndpoint,
   parsePort,
 } from '../../src/validator/options.ts';
@@ -49,6 +48,7 @@ describe('defaults', () => {
       'internal_error',
       'not_redirected',
       'probe_not_local',
+      'ambient_not_captured',
     ]);
   });
 
@@ -109,18 +109,5 @@ describe('parsePort', () => {
     ['', /not a port/],
   ])('%s', (text, want) =>
     typeof want === 'number' ? expect(parsePort(text)).toBe(want) : expect(parsePort(text)).toMatch(want),
-  );
-});
-
-describe('parseDuration', () => {
-  it.each([
-    ['5s', 5000],
-    ['500ms', 500],
-    ['1.5s', 1500],
-    ['1m', 60_000],
-  ])('%s', (text, ms) => expect(parseDuration(text)).toBe(ms));
-
-  it.each(['5', '5sec', '', '-1s', '0ms', '0.1ms', '30d', '999999m'])('rejects %j', (text) =>
-    expect(typeof parseDuration(text)).toBe('string'),
   );
 });

@@ -2,8 +2,14 @@
 meshgate's alerts (docs/metrics.md, "Alerts"), as Prometheus rule groups. They select meshgate's series by the job
 labels the chart's monitors give them (servicemonitor.yaml, podmonitor.yaml) and by the release namespace; the
 apiserver's own webhook metrics by the webhook names (<entry>.mutate.meshgate.io, <entry>.validate.meshgate.io).
+Every alert links its runbook, docs/runbooks/<alert>.md under metrics.prometheusRule.runbookBaseURL ("meshgate.runbook").
+A replica down is told from kube-state-metrics (desired vs available replicas of the Deployment) where Prometheus has
+it, else from the replica's failed scrapes.
 test/monitoring/alerts.test.ts renders this, checks it with promtool and runs test/monitoring/alerts.test.yaml.
 */}}
+{{- define "meshgate.runbook" -}}
+runbook_url: {{ printf "%s/%s.md" (trimSuffix "/" .root.Values.metrics.prometheusRule.runbookBaseURL) .alert }}
+{{- end -}}
 {{- define "meshgate.alertGroups" -}}
 {{- $r := .Values.metrics.prometheusRule -}}
 {{- $ns := .Release.Namespace -}}
@@ -11,6 +17,8 @@ test/monitoring/alerts.test.ts renders this, checks it with promtool and runs te
 {{- $agent := printf "job=\"%s\",namespace=\"%s\"" (include "meshgate.nodeAgentName" .) $ns -}}
 {{- $repair := printf "job=\"%s\",namespace=\"%s\"" (include "meshgate.repairName" .) $ns -}}
 {{- $webhooks := "name=~\".+\\\\.(mutate|validate)\\\\.meshgate\\\\.io\"" -}}
+{{- $whDeploy := printf "namespace=\"%s\",deployment=\"%s\"" $ns (include "meshgate.fullname" .) -}}
+{{- $repairDeploy := printf "namespace=\"%s\",deployment=\"%s\"" $ns (include "meshgate.repairName" .) -}}
 {{- $extra := $r.alertLabels | default dict -}}
 groups:
   - name: meshgate-webhook
@@ -21,11 +29,27 @@ groups:
         labels:
           {{- toYaml (merge (dict "severity" "critical") $extra) | nindent 10 }}
         annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateWebhookDown") | nindent 10 }}
           summary: No meshgate webhook replica is up in namespace {{ $ns }}.
           description: >-
             Prometheus has scraped no ready meshgate webhook for 5 minutes. The validating webhook's failurePolicy is
             Fail: pods in opted-in namespaces can be neither created nor bound until a replica answers.
             `kubectl -n {{ $ns }} get pods -l app.kubernetes.io/component=webhook`.
+      - alert: MeshgateWebhookReplicaDown
+        expr: |-
+          (sum(up{ {{- $wh -}} } == bool 0) > 0)
+          or
+          (max(kube_deployment_spec_replicas{ {{- $whDeploy -}} } - kube_deployment_status_replicas_available{ {{- $whDeploy -}} }) > 0)
+        for: 10m
+        labels:
+          {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
+        annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateWebhookReplicaDown") | nindent 10 }}
+          summary: {{ printf "%s meshgate webhook replica(s) down in namespace %s." `{{ $value }}` $ns | quote }}
+          description: >-
+            For 10 minutes a webhook replica has failed its scrapes, or (with kube-state-metrics) the Deployment has had
+            fewer available replicas than it wants. The others still answer, with less headroom: one more down and
+            pods in opted-in namespaces can be neither created nor bound (MeshgateWebhookDown).
       - alert: MeshgateWebhookCallsFailing
         expr: |-
           (sum by (name) (rate(apiserver_admission_webhook_rejection_count{ {{- $webhooks -}} ,error_type="calling_webhook_error"}[5m])) > 0)
@@ -35,6 +59,7 @@ groups:
         labels:
           {{- toYaml (merge (dict "severity" "critical") $extra) | nindent 10 }}
         annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateWebhookCallsFailing") | nindent 10 }}
           summary: {{ `The apiserver cannot call meshgate's webhook {{ $labels.name }}.` | quote }}
           description: >-
             {{`The apiserver's calls to {{ $labels.name }} fail (unreachable, timeout, or a certificate it does not
@@ -46,16 +71,41 @@ groups:
         labels:
           {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
         annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateAdmissionErrors") | nindent 10 }}
           summary: {{ `meshgate answers errored reviews on /{{ $labels.route }}.` | quote }}
           description: >-
             {{`meshgate could not decide some reviews on /{{ $labels.route }} (reason internal_error in its logs); the
             apiserver applied the webhook's failurePolicy to them.`}}
+      - alert: MeshgateRefusalSpike
+        expr: sum by (reason) (rate(meshgate_admission_decisions_total{ {{- $wh -}} ,decision="deny"}[5m])) * 60 > {{ $r.refusalsPerMinute }}
+        for: 10m
+        labels:
+          {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
+        annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateRefusalSpike") | nindent 10 }}
+          summary: {{ printf "meshgate refuses %s pods per minute (%s)." `{{ $value | printf "%.1f" }}` `{{ $labels.reason }}` | quote }}
+          description: >-
+            {{ printf "For 10 minutes meshgate has refused more than %v pod requests per minute for reason %s:" $r.refusalsPerMinute `{{ $labels.reason }}` }}
+            those pods do not run, and their controllers keep retrying. The metric's exported_namespace label names the
+            namespaces, the webhook's admission log lines the pods and their owners.
+      - alert: MeshgateAdmittedBelowEnforce
+        expr: sum by (reason) (increase(meshgate_admission_decisions_total{ {{- $wh -}} ,decision=~"audit|warn"}[1h])) >= 1
+        labels:
+          {{- toYaml (merge (dict "severity" "info") $extra) | nindent 10 }}
+        annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateAdmittedBelowEnforce") | nindent 10 }}
+          summary: {{ printf "meshgate admitted %s pods in the last hour that enforce would refuse (%s)." `{{ $value | printf "%.0f" }}` `{{ $labels.reason }}` | quote }}
+          description: >-
+            {{ `In the last hour meshgate admitted pods for reason {{ $labels.reason }} because their namespace is at
+            audit or warn, not enforce: they run as the mesh alone would run them, possibly without redirection.
+            meshgate check --audit lists them with the fix; promote the namespace once it lists nothing.` }}
       - alert: MeshgateWebhookOverloaded
         expr: sum by (limit) (rate(meshgate_overload_refusals_total{ {{- $wh -}} }[5m])) > 0
         for: 10m
         labels:
           {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
         annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateWebhookOverloaded") | nindent 10 }}
           summary: {{ `meshgate refuses requests at its {{ $labels.limit }} limit.` | quote }}
           description: >-
             {{`Requests are refused with 429 (client-go retries them within the webhook timeout) because {{ $labels.limit }}
@@ -69,6 +119,7 @@ groups:
         labels:
           {{- toYaml (merge (dict "severity" $severity) $extra) | nindent 10 }}
         annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateCertificateExpiring") | nindent 10 }}
           summary: {{ printf "meshgate's %s certificate expires in less than %d days." `{{ $labels.certificate }}` (int $days) | quote }}
           description: >-
             {{`The {{ $labels.certificate }} certificate expires in {{ $value | humanizeDuration }}. It should have been
@@ -81,6 +132,7 @@ groups:
         labels:
           {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
         annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateCARotationStuck") | nindent 10 }}
           summary: A meshgate CA rotation has overlapped two CAs for over 2 hours.
           description: >-
             The caBundle still holds the old and the new CA: the rotation waits for every replica to report that it
@@ -93,6 +145,7 @@ groups:
         labels:
           {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
         annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateNodesUnverified") | nindent 10 }}
           summary: {{ `{{ $value }} node(s) have no verified CNI chain ({{ $labels.reason }}).` | quote }}
           description: >-
             {{`meshgate refuses CNI-mode pods on these nodes (or falls back, per config.redirect). Which nodes:
@@ -103,6 +156,7 @@ groups:
         labels:
           {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
         annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateNodeVerdictsStale") | nindent 10 }}
           summary: {{ `The CNI verdicts of {{ $value }} node(s) are stale.` | quote }}
           description: >-
             The node agent on these nodes has not re-confirmed its verdict within config.cni.maxVerdictAgeSeconds, so
@@ -114,6 +168,7 @@ groups:
         labels:
           {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
         annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateNodeAgentDown") | nindent 10 }}
           summary: {{ `meshgate's node agent on {{ $labels.node }} cannot be scraped.` | quote }}
           description: >-
             {{`The node agent on {{ $labels.node }} ({{ $labels.instance }}) has not answered /metrics for 10 minutes; once
@@ -124,6 +179,7 @@ groups:
         labels:
           {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
         annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateNodeAgentPublishFailing") | nindent 10 }}
           summary: {{ `meshgate's node agent on {{ $labels.node }} cannot write its verdict to the Node.` | quote }}
           description: >-
             {{`Calls to the Kubernetes API fail (see meshgate_node_agent_publish_errors_total by operation and the
@@ -140,17 +196,34 @@ groups:
         labels:
           {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
         annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateValidatorFailuresRising") | nindent 10 }}
           summary: {{ printf "Pods started without traffic redirection: %s in %s." `{{ $value | printf "%.0f" }}` $r.validatorFailuresWindow | quote }}
           description: >-
             Validation init containers found no redirect (meshgate's validator, istio-validation or Linkerd's network
             validator): a node's CNI chain misses the mesh plugin although it was verified, or lost it. The repair
-            controller's Events name the pods and nodes (kubectl get events -A --field-selector reason=MeshgateRepair).
+            controller's Events name the pods and nodes (kubectl get events -A --field-selector reason=MeshRedirectFailed).
+      - alert: MeshgateRepairReplicaDown
+        expr: |-
+          (sum(up{ {{- $repair -}} } == bool 0) > 0)
+          or
+          (max(kube_deployment_spec_replicas{ {{- $repairDeploy -}} } - kube_deployment_status_replicas_available{ {{- $repairDeploy -}} }) > 0)
+        for: 10m
+        labels:
+          {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
+        annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateRepairReplicaDown") | nindent 10 }}
+          summary: {{ printf "%s meshgate repair controller replica(s) down in namespace %s." `{{ $value }}` $ns | quote }}
+          description: >-
+            For 10 minutes a repair controller replica has failed its scrapes, or (with kube-state-metrics) the
+            Deployment has had fewer available replicas than it wants. The leader still acts; if it is the one down,
+            another takes the Lease, and with none left MeshgateRepairNoLeader fires.
       - alert: MeshgateRepairNoLeader
         expr: sum(meshgate_repair_leader{ {{- $repair -}} }) < 1
         for: 10m
         labels:
           {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
         annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateRepairNoLeader") | nindent 10 }}
           summary: No meshgate repair controller replica holds the leader Lease.
           description: >-
             Pods whose validator failed are neither deleted nor reported until a replica leads; check the replicas'

@@ -18,16 +18,20 @@ fullname: meshgate's default TLS SAN is <fullname>.<namespace>.svc.
 {{- end -}}
 {{- end -}}
 
+{{/*
+A workload's name: the full name cut so that its suffix always survives (63 characters in all), or a long
+release name would give two workloads, and their service accounts, the same name.
+*/}}
 {{- define "meshgate.nodeAgentName" -}}
-{{- printf "%s-node-agent" (include "meshgate.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-node-agent" (include "meshgate.fullname" . | trunc 52 | trimSuffix "-") -}}
 {{- end -}}
 
 {{- define "meshgate.repairName" -}}
-{{- printf "%s-repair-controller" (include "meshgate.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-repair-controller" (include "meshgate.fullname" . | trunc 45 | trimSuffix "-") -}}
 {{- end -}}
 
 {{- define "meshgate.uninstallName" -}}
-{{- printf "%s-uninstall" (include "meshgate.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-uninstall" (include "meshgate.fullname" . | trunc 53 | trimSuffix "-") -}}
 {{- end -}}
 
 {{/*
@@ -98,6 +102,11 @@ at its next sync of the pod (about a minute), and both re-read them every 10 s.
 
 {{- define "meshgate.certificateName" -}}
 {{- printf "%s-serving" (include "meshgate.fullname" .) -}}
+{{- end -}}
+
+{{/* cert-manager mode without an issuerRef: the chart's CA, its Secret and the Issuer that signs with it. */}}
+{{- define "meshgate.caName" -}}
+{{- printf "%s-ca" (include "meshgate.fullname" .) -}}
 {{- end -}}
 
 {{/* The chart's own labels. */}}
@@ -186,4 +195,12 @@ deleted with the Job when it succeeds; a failed Job stays for its logs and is re
 helm.sh/hook: post-delete
 helm.sh/hook-weight: "-10"
 helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+{{- end -}}
+
+{{/* enforcement.admins in words, for the enforcement policy's message: "group system:masters or user alice". */}}
+{{- define "meshgate.enforcementAdmins" -}}
+{{- $who := list -}}
+{{- range .Values.enforcement.admins.groups }}{{ $who = append $who (printf "group %s" .) }}{{ end -}}
+{{- range .Values.enforcement.admins.users }}{{ $who = append $who (printf "user %s" .) }}{{ end -}}
+{{- if $who }}{{ join " or " $who }}{{ else }}nobody (enforcement.admins is empty){{ end -}}
 {{- end -}}

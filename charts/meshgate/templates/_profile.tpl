@@ -3,7 +3,7 @@ What the chart must know of each mesh profile besides the config file: the CNI p
 the validation container's name, and the exit codes with which validators report missing redirection (meshgate's
 validate-redirect 42; Istio's istio-validation 126, tools/istio-iptables ValidationErrorCode; Linkerd's
 linkerd-network-validator 95, linkerd-reinitialize-pods). The first two mirror src/config/defaults.ts and the codes
-src/repair/failures.ts: test/chart/config.test.ts holds the chart to both.
+src/repair/failed/failures.ts: test/chart/config.test.ts holds the chart to both.
 */}}
 {{- define "meshgate.profileDefaults" -}}
 istio:
@@ -39,11 +39,15 @@ namespaces meshgate never sees (the release namespace and config.systemNamespace
 
 {{/*
 The config file every meshgate process reads (`--config`): `mesh`, then .Values.config with meshNamespace (the
-release namespace) and, unless set, validator.image (the chart's image: the validator runs meshgate).
+release namespace), enforcement.default (always written: meshgate.enforcementDefault) and, unless set,
+validator.image (the chart's image: the validator runs meshgate).
 */}}
 {{- define "meshgate.config" -}}
 {{- $cfg := deepCopy (.Values.config | default dict) -}}
 {{- $_ := set $cfg "meshNamespace" .Release.Namespace -}}
+{{- $enforcement := deepCopy ($cfg.enforcement | default dict) -}}
+{{- $_ := set $enforcement "default" (include "meshgate.enforcementDefault" .) -}}
+{{- $_ := set $cfg "enforcement" $enforcement -}}
 {{- $validator := deepCopy ($cfg.validator | default dict) -}}
 {{- if not $validator.image -}}
 {{- $_ := set $validator "image" (include "meshgate.image" .) -}}
@@ -51,4 +55,43 @@ release namespace) and, unless set, validator.image (the chart's image: the vali
 {{- $_ := set $cfg "validator" $validator -}}
 mesh: {{ .Values.mesh }}
 {{ toYaml $cfg }}
+{{- end -}}
+
+{{/*
+config.enforcement.default: the level of a guarded namespace without the label meshgate.io/enforcement
+(docs/security.md, "Enforcement levels"). Unset, a new install (and `helm template`, which cannot look) starts at
+audit, so meshgate installed next to a running mesh refuses nothing on day one; a release being upgraded keeps the
+level its ConfigMap holds, and one from before levels existed (0.1.x, no enforcement key) keeps enforce — an upgrade
+never lowers enforcement unless the value says so.
+*/}}
+{{- define "meshgate.enforcementDefault" -}}
+{{- $set := ((.Values.config | default dict).enforcement | default dict).default -}}
+{{- if $set -}}
+{{- $set -}}
+{{- else -}}
+{{- $cm := lookup "v1" "ConfigMap" .Release.Namespace (include "meshgate.fullname" .) -}}
+{{- if $cm -}}
+{{- $live := get ($cm.data | default dict) "config.yaml" | default "" | fromYaml -}}
+{{- (($live.enforcement | default dict).default) | default "enforce" -}}
+{{- else -}}
+audit
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The namespaces whose mesh ConfigMaps the webhook reads to learn what the mesh injects (config.learnImages, as JSON):
+the value, else the profile's default (src/config/defaults.ts: istio-system for istio, linkerd for linkerd).
+*/}}
+{{- define "meshgate.learnImagesNamespaces" -}}
+{{- $set := ((.Values.config | default dict).learnImages | default dict).namespaces -}}
+{{- if kindIs "slice" $set -}}
+{{- toJson $set -}}
+{{- else if eq .Values.mesh "istio" -}}
+["istio-system"]
+{{- else if eq .Values.mesh "linkerd" -}}
+["linkerd"]
+{{- else -}}
+[]
+{{- end -}}
 {{- end -}}

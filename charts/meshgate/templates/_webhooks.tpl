@@ -78,6 +78,14 @@ Each entry also gets the path suffix of its admission scope (src/admission/handl
 every pod of the namespaces it selects (meshgate marks the pods it admits there: meshgate.io/admitted), and
 "/selected-pods" for one with an objectSelector or when webhook.matchConditions are set — the pod's author could
 then create other pods there that meshgate never sees, with a mark copied from an admitted one, so none is marked.
+Then each entry becomes one per enforcement level (src/admission/level.ts), named <name> for enforce and
+<name>-warn, <name>-audit: its namespaceSelector also requires the label meshgate.io/enforcement to name that level —
+for the default level (config.enforcement.default), to name neither other level, so it also selects namespaces
+without the label — and its route ends in the level ("" for enforce, "/warn", "/audit"). The levels partition the
+namespaces, so the entries stay disjoint, and the apiserver tells meshgate each review's level by the path it calls:
+no namespace cache. The enforce entries keep the names entries had before levels: an upgrade from such a release
+(which keeps enforce) keeps its entries, and the caBundle the webhook wrote into them, which helm's merge keeps by
+entry name — renamed ones would start without it and refuse every pod until the webhook patched them.
 */}}
 {{- define "meshgate.webhookEntries" -}}
 {{- $entries := .Values.webhook.selectors | default list -}}
@@ -88,8 +96,10 @@ then create other pods there that meshgate never sees, with a mark copied from a
 {{- $entries = concat $entries (include "meshgate.podOptInSelector" (dict "ctx" $ "labels" .) | fromYamlArray) -}}
 {{- end -}}
 {{- $excluded := (include "meshgate.profile" . | fromJson).excludedNamespaces -}}
+{{- $default := include "meshgate.enforcementDefault" . -}}
+{{- $levels := list "enforce" "warn" "audit" -}}
 {{- $out := list -}}
-{{- range $entries -}}
+{{- range $e := $entries -}}
 {{- $ns := deepCopy (.namespaceSelector | default dict) -}}
 {{- $exclusion := dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" $excluded -}}
 {{- $_ := set $ns "matchExpressions" (append ($ns.matchExpressions | default list) $exclusion) -}}
@@ -97,11 +107,21 @@ then create other pods there that meshgate never sees, with a mark copied from a
 {{- if or .objectSelector $.Values.webhook.matchConditions -}}
 {{- $scope = "/selected-pods" -}}
 {{- end -}}
-{{- $entry := dict "name" .name "namespaceSelector" $ns "scope" $scope -}}
-{{- with .objectSelector -}}
+{{- range $level := $levels -}}
+{{- $sel := deepCopy $ns -}}
+{{- $requirement := dict "key" "meshgate.io/enforcement" "operator" "In" "values" (list $level) -}}
+{{- if eq $level $default -}}
+{{- $requirement = dict "key" "meshgate.io/enforcement" "operator" "NotIn" "values" (without $levels $level) -}}
+{{- end -}}
+{{- $_ := set $sel "matchExpressions" (append $sel.matchExpressions $requirement) -}}
+{{- $route := printf "%s%s" $scope (ternary "" (printf "/%s" $level) (eq $level "enforce")) -}}
+{{- $name := ternary $e.name (printf "%s-%s" $e.name $level) (eq $level "enforce") -}}
+{{- $entry := dict "name" $name "namespaceSelector" $sel "scope" $scope "level" $level "route" $route -}}
+{{- with $e.objectSelector -}}
 {{- $_ := set $entry "objectSelector" . -}}
 {{- end -}}
 {{- $out = append $out $entry -}}
+{{- end -}}
 {{- end -}}
 {{- toJson $out -}}
 {{- end -}}

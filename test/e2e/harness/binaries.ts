@@ -1,14 +1,11 @@
 // Finds the control-plane binaries that scripts/build-controlplane.sh built into the cache outside the repo.
-// The cache dir's key is recomputed here exactly as the script does (sha256 of go.mod + go.sum + the script,
-// first 12 hex digits), so a test always uses binaries built from the tree it runs in.
-import { createHash } from 'node:crypto';
+// The cache dir's key is computed from the script's inputs (test/support/build-cache.ts), so a test always uses
+// binaries built from the tree it runs in.
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { buildCacheDir, buildCacheKey, repoRoot } from '../../support/build-cache.ts';
 
-/** Repository root (this file is test/e2e/harness/binaries.ts). */
-export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+export { repoRoot };
 
 export interface ControlPlaneManifest {
   kubernetesVersion: string;
@@ -42,13 +39,16 @@ export type BinaryName =
   | 'kwok'
   | 'helm';
 
-/** Same key as scripts/build-controlplane.sh: sha256(go.mod ‖ go.sum ‖ script), first 12 hex digits. */
+/** scripts/build-controlplane.sh's key inputs, in its order. */
+const CONTROLPLANE_INPUTS = [
+  'test/e2e/controlplane/go.mod',
+  'test/e2e/controlplane/go.sum',
+  'scripts/build-controlplane.sh',
+];
+
+/** Same key as scripts/build-controlplane.sh. */
 export function controlPlaneCacheKey(root = repoRoot): string {
-  const hash = createHash('sha256');
-  for (const f of ['test/e2e/controlplane/go.mod', 'test/e2e/controlplane/go.sum', 'scripts/build-controlplane.sh']) {
-    hash.update(readFileSync(join(root, f)));
-  }
-  return hash.digest('hex').slice(0, 12);
+  return buildCacheKey(CONTROLPLANE_INPUTS, root);
 }
 
 /**
@@ -56,8 +56,7 @@ export function controlPlaneCacheKey(root = repoRoot): string {
  * MESHGATE_CACHE moves the cache root like it does for the script.
  */
 export function findControlPlaneBinaries(): ControlPlaneBinaries {
-  const cache = process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate');
-  const dir = process.env.MESHGATE_CONTROLPLANE_DIR || join(cache, `controlplane-${controlPlaneCacheKey()}`);
+  const dir = process.env.MESHGATE_CONTROLPLANE_DIR || buildCacheDir('controlplane', CONTROLPLANE_INPUTS);
   if (!existsSync(join(dir, '.complete'))) {
     throw new Error(
       `control-plane binaries are not built: ${dir}/.complete is missing. ` +

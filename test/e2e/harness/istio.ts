@@ -6,13 +6,11 @@
 //   await istio.stop();                                 // deregisters and stops it
 // The chart is rendered at test time with the control plane's helm, so each test can choose hub/tag/values (the
 // real-node tier points hub/tag at locally built images); nothing rendered is committed.
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { AdmissionregistrationV1Api, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
-import { repoRoot } from './binaries.ts';
+import { buildCacheDir, buildCacheKey, repoRoot } from '../../support/build-cache.ts';
 import type { ControlPlane } from './controlplane.ts';
 import { freePort, httpGet } from './net.ts';
 import * as procs from './procs.ts';
@@ -25,12 +23,14 @@ export interface IstioManifest {
   goVersion: string;
   binDir: string;
   discoveryChart: string;
+  /** The istio/gateway chart of the same module. */
+  gatewayChart: string;
   /** Seconds each binary took in the build that filled this dir (null: it was already there). */
   buildSeconds: Record<string, number | null>;
   builtAt: string;
 }
 
-export type IstioBinaryName = 'istio-injector' | 'istio-cni' | 'istio-iptables';
+export type IstioBinaryName = 'istio-injector' | 'istio-cni' | 'install-cni' | 'istio-iptables';
 
 export interface IstioBinaries {
   dir: string;
@@ -40,8 +40,8 @@ export interface IstioBinaries {
 
 const MODULE = 'test/istio';
 
-/** Same key as scripts/build-istio.sh: sha256(go.mod ‖ go.sum ‖ cmd/**\/*.go sorted ‖ script), first 12 hex digits. */
-export function istioCacheKey(root = repoRoot): string {
+/** scripts/build-istio.sh's key inputs, in its order: go.mod, go.sum, cmd/**\/*.go sorted, the script. */
+function istioKeyInputs(root: string): string[] {
   const goFiles = (dir: string): string[] =>
     readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
       e.isDirectory() ? goFiles(join(dir, e.name)) : e.name.endsWith('.go') ? [join(dir, e.name)] : [],
@@ -50,22 +50,22 @@ export function istioCacheKey(root = repoRoot): string {
   const sources = goFiles(join(mod, 'cmd'))
     .map((f) => relative(mod, f))
     .sort(); // byte order, like `LC_ALL=C sort`
-  const hash = createHash('sha256');
-  for (const f of [
+  return [
     join(mod, 'go.mod'),
     join(mod, 'go.sum'),
     ...sources.map((s) => join(mod, s)),
     join(root, 'scripts/build-istio.sh'),
-  ]) {
-    hash.update(readFileSync(f));
-  }
-  return hash.digest('hex').slice(0, 12);
+  ];
+}
+
+/** Same key as scripts/build-istio.sh. */
+export function istioCacheKey(root = repoRoot): string {
+  return buildCacheKey(istioKeyInputs(root), root);
 }
 
 /** Locates the finished build; MESHGATE_ISTIO_DIR overrides the computed dir, MESHGATE_CACHE moves the cache root. */
 export function findIstioBinaries(): IstioBinaries {
-  const cache = process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate');
-  const dir = process.env.MESHGATE_ISTIO_DIR || join(cache, `istio-${istioCacheKey()}`);
+  const dir = process.env.MESHGATE_ISTIO_DIR || buildCacheDir('istio', istioKeyInputs(repoRoot));
   if (!existsSync(join(dir, '.complete'))) {
     throw new Error(
       `Istio binaries are not built: ${dir}/.complete is missing. Run \`bash scripts/build-istio.sh\` ` +

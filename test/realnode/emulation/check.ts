@@ -1,6 +1,7 @@
 // The emulation against the real runtime (issue 13): for every case (emulation/cases.ts), what `check-node` predicts
 // (src/cni: readSnapshot + verifyChain with runtime containerd, max_conf_num 1 — the node agent's code) against what
-// containerd 1.6.20 really did with the same conf and bin dir (emulation/runtime.ts):
+// the nodes' containerd (1.6.20, or 2.4.2 on the 2.4 lines: predicted with libcni line 1.3) really did with the same
+// conf and bin dir (emulation/runtime.ts):
 //   loaded  the network containerd took as the pod's default (name, plugin types in order), or that it loaded none
 //           (and, then, which file its error names)
 //   ran     the plugins that ran on ADD, in order, and whether the sandbox started: predicted as the loaded chain up
@@ -11,7 +12,8 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readSnapshot, selectNetwork, verifyChain } from '../../../src/cni/index.ts';
-import type { Snapshot, Verdict } from '../../../src/cni/types.ts';
+import type { LibcniLine, Snapshot, Verdict } from '../../../src/cni/types.ts';
+import type { TierRuntime } from '../harness/containerd2.ts';
 import { STANDARD_PLUGINS } from '../../cni/oracle-cases.ts';
 import type { RealCluster } from '../harness/cluster.ts';
 import { emulationCases, type EmulationCase } from './cases.ts';
@@ -139,10 +141,16 @@ function clearCaseFiles(rt: EmulationRuntime, keep: string): void {
     if (f !== keep) rmSync(join(rt.paths.cniConfDir, f), { recursive: true, force: true });
 }
 
-function predict(snapshot: Snapshot): Predicted {
-  const options = { runtime: 'containerd' as const, libcni: '1.1' as const, pluginType: MESH_PLUGIN, maxConfNum: 1 };
+/** What the node agent derives from the runtime the kubelets report (src/cni/runtime-version.ts), and the label. */
+const RUNTIMES: Record<TierRuntime, { line: LibcniLine; what: string }> = {
+  'containerd-1.6': { line: '1.1', what: 'containerd 1.6.20 (CRI, go-cni 1.1.6, libcni 1.1.1)' },
+  'containerd-2.4': { line: '1.3', what: 'containerd 2.4.2 (CRI, go-cni 1.1.14, libcni 1.3.1)' },
+};
+
+function predict(snapshot: Snapshot, libcni: LibcniLine): Predicted {
+  const options = { runtime: 'containerd' as const, libcni, pluginType: MESH_PLUGIN, maxConfNum: 1 };
   const verdict = verifyChain(snapshot, options);
-  const selection = selectNetwork(snapshot, 'containerd', 1, '1.1');
+  const selection = selectNetwork(snapshot, 'containerd', 1, libcni);
   if (!selection.ok) return { verdict, failingFile: selection.file, ran: [], starts: false };
   const plugins = selection.selected.network.plugins.map((p) => p.type);
   // libcni refuses the network's name before any plugin runs.
@@ -208,6 +216,7 @@ export async function runEmulationCheck(cluster: RealCluster): Promise<Emulation
   const t0 = performance.now();
   const { cases, total } = emulationCases();
   const rt = await startEmulationRuntime(cluster);
+  const runtime = RUNTIMES[cluster.nodes[0]?.runtime ?? 'containerd-1.6'];
   const disagreements: string[] = [];
   let unsafe = 0;
   let meshRan = 0;
@@ -219,7 +228,7 @@ export async function runEmulationCheck(cluster: RealCluster): Promise<Emulation
         layBins(rt, c);
         layFiles(rt, c);
         rmSync(join(rt.paths.cniConfDir, syncName(i)));
-        const predicted = predict(await readSnapshot(rt.paths.cniConfDir, [rt.paths.cniBinDir]));
+        const predicted = predict(await readSnapshot(rt.paths.cniConfDir, [rt.paths.cniBinDir]), runtime.line);
         const observed = await observe(rt, i, i);
         const mesh = !observed.sandboxError && observed.ran.indexOf(MESH_PLUGIN, 1) > 0;
         if (mesh) meshRan++;
@@ -248,7 +257,7 @@ export async function runEmulationCheck(cluster: RealCluster): Promise<Emulation
       ? `all ${total} cases`
       : `${cases.length} of ${total} cases (corpus, priority files and binaries in full, the other categories sampled; MESHGATE_REALNODE_EMULATION=all runs every one)`;
   const line =
-    `emulation vs containerd 1.6.20 (CRI, go-cni 1.1.6, libcni 1.1.1): ${agree}/${cases.length} agree on the loaded chain and the chain run; ` +
+    `emulation vs ${runtime.what}: ${agree}/${cases.length} agree on the loaded chain and the chain run; ` +
     `unsafe verdicts: ${unsafe}; sandboxes that ran ${MESH_PLUGIN} after the first plugin: ${meshRan} — ${scope}, ${secs.toFixed(0)} s`;
   const counts = new Map<string, number>();
   for (const d of disagreements) counts.set(causeOf(d), (counts.get(causeOf(d)) ?? 0) + 1);

@@ -16,6 +16,7 @@ import * as procs from '../../e2e/harness/procs.ts';
 import { waitFor } from '../../e2e/harness/wait.ts';
 import type { RealCluster } from '../harness/cluster.ts';
 import { containerdConfig, containerdPaths, ctr, importImage, type ContainerdPaths } from '../harness/containerd.ts';
+import { containerd2Binaries, containerd2Config } from '../harness/containerd2.ts';
 import { CGROUP_NAME, inCgroupScript, makeCgroup } from '../harness/host.ts';
 
 const run = promisify(execFile);
@@ -75,7 +76,11 @@ export async function startEmulationRuntime(cluster: RealCluster): Promise<Emula
   const recorderScript = join(dir, 'recorder.sh');
   writeFileSync(recorderScript, RECORDER(recordLog));
   chmodSync(recorderScript, 0o755);
-  writeFileSync(join(dir, 'containerd.toml'), containerdConfig(paths, cluster.images.pause.ref));
+  // The runtime the cluster's nodes run: Debian's 1.6, or 2.4.2 (its own config schema, binaries and shim).
+  const v2 = cluster.nodes[0]?.runtime === 'containerd-2.4' ? containerd2Binaries() : undefined;
+  const rt = v2 ?? { containerd: bins.containerd, ctr: bins.ctr, binDir: undefined };
+  const config = v2 ? containerd2Config : containerdConfig;
+  writeFileSync(join(dir, 'containerd.toml'), config(paths, cluster.images.pause.ref));
   const cg = `${CGROUP_NAME}/${runId}/emu`;
   makeCgroup(`${cg}/runtime`);
   makeCgroup(`${cg}/pods`);
@@ -84,24 +89,27 @@ export async function startEmulationRuntime(cluster: RealCluster): Promise<Emula
   const containerd = procs.startComponent(
     'emu/containerd',
     'sh',
-    ['-c', inCgroupScript(`${cg}/runtime`), 'containerd', bins.containerd, '--config', join(dir, 'containerd.toml')],
+    ['-c', inCgroupScript(`${cg}/runtime`), 'containerd', rt.containerd, '--config', join(dir, 'containerd.toml')],
     {
       logPath: join(logs, 'containerd.log'),
       pgidFile,
       cwd: dir,
-      env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: dir },
+      env: {
+        PATH: `${rt.binDir ? `${rt.binDir}:` : ''}/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
+        HOME: dir,
+      },
     },
   );
   await waitFor(
     `emulation containerd at ${paths.socket}`,
     async () => {
       procs.assertRunning(containerd);
-      await ctr(bins.ctr, paths.socket, ['version'], 5_000);
+      await ctr(rt.ctr, paths.socket, ['version'], 5_000);
       return true;
     },
     { timeoutMs: 60_000, describe: () => procs.tail(containerd.logPath, 30) },
   );
-  await importImage(bins.ctr, paths.socket, cluster.images.pause.archive);
+  await importImage(rt.ctr, paths.socket, cluster.images.pause.archive);
 
   const cri = async (args: string[]) => {
     const { stdout } = await run(bins.cri, args, { timeout: 90_000, maxBuffer: 64 << 20 });

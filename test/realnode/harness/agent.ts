@@ -46,5 +46,5 @@ export function startNodeAgent(node: RealNode, opts: NodeAgentOptions): RunningN
   };
 }
 
-/** The label the agent publishes (src/node/contract.ts VERIFIED_LABEL): "true" | "false". */
+/** The label the agent publishes (src/contract/node.ts VERIFIED_LABEL): "true" | "false". */
 export const VERIFIED_LABEL = 'meshgate.io/cni-verified';

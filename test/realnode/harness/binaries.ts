@@ -1,50 +1,28 @@
 // Finds everything a real node runs: kubelet, pause, the proxy stand-in and S9's app (scripts/build-realnode.sh),
 // istio-cni (scripts/build-istio.sh, found by test/e2e/harness/istio.ts), and Debian's containerd, runc, ctr and CNI
-// plugins (scripts/bootstrap.mjs installs them). The realnode cache key is recomputed here exactly as its script
-// computes it, so a run always uses binaries built from the tree it runs in; a missing piece is an error that says
-// which command builds or installs it.
-import { createHash } from 'node:crypto';
+// plugins (scripts/bootstrap.mjs installs them). The realnode cache key is computed from its script's inputs
+// (test/support/build-cache.ts), so a run always uses binaries built from the tree it runs in; a missing piece is an
+// error that says which command builds or installs it.
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { repoRoot } from '../../e2e/harness/binaries.ts';
 import { findIstioBinaries } from '../../e2e/harness/istio.ts';
+import { buildCacheKey, finishedBuild, repoRoot } from '../../support/build-cache.ts';
 
-const cacheRoot = () => process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate');
+/** scripts/build-realnode.sh's key inputs, in its order. */
+const REALNODE_INPUTS = [
+  'test/e2e/controlplane/go.mod',
+  'test/e2e/controlplane/go.sum',
+  'scripts/build-realnode.sh',
+  'test/realnode/images/proxy.c',
+  'test/realnode/images/become-proxy.c',
+  'test/realnode/cri/go.mod',
+  'test/realnode/cri/go.sum',
+  'test/realnode/cri/main.go',
+];
 
-function keyOf(files: string[]): string {
-  const hash = createHash('sha256');
-  for (const f of files) hash.update(readFileSync(f));
-  return hash.digest('hex').slice(0, 12);
-}
-
-function completeDir(name: string, key: string, build: string): string {
-  const dir = join(cacheRoot(), `${name}-${key}`);
-  if (!existsSync(join(dir, '.complete'))) {
-    throw new Error(
-      `${name} binaries are not built: ${dir}/.complete is missing. Run \`bash ${build}\` (npm run scenarios does it through scripts/bootstrap.mjs).`,
-    );
-  }
-  return dir;
-}
-
-/**
- * Same key as scripts/build-realnode.sh: sha256(go.mod ‖ go.sum ‖ script ‖ proxy.c ‖ become-proxy.c ‖
- * cri/{go.mod,go.sum,main.go}), first 12 hex digits.
- */
+/** Same key as scripts/build-realnode.sh. */
 export function realNodeCacheKey(root = repoRoot): string {
-  return keyOf(
-    [
-      'test/e2e/controlplane/go.mod',
-      'test/e2e/controlplane/go.sum',
-      'scripts/build-realnode.sh',
-      'test/realnode/images/proxy.c',
-      'test/realnode/images/become-proxy.c',
-      'test/realnode/cri/go.mod',
-      'test/realnode/cri/go.sum',
-      'test/realnode/cri/main.go',
-    ].map((f) => join(root, f)),
-  );
+  return buildCacheKey(REALNODE_INPUTS, root);
 }
 
 /** Debian's CNI plugins (containernetworking-plugins) live here, not in /opt/cni/bin. */
@@ -86,7 +64,7 @@ function onPath(cmd: string, pkg: string): string {
 }
 
 export function findRealNodeBinaries(): RealNodeBinaries {
-  const rn = completeDir('realnode', realNodeCacheKey(), 'scripts/build-realnode.sh');
+  const rn = finishedBuild('realnode', REALNODE_INPUTS, 'scripts/build-realnode.sh', 'about 2 minutes cold');
   const manifest = JSON.parse(readFileSync(join(rn, 'manifest.json'), 'utf8')) as {
     kubernetesVersion: string;
     pauseVersion: string;

@@ -8,7 +8,10 @@ import { CoreV1Api, RbacAuthorizationV1Api, type V1Pod } from '@kubernetes/clien
 import { startControlPlane, type ControlPlane, type StartOptions } from '../../e2e/harness/controlplane.ts';
 import { describeError } from '../../e2e/harness/wait.ts';
 import { findRealNodeBinaries, type RealNodeBinaries } from './binaries.ts';
-import { ISTIO_CNI_USER } from './cni.ts';
+import { ISTIO_CNI_USER, type TierMesh } from './cni.ts';
+import type { TierRuntime } from './containerd2.ts';
+import { grantLinkerdCni } from './linkerd-cni.ts';
+import { linkerdProxyImage } from './linkerd-image.ts';
 import {
   BASE,
   CGROUP_NAME,
@@ -30,6 +33,10 @@ import { Timings } from './timings.ts';
 export interface RealClusterOptions {
   runId: string;
   nodes: { name: string; mesh: boolean }[];
+  /** Whose mesh plugin the nodes chain and whose proxy image they hold; default istio. */
+  meshName?: TierMesh;
+  /** Which containerd the nodes run; default Debian's 1.6. */
+  runtime?: TierRuntime;
   controlPlane?: Omit<StartOptions, 'withKwok' | 'kubeletClientCert'>;
   timings?: Timings;
 }
@@ -40,7 +47,15 @@ export interface RealCluster {
   cp: ControlPlane;
   bins: RealNodeBinaries;
   nodes: RealNode[];
-  images: { pause: BuiltImage; proxy: BuiltImage; meshgate: BuiltImage; becomeProxy: BuiltImage };
+  images: {
+    pause: BuiltImage;
+    proxy: BuiltImage;
+    meshgate: BuiltImage;
+    becomeProxy: BuiltImage;
+    /** meshName linkerd: Linkerd's proxy image (stand-in proxy, real proxy-init and validator). */
+    linkerdProxy?: BuiltImage;
+  };
+  meshName: TierMesh;
   timings: Timings;
   node(name: string): RealNode;
   /** Imports an image into every node's containerd. */
@@ -58,6 +73,7 @@ export async function startRealCluster(opts: RealClusterOptions): Promise<RealCl
     );
   const timings = opts.timings ?? new Timings();
   const { runId } = opts;
+  const meshName = opts.meshName ?? 'istio';
   const runDir = join(BASE, 'runs', runId);
 
   const { sweep } = timings.sync('namespace setup + sweep of earlier runs', () =>
@@ -100,11 +116,15 @@ export async function startRealCluster(opts: RealClusterOptions): Promise<RealCl
       proxy: await image('proxy stand-in', () => proxyImage(bins)),
       meshgate: await image('meshgate', () => meshgateImage()),
       becomeProxy: await image('become-proxy (S9)', () => becomeProxyImage(bins)),
+      ...(meshName === 'linkerd'
+        ? { linkerdProxy: await image('linkerd proxy (stand-in proxy, real proxy-init)', () => linkerdProxyImage()) }
+        : {}),
     };
     cp = await timings.async('control plane start', () =>
       startControlPlane({ ...opts.controlPlane, withKwok: false, kubeletClientCert: true }),
     );
     await grantIstioCni(cp);
+    if (meshName === 'linkerd') await grantLinkerdCni(cp);
     const started = await timings.async('nodes start (containerd + image import + kubelet + Ready)', () =>
       Promise.all(
         opts.nodes.map((n, i) =>
@@ -112,6 +132,8 @@ export async function startRealCluster(opts: RealClusterOptions): Promise<RealCl
             name: n.name,
             index: i + 1,
             mesh: n.mesh,
+            meshName,
+            runtime: opts.runtime,
             images: Object.values(images),
           }),
         ),
@@ -131,6 +153,7 @@ export async function startRealCluster(opts: RealClusterOptions): Promise<RealCl
       bins,
       nodes,
       images,
+      meshName,
       timings,
       node: byName,
       importImage: async (img) => void (await Promise.all(nodes.map((n) => n.importImage(img)))),

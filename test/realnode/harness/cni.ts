@@ -6,6 +6,7 @@ import { chmodSync, copyFileSync, mkdirSync, renameSync, rmSync, writeFileSync }
 import { join } from 'node:path';
 import { kubeconfig, type CertificateAuthority } from '../../e2e/harness/pki.ts';
 import type { RealNodeBinaries } from './binaries.ts';
+import { linkerdCniPlugin, prepareLinkerdCni } from './linkerd-cni.ts';
 
 /** cniVersion of the conflists: bridge/host-local/portmap 1.1.1 and istio-cni 1.27 all support it. */
 export const CNI_VERSION = '0.3.1';
@@ -22,7 +23,12 @@ export interface CniNodeLayout {
   /** The node's pod bridge device (e.g. mg-rn-1) and subnet (e.g. 10.244.1.0/24). */
   bridge: string;
   subnet: string;
+  /** Whose CNI plugin is the node's mesh plugin; default istio (istio-cni). linkerd: linkerd-cni (linkerd-cni.ts). */
+  mesh?: TierMesh;
 }
+
+/** The meshes the tier runs: their injector, their CNI plugin and their proxy stand-in. */
+export type TierMesh = 'istio' | 'linkerd';
 
 export type PluginConf = Record<string, unknown> & { type: string };
 
@@ -55,9 +61,14 @@ export function istioCniPlugin(l: CniNodeLayout): PluginConf {
   };
 }
 
+/** The node's mesh plugin as its installer chains it: istio-cni, or linkerd-cni (linkerd-cni.ts). */
+export function meshPlugin(l: CniNodeLayout): PluginConf {
+  return l.mesh === 'linkerd' ? linkerdCniPlugin(l) : istioCniPlugin(l);
+}
+
 /** The standard chains: rn-1 style (with the mesh plugin) and rn-2 style (without). */
 export function standardChain(l: CniNodeLayout, withMesh: boolean): PluginConf[] {
-  return withMesh ? [bridgePlugin(l), portmapPlugin(), istioCniPlugin(l)] : [bridgePlugin(l), portmapPlugin()];
+  return withMesh ? [bridgePlugin(l), portmapPlugin(), meshPlugin(l)] : [bridgePlugin(l), portmapPlugin()];
 }
 
 /** Writes `<confDir>/<file>` atomically. `plugins` null removes the file. */
@@ -89,6 +100,7 @@ export function prepareCni(l: CniNodeLayout, bins: RealNodeBinaries, server: str
   writeFileSync(join(l.istioDir, 'istio-cni-kubeconfig'), kubeconfig(server, ca.certPem, client, 'istio-cni'), {
     mode: 0o600,
   });
+  if (l.mesh === 'linkerd') prepareLinkerdCni(l, server, ca);
 }
 
 /** The user istio-cni authenticates as (see prepareCni). */

@@ -55,7 +55,8 @@ export const NONROOT_UID = 65532;
 /** The pause image's user, as Kubernetes' own pause image (build/pause/Dockerfile: USER 65535:65535). */
 export const PAUSE_UID = 65535;
 
-const imageCache = () => join(process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate'), 'realnode-images');
+export const imageCache = () =>
+  join(process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate'), 'realnode-images');
 
 /** Files that go into a rootfs: destination path in the image → source file or dir on this machine. */
 export type Contents = Map<string, string>;
@@ -160,9 +161,9 @@ export function becomeProxyImage(bins: RealNodeBinaries): Promise<BuiltImage> {
 }
 
 /** Where Debian's iptables keeps its extensions (compiled into libxtables as XTABLES_LIBDIR). */
-const XTABLES_LIBDIR = '/usr/lib/x86_64-linux-gnu/xtables';
+export const XTABLES_LIBDIR = '/usr/lib/x86_64-linux-gnu/xtables';
 /** The two iptables multi-binaries and the names istio-iptables runs (it probes legacy, then nft, then plain). */
-const XTABLES = {
+export const XTABLES = {
   'xtables-nft-multi': [
     'iptables',
     'iptables-save',
@@ -219,7 +220,7 @@ export function proxyImage(bins: RealNodeBinaries): Promise<BuiltImage> {
 }
 
 /** Shared libraries of a dynamically linked binary, as ldd resolves them here (the loader included). */
-function sharedLibraries(bin: string): string[] {
+export function sharedLibraries(bin: string): string[] {
   const out = execFileSync('ldd', [bin], { encoding: 'utf8' });
   return [...out.matchAll(/(?:=>\s*)?(\/\S+)\s+\(0x/g)].map((m) => m[1]);
 }

@@ -113,6 +113,10 @@ export function setUpNamespace(nodeIps: string[]): { sweep: string } {
   if (!outer || own === outer)
     throw new Error(`refusing to run: this process is not in a network namespace of its own (${own}, outer ${outer})`);
   const sweep = runCleanup('--all');
+  // A second cluster in the same namespace (the next line of scenarios/lines.ts) starts from fresh bridges: the node
+  // bridge and the earlier nodes' pod bridges (mg-rn-1 …), whose pod-CIDR routes the control plane refuses.
+  for (const link of linkNames().filter((l) => l === NODE_BRIDGE || l.startsWith('mg-')))
+    sh('ip', ['link', 'del', link]);
   sh('ip', ['link', 'add', NODE_BRIDGE, 'type', 'bridge']);
   for (const ip of nodeIps) sh('ip', ['addr', 'add', `${ip}/32`, 'dev', NODE_BRIDGE]);
   sh('ip', ['link', 'set', NODE_BRIDGE, 'up']);
@@ -127,11 +131,16 @@ export function setUpNamespace(nodeIps: string[]): { sweep: string } {
  */
 export function assertIsolated(): void {
   assertNoRouteOut('real-node pods (ISOLATION BROKEN)', { addresses: [PROBE_ADDRESS] });
-  const links = sh('ip', ['-o', 'link', 'show'])
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => l.split(':')[1].trim().split('@')[0]);
+  const links = linkNames();
   const foreign = links.filter((l) => l !== 'lo' && l !== NODE_BRIDGE && !/^(mg-|veth)/.test(l));
   if (foreign.length > 0)
     throw new Error(`ISOLATION BROKEN: unexpected links in the test namespace: ${foreign.join(', ')}`);
+}
+
+/** The namespace's links by name (a veth's peer suffix `@…` dropped). */
+function linkNames(): string[] {
+  return sh('ip', ['-o', 'link', 'show'])
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(':')[1].trim().split('@')[0]);
 }

@@ -18,6 +18,8 @@ export const PROBE_HOST = '203.0.113.1';
 export const PROBE_PORT = 80;
 /** The proxy's outbound capture port (Istio's default, and meshgate's). */
 export const OUTBOUND_PORT = 15001;
+/** Linkerd's (LINKERD2_PROXY_OUTBOUND_LISTEN_ADDR, linkerd-cni's outgoing-proxy-port). */
+export const LINKERD_OUTBOUND_PORT = 4140;
 /** 3 s: a redirected connection answers in milliseconds; an unredirected one fails at once (no route). */
 const DIAL_TIMEOUT_MS = 3_000;
 /** Redirect chains of the meshes: Istio's (istio-cni, istio-init) and Linkerd's (proxy-init, linkerd-cni). */
@@ -70,7 +72,8 @@ export async function redirectionOf(node: RealNode, pod: V1Pod): Promise<Redirec
     { timeout: DIAL_TIMEOUT_MS + 10_000 },
   );
   const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { connected: boolean; line?: string; error?: string };
-  const expected = `meshgate-e2e-proxy port=${OUTBOUND_PORT} orig=${PROBE_HOST}:${PROBE_PORT}`;
+  const port = node.cni.mesh === 'linkerd' ? LINKERD_OUTBOUND_PORT : OUTBOUND_PORT;
+  const expected = `meshgate-e2e-proxy port=${port} orig=${PROBE_HOST}:${PROBE_PORT}`;
   return {
     rules: backends.length > 0,
     reachesProxy: result.connected && result.line === expected,

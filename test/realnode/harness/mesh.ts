@@ -16,6 +16,9 @@ import type { RealCluster } from './cluster.ts';
 import { chartDefaults, type ChartDefaults } from './chart.ts';
 import { MESHGATE_REF, PROXYV2_HUB, PROXYV2_TAG } from './images.ts';
 import type { RealNode } from './node.ts';
+import type { TierMesh } from './cni.ts';
+import type { LinkerdInjector } from '../../e2e/harness/linkerd.ts';
+import { linkerdMeshgateConfig, linkerdOptIn, startTierLinkerdInjector } from './linkerd-mesh.ts';
 import { MESH_NAMESPACE, startWebhook, type Webhook } from './webhook.ts';
 
 /** What opts a namespace in: Istio's injector selects istio-injection, meshgate's webhooks meshgate.io/inject. */
@@ -31,7 +34,10 @@ export interface AgentVariant {
 }
 
 export interface MeshStack {
-  istio: IstioInjector;
+  /** Istio's injector (meshName istio). */
+  istio?: IstioInjector;
+  /** Linkerd's injector (meshName linkerd; harness/linkerd-mesh.ts). */
+  linkerd?: LinkerdInjector;
   webhook: Webhook;
   agents: Map<string, RunningNodeAgent>;
   /**
@@ -61,7 +67,8 @@ export const BASELINE_NAMESPACE = 's9-baseline';
  * image, with `apps.privileges: restricted` as a user's defaults have it (the unit tiers' base config relaxes it to
  * baseline), so every scenario's app containers must show they cannot become the proxy.
  */
-export function meshgateConfig(): Record<string, unknown> {
+export function meshgateConfig(meshName: TierMesh = 'istio'): Record<string, unknown> {
+  if (meshName === 'linkerd') return linkerdMeshgateConfig();
   const repo = `${PROXYV2_HUB}/proxyv2`;
   return {
     validator: { image: MESHGATE_REF },
@@ -75,10 +82,12 @@ export async function startMeshStack(cluster: RealCluster, repairFlags: string[]
   const { cp } = cluster;
   const chart = chartDefaults();
   const core = cp.kc.makeApiClient(CoreV1Api);
-  const istio = await startIstioInjector(cp, { hub: PROXYV2_HUB, tag: PROXYV2_TAG });
-  await istio.register();
+  const { meshName } = cluster;
+  const istio = meshName === 'istio' ? await startIstioInjector(cp, { hub: PROXYV2_HUB, tag: PROXYV2_TAG }) : undefined;
+  await istio?.register();
+  const linkerd = meshName === 'linkerd' ? await startTierLinkerdInjector(cp) : undefined;
   await core.createNamespace({ body: { metadata: { name: MESH_NAMESPACE } } });
-  const webhook = await startWebhook(cp, cluster.runDir, meshgateConfig());
+  const webhook = await startWebhook(cp, cluster.runDir, meshgateConfig(meshName), meshName);
   await webhook.register(chart.webhook);
 
   const agents = new Map<string, RunningNodeAgent>();
@@ -93,7 +102,11 @@ export async function startMeshStack(cluster: RealCluster, repairFlags: string[]
       ...chart.agentArgs.filter((a) => a !== '--taint-unverified'),
       ...(taint ? ['--taint-unverified'] : []),
     ];
-    agents.set(node.name, startNodeAgent(node, { kubeconfig: cp.kubeconfigPath, confDir: opts.confDir, args }));
+    const pluginType = meshName === 'linkerd' ? 'linkerd-cni' : 'istio-cni';
+    agents.set(
+      node.name,
+      startNodeAgent(node, { kubeconfig: cp.kubeconfigPath, confDir: opts.confDir, args, pluginType }),
+    );
     variants.set(node.name, variant);
   };
   for (const n of cluster.nodes) await restartAgent(n);
@@ -104,7 +117,7 @@ export async function startMeshStack(cluster: RealCluster, repairFlags: string[]
   const configFile = join(cluster.runDir, 'meshgate-config.json');
   writeFileSync(
     configFile,
-    JSON.stringify(rawConfig('istio', { meshNamespace: MESH_NAMESPACE, ...meshgateConfig() }), null, 2),
+    JSON.stringify(rawConfig(meshName, { meshNamespace: MESH_NAMESPACE, ...meshgateConfig(meshName) }), null, 2),
   );
   let repair: procs.Component | undefined;
   let generation = 0;
@@ -139,6 +152,7 @@ export async function startMeshStack(cluster: RealCluster, repairFlags: string[]
 
   return {
     istio,
+    linkerd,
     webhook,
     agents,
     chart,
@@ -146,7 +160,7 @@ export async function startMeshStack(cluster: RealCluster, repairFlags: string[]
     repair: () => repair!,
     restartRepair,
     async namespace(name, labels = {}) {
-      await core.createNamespace({ body: { metadata: { name, labels } } });
+      await core.createNamespace({ body: { metadata: { name, labels, annotations: linkerdOptIn(meshName, labels) } } });
       await core.createNamespacedConfigMap({
         namespace: name,
         body: { metadata: { name: 'istio-ca-root-cert' }, data: { 'root-cert.pem': cp.ca.certPem } },
@@ -165,7 +179,8 @@ export async function startMeshStack(cluster: RealCluster, repairFlags: string[]
       if (repair) await procs.stopComponent(repair);
       await Promise.all([...agents.values()].map((a) => a.stop()));
       await webhook.down();
-      await istio.stop();
+      await istio?.stop();
+      await linkerd?.stop();
     },
   };
 }

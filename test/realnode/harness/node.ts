@@ -10,7 +10,7 @@ import { kubeconfig } from '../../e2e/harness/pki.ts';
 import * as procs from '../../e2e/harness/procs.ts';
 import { waitFor } from '../../e2e/harness/wait.ts';
 import type { RealNodeBinaries } from './binaries.ts';
-import { prepareCni, standardChain, writeConflist, type CniNodeLayout, type PluginConf } from './cni.ts';
+import { prepareCni, standardChain, writeConflist, type CniNodeLayout, type TierMesh, type PluginConf } from './cni.ts';
 import {
   containerdConfig,
   containerdPaths,
@@ -19,6 +19,7 @@ import {
   podNetnsPath,
   type ContainerdPaths,
 } from './containerd.ts';
+import { containerd2Binaries, containerd2Config, type TierRuntime } from './containerd2.ts';
 import { CGROUP_NAME, inCgroupScript, makeCgroup } from './host.ts';
 import type { BuiltImage } from './image.ts';
 import { kubeletArgs, kubeletConfig, kubeletLayout, type KubeletLayout } from './kubelet.ts';
@@ -30,6 +31,10 @@ export interface RealNodeSpec {
   index: number;
   /** Start with the mesh plugin (istio-cni) chained after bridge + portmap. Phase-2 scenarios rewrite it freely. */
   mesh: boolean;
+  /** Whose mesh plugin that is (default istio: istio-cni; linkerd: linkerd-cni). */
+  meshName?: TierMesh;
+  /** containerd 1.6 (Debian's, the default) or 2.4 (scripts/build-containerd.sh). */
+  runtime?: TierRuntime;
   /** Images to import before the kubelet starts (the sandbox image must be among them). */
   images: BuiltImage[];
 }
@@ -41,6 +46,8 @@ export interface RealNode {
   mesh: boolean;
   dir: string;
   cni: CniNodeLayout;
+  /** Which containerd the node runs. */
+  runtime: TierRuntime;
   containerd: ContainerdPaths;
   kubelet: KubeletLayout;
   /** Rewrites this node's conflist (null removes it); containerd picks the change up by itself. */
@@ -62,6 +69,9 @@ export interface RealNode {
   /** SIGTERM kubelet then containerd (SIGKILL after procs.STOP_GRACE_MS). Shims are left to cleanup.sh. */
   stop(): Promise<void>;
 }
+
+/** containerd runs runc, the CNI plugins, iptables and nsenter by name (istio-cni execs iptables-*). */
+const NODE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** The node bridge's addresses: 10.250.0.0/24 is nowhere else on this machine and far from pods and services. */
 export const nodeIp = (index: number) => `10.250.0.${index}`;
@@ -89,6 +99,7 @@ export async function startRealNode(
     istioDir: join(dir, 'istio'),
     bridge: `mg-${spec.name}`,
     subnet: `10.244.${spec.index}.0/24`,
+    mesh: spec.meshName,
   };
   prepareCni(cni, bins, cp.server, cp.ca);
   writeConflist(cni, standardChain(cni, spec.mesh));
@@ -96,7 +107,9 @@ export async function startRealNode(
   const c = containerdPaths(dir);
   const pause = spec.images.find((i) => i.ref.includes('/pause:'));
   if (!pause) throw new Error(`node ${spec.name}: no pause image among ${spec.images.map((i) => i.ref).join(', ')}`);
-  writeFileSync(join(dir, 'containerd.toml'), containerdConfig(c, pause.ref));
+  const v2 = spec.runtime === 'containerd-2.4' ? containerd2Binaries() : undefined;
+  const rt = v2 ?? { containerd: bins.containerd, ctr: bins.ctr, binDir: undefined };
+  writeFileSync(join(dir, 'containerd.toml'), v2 ? containerd2Config(c, pause.ref) : containerdConfig(c, pause.ref));
   const components: procs.Component[] = [];
   const start = (name: string, cg: string, bin: string, args: string[], env: NodeJS.ProcessEnv = {}) => {
     makeCgroup(`${cgroupRoot}/${cg}`);
@@ -108,8 +121,8 @@ export async function startRealNode(
         logPath: join(logs, `${name}.log`),
         pgidFile,
         cwd: dir,
-        // containerd runs runc, the CNI plugins, iptables and nsenter by name (istio-cni execs iptables-*).
-        env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: dir, ...env },
+        // On 2.4 its own shim comes first.
+        env: { PATH: `${rt.binDir ? `${rt.binDir}:` : ''}${NODE_PATH}`, HOME: dir, ...env },
       },
     );
     components.push(comp);
@@ -118,7 +131,7 @@ export async function startRealNode(
   const describe = (lines = 30) =>
     components.map((k) => `--- ${k.name} (${k.logPath}) ---\n${procs.tail(k.logPath, lines)}`).join('\n');
 
-  const containerd = start('containerd', 'runtime', bins.containerd, [
+  const containerd = start('containerd', 'runtime', rt.containerd, [
     '--config',
     join(dir, 'containerd.toml'),
     '--log-level',
@@ -128,12 +141,12 @@ export async function startRealNode(
     `${spec.name}: containerd at ${c.socket}`,
     async () => {
       procs.assertRunning(containerd);
-      await ctr(bins.ctr, c.socket, ['version'], 5_000);
+      await ctr(rt.ctr, c.socket, ['version'], 5_000);
       return true;
     },
     { timeoutMs: 60_000, describe },
   );
-  await Promise.all(spec.images.map((img) => importImage(bins.ctr, c.socket, img.archive)));
+  await Promise.all(spec.images.map((img) => importImage(rt.ctr, c.socket, img.archive)));
 
   const kl = kubeletLayout(dir, {
     name: spec.name,
@@ -175,9 +188,10 @@ export async function startRealNode(
     kubelet: kl,
     writeConflist: (plugins, file) => writeConflist(cni, plugins, file),
     standardChain: (withMesh) => standardChain(cni, withMesh),
-    importImage: (img) => importImage(bins.ctr, c.socket, img.archive),
-    ctr: (args) => ctr(bins.ctr, c.socket, args),
-    podNetns: (uid) => podNetnsPath(bins.ctr, c.socket, uid),
+    runtime: spec.runtime ?? 'containerd-1.6',
+    importImage: (img) => importImage(rt.ctr, c.socket, img.archive),
+    ctr: (args) => ctr(rt.ctr, c.socket, args),
+    podNetns: (uid) => podNetnsPath(rt.ctr, c.socket, uid),
     spawn: (name, bin, args, env) => start(name, name, bin, args, env),
     describe,
     stop: async () => {

@@ -10,11 +10,13 @@ import pino from 'pino';
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
 import type { ControlPlane } from '../../e2e/harness/controlplane.ts';
 import { freePort } from '../../e2e/harness/net.ts';
+import type { MeshName } from '../../../src/mesh/types.ts';
 import { testConfig } from '../../support/config.ts';
 import type { Compiled } from '../../../src/config/compile.ts';
 import { startServer, type RunningServer } from '../../../src/server/start.ts';
 import type { Verdict as AdmissionVerdict } from '../../../src/admission/review.ts';
 import { generateKey } from '../../../src/mark/keys.ts';
+import { daemonClient } from '../../e2e/daemon-client.ts';
 
 /** Both configurations' name; Istio's `istio-sidecar-injector` sorts first, so the apiserver calls Istio first. */
 export const WEBHOOK_CONFIG_NAME = 'meshgate';
@@ -49,8 +51,13 @@ export interface Webhook {
  * @param config  raw config overrides on top of test/support/config.ts's istio profile (objects merge key by key,
  *                arrays are replaced)
  */
-export async function startWebhook(cp: ControlPlane, dir: string, config: Record<string, unknown>): Promise<Webhook> {
-  const compiled = testConfig('istio', { meshNamespace: MESH_NAMESPACE, ...config }); // mesh.ts writes the same for the repair controller
+export async function startWebhook(
+  cp: ControlPlane,
+  dir: string,
+  config: Record<string, unknown>,
+  mesh: MeshName = 'istio',
+): Promise<Webhook> {
+  const compiled = testConfig(mesh, { meshNamespace: MESH_NAMESPACE, ...config }); // mesh.ts writes the same for the repair controller
   const port = await freePort();
   const serving = cp.ca.issue({
     commonName: 'meshgate.meshgate.svc',
@@ -78,7 +85,7 @@ export async function startWebhook(cp: ControlPlane, dir: string, config: Record
       certFile,
       keyFile,
       tlsSans: ['127.0.0.1'],
-      kc: cp.kc,
+      kube: daemonClient(cp.kc),
       drainSeconds: 0,
       markKeys: { dir: markKeyDir },
       logger: pino({ level: process.env.MESHGATE_REALNODE_LOG ?? 'warn' }),

@@ -10,7 +10,7 @@ import { PAUSE_UID, pauseRef } from '../harness/images.ts';
 import { cannotBecomeProxy } from '../harness/pods.ts';
 import type { MeshStack } from '../harness/mesh.ts';
 import { APP_CONTAINER, appRunning, type PodMonitor, redirected } from '../harness/monitor.ts';
-import { CONDITION_TYPE } from '../../../src/node/contract.ts';
+import { CONDITION_TYPE } from '../../../src/contract/node.ts';
 import { QUARANTINE_ANNOTATION, QUARANTINE_HISTORY_ANNOTATION } from '../../../src/node/quarantine.ts';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -25,7 +25,7 @@ import {
 } from './common.ts';
 import { PodMonitor } from '../harness/monitor.ts';
 import { OPT_IN_LABELS } from '../harness/mesh.ts';
-import { bridgePlugin, CONFLIST_NAME, istioCniPlugin, portmapPlugin } from '../harness/cni.ts';
+import { bridgePlugin, CONFLIST_NAME, meshPlugin, portmapPlugin } from '../harness/cni.ts';
 import { writeFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { VERIFIED_LABEL } from '../harness/agent.ts';
@@ -37,17 +37,23 @@ const RESTORE_AFTER_MS = 10_000;
 /** Repair is rate-limited (10 deletions a minute) and the kubelet backs off restarts: 150 s bounds a slow recovery. */
 const DEADLINE_MS = 150_000;
 
-interface ChainChange {
+export interface ChainChange {
   describe: string;
+  /** Before the baseline: lay out rn-1's dir as the change needs it (rn-1 must end up verified). */
+  setup?(ctx: ScenarioContext): void;
   brk(ctx: ScenarioContext): void;
   restore(ctx: ScenarioContext): void;
 }
 
-async function chainRace(ctx: ScenarioContext, ns: string, change: ChainChange) {
+export async function chainRace(ctx: ScenarioContext, ns: string, change: ChainChange) {
   const { cluster, mesh } = ctx;
   const rn2 = cluster.node('rn-2');
   rn2.writeConflist(rn2.standardChain(true));
   await mesh.waitVerdict('rn-2', true);
+  if (change.setup) {
+    change.setup(ctx);
+    await mesh.waitVerdict('rn-1', true);
+  }
   await mesh.namespace(ns, OPT_IN_LABELS);
   const m = new PodMonitor(cluster, [ns]);
   m.start();
@@ -109,17 +115,18 @@ function stuck(m: PodMonitor, ns: string): string {
   return `; not running: ${pods.map((p) => `${p.metadata!.name}@${p.spec?.nodeName ?? '-'} ${p.status?.phase}${(p.status?.initContainerStatuses ?? []).map((s) => ` ${s.name}:${s.state?.waiting?.reason ?? (s.state?.terminated ? `exit ${s.state.terminated.exitCode}` : Object.keys(s.state ?? {})[0])}`).join('')}`).join('; ')}`;
 }
 
+/** meshgate's validation container in each mesh's pods. */
+const VALIDATORS = ['istio-validation', 'linkerd-network-validator'];
+
 /** Termination messages of validators that failed (what `kubectl describe pod` shows), still visible on live pods. */
 async function validationFailures(ctx: ScenarioContext, ns: string): Promise<string[]> {
   const pods = (await core(ctx.cluster).listNamespacedPod({ namespace: ns })).items;
   const out: string[] = [];
   for (const p of pods) {
-    const s = p.status?.initContainerStatuses?.find((x) => x.name === 'istio-validation');
+    const s = p.status?.initContainerStatuses?.find((x) => VALIDATORS.includes(x.name));
     const t = s?.lastState?.terminated ?? s?.state?.terminated;
     if (t && t.exitCode !== 0)
-      out.push(
-        `pod ${p.metadata!.name} istio-validation exit ${t.exitCode}: ${oneLine(t.message ?? t.reason ?? '', 160)}`,
-      );
+      out.push(`pod ${p.metadata!.name} ${s!.name} exit ${t.exitCode}: ${oneLine(t.message ?? t.reason ?? '', 160)}`);
   }
   return out;
 }
@@ -133,7 +140,7 @@ export const s2: Scenario = {
   namespaces: ['s2'],
   run: (ctx) =>
     chainRace(ctx, 's2', {
-      describe: `rn-1's ${CONFLIST_NAME} rewritten without istio-cni`,
+      describe: `rn-1's ${CONFLIST_NAME} rewritten without the mesh plugin`,
       brk: ({ cluster }) => void cluster.node('rn-1').writeConflist(cluster.node('rn-1').standardChain(false)),
       restore: ({ cluster }) => void cluster.node('rn-1').writeConflist(cluster.node('rn-1').standardChain(true)),
     }),
@@ -152,10 +159,11 @@ export const s3: Scenario = {
         writeFileSync(tmp, JSON.stringify({ cniVersion: '0.3.1', name: 'multus-stand-in', ...bridgePlugin(n.cni) }));
         renameSync(tmp, join(n.cni.confDir, MULTUS_CONF));
       },
-      // istio-cni's installer chains itself into the first file, turning a .conf into a .conflist.
+      // The mesh plugin's installer (istio-cni's, linkerd-cni's) chains itself into the first file, turning a .conf
+      // into a .conflist.
       restore: ({ cluster }) => {
         const n = cluster.node('rn-1');
-        n.writeConflist([bridgePlugin(n.cni), portmapPlugin(), istioCniPlugin(n.cni)], '00-multus.conflist');
+        n.writeConflist([bridgePlugin(n.cni), portmapPlugin(), meshPlugin(n.cni)], '00-multus.conflist');
         rmSync(join(n.cni.confDir, MULTUS_CONF), { force: true });
       },
     }),

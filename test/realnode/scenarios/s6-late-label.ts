@@ -17,6 +17,7 @@ import {
 } from './common.ts';
 import { appRunning, PodMonitor, redirected } from '../harness/monitor.ts';
 import { OPT_IN_LABELS } from '../harness/mesh.ts';
+import { linkerdOptIn } from '../harness/linkerd-mesh.ts';
 
 const NS = 's6';
 const REPLICAS = 3;
@@ -40,7 +41,11 @@ export const s6: Scenario = {
       if (before === undefined) failures.push(`setup: ${REPLICAS} unmeshed replicas did not start`);
       const t0 = Date.now();
       await core(cluster).patchNamespace(
-        { name: NS, body: { metadata: { labels: OPT_IN_LABELS } } },
+        // Linkerd's opt-in is an annotation: the user adds it with meshgate's label.
+        {
+          name: NS,
+          body: { metadata: { labels: OPT_IN_LABELS, annotations: linkerdOptIn(cluster.meshName, OPT_IN_LABELS) } },
+        },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
       const rightMs = await waitRight(t0, DEADLINE_MS, () => workloadRight(m, NS, 'web', REPLICAS));

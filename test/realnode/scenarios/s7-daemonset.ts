@@ -25,7 +25,7 @@ import {
 } from './common.ts';
 import { appRunning, PodMonitor, redirected } from '../harness/monitor.ts';
 import { OPT_IN_LABELS } from '../harness/mesh.ts';
-import { UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../../src/node/contract.ts';
+import { UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../../src/contract/node.ts';
 import type { V1Pod } from '@kubernetes/client-node';
 
 const NS = 's7';

@@ -1,0 +1,154 @@
+/**
+ * `meshgate explain KIND/NAME… [-n NS]` on the live cluster (issue 23 §4): reads each workload (pod, deployment,
+ * statefulset, daemonset, replicaset, job, cronjob), the Nodes' published verdicts, the namespace's enforcement level
+ * and what the mesh's own ConfigMaps say it injects (config.learnImages), and judges each pod (template) with the
+ * same core as the webhook. Read-only. The outcome per object is what meshgate would do at that namespace's level:
+ * admitted as is, adjusted (a patch), admitted with a record (a refusal below enforce) or refused.
+ */
+import { CoreV1Api, type KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import { stringify as toYaml, parse as parseYaml } from 'yaml';
+import type { Compiled } from '../config/compile.ts';
+import { withLearnedImages } from '../config/learned.ts';
+import { ENFORCEMENT_LABEL } from '../contract/names.ts';
+import { reasonText } from '../contract/reasons.ts';
+import { factFromNode, NodeFactStore } from '../facts/node-facts.ts';
+import type { Decision } from '../inject/decide.ts';
+import { podTemplates } from '../manifests/workloads.ts';
+import { unionImages, type LearnedImages } from '../mesh/learn.ts';
+import { ENFORCEMENT_LEVELS, type EnforcementLevel } from '../config/types.ts';
+import { UsageError } from '../util/args.ts';
+import { decideTemplate } from './offline.ts';
+import { describeDecision } from './describe-decision.ts';
+
+/** `kubectl`'s names and short names of the kinds with a pod template, to their API version and kind. */
+const KINDS: Readonly<Record<string, { apiVersion: string; kind: string }>> = Object.fromEntries(
+  (
+    [
+      [['pod', 'pods', 'po'], 'v1', 'Pod'],
+      [['deployment', 'deployments', 'deploy'], 'apps/v1', 'Deployment'],
+      [['statefulset', 'statefulsets', 'sts'], 'apps/v1', 'StatefulSet'],
+      [['daemonset', 'daemonsets', 'ds'], 'apps/v1', 'DaemonSet'],
+      [['replicaset', 'replicasets', 'rs'], 'apps/v1', 'ReplicaSet'],
+      [['job', 'jobs'], 'batch/v1', 'Job'],
+      [['cronjob', 'cronjobs', 'cj'], 'batch/v1', 'CronJob'],
+    ] as const
+  ).flatMap(([names, apiVersion, kind]) => names.map((n) => [n, { apiVersion, kind }])),
+);
+
+export type Outcome = 'admitted' | 'adjusted' | 'admitted-with-record' | 'refused';
+
+/** Exit codes: the most consequential outcome of all objects. */
+export const OUTCOME_EXIT: Readonly<Record<Outcome, number>> = {
+  admitted: 0,
+  adjusted: 3,
+  'admitted-with-record': 4,
+  refused: 5,
+};
+
+export interface Explained {
+  object: string;
+  namespace: string;
+  level: EnforcementLevel;
+  outcome: Outcome;
+  decision: { kind: Decision['kind']; reason: string; text: string; message?: string };
+  lines: string[];
+}
+
+/** Parses `KIND/NAME` as kubectl does; a usage error names what is wrong. */
+export function parseRef(arg: string): { apiVersion: string; kind: string; name: string } {
+  const slash = arg.indexOf('/');
+  if (slash <= 0 || slash === arg.length - 1)
+    throw new UsageError(`"${arg}" is not KIND/NAME (e.g. deploy/web, pod/web-1)`);
+  const k = KINDS[arg.slice(0, slash).toLowerCase()];
+  if (!k)
+    throw new UsageError(
+      `"${arg.slice(0, slash)}" is not a kind with pods (one of pod, deploy, sts, ds, rs, job, cronjob)`,
+    );
+  return { ...k, name: arg.slice(slash + 1) };
+}
+
+/** What meshgate would do at the namespace's level with a decision. */
+export function outcomeOf(d: Decision, level: EnforcementLevel): Outcome {
+  if (d.kind === 'deny') return level === 'enforce' ? 'refused' : 'admitted-with-record';
+  return d.kind === 'patch' ? 'adjusted' : 'admitted';
+}
+
+function levelOf(labels: Record<string, string> | undefined, cfg: Compiled): EnforcementLevel {
+  const l = labels?.[ENFORCEMENT_LABEL] as EnforcementLevel | undefined;
+  return l && ENFORCEMENT_LEVELS.includes(l) ? l : cfg.config.enforcement.default;
+}
+
+/** The compiled configuration with what the mesh's ConfigMaps name, as the webhook would learn it. */
+async function learned(core: CoreV1Api, cfg: Compiled): Promise<Compiled> {
+  const from = cfg.profile.learnFrom;
+  const all: LearnedImages[] = [];
+  for (const namespace of from ? (cfg.config.learnImages?.namespaces ?? []) : []) {
+    const list = await core.listNamespacedConfigMap({ namespace }).catch(() => undefined);
+    for (const cm of list?.items ?? []) {
+      if (!from?.configMap(cm.metadata?.name ?? '') || cm.data?.values === undefined) continue;
+      try {
+        const l = from.images(from.format === 'json' ? JSON.parse(cm.data.values) : parseYaml(cm.data.values));
+        if (!('problem' in l)) all.push(l);
+      } catch {
+        // A ConfigMap whose values do not parse names nothing, as for the webhook.
+      }
+    }
+  }
+  return withLearnedImages(cfg, unionImages(all));
+}
+
+export async function explainLive(
+  kc: KubeConfig,
+  base: Compiled,
+  args: readonly string[],
+  namespace: string,
+): Promise<Explained[]> {
+  const refs = args.map(parseRef);
+  const core = kc.makeApiClient(CoreV1Api);
+  const objects = KubernetesObjectApi.makeApiClient(kc);
+  const cfg = await learned(core, base);
+  const nodes = new NodeFactStore();
+  const expect = { pluginType: cfg.config.cni.pluginType, maxVerdictAgeMs: cfg.config.cni.maxVerdictAgeSeconds * 1000 };
+  nodes.replaceAll(
+    (await core.listNode()).items.map((n) => factFromNode(n as Parameters<typeof factFromNode>[0], expect)),
+  );
+  nodes.markSynced();
+  const ns = await core.readNamespace({ name: namespace });
+  const level = levelOf(ns.metadata?.labels, cfg);
+  const out: Explained[] = [];
+  for (const r of refs) {
+    const obj = await objects.read({ apiVersion: r.apiVersion, kind: r.kind, metadata: { name: r.name, namespace } });
+    // The object as the API serves it, as JSON (the client's model classes hold Dates where JSON has strings).
+    const doc = JSON.parse(JSON.stringify(obj)) as Record<string, unknown>;
+    for (const t of podTemplates(doc)) {
+      const d = decideTemplate({ ...t, namespace }, `${r.kind} ${namespace}/${r.name}`, nodes, cfg);
+      const reason = d.reason;
+      out.push({
+        object: `${r.kind.toLowerCase()}/${r.name}`,
+        namespace,
+        level,
+        outcome: outcomeOf(d, level),
+        decision: {
+          kind: d.kind,
+          reason,
+          text: reasonText(reason),
+          ...(d.kind === 'deny' ? { message: d.message } : {}),
+        },
+        lines: describeDecision(d),
+      });
+    }
+  }
+  return out;
+}
+
+export function renderExplained(e: readonly Explained[], output: string): string {
+  if (output === 'json') return `${JSON.stringify({ results: e.map(({ lines, ...r }) => r) }, null, 2)}\n`;
+  if (output === 'yaml') return toYaml({ results: e.map(({ lines, ...r }) => r) });
+  return e
+    .map(
+      (r) =>
+        `${r.object} (namespace ${r.namespace}, level ${r.level}): ${r.outcome.toUpperCase()}\n` +
+        r.lines.map((l) => `  ${l}\n`).join(''),
+    )
+    .join('');
+}

@@ -1,0 +1,100 @@
+/**
+ * The containers meshgate names or injects, as config/schema.ts declares them: the proxy and the mesh's init
+ * container (identity for every profile, templates for mesh custom) and meshgate's validator.
+ */
+import { Type } from '@sinclair/typebox';
+import { ContainerName, Image, NonEmptyStringList, NonRootId, Port, Section, StringList } from './schema-kinds.ts';
+
+/** Kubernetes objects meshgate copies into the injected proxy: free-form beyond their required keys. */
+export const EnvVarSchema = Type.Object({
+  name: Type.String(),
+  value: Type.Optional(Type.String()),
+  valueFrom: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
+export const ContainerPortSchema = Type.Object({
+  name: Type.Optional(Type.String()),
+  containerPort: Type.Integer(),
+  protocol: Type.Optional(Type.String()),
+});
+const ResourceList = Type.Unsafe<Record<string, string>>({
+  type: 'object',
+  additionalProperties: { type: ['string', 'number'] },
+});
+export const ResourcesSchema = Section({
+  requests: Type.Optional(ResourceList),
+  limits: Type.Optional(ResourceList),
+});
+const VolumeMountSchema = Type.Object({
+  name: Type.String(),
+  mountPath: Type.String(),
+  readOnly: Type.Optional(Type.Boolean()),
+});
+
+export const ProxySchema = Section({
+  /** A container under this name must be the real proxy (src/policy/identify.ts). */
+  name: ContainerName("the proxy container's name; a container under it must be the real proxy"),
+  /** Redirect rules exempt this UID, so only the proxy may run as it (issue: proxy identity). */
+  uid: NonRootId("the proxy's UID: the redirect rules exempt it, so only the proxy may run as it"),
+  /** Absent for Linkerd, whose rules match the UID only. */
+  gid: Type.Optional(NonRootId("the proxy's GID when the mesh's rules exempt one (Istio)")),
+  outboundPort: Port('where redirected outbound TCP lands (Istio 15001, Linkerd 4140)'),
+  inboundPort: Port('where redirected inbound TCP lands (Istio 15006, Linkerd 4143)'),
+  // mesh custom only: the template meshgate injects.
+  image: Type.Optional(Image('the proxy image meshgate injects')),
+  args: Type.Optional(StringList({ description: "the proxy container's args" })),
+  env: Type.Optional(Type.Array(EnvVarSchema)),
+  ports: Type.Optional(Type.Array(ContainerPortSchema)),
+  resources: Type.Optional(ResourcesSchema),
+  volumeMounts: Type.Optional(Type.Array(VolumeMountSchema)),
+});
+
+export const InitSchema = Section({
+  name: ContainerName("the privileged init container's name"),
+  // mesh custom only: the template meshgate injects. meshgate sets the $(MESHGATE_…) variables per pod.
+  image: Type.Optional(Image('the init image meshgate injects where a node is not verified')),
+  command: Type.Optional(
+    StringList({ description: "custom: the init container's command (empty: the image's entrypoint)" }),
+  ),
+  args: Type.Optional(
+    StringList({
+      description:
+        "the init container's args; may use $(MESHGATE_EXCLUDE_OUTBOUND_CIDRS), $(MESHGATE_EXCLUDE_OUTBOUND_PORTS), $(MESHGATE_EXCLUDE_INBOUND_PORTS)",
+    }),
+  ),
+});
+
+export const ValidatorSchema = Section({
+  name: ContainerName("the validation init container's name"),
+  image: Image("the validator's image (default: the chart's image)"),
+  /** The distroless image has no shell and no meshgate on PATH. */
+  command: NonEmptyStringList({ description: 'how the image runs meshgate validate-redirect' }),
+  /**
+   * A loopback probe (Istio's 127.0.0.6) is redirected only for the proxy's identity, so then uid and gid must be
+   * the proxy's; an off-pod probe (Linkerd) must come from any other UID, which is redirected.
+   */
+  uid: NonRootId(
+    "the validator's UID: the proxy's for a loopback probe (Istio), another for an off-pod probe (Linkerd)",
+  ),
+  gid: NonRootId("the validator's GID, as uid"),
+  /** docs/validate-redirect.md says why each profile's default cannot leak. */
+  probeAddress: Type.String({
+    description: 'host:port the probe connects to (docs/validate-redirect.md)',
+    minLength: 1,
+  }),
+  timeoutSeconds: Type.Number({
+    description: 'how long the probe waits for the redirected connection',
+    exclusiveMinimum: 0,
+    maximum: 300,
+  }),
+  /**
+   * Added (names absent there only) when the validator is injected, for a validator image from a registry that
+   * needs them. A pod names Secrets of its own namespace only, and meshgate creates or copies none (the kubelet
+   * pulls without a missing one and reports it in an Event).
+   */
+  imagePullSecrets: Type.Array(Type.String({ pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', maxLength: 253 }), {
+    description:
+      "Secret names added to a pod's imagePullSecrets with the validator; each must exist in every app namespace",
+    maxItems: 8,
+    uniqueItems: true,
+  }),
+});

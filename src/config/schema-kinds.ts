@@ -1,0 +1,45 @@
+/**
+ * The kinds of value meshgate's configuration is built of (config/schema.ts), as TypeBox schemas written so that
+ * their JSON Schema reads as the chart's did: enums as `enum`, nullable values as `type: [kind, "null"]`, sections
+ * closed. config/load.ts reads exactly these keywords (type, enum, items, properties, additionalProperties).
+ */
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+
+export interface Described {
+  description?: string;
+}
+
+/** A string from a closed list, as JSON Schema's `enum` (TypeBox's union of literals would be an `anyOf`). */
+export function StringEnum<const T extends readonly string[]>(values: T, options: Described = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+/** `schema` or null, as one `type: [kind, "null"]`, which the chart's docs and the loader read as one kind. */
+export function Nullable<T extends TSchema>(schema: T, options: Described = {}) {
+  const { type, ...rest } = JSON.parse(JSON.stringify(schema)) as { type: string };
+  return Type.Unsafe<Static<T> | null>({ ...options, type: [type, 'null'], ...rest });
+}
+
+/** A closed object: an unknown key under it is an error, in the loader and in helm. */
+export function Section<T extends Parameters<typeof Type.Object>[0]>(properties: T, options: Described = {}) {
+  return Type.Object(properties, { ...options, additionalProperties: false });
+}
+
+export const StringMap = (options: Described = {}) =>
+  Type.Unsafe<Record<string, string>>({ type: 'object', additionalProperties: { type: 'string' }, ...options });
+export const StringList = (options: Described = {}) => Type.Array(Type.String(), options);
+export const NonEmptyStringList = (options: Described = {}) =>
+  Type.Array(Type.String({ minLength: 1 }), { minItems: 1, ...options });
+export const ContainerName = (description: string) =>
+  Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63, description });
+export const NonRootId = (description: string) => Type.Integer({ minimum: 1, maximum: 2147483647, description });
+export const Port = (description: string) => Type.Integer({ minimum: 1, maximum: 65535, description });
+export const Image = (description: string) => Type.String({ minLength: 1, description });
+
+export {
+  APP_PRIVILEGES,
+  ENFORCEMENT_LEVELS,
+  NATIVE_SIDECAR_MODES,
+  ON_UNVERIFIED_NODE,
+  REDIRECT_MODES,
+} from './enums.ts';

@@ -1,0 +1,214 @@
+/**
+ * meshgate's configuration shape, declared once (issue 22). TypeBox schemas are JSON Schema, so this one declaration
+ * gives the TypeScript types (`Static<>`, config/types.ts), the loader's structural checks (config/load.ts walks
+ * these schemas: which keys exist, each value's kind) and the chart's `values.schema.json` `properties.config`
+ * (scripts/values-schema.ts writes it; test/chart/values-schema.test.ts fails when the committed file differs).
+ *
+ * Each `description` is what an operator reads in values.schema.json and docs/values.md; the comments above the
+ * keys say why, for the code. Value constraints (ranges, patterns) are the chart's; meshgate's loader checks values
+ * in config/semantics.ts with messages of its own, and test/chart/config-agreement.test.ts holds the two equal.
+ * Which keys a mesh profile takes is not shape: config/profile-keys.ts says it (with why), for the loader's messages
+ * and the chart's per-mesh `allOf`. The containers' sections are in config/schema-containers.ts, the kinds of value
+ * (enums, nullable, closed sections) in config/schema-kinds.ts.
+ */
+import { Type } from '@sinclair/typebox';
+import { MESH_NAMES } from '../mesh/types.ts';
+import type { LabelSelector } from '../util/selector.ts';
+import { InitSchema, ProxySchema, ValidatorSchema } from './schema-containers.ts';
+import {
+  APP_PRIVILEGES,
+  ENFORCEMENT_LEVELS,
+  NATIVE_SIDECAR_MODES,
+  NonEmptyStringList,
+  Nullable,
+  ON_UNVERIFIED_NODE,
+  REDIRECT_MODES,
+  Section,
+  StringEnum,
+  StringList,
+  StringMap,
+} from './schema-kinds.ts';
+
+export * from './schema-containers.ts';
+export { APP_PRIVILEGES, ENFORCEMENT_LEVELS, NATIVE_SIDECAR_MODES, ON_UNVERIFIED_NODE, REDIRECT_MODES };
+
+/**
+ * One of Istio's ambient enablement selectors (istio-cni chart `ambient.enablementSelectors`, rendered into ConfigMap
+ * istio-cni-config key AMBIENT_ENABLEMENT_SELECTOR): a pod is ambient when both selectors match (an absent one
+ * matches everything), and selectors are OR-ed (istio cni/pkg/util/enablement_selector.go). Free-form here: the
+ * label selectors' own shape is util/selector.ts's, checked by config/ambient.ts with messages naming the key.
+ */
+const AmbientSelectorSchema = Type.Unsafe<{ podSelector?: LabelSelector; namespaceSelector?: LabelSelector }>({
+  type: 'object',
+});
+
+export const MeshgateConfigSchema = Section({
+  /** Chooses the profile whose defaults fill everything else (config/defaults.ts). */
+  mesh: StringEnum(MESH_NAMES as readonly ('istio' | 'linkerd' | 'custom')[], {
+    description: 'which mesh meshgate guards: istio | linkerd | custom. Required.',
+  }),
+  /** Never injected, so meshgate can never block its own pods. */
+  meshNamespace: Type.String({ description: "meshgate's own namespace" }),
+  systemNamespaces: StringList({ description: 'namespaces never injected or checked, besides the release namespace' }),
+  injection: Section({
+    /** Default false: pod authors are not trusted, such pods are refused. */
+    allowPodOptOut: Type.Boolean({
+      description:
+        "whether a pod in an opted-in namespace may opt itself out (meshgate.io/inject=false, the mesh's own switch, hostNetwork); false: such pods are refused",
+    }),
+    podOptInNamespaceLabels: Nullable(StringMap(), {
+      description:
+        'namespaces (by labels) where a pod may opt in with the label meshgate.io/inject=true; null: nowhere',
+    }),
+    /** mesh custom only: auto decides from the kubelet versions. */
+    nativeSidecar: Type.Optional(
+      StringEnum(NATIVE_SIDECAR_MODES, {
+        description:
+          'the proxy as a native sidecar (an init container with restartPolicy Always); auto: when every kubelet supports it',
+      }),
+    ),
+  }),
+  redirect: Section({
+    mode: StringEnum(REDIRECT_MODES, {
+      description:
+        'for pods with no node yet: required pins them to verified nodes (Pending until one exists); auto does so when any node is verified, else injects the init container; off always injects the init container',
+    }),
+    onUnverifiedNode: StringEnum(ON_UNVERIFIED_NODE, {
+      description:
+        "a pod whose node is known and not verified: reject refuses one bound to it (spec.nodeName) and holds one pinned to it by affinity (a DaemonSet's) Pending until the node is verified; validate gives it the init container, checked by the validator",
+    }),
+    /**
+     * Default false, as Istio and Linkerd do by design: their init container runs last so user init containers
+     * reach the network while no proxy runs yet (src/policy/order.ts).
+     */
+    beforeInitContainers: Type.Boolean({
+      description:
+        "init mode: the mesh's privileged init container runs first, before any user init container (Istio and Linkerd run it last by design); enforced by the validating webhook",
+    }),
+  }),
+  cni: Section({
+    /** A node verified for another plugin is not verified. */
+    pluginType: Type.String({
+      minLength: 1,
+      description: 'the mesh CNI plugin type the node agent checks, e.g. istio-cni',
+    }),
+    redirectsNativeSidecars: Type.Boolean({
+      description:
+        'whether the CNI plugin redirects pods whose proxy is a native sidecar (linkerd-cni only from v1.5.0)',
+    }),
+    /**
+     * Against the condition's lastHeartbeatTime, refreshed by the agent every resync: an agent that died must not
+     * leave its last word standing.
+     */
+    maxVerdictAgeSeconds: Type.Integer({
+      minimum: 60,
+      description:
+        'a verdict older than this counts as unverified (stale_verdict); the agent re-confirms once per nodeAgent.resync',
+    }),
+    /** The OpenShift model (docs/platforms/openshift.md); the node agent verifies the network of that name. */
+    multusNetwork: Nullable(Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }), {
+      description:
+        'OpenShift model: namespace/name of the Multus NetworkAttachmentDefinition that runs the mesh plugin as an additional network (Istio: default/istio-cni); CNI-mode pods must list it in k8s.v1.cni.cncf.io/networks, meshgate adds it. null: the plugin is chained into the default network',
+    }),
+  }),
+  proxy: ProxySchema,
+  init: InitSchema,
+  validator: ValidatorSchema,
+  /** Companion profiles only: the webhook reads the ConfigMaps through its caches, never on the admission path. */
+  learnImages: Type.Optional(
+    Section(
+      { namespaces: StringList() },
+      {
+        description:
+          "istio, linkerd: namespaces where the webhook reads what the installed mesh injects (Istio's istio-sidecar-injector ConfigMaps of every revision, Linkerd's linkerd-config) and trusts those image repositories beside recognisedImages; [] turns it off. Default: istio-system (istio), linkerd (linkerd)",
+      },
+    ),
+  ),
+  /** Companion profiles only: the mesh's containers must come from one of these repositories. */
+  recognisedImages: Type.Optional(
+    Section(
+      { proxy: NonEmptyStringList(), init: NonEmptyStringList(), validator: NonEmptyStringList() },
+      { description: "istio, linkerd: repositories of the mesh's own images (a mirror, a private registry)" },
+    ),
+  ),
+  exclusions: Section({
+    outboundCidrCoverage: Type.Integer({
+      description: 'excluded outbound CIDRs together may cover at most 2^-N of their address family (8: one /8)',
+      minimum: 1,
+      maximum: 32,
+    }),
+    maxOutboundPorts: Type.Integer({
+      description: 'outbound ports a pod may exclude from the redirect',
+      minimum: 0,
+      maximum: 65535,
+    }),
+    maxInboundPorts: Type.Integer({
+      description: 'inbound ports a pod may exclude from the redirect',
+      minimum: 0,
+      maximum: 65535,
+    }),
+  }),
+  /**
+   * docs/security.md, "Who can become the proxy". `restricted` (default): each other container must provably neither
+   * run as nor become the proxy's UID/GID — a known runAsUser (and runAsGroup where the mesh exempts a GID),
+   * allowPrivilegeEscalation false, and as root SETUID, SETGID and NET_RAW dropped. `baseline`: as Istio and Linkerd
+   * do (root containers can then setuid to the proxy and bypass it).
+   */
+  apps: Section(
+    {
+      privileges: StringEnum(APP_PRIVILEGES, {
+        description:
+          "restricted: no container but the mesh's may run as or become the proxy's UID/GID; baseline: only the explicit proxy UID/GID is refused",
+      }),
+      /** Reported by `meshgate check` and the metric meshgate_baseline_namespaces. */
+      baselineNamespaces: Type.Array(Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }), {
+        description: 'namespaces that cannot comply with restricted yet (admitted with a warning)',
+      }),
+    },
+    { description: "what a guarded pod's other containers must be unable to do (docs/security.md)" },
+  ),
+  /**
+   * The webhook learns a namespace's level from the route the apiserver calls (one webhook entry per level);
+   * `default` is read by the chart, its admission policy, `meshgate check` and the repair controller. Default
+   * `audit`: meshgate installed next to a running mesh must never refuse a legitimate pod on day one.
+   */
+  enforcement: Section(
+    {
+      default: StringEnum(ENFORCEMENT_LEVELS, {
+        description:
+          'the level of a guarded namespace without the label meshgate.io/enforcement: enforce refuses, warn admits with a warning, audit admits and records; unset: audit for a new install, the current level for an upgrade',
+      }),
+    },
+    { description: 'enforcement levels (docs/security.md)' },
+  ),
+  /** mesh istio only (config/semantics.ts); default off, so a sidecar-only install changes nothing. */
+  ambient: Section(
+    {
+      enabled: Type.Boolean({
+        description:
+          "guard the pods Istio enrols in ambient mode: meshgate's ambient validator first, pinned to nodes whose istio-cni chain, node agent and ztunnel are verified",
+      }),
+      enablementSelectors: Type.Array(AmbientSelectorSchema, {
+        description:
+          "Istio's ambient enablement selectors (istio-cni chart ambient.enablementSelectors); default Istio 1.27's",
+      }),
+      /** With false, only pods annotated ambient.istio.io/dns-capture=true pass the validator's probe. */
+      dnsCapture: Type.Boolean({
+        description:
+          "istio-cni's ambient.dnsCapture (AMBIENT_DNS_CAPTURE); the ambient validator's probe needs DNS capture",
+      }),
+      /** src/validator/ambient.ts says why 10 s. */
+      timeoutSeconds: Type.Integer({
+        minimum: 1,
+        maximum: 300,
+        description: "the ambient validator's deadline over all its attempts",
+      }),
+    },
+    { description: "Istio's ambient mode (docs/istio.md, Ambient); mesh istio only" },
+  ),
+  volumes: Type.Optional(
+    Type.Array(Type.Unsafe<Record<string, unknown> & { name: string }>({ type: 'object', required: ['name'] }), {
+      description: 'volumes the injected proxy needs',
+    }),
+  ),
+});

@@ -1,0 +1,77 @@
+/**
+ * The contract of each role's container for the configured mesh (src/policy/judge/types.ts), built once per
+ * compiled configuration: the mesh's own containers (companion profiles) and meshgate's templates.
+ */
+import type { Compiled } from '../../config/compile.ts';
+import type { Pod } from '../../contract/pod.ts';
+import type { Role } from '../../mesh/types.ts';
+import { anyValue } from './checks.ts';
+import { ISTIO_INIT, ISTIO_PROXY, ISTIO_VALIDATION } from './istio.ts';
+import { LINKERD_INIT, LINKERD_PROXY, LINKERD_VALIDATOR, linkerdPodProblem } from './linkerd.ts';
+import { ownContract } from './own.ts';
+import { istioPodProblem } from './istio-pod.ts';
+import type { ContainerContract, ContractContext } from './types.ts';
+
+export { judgeContract } from './judge.ts';
+export type { ContainerContract, ContractContext } from './types.ts';
+
+export interface Contracts {
+  /** The mesh's own containers (istio, linkerd); absent for custom, which recognises only meshgate's. */
+  readonly mesh?: Readonly<Record<Role, ContainerContract>>;
+  readonly own: {
+    readonly validator: ContainerContract;
+    /** Istio ambient pods' validator (src/ambient/); accepted only where ambient is enabled. */
+    readonly ambientValidator?: ContainerContract;
+    readonly proxy?: ContainerContract;
+    readonly proxyNative?: ContainerContract;
+    readonly init?: ContainerContract;
+  };
+}
+
+const MESH: Readonly<Record<string, Readonly<Record<Role, ContainerContract>>>> = {
+  istio: { proxy: ISTIO_PROXY, init: ISTIO_INIT, validator: ISTIO_VALIDATION },
+  linkerd: { proxy: LINKERD_PROXY, init: LINKERD_INIT, validator: LINKERD_VALIDATOR },
+};
+
+const built = new WeakMap<Compiled, Contracts>();
+
+export function contractsFor(cfg: Compiled): Contracts {
+  let c = built.get(cfg);
+  if (c) return c;
+  const own = cfg.own;
+  const volumes = own?.volumes ?? [];
+  c = {
+    mesh: MESH[cfg.config.mesh],
+    own: {
+      validator: ownContract(cfg.validator),
+      ambientValidator: cfg.config.ambient.enabled ? ownContract(cfg.ambientValidator) : undefined,
+      proxy: own && ownContract(own.proxy, volumes, { resources: anyValue('set per pod by annotation') }),
+      proxyNative: own && ownContract(own.proxyNative, volumes, { resources: anyValue('set per pod by annotation') }),
+      init: own && ownContract(own.init, volumes, { env: anyValue('read by src/mesh/own-init.ts') }),
+    },
+  };
+  built.set(cfg, c);
+  return c;
+}
+
+/** What a contract check may consult about the pod. */
+export function contractContext(
+  pod: Pod,
+  container: ContractContext['container'],
+  role: Role,
+  cfg: Compiled,
+): ContractContext {
+  const volumes = new Map<string, Readonly<Record<string, unknown>>>();
+  for (const v of pod.spec.volumes ?? []) if (typeof v?.name === 'string') volumes.set(v.name, v);
+  return { pod, container, role, id: cfg.identity, volumes };
+}
+
+/**
+ * Pod-level inputs the configured mesh reads to change its proxy's program, bootstrap or control plane
+ * (src/policy/judge/istio-pod.ts, linkerd.ts); undefined when there are none.
+ */
+export function podConfigProblem(pod: Pod, cfg: Compiled): string | undefined {
+  if (cfg.config.mesh === 'istio') return istioPodProblem(pod);
+  if (cfg.config.mesh === 'linkerd') return linkerdPodProblem(pod);
+  return undefined;
+}

@@ -1,0 +1,33 @@
+/**
+ * A container contract: every field a mesh's injector (or meshgate's template) sets on one of its containers, each
+ * with what may legitimately vary and why; anything else in the container is refused (issue 21 §1,
+ * docs/security.md "Mesh containers, field by field"). Contracts are data: src/policy/judge/istio.ts, linkerd.ts,
+ * own.ts; src/policy/judge/judge.ts applies one to a container.
+ */
+import type { MeshIdentity, Role } from '../../mesh/types.ts';
+import type { Container, Pod } from '../../contract/pod.ts';
+
+/** A problem with a value, as words completing "its <field> …"; undefined when the value is allowed. */
+export type Problem = string | undefined;
+
+/** What a check may consult besides the value: the whole pod (its volumes, annotations) and the mesh's identity. */
+export interface ContractContext {
+  readonly pod: Pod;
+  readonly container: Container;
+  readonly role: Role;
+  readonly id: MeshIdentity;
+  /** The pod's volumes by name: a mount is only as trustworthy as the volume behind it. */
+  readonly volumes: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+}
+
+export type FieldCheck = (value: unknown, ctx: ContractContext) => Problem;
+
+export interface ContainerContract {
+  /** Who produces this container, for messages: "Istio's injector", "meshgate's template". */
+  readonly producer: string;
+  /**
+   * Every field the producer may set, each with its check. `name` is implied. A field absent here is refused
+   * whatever its value: a field the producer never sets is one a pod author added.
+   */
+  readonly fields: Readonly<Record<string, FieldCheck>>;
+}

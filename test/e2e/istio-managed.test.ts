@@ -1,0 +1,135 @@
+/**
+ * Managed Istio and revisions (issue 23 §1): Istio's REAL injector (istio.io/istio 1.27.0, its istio-discovery chart)
+ * rendered with AKS's add-on hub injects mcr.microsoft.com/oss/istio/proxyv2, which no configuration of meshgate
+ * names. meshgate learns it from Istio's own istio-sidecar-injector ConfigMap (config.learnImages, default
+ * istio-system) through a watch — before the ConfigMap exists the pod is an impostor and refused; once it exists the
+ * same pod is admitted with no configuration beyond `mesh: istio`. A second revision (ConfigMap
+ * istio-sidecar-injector-canary, GKE's ASM hub, rendered by the same chart) is trusted side by side, and no longer
+ * once its ConfigMap is deleted.
+ */
+import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  renderIstioDiscovery,
+  startControlPlane,
+  startIstioInjector,
+  waitFor,
+  type ControlPlane,
+  type IstioInjector,
+} from './harness/index.ts';
+import { apiError, createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+
+const AKS_HUB = 'mcr.microsoft.com/oss/istio';
+const ASM_HUB = 'gcr.io/gke-release/asm';
+let cp: ControlPlane;
+let istio: IstioInjector;
+let mg: Meshgate;
+let core: CoreV1Api;
+
+beforeAll(async () => {
+  cp = await startControlPlane({ nodes: [{ name: 'node-verified', kubeletVersion: 'v1.34.2' }] });
+  core = cp.kc.makeApiClient(CoreV1Api);
+  await publishVerdict(cp, 'node-verified', true);
+  istio = await startIstioInjector(cp, { hub: AKS_HUB, tag: '1.27.0-distroless' });
+  await istio.register();
+  await core.createNamespace({ body: { metadata: { name: 'istio-system' } } });
+  mg = await startMeshgate(cp, {}, 'istio');
+  await mg.register({ name: 'z-meshgate' });
+  await createNamespace(cp, 'mesh', { 'istio-injection': 'enabled', 'meshgate.io/inject': 'enabled' });
+  await createNamespace(cp, 'canary', { 'meshgate.io/inject': 'enabled' });
+}, 300_000);
+
+afterAll(async () => {
+  await mg?.stop();
+  await istio?.stop();
+  await cp?.stop();
+});
+
+/**
+ * In namespace mesh (Istio's injector, then meshgate), or, given a pod, in canary (meshgate only: the pod is
+ * injected already, and Istio's injector would inject it again with its own revision's image).
+ */
+const create = (name: string, body?: V1Pod) =>
+  core
+    .createNamespacedPod({
+      namespace: body ? 'canary' : 'mesh',
+      body: body ?? restrictedPod(name, { nodeName: 'node-verified' }),
+    })
+    .then(
+      (p) => ({ pod: p, error: undefined }),
+      (e) => ({ pod: undefined, error: apiError(e) }),
+    );
+
+const injectorConfigMap = (name: string, data: { config: string; values: string }, rev: string) =>
+  core.createNamespacedConfigMap({
+    namespace: 'istio-system',
+    body: { metadata: { name, labels: { 'istio.io/rev': rev } }, data },
+  });
+
+describe("images learned from Istio's own injector ConfigMaps", () => {
+  let admitted: V1Pod;
+
+  it("before Istio's ConfigMap exists, the add-on's image is not trusted: refused as an impostor", async () => {
+    const r = await create('before');
+    expect(r.error).toMatch(
+      /mcr\.microsoft\.com\/oss\/istio\/proxyv2:1\.27\.0-distroless is not one of the recognised .*\[impostor_container\]/,
+    );
+  });
+
+  it('with istio-sidecar-injector in istio-system, the same pod is admitted: nothing configured but mesh: istio', async () => {
+    await injectorConfigMap(
+      'istio-sidecar-injector',
+      { config: istio.rendered.injectorConfig, values: istio.rendered.injectorValues },
+      'default',
+    );
+    let n = 0;
+    admitted = await waitFor('a pod admitted once meshgate has learned the image', async () => {
+      const r = await create(`after-${n++}`);
+      return r.pod;
+    });
+    const proxy = [...(admitted.spec?.initContainers ?? []), ...(admitted.spec?.containers ?? [])].find(
+      (c) => c.name === 'istio-proxy',
+    );
+    expect(proxy?.image).toBe(`${AKS_HUB}/proxyv2:1.27.0-distroless`);
+    expect(JSON.parse(admitted.metadata!.annotations!['meshgate.io/status'])).toMatchObject({
+      reason: 'node_verified',
+    });
+  });
+
+  it('a second revision (istio-sidecar-injector-canary, another hub) is trusted beside it, until its ConfigMap goes', async () => {
+    // The chart rendered for the canary's hub. The harness finds the default revision's ConfigMap names; a revision
+    // only adds the suffix, which this test gives the ConfigMap it creates.
+    const canary = await renderIstioDiscovery(cp, { hub: ASM_HUB, tag: '1.27.0-asm.1' });
+    expect(JSON.parse(canary.injectorValues)).toMatchObject({ global: { hub: ASM_HUB } });
+    // The pod the real injector made, with the canary revision's images (what its injector would write); its
+    // sidecar.istio.io/status annotation makes Istio's injector leave it as it is.
+    const asCanary = (name: string): V1Pod => {
+      const p = structuredClone(admitted);
+      const retag = (cs: V1Container[]) =>
+        cs.map((c) => (c.image?.startsWith(AKS_HUB) ? { ...c, image: `${ASM_HUB}/proxyv2:1.27.0-asm.1` } : c));
+      p.spec!.containers = retag(p.spec!.containers);
+      p.spec!.initContainers = retag(p.spec!.initContainers ?? []);
+      p.metadata = { name, labels: p.metadata?.labels, annotations: p.metadata?.annotations };
+      delete p.status;
+      return p;
+    };
+    expect((await create('canary-before', asCanary('canary-before'))).error).toMatch(/\[impostor_container\]/);
+    await injectorConfigMap(
+      'istio-sidecar-injector-canary',
+      { config: canary.injectorConfig, values: canary.injectorValues },
+      'canary',
+    );
+    let n = 0;
+    await waitFor(
+      'the canary revision trusted',
+      async () => (await create(`canary-${n}`, asCanary(`canary-${n++}`))).pod,
+    );
+    await core.deleteNamespacedConfigMap({ name: 'istio-sidecar-injector-canary', namespace: 'istio-system' });
+    let m = 0;
+    const error = await waitFor(
+      'the canary revision no longer trusted',
+      async () => (await create(`gone-${m}`, asCanary(`gone-${m++}`))).error,
+    );
+    expect(error).toMatch(/\[impostor_container\]/);
+  });
+});

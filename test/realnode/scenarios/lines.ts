@@ -1,0 +1,72 @@
+// Which (mesh, runtime) lines `npm run scenarios` runs, each on a cluster of its own, and the one table that puts
+// every scenario of every line side by side at the end. The default keeps `npm test` within its budget (~14 min for
+// the four lines; one line was ~5.5 min): the full matrix on Istio + containerd 1.6 (with S9 and the emulation check),
+// S1–S8, S10, S11 and S13 on Linkerd + containerd 1.6 (S9 is Istio's: its app becomes UID 1337), and the chain
+// scenarios S1–S3 on containerd 2.4.2 for both meshes, with the emulation check once (what changes with the runtime
+// is how it selects and reloads the conf dir).
+// MESHGATE_REALNODE_LINES=linkerd/containerd-2.4,istio/containerd-1.6 picks lines (each with its scenarios here);
+// MESHGATE_REALNODE_ONLY still filters scenarios within every line.
+import type { TierMesh } from '../harness/cni.ts';
+import type { TierRuntime } from '../harness/containerd2.ts';
+import type { ScenarioResult } from './common.ts';
+
+export interface Line {
+  mesh: TierMesh;
+  runtime: TierRuntime;
+  /** Scenario ids (and EMU) this line runs unless MESHGATE_REALNODE_ONLY says otherwise. */
+  scenarios: readonly string[];
+}
+
+const ALL = ['S1', 'S2', 'S3', 'S10', 'S11', 'S13', 'S4', 'S5', 'S6', 'S7', 'S8', 'S9', 'EMU'];
+const DEFAULT_SCENARIOS: Record<string, readonly string[]> = {
+  'istio/containerd-1.6': ALL,
+  'linkerd/containerd-1.6': ['S1', 'S2', 'S3', 'S10', 'S11', 'S13', 'S4', 'S5', 'S6', 'S7', 'S8'],
+  'istio/containerd-2.4': ['S1', 'S2', 'S3', 'EMU'],
+  'linkerd/containerd-2.4': ['S1', 'S2', 'S3'],
+};
+
+export const lineName = (l: Pick<Line, 'mesh' | 'runtime'>) => `${l.mesh}/${l.runtime}`;
+
+/** What runs without MESHGATE_REALNODE_LINES: all four. */
+const DEFAULT_LINES = Object.keys(DEFAULT_SCENARIOS);
+
+/** The lines to run: MESHGATE_REALNODE_LINES (comma-separated mesh/runtime), or the default ones. */
+export function chosenLines(env: string | undefined): Line[] {
+  const names = env?.trim() ? env.split(',').map((s) => s.trim()) : DEFAULT_LINES;
+  return names.map((name) => {
+    const scenarios = DEFAULT_SCENARIOS[name];
+    if (!scenarios)
+      throw new Error(`MESHGATE_REALNODE_LINES: "${name}" is not one of ${Object.keys(DEFAULT_SCENARIOS).join(', ')}`);
+    const [mesh, runtime] = name.split('/') as [TierMesh, TierRuntime];
+    return { mesh, runtime, scenarios };
+  });
+}
+
+/** One row per scenario × line, every line's results together. */
+export function printLines(results: { line: Line; results: ScenarioResult[] }[]): void {
+  const secs = (ms: number | undefined) => (ms === undefined ? 'never' : `${(ms / 1000).toFixed(1)} s`);
+  const rows = [['', 'mesh/runtime', 'created', 'Running', 'unredirected', 'right again after', 'took', 'result']];
+  for (const { line, results: rs } of results)
+    for (const r of rs)
+      rows.push([
+        r.id,
+        lineName(line),
+        String(r.created),
+        String(r.running),
+        String(r.unredirected),
+        secs(r.rightMs),
+        secs(r.durationMs),
+        r.failures.length ? 'FAILED' : 'PASS',
+      ]);
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
+  console.log('\nall lines:');
+  for (const [i, row] of rows.entries()) {
+    console.log(
+      row
+        .map((cell, j) => (j >= 2 && j <= 6 ? cell.padStart(widths[j]) : cell.padEnd(widths[j])))
+        .join('  ')
+        .trimEnd(),
+    );
+    if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  }
+}

@@ -1,0 +1,100 @@
+// S11 (issue 25): a node reboots. The runtime and the kubelet are back before the mesh's DaemonSet has rewritten its
+// CNI file: at boot the node's conf dir holds the primary plugin's file without the mesh plugin, the pods' netns are
+// gone, and the kubelet recreates the sandboxes of the pods bound to it — through that chain — while the Node still
+// carries the verdict its agent published before the reboot. The agent (a DaemonSet pod: it comes back with the
+// node) and the mesh's installer (RESTORE_AFTER_MS after the node is up) follow. No app may run unredirected in that
+// window: the pods keep meshgate's validator, which the kubelet runs again in each new sandbox before the app.
+// The pod monitor judges each pod once; the same pods restart here, so every app start after the reboot is judged
+// again (by its container's startedAt).
+import type { V1Pod } from '@kubernetes/client-node';
+import { redirected } from '../harness/monitor.ts';
+import { PodMonitor } from '../harness/monitor.ts';
+import { OPT_IN_LABELS } from '../harness/mesh.ts';
+import { rebootNode } from '../harness/reboot.ts';
+import {
+  core,
+  counts,
+  createDeployment,
+  nodeCondition,
+  type Scenario,
+  sleep,
+  unredirectedDetail,
+  visibleEvents,
+  waitRight,
+  workloadRight,
+} from './common.ts';
+
+const NS = 's11';
+const REPLICAS = 3;
+const RESTORE_AFTER_MS = 10_000;
+/** The repair controller's rate limit and the kubelet's back-off bound the recovery, as in S2. */
+const DEADLINE_MS = 150_000;
+
+const appStart = (p: V1Pod) =>
+  p.status?.containerStatuses?.find((s) => s.name === 'app')?.state?.running?.startedAt?.getTime();
+
+export const s11: Scenario = {
+  id: 'S11',
+  title: 'node reboot: runtime and kubelet back before the mesh rewrote its file',
+  namespaces: [NS],
+  async run({ cluster, mesh }) {
+    await mesh.namespace(NS, OPT_IN_LABELS);
+    const m = new PodMonitor(cluster, [NS]);
+    m.start();
+    const failures: string[] = [];
+    const seen: string[] = [];
+    const restarted = new Map<string, boolean>(); // pod uid + app start → redirected
+    let watching = true;
+    const rn1 = cluster.node('rn-1');
+    try {
+      // rn-1 verified, rn-2 not: the replicas run on rn-1.
+      await createDeployment(cluster, NS, 'web', REPLICAS);
+      if ((await waitRight(Date.now(), 60_000, () => workloadRight(m, NS, 'web', REPLICAS))) === undefined)
+        failures.push(`baseline: ${REPLICAS} redirected replicas did not start`);
+      await m.settled();
+      const t0 = Date.now();
+      // Every app (re)start after the reboot, judged in its new netns.
+      const rejudge = (async () => {
+        while (watching) {
+          for (const p of (await core(cluster).listNamespacedPod({ namespace: NS })).items) {
+            const at = appStart(p);
+            const key = `${p.metadata!.uid}@${at}`;
+            if (at === undefined || at < t0 || restarted.has(key) || p.spec?.nodeName !== 'rn-1') continue;
+            const r = await cluster.redirectionOf(p).catch(() => undefined);
+            restarted.set(key, Boolean(redirected(r)));
+            if (!redirected(r))
+              failures.push(
+                `pod ${p.metadata!.name}'s app restarted on rn-1 without redirection: ${r?.dial ?? 'not judged'}`,
+              );
+          }
+          await sleep(300);
+        }
+      })();
+      await rebootNode(cluster.runId, cluster.bins, rn1, () => rn1.writeConflist(rn1.standardChain(false)));
+      await mesh.restartAgent(rn1, {}, true);
+      const up = Date.now();
+      seen.push(`rn-1 back (containerd and kubelet) ${((up - t0) / 1000).toFixed(1)} s after the reboot began`);
+      await sleep(RESTORE_AFTER_MS);
+      rn1.writeConflist(rn1.standardChain(true));
+      const rightMs = await waitRight(t0, DEADLINE_MS, () => workloadRight(m, NS, 'web', REPLICAS));
+      await sleep(2_000);
+      watching = false;
+      await rejudge;
+      await m.settled();
+      if (rightMs === undefined)
+        failures.push(`${REPLICAS} redirected replicas not running ${DEADLINE_MS / 1000}s after the reboot`);
+      failures.push(...unredirectedDetail(m));
+      seen.push(
+        `apps restarted on rn-1 after the reboot: ${restarted.size}, all redirected: ${[...restarted.values()].every(Boolean)}`,
+      );
+      seen.push(...(await visibleEvents(cluster, NS, t0)));
+      seen.push(await nodeCondition(cluster, 'rn-1'));
+      const c = counts(m);
+      const late = [...restarted.values()].filter((ok) => !ok).length;
+      return { ...c, unredirected: c.unredirected + late, rightMs, seen, failures };
+    } finally {
+      watching = false;
+      await m.stop();
+    }
+  },
+};
