@@ -11,7 +11,7 @@ import type { Compiled } from '../config/compile.ts';
 import { withLearnedImages } from '../config/learned.ts';
 import { ENFORCEMENT_LABEL } from '../contract/names.ts';
 import { reasonText } from '../contract/reasons.ts';
-import { factFromNode, NodeFactStore } from '../facts/node-facts.ts';
+import { expectationsOf, factFromNode, NodeFactStore } from '../facts/node-facts.ts';
 import type { Decision } from '../inject/decide.ts';
 import { podTemplates } from '../manifests/workloads.ts';
 import { unionImages, type LearnedImages } from '../mesh/learn.ts';
@@ -108,7 +108,7 @@ export async function explainLive(
   const objects = KubernetesObjectApi.makeApiClient(kc);
   const cfg = await learned(core, base);
   const nodes = new NodeFactStore();
-  const expect = { pluginType: cfg.config.cni.pluginType, maxVerdictAgeMs: cfg.config.cni.maxVerdictAgeSeconds * 1000 };
+  const expect = expectationsOf(cfg.config.cni);
   nodes.replaceAll(
     (await core.listNode()).items.map((n) => factFromNode(n as Parameters<typeof factFromNode>[0], expect)),
   );
