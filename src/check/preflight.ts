@@ -6,7 +6,7 @@
  * refused or adjusted when recreated, by reason. Reads (kube-reader.ts, mesh-reader.ts), then pure judges.
  */
 import type { Compiled } from '../config/compile.ts';
-import { NodeFactStore } from '../facts/node-facts.ts';
+import { expectationsOf, NodeFactStore } from '../facts/node-facts.ts';
 import { isReadError, type WebhookConfig } from './facts.ts';
 import {
   judgeFeatures,
@@ -39,7 +39,7 @@ type Mesh = Pick<MeshReader, 'admissionResources' | 'survey'>;
 export async function runPreflight(reader: Reader, mesh: Mesh, o: PreflightOptions): Promise<Report> {
   const { cfg } = o;
   const server = o.server ?? (await reader.serverVersion());
-  const expect = { pluginType: cfg.config.cni.pluginType, maxVerdictAgeMs: cfg.config.cni.maxVerdictAgeSeconds * 1000 };
+  const expect = expectationsOf(cfg.config.cni);
   const infos: NodeInfo[] = [];
   const summaries: NodeSummary[] = [];
   const nodesError = await reader.nodes((n) => {

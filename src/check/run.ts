@@ -4,7 +4,7 @@
  * handshakes with the webhook's endpoints (tls-probe.ts), which the caller chooses (`probe`).
  */
 import type { Compiled } from '../config/compile.ts';
-import { NodeFactStore } from '../facts/node-facts.ts';
+import { expectationsOf, NodeFactStore } from '../facts/node-facts.ts';
 import { isReadError, type Read, type ServiceEndpoints, type TlsProbe } from './facts.ts';
 import { judgeCaBundles, judgeCertificates } from './judge-certs.ts';
 import { judgeNamespaces, judgeSelectorsAgree, optedInNamespaces } from './judge-namespaces.ts';
@@ -78,7 +78,7 @@ export async function runCheck(reader: Reader, o: CheckOptions): Promise<Report>
 
   const ds = await reader.daemonSet(ns, names.nodeAgent);
   const agents = ds && !isReadError(ds) ? await reader.agentPods(ns, ds.selector) : [];
-  const expect = { pluginType: cfg.config.cni.pluginType, maxVerdictAgeMs: cfg.config.cni.maxVerdictAgeSeconds * 1000 };
+  const expect = expectationsOf(cfg.config.cni);
   const nodes: NodeSummary[] = [];
   const nodesError = await reader.nodes((n) => nodes.push(summarizeNode(n, expect, o.now())));
   results.push(judgeDaemonSet(ds, `${ns}/${names.nodeAgent}`));

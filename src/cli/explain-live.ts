@@ -6,17 +6,18 @@
  * admitted as is, adjusted (a patch), admitted with a record (a refusal below enforce) or refused.
  */
 import { CoreV1Api, type KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
-import { stringify as toYaml, parse as parseYaml } from 'yaml';
+import { stringify as toYaml } from 'yaml';
 import type { Compiled } from '../config/compile.ts';
 import { withLearnedImages } from '../config/learned.ts';
 import { ENFORCEMENT_LABEL } from '../contract/names.ts';
 import { reasonText } from '../contract/reasons.ts';
-import { factFromNode, NodeFactStore } from '../facts/node-facts.ts';
+import { expectationsOf, factFromNode, NodeFactStore } from '../facts/node-facts.ts';
 import type { Decision } from '../inject/decide.ts';
 import { podTemplates } from '../manifests/workloads.ts';
 import { unionImages, type LearnedImages } from '../mesh/learn.ts';
 import { ENFORCEMENT_LEVELS, type EnforcementLevel } from '../config/types.ts';
 import { UsageError } from '../util/args.ts';
+import { learnFromConfigMap } from '../kube/learned-images.ts';
 import { decideTemplate } from './offline.ts';
 import { describeDecision } from './describe-decision.ts';
 
@@ -80,18 +81,13 @@ function levelOf(labels: Record<string, string> | undefined, cfg: Compiled): Enf
 
 /** The compiled configuration with what the mesh's ConfigMaps name, as the webhook would learn it. */
 async function learned(core: CoreV1Api, cfg: Compiled): Promise<Compiled> {
-  const from = cfg.profile.learnFrom;
   const all: LearnedImages[] = [];
-  for (const namespace of from ? (cfg.config.learnImages?.namespaces ?? []) : []) {
+  for (const namespace of cfg.profile.learnFrom ? (cfg.config.learnImages?.namespaces ?? []) : []) {
     const list = await core.listNamespacedConfigMap({ namespace }).catch(() => undefined);
     for (const cm of list?.items ?? []) {
-      if (!from?.configMap(cm.metadata?.name ?? '') || cm.data?.values === undefined) continue;
-      try {
-        const l = from.images(from.format === 'json' ? JSON.parse(cm.data.values) : parseYaml(cm.data.values));
-        if (!('problem' in l)) all.push(l);
-      } catch {
-        // A ConfigMap whose values do not parse names nothing, as for the webhook.
-      }
+      // A ConfigMap whose values name nothing usable is left out, as the webhook leaves it out.
+      const l = learnFromConfigMap(cfg.profile, cm);
+      if (l && !('problem' in l)) all.push(l);
     }
   }
   return withLearnedImages(cfg, unionImages(all));
@@ -108,7 +104,7 @@ export async function explainLive(
   const objects = KubernetesObjectApi.makeApiClient(kc);
   const cfg = await learned(core, base);
   const nodes = new NodeFactStore();
-  const expect = { pluginType: cfg.config.cni.pluginType, maxVerdictAgeMs: cfg.config.cni.maxVerdictAgeSeconds * 1000 };
+  const expect = expectationsOf(cfg.config.cni);
   nodes.replaceAll(
     (await core.listNode()).items.map((n) => factFromNode(n as Parameters<typeof factFromNode>[0], expect)),
   );

@@ -78,6 +78,11 @@ export interface NodeExpectations {
   maxVerdictAgeMs: number;
 }
 
+/** The expectations the configured CNI section sets (config.cni: its plugin type and maximum verdict age). */
+export function expectationsOf(cni: { pluginType: string; maxVerdictAgeSeconds: number }): NodeExpectations {
+  return { pluginType: cni.pluginType, maxVerdictAgeMs: cni.maxVerdictAgeSeconds * 1000 };
+}
+
 /** The fact as time passes: a verified one whose heartbeat is too old becomes `stale_verdict`. */
 export function aged(f: NodeFact, maxAgeMs: number, now: number): NodeFact {
   if (!f.verified || (f.heartbeatAt !== undefined && now - f.heartbeatAt <= maxAgeMs)) return f;

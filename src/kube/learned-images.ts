@@ -6,14 +6,14 @@
  */
 import type { Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
-import { type LearnedImages, unionImages } from '../mesh/learn.ts';
+import { type Learned, type LearnedImages, unionImages } from '../mesh/learn.ts';
 import type { MeshProfile } from '../mesh/types.ts';
 import { errorFields } from '../log/fields.ts';
 import type { KubeClient } from './api/client.ts';
 import { core } from './api/paths.ts';
 import { Reflector } from './reflector.ts';
 
-type ConfigMap = { metadata?: { name?: string; namespace?: string }; data?: Record<string, string> };
+export type ConfigMap = { metadata?: { name?: string; namespace?: string }; data?: Record<string, string> };
 
 export interface LearnedImagesCache {
   /** Resolves once every namespace was listed (or its list failed and was logged: the watch keeps retrying). */
@@ -22,10 +22,20 @@ export interface LearnedImagesCache {
   stop(): void;
 }
 
-function valuesOf(cm: ConfigMap, format: 'json' | 'yaml'): unknown {
+/**
+ * What one ConfigMap says the mesh injects, read as the webhook reads it (live explain too); undefined when it is
+ * not one of the mesh's ConfigMaps.
+ */
+export function learnFromConfigMap(profile: MeshProfile, cm: ConfigMap): Learned | undefined {
+  const from = profile.learnFrom;
+  if (!from?.configMap(cm.metadata?.name ?? '')) return undefined;
   const text = cm.data?.values;
-  if (text === undefined) throw new Error('it has no key values');
-  return format === 'json' ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 0 });
+  if (text === undefined) return { problem: 'it has no key values' };
+  try {
+    return from.images(from.format === 'json' ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 0 }));
+  } catch (err) {
+    return { problem: (err as Error).message };
+  }
 }
 
 export function startLearnedImages(
@@ -45,13 +55,8 @@ export function startLearnedImages(
   const key = (cm: ConfigMap) => `${cm.metadata?.namespace}/${cm.metadata?.name}`;
   const upsert = (item: unknown, announce = true) => {
     const cm = item as ConfigMap;
-    if (!from?.configMap(cm.metadata?.name ?? '')) return;
-    let learned: ReturnType<NonNullable<MeshProfile['learnFrom']>['images']>;
-    try {
-      learned = from.images(valuesOf(cm, from.format));
-    } catch (err) {
-      learned = { problem: (err as Error).message };
-    }
+    const learned = learnFromConfigMap(profile, cm);
+    if (!learned) return;
     if ('problem' in learned) {
       logger.warn(
         { configMap: key(cm), problem: learned.problem },

@@ -8,7 +8,7 @@ import { withLearnedImages } from '../config/learned.ts';
 import { startLearnedImages } from '../kube/learned-images.ts';
 import type { KubeClient } from '../kube/api/client.ts';
 import type { Compiled } from '../config/compile.ts';
-import type { NodeFacts } from '../facts/node-facts.ts';
+import { expectationsOf, type NodeFacts } from '../facts/node-facts.ts';
 import { startNodeCache } from '../kube/node-cache.ts';
 import { startNamespaceLabels, type NamespaceLabels } from '../kube/namespace-labels.ts';
 import { startPodNeedCache, type PodNeeds } from '../kube/pod-mode-cache.ts';
@@ -98,10 +98,8 @@ export interface ClusterCaches {
 /** Watch-backed node facts and pod needs: what the admission path reads instead of calling the API. */
 function startCaches(kube: KubeClient, config: Compiled, logger: Logger): ClusterCaches {
   const cni = config.config.cni;
-  const cache = startNodeCache(
-    kube,
-    { pluginType: cni.pluginType, maxVerdictAgeMs: cni.maxVerdictAgeSeconds * 1000 },
-    (err) => logger.warn({ err: errorFields(err) }, 'node watch interrupted; resuming'),
+  const cache = startNodeCache(kube, expectationsOf(cni), (err) =>
+    logger.warn({ err: errorFields(err) }, 'node watch interrupted; resuming'),
   );
   cache.ready.catch((err) => logger.error({ err: errorFields(err) }, 'node list failed'));
   // The configuration the handlers read: as given, then with what the mesh says it injects, on each change.

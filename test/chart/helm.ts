@@ -71,6 +71,13 @@ export function templateArgs(o: RenderOptions = {}): string[] {
   ];
 }
 
+/** Key `key` of the one rendered ConfigMap `name`; throws naming what is missing. */
+export function configMapData(r: Rendered, name: string, key: string): string {
+  const v = r.one('ConfigMap', name).data?.[key];
+  if (typeof v !== 'string') throw new Error(`rendered ConfigMap ${name} has no data.${key}`);
+  return v;
+}
+
 export function parseManifests(text: string): Rendered {
   const docs = parseAllDocuments(text)
     .map((d) => {

@@ -8,7 +8,8 @@
 // real-node tier points hub/tag at locally built images); nothing rendered is committed.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
+import { configMapData, parseManifests } from '../../chart/helm.ts';
 import { AdmissionregistrationV1Api, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { buildCacheDir, buildCacheKey, repoRoot } from '../../support/build-cache.ts';
 import type { ControlPlane } from './controlplane.ts';
@@ -124,19 +125,9 @@ export async function renderIstioDiscovery(
     overrides,
   ]);
   if (r.code !== 0) throw new Error(`helm template ${chart} failed (exit ${r.code}):\n${r.stderr}`);
-  const docs = parseAllDocuments(r.stdout).map(
-    (d) => d.toJS() as { kind?: string; metadata?: { name?: string }; data?: Record<string, string> } | null,
-  );
-  const find = (kind: string, name: string) => {
-    const doc = docs.find((d) => d?.kind === kind && d.metadata?.name === name);
-    if (!doc) throw new Error(`helm template ${chart} rendered no ${kind} ${name}`);
-    return doc;
-  };
-  const data = (name: string, key: string) => {
-    const v = find('ConfigMap', name).data?.[key];
-    if (typeof v !== 'string') throw new Error(`rendered ConfigMap ${name} has no data.${key}`);
-    return v;
-  };
+  const rendered = parseManifests(r.stdout);
+  const find = (kind: string, name: string) => rendered.one(kind, name);
+  const data = (name: string, key: string) => configMapData(rendered, name, key);
   return {
     injectorConfig: data('istio-sidecar-injector', 'config'),
     injectorValues: data('istio-sidecar-injector', 'values'),

@@ -9,7 +9,8 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
+import { configMapData, parseManifests } from '../../chart/helm.ts';
 import { AdmissionregistrationV1Api, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { findMeshBuild } from '../../meshbin/binaries.ts';
 import { repoRoot } from '../../support/build-cache.ts';
@@ -73,19 +74,9 @@ export async function renderLinkerdControlPlane(
     ...['--set-file', `identity.issuer.tls.keyPEM=${pki.issuerKey}`, '-f', overrides],
   ]);
   if (r.code !== 0) throw new Error(`helm template ${chart} failed (exit ${r.code}):\n${r.stderr}`);
-  const docs = parseAllDocuments(r.stdout).map(
-    (d) => d.toJS() as { kind?: string; metadata?: { name?: string }; data?: Record<string, string> } | null,
-  );
-  const find = (kind: string, name: string) => {
-    const doc = docs.find((d) => d?.kind === kind && d.metadata?.name === name);
-    if (!doc) throw new Error(`helm template ${chart} rendered no ${kind} ${name}`);
-    return doc;
-  };
-  const data = (name: string, key: string) => {
-    const v = find('ConfigMap', name).data?.[key];
-    if (typeof v !== 'string') throw new Error(`rendered ConfigMap ${name} has no data.${key}`);
-    return v;
-  };
+  const rendered = parseManifests(r.stdout);
+  const find = (kind: string, name: string) => rendered.one(kind, name);
+  const data = (name: string, key: string) => configMapData(rendered, name, key);
   return {
     values: data('linkerd-config', 'values'),
     trustRoots: data('linkerd-identity-trust-roots', 'ca-bundle.crt'),

@@ -9,6 +9,7 @@
 import type { TierMesh } from '../harness/cni.ts';
 import type { TierRuntime } from '../harness/containerd2.ts';
 import type { ScenarioResult } from './common.ts';
+import { printTable, secs } from './matrix.ts';
 
 export interface Line {
   mesh: TierMesh;
@@ -44,7 +45,6 @@ export function chosenLines(env: string | undefined): Line[] {
 
 /** One row per scenario × line, every line's results together. */
 export function printLines(results: { line: Line; results: ScenarioResult[] }[]): void {
-  const secs = (ms: number | undefined) => (ms === undefined ? 'never' : `${(ms / 1000).toFixed(1)} s`);
   const rows = [['', 'mesh/runtime', 'created', 'Running', 'unredirected', 'right again after', 'took', 'result']];
   for (const { line, results: rs } of results)
     for (const r of rs)
@@ -58,15 +58,6 @@ export function printLines(results: { line: Line; results: ScenarioResult[] }[])
         secs(r.durationMs),
         r.failures.length ? 'FAILED' : 'PASS',
       ]);
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
   console.log('\nall lines:');
-  for (const [i, row] of rows.entries()) {
-    console.log(
-      row
-        .map((cell, j) => (j >= 2 && j <= 6 ? cell.padStart(widths[j]) : cell.padEnd(widths[j])))
-        .join('  ')
-        .trimEnd(),
-    );
-    if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  }
+  printTable(rows);
 }
