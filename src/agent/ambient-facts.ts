@@ -8,8 +8,10 @@
  * ztunnel's place (istio-cni hands pods to the latest connection).
  */
 import { readFile } from 'node:fs/promises';
-import { request } from 'node:http';
 import type { AmbientFacts } from '../cni/ambient.ts';
+
+// Not an ESM import, which loads Node's bundled undici (src/agent/http.ts says why).
+const { request } = process.getBuiltinModule('node:http');
 
 export interface AmbientCheckConfig {
   /** istio-cni's readiness URL: loopback only (parseReadyzUrl). */

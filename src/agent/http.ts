@@ -7,10 +7,15 @@
  * node:http, not fastify: three GET routes, and the agent runs on every node, where fastify's import alone was
  * 2.3 MiB of its RSS (`npm run bench -- --footprint`). `answer` is the routing, pure, so tests call it directly;
  * `serveAgent` only listens.
+ * node:http is taken with `process.getBuiltinModule`, not an ESM import: an ESM import reads every export of the
+ * module, and node:http's lazy `WebSocket`/`MessageEvent` getters then load Node's bundled undici, about 6 MiB of RSS
+ * on every node for a client the agent never uses (test/kube/daemon-imports.test.ts keeps it so).
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Probe } from './health.ts';
+
+const { createServer } = process.getBuiltinModule('node:http');
 
 export interface AgentHttpDeps {
   registry: { contentType: string; metrics(): Promise<string> };

@@ -74,11 +74,19 @@ describe('static import graph', () => {
     expect(pathTo(entry, '@sinclair/typebox')).toBeUndefined();
   });
 
+  // An ESM import of node:http reads every export, and its lazy WebSocket getters load Node's bundled undici: about
+  // 3 MiB of the agent's RSS on every node (docs/benchmarks.md §8). The daemons take it with process.getBuiltinModule.
+  it.each(DAEMONS)('%s never ESM-imports node:http', (entry) => {
+    expect(pathTo(entry, 'node:http')).toBeUndefined();
+  });
+
   it('the check sees an import: `meshgate check` and `uninstall` (CLI commands) load the full client', () => {
     expect(pathTo('src/cli/check.ts', CLIENT)).toEqual(['src/cli/check.ts', 'src/check/kube-reader.ts']);
     expect(pathTo('src/cli/uninstall.ts', CLIENT)?.at(-1)).toMatch(/^src\/(cli|uninstall)\//);
     expect(pathTo('src/cli/serve.ts', 'pino')).toEqual(['src/cli/serve.ts', 'src/log/logger.ts']);
     expect(pathTo('src/config/types.ts', '@sinclair/typebox')).toBeUndefined();
+    expect(pathTo('src/cli/check.ts', 'node:http')).toBeUndefined();
+    expect(pathTo('test/e2e/harness/net.ts', 'node:http')).toEqual(['test/e2e/harness/net.ts']);
     expect(pathTo('scripts/values-schema.ts', '@sinclair/typebox')?.at(-1)).toMatch(/^src\/config\/schema/);
   });
 });
@@ -111,7 +119,8 @@ const server = await startServer({
 await server.shutdown();
 for (const m of ['src/cli/node-agent.ts', 'src/cli/repair-controller.ts', 'src/repair/run.ts', 'src/agent/kube-publisher.ts'])
   await import(root + m);
-process.stdout.write(JSON.stringify({ withCredentials: kube !== undefined, loaded: [...loaded] }));
+const undici = process.moduleLoadList.filter((m) => m.includes('undici'));
+process.stdout.write(JSON.stringify({ withCredentials: kube !== undefined, loaded: [...loaded], undici }));
 process.exit(0);
 `;
 
@@ -119,7 +128,7 @@ describe('at run time', () => {
   const dir = mkdtempSync(join(tmpdir(), 'meshgate-imports-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('the webhook with cluster credentials and the other daemons load no @kubernetes/client-node module', () => {
+  it('the webhook with cluster credentials and the other daemons load no @kubernetes/client-node module, nor undici', () => {
     const path = join(dir, 'kubeconfig');
     // YAML, so the kubeconfig reader loads its YAML parser too; a loopback port nothing listens on: the caches
     // retry in the background until shutdown stops them.
@@ -140,6 +149,6 @@ describe('at run time', () => {
       timeout: 60_000,
     });
     expect(r.status, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ withCredentials: true, loaded: [] });
+    expect(JSON.parse(r.stdout)).toEqual({ withCredentials: true, loaded: [], undici: [] });
   });
 });
