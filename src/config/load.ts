@@ -13,6 +13,7 @@ import { CONFIG_SCHEMA } from './schema.generated.ts';
 import { NOT_USED, REMOVED } from './profile-keys.ts';
 import type { MeshgateConfig } from './types.ts';
 import { checkSemantics } from './semantics.ts';
+import { constraintProblems } from './constraints.ts';
 import { deepFreeze } from '../util/json.ts';
 import type { DeepReadonly } from '../util/readonly.ts';
 import { MESH_NAMES, type MeshName } from '../mesh/types.ts';
@@ -34,7 +35,7 @@ function kind(v: unknown): string {
 }
 
 /**
- * The kinds a schema node admits, as kind() names them (JSON Schema's integer is a number here; semantics.ts says
+ * The kinds a schema node admits, as kind() names them (JSON Schema's integer is a number here; constraints.ts says
  * when it must be whole).
  */
 function kindsOf(schema: SchemaNode): string[] {
@@ -127,6 +128,7 @@ export function buildConfig(raw: unknown, source = 'config'): DeepReadonly<Meshg
     problems,
     mesh as MeshName,
   ) as MeshgateConfig;
+  if (problems.length === 0) constraintProblems(CONFIG_SCHEMA, merged, '', problems);
   if (problems.length === 0) problems.push(...checkSemantics(merged));
   if (problems.length > 0) throw new ConfigError(source, problems);
   return deepFreeze(merged);

@@ -3,7 +3,7 @@
  * container (identity for every profile, templates for mesh custom) and meshgate's validator.
  */
 import { Type } from '@sinclair/typebox';
-import { ContainerName, Image, NonEmptyStringList, NonRootId, Port, Section, StringList } from './schema-kinds.ts';
+import { ContainerName, Image, NonEmptyStringList, NonRootId, Port, SecretName, Section, StringList } from './schema-kinds.ts';
 
 /** Kubernetes objects meshgate copies into the injected proxy: free-form beyond their required keys. */
 export const EnvVarSchema = Type.Object({
@@ -91,7 +91,7 @@ export const ValidatorSchema = Section({
    * needs them. A pod names Secrets of its own namespace only, and meshgate creates or copies none (the kubelet
    * pulls without a missing one and reports it in an Event).
    */
-  imagePullSecrets: Type.Array(Type.String({ pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', maxLength: 253 }), {
+  imagePullSecrets: Type.Array(SecretName(), {
     description:
       "Secret names added to a pod's imagePullSecrets with the validator; each must exist in every app namespace",
     maxItems: 8,

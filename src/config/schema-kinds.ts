@@ -7,7 +7,33 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 
 export interface Described {
   description?: string;
+  /** What a value that breaks the node's constraint is, for the loader's message (config/constraints.ts). */
+  errorMessage?: string;
 }
+
+/**
+ * Patterns with what a value that breaks them is, for the loader's message (config/constraints.ts reads
+ * `errorMessage`, the keyword ajv-errors reads; helm ignores it).
+ */
+const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+export const NamespaceName = (options: Described = {}) =>
+  Type.String({ pattern: DNS_LABEL, maxLength: 63, errorMessage: 'is not a namespace name', ...options });
+export const SecretName = (options: Described = {}) =>
+  Type.String({
+    pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+    maxLength: 253,
+    errorMessage: 'is not a Secret name',
+    ...options,
+  });
+/** `namespace/name`, each a DNS-1123 label as Multus requires of network names (parsePodNetworkObjectName). */
+export const NetworkName = () =>
+  Type.String({
+    pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+    errorMessage:
+      'is not namespace/name of a NetworkAttachmentDefinition ' +
+      "(lower-case DNS labels; the namespace is required: a name alone resolves in each pod's own namespace, " +
+      'where its admins could define it to run anything)',
+  });
 
 /** A string from a closed list, as JSON Schema's `enum` (TypeBox's union of literals would be an `anyOf`). */
 export function StringEnum<const T extends readonly string[]>(values: T, options: Described = {}) {
@@ -31,10 +57,14 @@ export const StringList = (options: Described = {}) => Type.Array(Type.String(),
 export const NonEmptyStringList = (options: Described = {}) =>
   Type.Array(Type.String({ minLength: 1 }), { minItems: 1, ...options });
 export const ContainerName = (description: string) =>
-  Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63, description });
-export const NonRootId = (description: string) => Type.Integer({ minimum: 1, maximum: 2147483647, description });
-export const Port = (description: string) => Type.Integer({ minimum: 1, maximum: 65535, description });
-export const Image = (description: string) => Type.String({ minLength: 1, description });
+  Type.String({ pattern: DNS_LABEL, maxLength: 63, errorMessage: 'is not a valid container name', description });
+/** 0 is root: the proxy and validator must never run as root. */
+export const NonRootId = (description: string) =>
+  Type.Integer({ minimum: 1, maximum: 2147483647, errorMessage: 'is not a non-root ID', description });
+export const Port = (description: string) =>
+  Type.Integer({ minimum: 1, maximum: 65535, errorMessage: 'is not a port (1-65535)', description });
+export const Image = (description: string) =>
+  Type.String({ minLength: 1, errorMessage: 'is not set; set the image this mesh really runs', description });
 
 export {
   APP_PRIVILEGES,

@@ -33,6 +33,9 @@ export const CONFIG_SCHEMA: SchemaNode = {
       "description": "which mesh meshgate guards: istio | linkerd | custom. Required."
     },
     "meshNamespace": {
+      "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+      "maxLength": 63,
+      "errorMessage": "is not a namespace name",
       "description": "meshgate's own namespace",
       "type": "string"
     },
@@ -120,6 +123,8 @@ export const CONFIG_SCHEMA: SchemaNode = {
       "properties": {
         "pluginType": {
           "minLength": 1,
+          "pattern": "\\S",
+          "errorMessage": "must name the mesh CNI plugin the node agent checks for (e.g. istio-cni)",
           "description": "the mesh CNI plugin type the node agent checks, e.g. istio-cni",
           "type": "string"
         },
@@ -129,6 +134,7 @@ export const CONFIG_SCHEMA: SchemaNode = {
         },
         "maxVerdictAgeSeconds": {
           "minimum": 60,
+          "errorMessage": "is not a whole number of seconds >= 60 (the agent heartbeats once per resync)",
           "description": "a verdict older than this counts as unverified (stale_verdict); the agent re-confirms once per nodeAgent.resync",
           "type": "integer"
         },
@@ -138,7 +144,8 @@ export const CONFIG_SCHEMA: SchemaNode = {
             "string",
             "null"
           ],
-          "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+          "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+          "errorMessage": "is not namespace/name of a NetworkAttachmentDefinition (lower-case DNS labels; the namespace is required: a name alone resolves in each pod's own namespace, where its admins could define it to run anything)"
         }
       }
     },
@@ -155,35 +162,41 @@ export const CONFIG_SCHEMA: SchemaNode = {
         "name": {
           "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
           "maxLength": 63,
+          "errorMessage": "is not a valid container name",
           "description": "the proxy container's name; a container under it must be the real proxy",
           "type": "string"
         },
         "uid": {
           "minimum": 1,
           "maximum": 2147483647,
+          "errorMessage": "is not a non-root ID",
           "description": "the proxy's UID: the redirect rules exempt it, so only the proxy may run as it",
           "type": "integer"
         },
         "gid": {
           "minimum": 1,
           "maximum": 2147483647,
+          "errorMessage": "is not a non-root ID",
           "description": "the proxy's GID when the mesh's rules exempt one (Istio)",
           "type": "integer"
         },
         "outboundPort": {
           "minimum": 1,
           "maximum": 65535,
+          "errorMessage": "is not a port (1-65535)",
           "description": "where redirected outbound TCP lands (Istio 15001, Linkerd 4140)",
           "type": "integer"
         },
         "inboundPort": {
           "minimum": 1,
           "maximum": 65535,
+          "errorMessage": "is not a port (1-65535)",
           "description": "where redirected inbound TCP lands (Istio 15006, Linkerd 4143)",
           "type": "integer"
         },
         "image": {
           "minLength": 1,
+          "errorMessage": "is not set; set the image this mesh really runs",
           "description": "the proxy image meshgate injects",
           "type": "string"
         },
@@ -294,11 +307,13 @@ export const CONFIG_SCHEMA: SchemaNode = {
         "name": {
           "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
           "maxLength": 63,
+          "errorMessage": "is not a valid container name",
           "description": "the privileged init container's name",
           "type": "string"
         },
         "image": {
           "minLength": 1,
+          "errorMessage": "is not set; set the image this mesh really runs",
           "description": "the init image meshgate injects where a node is not verified",
           "type": "string"
         },
@@ -335,11 +350,13 @@ export const CONFIG_SCHEMA: SchemaNode = {
         "name": {
           "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
           "maxLength": 63,
+          "errorMessage": "is not a valid container name",
           "description": "the validation init container's name",
           "type": "string"
         },
         "image": {
           "minLength": 1,
+          "errorMessage": "is not set; set the image this mesh really runs",
           "description": "the validator's image (default: the chart's image)",
           "type": "string"
         },
@@ -355,12 +372,14 @@ export const CONFIG_SCHEMA: SchemaNode = {
         "uid": {
           "minimum": 1,
           "maximum": 2147483647,
+          "errorMessage": "is not a non-root ID",
           "description": "the validator's UID: the proxy's for a loopback probe (Istio), another for an off-pod probe (Linkerd)",
           "type": "integer"
         },
         "gid": {
           "minimum": 1,
           "maximum": 2147483647,
+          "errorMessage": "is not a non-root ID",
           "description": "the validator's GID, as uid",
           "type": "integer"
         },
@@ -383,6 +402,7 @@ export const CONFIG_SCHEMA: SchemaNode = {
           "items": {
             "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
             "maxLength": 253,
+            "errorMessage": "is not a Secret name",
             "type": "string"
           }
         }
@@ -399,6 +419,9 @@ export const CONFIG_SCHEMA: SchemaNode = {
         "namespaces": {
           "type": "array",
           "items": {
+            "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+            "maxLength": 63,
+            "errorMessage": "is not a namespace name",
             "type": "string"
           }
         }
@@ -416,6 +439,7 @@ export const CONFIG_SCHEMA: SchemaNode = {
       "properties": {
         "proxy": {
           "minItems": 1,
+          "errorMessage": "must list the repositories of the mesh's proxy image",
           "type": "array",
           "items": {
             "minLength": 1,
@@ -424,6 +448,7 @@ export const CONFIG_SCHEMA: SchemaNode = {
         },
         "init": {
           "minItems": 1,
+          "errorMessage": "must list the repositories of the mesh's init image",
           "type": "array",
           "items": {
             "minLength": 1,
@@ -432,6 +457,7 @@ export const CONFIG_SCHEMA: SchemaNode = {
         },
         "validator": {
           "minItems": 1,
+          "errorMessage": "must list the repositories of the validator image",
           "type": "array",
           "items": {
             "minLength": 1,
@@ -457,12 +483,14 @@ export const CONFIG_SCHEMA: SchemaNode = {
         },
         "maxOutboundPorts": {
           "description": "outbound ports a pod may exclude from the redirect",
+          "errorMessage": "is not a number of ports (0-65535)",
           "minimum": 0,
           "maximum": 65535,
           "type": "integer"
         },
         "maxInboundPorts": {
           "description": "inbound ports a pod may exclude from the redirect",
+          "errorMessage": "is not a number of ports (0-65535)",
           "minimum": 0,
           "maximum": 65535,
           "type": "integer"
@@ -491,6 +519,8 @@ export const CONFIG_SCHEMA: SchemaNode = {
           "type": "array",
           "items": {
             "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+            "maxLength": 63,
+            "errorMessage": "is not a namespace name",
             "type": "string"
           }
         }

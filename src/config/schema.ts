@@ -5,8 +5,9 @@
  * (scripts/values-schema.ts writes it; test/chart/values-schema.test.ts fails when the committed file differs).
  *
  * Each `description` is what an operator reads in values.schema.json and docs/values.md; the comments above the
- * keys say why, for the code. Value constraints (ranges, patterns) are the chart's; meshgate's loader checks values
- * in config/semantics.ts with messages of its own, and test/chart/config-agreement.test.ts holds the two equal.
+ * keys say why, for the code. Value constraints (ranges, patterns) are declared here too, with what a value that breaks
+ * one is (`errorMessage`); the loader checks them from this declaration (config/constraints.ts) and helm from the
+ * generated chart schema. Only rules between keys are config/semantics.ts's.
  * Which keys a mesh profile takes is not shape: config/profile-keys.ts says it (with why), for the loader's messages
  * and the chart's per-mesh `allOf`. The containers' sections are in config/schema-containers.ts, the kinds of value
  * (enums, nullable, closed sections) in config/schema-kinds.ts.
@@ -18,7 +19,9 @@ import { InitSchema, ProxySchema, ValidatorSchema } from './schema-containers.ts
 import {
   APP_PRIVILEGES,
   ENFORCEMENT_LEVELS,
+  NamespaceName,
   NATIVE_SIDECAR_MODES,
+  NetworkName,
   NonEmptyStringList,
   Nullable,
   ON_UNVERIFIED_NODE,
@@ -48,7 +51,7 @@ export const MeshgateConfigSchema = Section({
     description: 'which mesh meshgate guards: istio | linkerd | custom. Required.',
   }),
   /** Never injected, so meshgate can never block its own pods. */
-  meshNamespace: Type.String({ description: "meshgate's own namespace" }),
+  meshNamespace: NamespaceName({ description: "meshgate's own namespace" }),
   systemNamespaces: StringList({ description: 'namespaces never injected or checked, besides the release namespace' }),
   injection: Section({
     /** Default false: pod authors are not trusted, such pods are refused. */
@@ -90,6 +93,8 @@ export const MeshgateConfigSchema = Section({
     /** A node verified for another plugin is not verified. */
     pluginType: Type.String({
       minLength: 1,
+      pattern: '\\S',
+      errorMessage: 'must name the mesh CNI plugin the node agent checks for (e.g. istio-cni)',
       description: 'the mesh CNI plugin type the node agent checks, e.g. istio-cni',
     }),
     redirectsNativeSidecars: Type.Boolean({
@@ -102,11 +107,12 @@ export const MeshgateConfigSchema = Section({
      */
     maxVerdictAgeSeconds: Type.Integer({
       minimum: 60,
+      errorMessage: 'is not a whole number of seconds >= 60 (the agent heartbeats once per resync)',
       description:
         'a verdict older than this counts as unverified (stale_verdict); the agent re-confirms once per nodeAgent.resync',
     }),
     /** The OpenShift model (docs/platforms/openshift.md); the node agent verifies the network of that name. */
-    multusNetwork: Nullable(Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }), {
+    multusNetwork: Nullable(NetworkName(), {
       description:
         'OpenShift model: namespace/name of the Multus NetworkAttachmentDefinition that runs the mesh plugin as an additional network (Istio: default/istio-cni); CNI-mode pods must list it in k8s.v1.cni.cncf.io/networks, meshgate adds it. null: the plugin is chained into the default network',
     }),
@@ -117,7 +123,7 @@ export const MeshgateConfigSchema = Section({
   /** Companion profiles only: the webhook reads the ConfigMaps through its caches, never on the admission path. */
   learnImages: Type.Optional(
     Section(
-      { namespaces: StringList() },
+      { namespaces: Type.Array(NamespaceName()) },
       {
         description:
           "istio, linkerd: namespaces where the webhook reads what the installed mesh injects (Istio's istio-sidecar-injector ConfigMaps of every revision, Linkerd's linkerd-config) and trusts those image repositories beside recognisedImages; [] turns it off. Default: istio-system (istio), linkerd (linkerd)",
@@ -127,7 +133,11 @@ export const MeshgateConfigSchema = Section({
   /** Companion profiles only: the mesh's containers must come from one of these repositories. */
   recognisedImages: Type.Optional(
     Section(
-      { proxy: NonEmptyStringList(), init: NonEmptyStringList(), validator: NonEmptyStringList() },
+      {
+        proxy: NonEmptyStringList({ errorMessage: "must list the repositories of the mesh's proxy image" }),
+        init: NonEmptyStringList({ errorMessage: "must list the repositories of the mesh's init image" }),
+        validator: NonEmptyStringList({ errorMessage: 'must list the repositories of the validator image' }),
+      },
       { description: "istio, linkerd: repositories of the mesh's own images (a mirror, a private registry)" },
     ),
   ),
@@ -139,11 +149,13 @@ export const MeshgateConfigSchema = Section({
     }),
     maxOutboundPorts: Type.Integer({
       description: 'outbound ports a pod may exclude from the redirect',
+      errorMessage: 'is not a number of ports (0-65535)',
       minimum: 0,
       maximum: 65535,
     }),
     maxInboundPorts: Type.Integer({
       description: 'inbound ports a pod may exclude from the redirect',
+      errorMessage: 'is not a number of ports (0-65535)',
       minimum: 0,
       maximum: 65535,
     }),
@@ -161,7 +173,7 @@ export const MeshgateConfigSchema = Section({
           "restricted: no container but the mesh's may run as or become the proxy's UID/GID; baseline: only the explicit proxy UID/GID is refused",
       }),
       /** Reported by `meshgate check` and the metric meshgate_baseline_namespaces. */
-      baselineNamespaces: Type.Array(Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }), {
+      baselineNamespaces: Type.Array(NamespaceName(), {
         description: 'namespaces that cannot comply with restricted yet (admitted with a warning)',
       }),
     },

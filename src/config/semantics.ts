@@ -1,6 +1,7 @@
 /**
- * Value checks beyond the schema's kinds and enums (config/schema.ts, checked by config/load.ts): ranges, names, and
- * what must hold between keys. One sentence per problem.
+ * What must hold between keys, and what no schema keyword says (placeholder images, host:port, quantities, the
+ * custom profile's volumes): checked after the declaration's kinds, enums and value constraints (config/load.ts,
+ * config/constraints.ts). One sentence per problem.
  */
 import { isIP } from 'node:net';
 import type { MeshgateConfig } from './types.ts';
@@ -24,21 +25,6 @@ export function placeholderImage(image: string): string | undefined {
   if (PLACEHOLDER_REPOSITORIES.includes(repo)) return `"${image}" names an image that was never published`;
   if (PLACEHOLDER_HOSTS.test(repo)) return `"${image}" is on an example registry`;
   return undefined;
-}
-
-function port(problems: string[], path: string, value: number): void {
-  if (!Number.isInteger(value) || value < 1 || value > 65535)
-    problems.push(`${path}: ${value} is not a port (1-65535)`);
-}
-
-function id(problems: string[], path: string, value: number | undefined): void {
-  // 0 is root: the proxy and validator must never run as root.
-  if (value !== undefined && (!Number.isInteger(value) || value < 1 || value > 2147483647))
-    problems.push(`${path}: ${value} is not a non-root ID`);
-}
-
-function name(problems: string[], path: string, value: string): void {
-  if (!DNS_LABEL.test(value) || value.length > 63) problems.push(`${path}: "${value}" is not a valid container name`);
 }
 
 function image(problems: string[], path: string, value: string | undefined): void {
@@ -77,75 +63,13 @@ function probeProblems(c: MeshgateConfig, p: string[]): void {
   }
 }
 
-/** A Secret's name is a DNS subdomain. Eight are plenty for one image; each is copied into every injected pod. */
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-const MAX_PULL_SECRETS = 8;
-
-function pullSecrets(p: string[], names: readonly string[]): void {
-  names.forEach((n, i) => {
-    if (!DNS_SUBDOMAIN.test(n) || n.length > 253)
-      p.push(`validator.imagePullSecrets[${i}]: "${n}" is not a Secret name`);
-    else if (names.indexOf(n) !== i) p.push(`validator.imagePullSecrets[${i}]: "${n}" is listed twice`);
-  });
-  if (names.length > MAX_PULL_SECRETS)
-    p.push(`validator.imagePullSecrets: ${names.length} names, at most ${MAX_PULL_SECRETS}`);
-}
-
-/** `namespace/name`, each a DNS-1123 label as Multus requires of network names (parsePodNetworkObjectName). */
-const MULTUS_NETWORK = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 export function checkSemantics(c: MeshgateConfig): string[] {
   const p: string[] = [];
-  c.apps.baselineNamespaces.forEach((ns, i) => {
-    if (!DNS_LABEL.test(ns)) p.push(`apps.baselineNamespaces[${i}]: "${ns}" is not a namespace name`);
-  });
-  if (!DNS_LABEL.test(c.meshNamespace)) p.push(`meshNamespace: "${c.meshNamespace}" is not a namespace name`);
-  name(p, 'proxy.name', c.proxy.name);
-  name(p, 'init.name', c.init.name);
-  name(p, 'validator.name', c.validator.name);
   if (new Set([c.proxy.name, c.init.name, c.validator.name]).size !== 3)
     p.push('proxy.name, init.name and validator.name must differ');
-  port(p, 'proxy.outboundPort', c.proxy.outboundPort);
-  port(p, 'proxy.inboundPort', c.proxy.inboundPort);
-  id(p, 'proxy.uid', c.proxy.uid);
-  id(p, 'proxy.gid', c.proxy.gid);
-  id(p, 'validator.uid', c.validator.uid);
-  id(p, 'validator.gid', c.validator.gid);
-  if (!Number.isInteger(c.cni.maxVerdictAgeSeconds) || c.cni.maxVerdictAgeSeconds < 60) {
-    p.push(
-      `cni.maxVerdictAgeSeconds: ${c.cni.maxVerdictAgeSeconds} is not a whole number of seconds >= 60 ` +
-        '(the agent heartbeats once per resync)',
-    );
-  }
-  const network = c.cni.multusNetwork;
-  if (network !== null && !MULTUS_NETWORK.test(network)) {
-    p.push(
-      `cni.multusNetwork: ${JSON.stringify(network)} is not namespace/name of a NetworkAttachmentDefinition ` +
-        "(lower-case DNS labels; the namespace is required: a name alone resolves in each pod's own namespace, " +
-        'where its admins could define it to run anything)',
-    );
-  }
-  if (c.cni.pluginType.trim() === '')
-    p.push(`cni.pluginType: must name the mesh CNI plugin the node agent checks for (e.g. istio-cni)`);
   image(p, 'validator.image', c.validator.image);
-  if (c.validator.command.length === 0) p.push('validator.command: must name the program to run');
   probeProblems(c, p);
-  if (!(c.validator.timeoutSeconds > 0 && c.validator.timeoutSeconds <= 300)) {
-    p.push(`validator.timeoutSeconds: ${c.validator.timeoutSeconds} is not in (0, 300]`);
-  }
-  pullSecrets(p, c.validator.imagePullSecrets);
   p.push(...ambientProblems(c));
-  if (
-    !Number.isInteger(c.exclusions.outboundCidrCoverage) ||
-    c.exclusions.outboundCidrCoverage < 1 ||
-    c.exclusions.outboundCidrCoverage > 32
-  ) {
-    p.push(`exclusions.outboundCidrCoverage: ${c.exclusions.outboundCidrCoverage} is not a whole number in 1-32`);
-  }
-  for (const k of ['maxOutboundPorts', 'maxInboundPorts'] as const) {
-    const v = c.exclusions[k];
-    if (!Number.isInteger(v) || v < 0 || v > 65535) p.push(`exclusions.${k}: ${v} is not a number of ports (0-65535)`);
-  }
   if (c.mesh === 'custom') {
     image(p, 'proxy.image', c.proxy.image);
     image(p, 'init.image', c.init.image);
@@ -160,15 +84,6 @@ export function checkSemantics(c: MeshgateConfig): string[] {
     (c.volumes ?? []).forEach((v, i) => {
       if (typeof v?.name !== 'string' || !DNS_LABEL.test(v.name))
         p.push(`volumes[${i}].name: missing or not a valid volume name`);
-    });
-  } else {
-    for (const role of ['proxy', 'init', 'validator'] as const) {
-      if (!c.recognisedImages?.[role].length)
-        p.push(`recognisedImages.${role}: must list the repositories of the mesh's ${role} image`);
-    }
-    (c.learnImages?.namespaces ?? []).forEach((ns, i) => {
-      if (!DNS_LABEL.test(ns) || ns.length > 63)
-        p.push(`learnImages.namespaces[${i}]: "${ns}" is not a namespace name`);
     });
   }
   return p;

@@ -149,7 +149,7 @@ describe('config errors name the key and the value', () => {
     [
       'an exclusion coverage out of range',
       { mesh: 'istio', exclusions: { outboundCidrCoverage: 0 } },
-      /exclusions\.outboundCidrCoverage: 0 is not a whole number in 1-32/,
+      /exclusions\.outboundCidrCoverage: 0 is not in 1-32/,
     ],
     [
       'empty recognised images',
