@@ -3,7 +3,16 @@
  * container (identity for every profile, templates for mesh custom) and meshgate's validator.
  */
 import { Type } from '@sinclair/typebox';
-import { ContainerName, Image, NonEmptyStringList, NonRootId, Port, SecretName, Section, StringList } from './schema-kinds.ts';
+import {
+  ContainerName,
+  Image,
+  NonEmptyStringList,
+  NonRootId,
+  Port,
+  SecretName,
+  Section,
+  StringList,
+} from './schema-kinds.ts';
 
 /** Kubernetes objects meshgate copies into the injected proxy: free-form beyond their required keys. */
 export const EnvVarSchema = Type.Object({

@@ -1,97 +1,118 @@
 /**
- * The parts of a Pod meshgate reads. Admission bodies are JSON from the apiserver and every field a pod may carry
- * must survive untouched, so unknown fields are kept as `unknown`. Values of this type come only from
- * `parsePod` (src/pod/parse.ts), which checks the shape of every field meshgate reads or patches.
+ * The parts of a Pod meshgate reads, declared once (contract/shape.ts): the types below are inferred from this
+ * declaration, and `parsePod` (src/pod/parse.ts) checks a value against the same declaration, so values of these types
+ * come only from it. Admission bodies are JSON from the apiserver and every field a pod may carry must survive
+ * untouched, so the mappings a patch passes through are open (their other fields are kept, typed unknown). Fields
+ * are checked in the order written: a pod's first problem is the one reported.
  */
+import {
+  boolean,
+  closed,
+  type Infer,
+  integer,
+  list,
+  nonEmptyString,
+  open,
+  optional,
+  string,
+  stringMap,
+} from './shape.ts';
 
-export interface Capabilities {
-  add?: string[];
-  drop?: string[];
-}
+const strings = list(string);
 
-export interface SecurityContext {
-  runAsUser?: number;
-  runAsGroup?: number;
-  runAsNonRoot?: boolean;
-  privileged?: boolean;
-  allowPrivilegeEscalation?: boolean;
-  readOnlyRootFilesystem?: boolean;
-  capabilities?: Capabilities;
-  [key: string]: unknown;
-}
+const CAPABILITIES = closed({ add: optional(strings), drop: optional(strings) });
 
-export interface PodSecurityContext {
-  runAsUser?: number;
-  runAsGroup?: number;
-  fsGroup?: number;
-  supplementalGroups?: number[];
-  [key: string]: unknown;
-}
+const SECURITY_CONTEXT = open({
+  runAsUser: optional(integer),
+  runAsGroup: optional(integer),
+  runAsNonRoot: optional(boolean),
+  privileged: optional(boolean),
+  allowPrivilegeEscalation: optional(boolean),
+  capabilities: optional(CAPABILITIES),
+  readOnlyRootFilesystem: optional(boolean),
+});
 
-export interface EnvVar {
-  name: string;
-  value?: string;
-  valueFrom?: unknown;
-}
+const POD_SECURITY_CONTEXT = open({
+  runAsUser: optional(integer),
+  runAsGroup: optional(integer),
+  fsGroup: optional(integer),
+  supplementalGroups: optional(list(integer)),
+});
 
-export interface Container {
-  name: string;
-  image?: string;
-  command?: string[];
-  args?: string[];
-  env?: EnvVar[];
-  restartPolicy?: string;
-  securityContext?: SecurityContext;
-  [key: string]: unknown;
-}
+/** `valueFrom` and the rest are kept as they are. */
+const ENV_VAR = open({ name: string, value: optional(string) });
 
-export interface NodeSelectorRequirement {
-  key: string;
-  operator: string;
-  values?: string[];
-}
+const CONTAINER = open(
+  {
+    name: nonEmptyString,
+    image: optional(string),
+    command: optional(strings),
+    args: optional(strings),
+    env: optional(list(ENV_VAR)),
+    restartPolicy: optional(string),
+    securityContext: optional(SECURITY_CONTEXT),
+  },
+  'a container (a mapping)',
+);
+const CONTAINERS = list(CONTAINER);
 
-export interface NodeSelectorTerm {
-  matchExpressions?: NodeSelectorRequirement[];
-  matchFields?: NodeSelectorRequirement[];
-}
+const REQUIREMENT = closed({ key: string, operator: string, values: optional(strings) });
+const SELECTOR_TERM = closed({
+  matchExpressions: optional(list(REQUIREMENT)),
+  matchFields: optional(list(REQUIREMENT)),
+});
 
-export interface PodSpec {
-  containers: Container[];
-  initContainers?: Container[];
-  ephemeralContainers?: Container[];
-  volumes?: Array<{ name: string; [key: string]: unknown }>;
-  nodeName?: string;
-  hostNetwork?: boolean;
-  securityContext?: PodSecurityContext;
-  imagePullSecrets?: Array<{ name?: string }>;
-  affinity?: {
-    nodeAffinity?: {
-      requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] };
-      [key: string]: unknown;
-    };
-    [key: string]: unknown;
-  };
-  [key: string]: unknown;
-}
+const POD_SPEC = open({
+  containers: CONTAINERS,
+  initContainers: optional(CONTAINERS),
+  ephemeralContainers: optional(CONTAINERS),
+  volumes: optional(list(open({ name: string }))),
+  nodeName: optional(string),
+  hostNetwork: optional(boolean),
+  securityContext: optional(POD_SECURITY_CONTEXT),
+  /** A LocalObjectReference: Kubernetes defaults a missing name to "" (no Secret), so it may be absent. */
+  imagePullSecrets: optional(list(closed({ name: optional(string) }))),
+  affinity: optional(
+    open({
+      nodeAffinity: optional(
+        open({
+          requiredDuringSchedulingIgnoredDuringExecution: optional(
+            closed({ nodeSelectorTerms: optional(list(SELECTOR_TERM)) }),
+          ),
+        }),
+      ),
+    }),
+  ),
+});
 
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  [key: string]: unknown;
-}
+/** labels and annotations: the apiserver guarantees string values; anything else is named, never coerced. */
+const OBJECT_META = open({
+  labels: optional(stringMap),
+  annotations: optional(stringMap),
+  name: optional(string),
+  generateName: optional(string),
+  namespace: optional(string),
+  uid: optional(string),
+});
 
-export interface Pod {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: ObjectMeta;
-  spec: PodSpec;
-  [key: string]: unknown;
-}
+/** The declaration parsePod checks. */
+export const POD = open({
+  metadata: optional(OBJECT_META),
+  spec: POD_SPEC,
+  apiVersion: optional(string),
+  kind: optional(string),
+});
+
+export type Capabilities = Infer<typeof CAPABILITIES>;
+export type SecurityContext = Infer<typeof SECURITY_CONTEXT>;
+export type PodSecurityContext = Infer<typeof POD_SECURITY_CONTEXT>;
+export type EnvVar = Infer<typeof ENV_VAR>;
+export type Container = Infer<typeof CONTAINER>;
+export type NodeSelectorRequirement = Infer<typeof REQUIREMENT>;
+export type NodeSelectorTerm = Infer<typeof SELECTOR_TERM>;
+export type PodSpec = Infer<typeof POD_SPEC>;
+export type ObjectMeta = Infer<typeof OBJECT_META>;
+export type Pod = Infer<typeof POD>;
 
 /** The three lists a pod's containers live in; ephemeral containers run in the pod's network namespace too. */
 export type ContainerList = 'initContainers' | 'containers' | 'ephemeralContainers';

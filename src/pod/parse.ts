@@ -3,30 +3,16 @@
  * manifests), so both refuse the same shapes with the same message. The apiserver only sends valid pods, but the
  * handlers are reachable by anything that can POST, manifests are hand-written, and every field meshgate reads or
  * patches must have the type it assumes — a `null` container or a string UID must be an error naming its path,
- * never an exception. One pass over the fields meshgate uses; everything else is kept as it is.
+ * never an exception. What is checked is the pod's one declaration (src/contract/pod.ts, whose types are inferred
+ * from it), compiled here once into a check per node; everything else a pod carries is kept as it is.
  *
- * What is checked, in the order the first problem is reported:
- *   metadata?: { labels?: {string: string}, annotations?: {string: string} }
- *   spec: {
- *     containers: [container], initContainers?: [container], ephemeralContainers?: [container],
- *     volumes?: [{ name: string }], nodeName?: string, hostNetwork?: boolean,
- *     securityContext?: { runAsUser?: int, runAsGroup?: int, fsGroup?: int, supplementalGroups?: [int] },
- *     imagePullSecrets?: [{ name?: string }],
- *     affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: [
- *       { matchExpressions?: [requirement], matchFields?: [requirement] } ] } } }
- *   }
- *   container: { name: non-empty string, image?: string, command?: [string], args?: [string],
- *     env?: [{ name: string, value?: string }], restartPolicy?: string, securityContext?: { runAsUser?: int,
- *     runAsGroup?: int, runAsNonRoot?: bool, privileged?: bool, allowPrivilegeEscalation?: bool,
- *     capabilities?: { add?: [string], drop?: [string] } } }
- *   requirement: { key: string, operator: string, values?: [string] }
- *
- * Written out field by field, each read by its name: a pod is parsed on every review, and a generic walk over a
- * table of keys (`v[key]` for each) cost over twice as much (0.87 vs 0.38 µs per corpus pod). The table form is kept
- * in the tests as the reference this must agree with (test/pod/parse-reference.test.ts).
+ * The checks walk the declaration's field tables. Written out field by field they were 0.38 µs per corpus pod
+ * against 0.87 µs for this walk: about 0.5 µs of the 60–200 µs of server CPU a review costs, inside what
+ * `npm run bench -- --before` measures as the tree's noise (docs/benchmarks.md), so the declaration is what runs.
  */
 import { isObject } from '../util/json.ts';
-import type { Pod } from '../contract/pod.ts';
+import { POD, type Pod } from '../contract/pod.ts';
+import type { Field, Mapping, Shape } from '../contract/shape.ts';
 
 export type ParsedPod = { ok: true; pod: Pod } | { ok: false; error: string };
 
@@ -47,36 +33,13 @@ const expected = (path: Path, what: string, v: unknown) =>
 const member = (path: Path, key: string) => (path === null ? null : `${path}.${key}`);
 const item = (path: Path, i: number) => (path === null ? null : `${path}[${i}]`);
 
-const string = (v: unknown, path: Path): Problem => (typeof v === 'string' ? undefined : expected(path, 'a string', v));
-const boolean = (v: unknown, path: Path): Problem =>
-  typeof v === 'boolean' ? undefined : expected(path, 'true or false', v);
-const integer = (v: unknown, path: Path): Problem =>
-  Number.isInteger(v) ? undefined : expected(path, 'an integer', v);
+const string: Check = (v, path) => (typeof v === 'string' ? undefined : expected(path, 'a string', v));
+const nonEmptyString: Check = (v, path) =>
+  typeof v === 'string' && v !== '' ? undefined : expected(path, 'a non-empty string', v);
+const boolean: Check = (v, path) => (typeof v === 'boolean' ? undefined : expected(path, 'true or false', v));
+const integer: Check = (v, path) => (Number.isInteger(v) ? undefined : expected(path, 'an integer', v));
 
-/** The problem with member `key` (value `x`) by `check`, or undefined when it is absent: an optional member. */
-const optional = (x: unknown, path: Path, key: string, check: Check): Problem =>
-  x === undefined ? undefined : check(x, member(path, key));
-
-/** A list whose every item passes `check`. */
-function list(v: unknown, path: Path, check: Check): Problem {
-  if (!Array.isArray(v)) return expected(path, 'a list', v);
-  for (let i = 0; i < v.length; i++) {
-    const problem = check(v[i], item(path, i));
-    if (problem) return problem;
-  }
-  return undefined;
-}
-
-function strings(v: unknown, path: Path): Problem {
-  return list(v, path, string);
-}
-
-function integers(v: unknown, path: Path): Problem {
-  return list(v, path, integer);
-}
-
-/** labels and annotations: the apiserver guarantees string values; anything else is named, never coerced. */
-function stringMap(v: unknown, path: Path): Problem {
+const stringMap: Check = (v, path) => {
   if (!isObject(v)) return expected(path, 'a mapping', v);
   for (const key of Object.keys(v)) {
     const value = v[key];
@@ -84,141 +47,60 @@ function stringMap(v: unknown, path: Path): Problem {
       return expected(path === null ? null : `${path}[${JSON.stringify(key)}]`, 'a string', value);
   }
   return undefined;
+};
+
+function listOf(check: Check): Check {
+  return (v, path) => {
+    if (!Array.isArray(v)) return expected(path, 'a list', v);
+    for (let i = 0; i < v.length; i++) {
+      const problem = check(v[i], item(path, i));
+      if (problem) return problem;
+    }
+    return undefined;
+  };
 }
 
-function capabilities(v: unknown, path: Path): Problem {
-  if (!isObject(v)) return expected(path, 'a mapping', v);
-  return optional(v.add, path, 'add', strings) ?? optional(v.drop, path, 'drop', strings);
+/** Each field in the declaration's order; an optional field that is absent is skipped without a call. */
+function mapping(shape: Mapping): Check {
+  const entries = Object.entries(shape.fields);
+  const keys = entries.map(([k]) => k);
+  const checks = entries.map(([, f]) => compile(fieldShape(f)));
+  const required = entries.map(([, f]) => !('optional' in f));
+  const what = shape.what ?? 'a mapping';
+  return (v, path) => {
+    if (!isObject(v)) return expected(path, what, v);
+    for (let i = 0; i < keys.length; i++) {
+      const value = v[keys[i]];
+      if (value === undefined && !required[i]) continue;
+      const problem = checks[i](value, member(path, keys[i]));
+      if (problem) return problem;
+    }
+    return undefined;
+  };
 }
 
-function containerSecurity(v: unknown, path: Path): Problem {
-  if (!isObject(v)) return expected(path, 'a mapping', v);
-  return (
-    optional(v.runAsUser, path, 'runAsUser', integer) ??
-    optional(v.runAsGroup, path, 'runAsGroup', integer) ??
-    optional(v.runAsNonRoot, path, 'runAsNonRoot', boolean) ??
-    optional(v.privileged, path, 'privileged', boolean) ??
-    optional(v.allowPrivilegeEscalation, path, 'allowPrivilegeEscalation', boolean) ??
-    optional(v.capabilities, path, 'capabilities', capabilities)
-  );
+const fieldShape = (f: Field): Shape => ('optional' in f ? f.optional : f);
+
+function compile(shape: Shape): Check {
+  switch (shape.kind) {
+    case 'string':
+      return string;
+    case 'nonEmptyString':
+      return nonEmptyString;
+    case 'boolean':
+      return boolean;
+    case 'integer':
+      return integer;
+    case 'stringMap':
+      return stringMap;
+    case 'list':
+      return listOf(compile(shape.item));
+    case 'mapping':
+      return mapping(shape);
+  }
 }
 
-function envVar(v: unknown, path: Path): Problem {
-  if (!isObject(v)) return expected(path, 'a mapping', v);
-  return string(v.name, member(path, 'name')) ?? optional(v.value, path, 'value', string);
-}
-
-function envVars(v: unknown, path: Path): Problem {
-  return list(v, path, envVar);
-}
-
-function container(v: unknown, path: Path): Problem {
-  if (!isObject(v)) return expected(path, 'a container (a mapping)', v);
-  if (typeof v.name !== 'string' || v.name === '') return expected(member(path, 'name'), 'a non-empty string', v.name);
-  return (
-    optional(v.image, path, 'image', string) ??
-    optional(v.command, path, 'command', strings) ??
-    optional(v.args, path, 'args', strings) ??
-    optional(v.env, path, 'env', envVars) ??
-    optional(v.restartPolicy, path, 'restartPolicy', string) ??
-    optional(v.securityContext, path, 'securityContext', containerSecurity)
-  );
-}
-
-function containers(v: unknown, path: Path): Problem {
-  return list(v, path, container);
-}
-
-function volume(v: unknown, path: Path): Problem {
-  return isObject(v) ? string(v.name, member(path, 'name')) : expected(path, 'a mapping', v);
-}
-
-function volumes(v: unknown, path: Path): Problem {
-  return list(v, path, volume);
-}
-
-/** A LocalObjectReference: Kubernetes defaults a missing name to "" (no Secret), so it may be absent. */
-function pullSecret(v: unknown, path: Path): Problem {
-  return isObject(v) ? optional(v.name, path, 'name', string) : expected(path, 'a mapping', v);
-}
-
-function pullSecrets(v: unknown, path: Path): Problem {
-  return list(v, path, pullSecret);
-}
-
-function podSecurity(v: unknown, path: Path): Problem {
-  if (!isObject(v)) return expected(path, 'a mapping', v);
-  return (
-    optional(v.runAsUser, path, 'runAsUser', integer) ??
-    optional(v.runAsGroup, path, 'runAsGroup', integer) ??
-    optional(v.fsGroup, path, 'fsGroup', integer) ??
-    optional(v.supplementalGroups, path, 'supplementalGroups', integers)
-  );
-}
-
-function requirement(v: unknown, path: Path): Problem {
-  if (!isObject(v)) return expected(path, 'a mapping', v);
-  return (
-    string(v.key, member(path, 'key')) ??
-    string(v.operator, member(path, 'operator')) ??
-    optional(v.values, path, 'values', strings)
-  );
-}
-
-function requirements(v: unknown, path: Path): Problem {
-  return list(v, path, requirement);
-}
-
-function selectorTerm(v: unknown, path: Path): Problem {
-  if (!isObject(v)) return expected(path, 'a mapping', v);
-  return (
-    optional(v.matchExpressions, path, 'matchExpressions', requirements) ??
-    optional(v.matchFields, path, 'matchFields', requirements)
-  );
-}
-
-function selectorTerms(v: unknown, path: Path): Problem {
-  return list(v, path, selectorTerm);
-}
-
-function affinity(v: unknown, path: Path): Problem {
-  if (!isObject(v)) return expected(path, 'a mapping', v);
-  const nodeAffinity = v.nodeAffinity;
-  if (nodeAffinity === undefined) return undefined;
-  const nodePath = member(path, 'nodeAffinity');
-  if (!isObject(nodeAffinity)) return expected(nodePath, 'a mapping', nodeAffinity);
-  const required = nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution;
-  if (required === undefined) return undefined;
-  const requiredPath = member(nodePath, 'requiredDuringSchedulingIgnoredDuringExecution');
-  if (!isObject(required)) return expected(requiredPath, 'a mapping', required);
-  const terms = required.nodeSelectorTerms;
-  return terms === undefined ? undefined : selectorTerms(terms, member(requiredPath, 'nodeSelectorTerms'));
-}
-
-function spec(v: unknown, path: Path): Problem {
-  if (!isObject(v)) return expected(path, 'a mapping', v);
-  return (
-    containers(v.containers, member(path, 'containers')) ??
-    optional(v.initContainers, path, 'initContainers', containers) ??
-    optional(v.ephemeralContainers, path, 'ephemeralContainers', containers) ??
-    optional(v.volumes, path, 'volumes', volumes) ??
-    optional(v.nodeName, path, 'nodeName', string) ??
-    optional(v.hostNetwork, path, 'hostNetwork', boolean) ??
-    optional(v.securityContext, path, 'securityContext', podSecurity) ??
-    optional(v.imagePullSecrets, path, 'imagePullSecrets', pullSecrets) ??
-    optional(v.affinity, path, 'affinity', affinity)
-  );
-}
-
-function metadata(v: unknown, path: Path): Problem {
-  if (!isObject(v)) return expected(path, 'a mapping', v);
-  return optional(v.labels, path, 'labels', stringMap) ?? optional(v.annotations, path, 'annotations', stringMap);
-}
-
-function pod(v: unknown, path: Path): Problem {
-  if (!isObject(v)) return expected(path, 'a mapping', v);
-  return optional(v.metadata, path, 'metadata', metadata) ?? spec(v.spec, member(path, 'spec'));
-}
+const pod = compile(POD);
 
 /** `where` prefixes the paths in messages (`request.object`, `Deployment web: spec.template`). */
 export function parsePod(value: unknown, where = 'pod'): ParsedPod {
