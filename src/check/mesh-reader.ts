@@ -9,6 +9,7 @@ import { AdmissionregistrationV1Api, AppsV1Api, CoreV1Api, type KubeConfig } fro
 import { parse as parseYaml } from 'yaml';
 import type { Read } from './facts.ts';
 import type { KubeReader } from './kube-reader.ts';
+import { istioProxyImage, linkerdProxyImage } from '../mesh/learn.ts';
 
 /** Items per LIST page; a mesh has a handful of these objects, so one page. */
 const PAGE = 500;
@@ -55,17 +56,6 @@ type Values = Record<string, unknown>;
 const obj = (v: unknown): Values => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Values) : {});
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
-/** Istio's ProxyImage: an image with a `/` is complete, else hub/image:tag. */
-export function istioImage(values: Values): string | undefined {
-  const g = obj(values.global);
-  const image = str(obj(g.proxy).image);
-  if (!image) return undefined;
-  if (image.includes('/')) return image;
-  const hub = str(g.hub);
-  const tag = str(g.tag);
-  return `${hub ? `${hub}/` : ''}${image}${tag && !image.includes(':') ? `:${tag}` : ''}`;
-}
-
 export function readIstioInjector(
   ns: string,
   name: string,
@@ -75,7 +65,7 @@ export function readIstioInjector(
   const at = { namespace: ns, name, revision };
   if (values === undefined) return { ...at, error: 'no data.values' };
   try {
-    return { ...at, proxyImage: istioImage(obj(JSON.parse(values))) };
+    return { ...at, proxyImage: istioProxyImage(JSON.parse(values)) };
   } catch (err) {
     return { ...at, error: `data.values is not JSON: ${(err as Error).message}` };
   }
@@ -89,14 +79,10 @@ export function readLinkerdConfig(ns: string, values: string | undefined): Linke
   } catch (err) {
     return { namespace: ns, error: `data.values is not YAML: ${(err as Error).message.split('\n')[0]}` };
   }
-  const version = str(v.linkerdVersion);
-  const image = obj(obj(v.proxy).image);
-  const name = str(image.name);
-  const tag = str(image.version) ?? version;
   return {
     namespace: ns,
-    version,
-    proxyImage: name ? `${name}${tag ? `:${tag}` : ''}` : undefined,
+    version: str(v.linkerdVersion),
+    proxyImage: linkerdProxyImage(v),
     cniEnabled: typeof v.cniEnabled === 'boolean' ? v.cniEnabled : undefined,
   };
 }

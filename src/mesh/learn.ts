@@ -11,6 +11,7 @@
  * Pure: the parsed `values` in (src/kube/learned-images.ts parses them, so the node agent never loads a YAML
  * parser), repositories or a sentence saying what is missing out.
  */
+import { imageRepository } from './images.ts';
 
 export interface LearnedImages {
   proxy: string[];
@@ -29,14 +30,30 @@ export function isIstioInjectorConfigMap(name: string): boolean {
   return name === 'istio-sidecar-injector' || name.startsWith('istio-sidecar-injector-');
 }
 
-export function istioInjectorImages(values: unknown): Learned {
+/** A scalar as Go's fmt.Sprint writes it in a template (Istio's global.tag may be a number). */
+const scalar = (v: unknown): string | undefined => (typeof v === 'number' ? String(v) : str(v));
+
+/**
+ * The proxy image Istio's injector writes for these `values`: `global.proxy.image` as it is when it holds a "/",
+ * else `global.hub/<image, default proxyv2>:global.tag` (inject.go ProxyImage and the 1.27 template); undefined
+ * when neither gives a registry. The one reader of Istio's values, for learning (below) and `check --pre`.
+ */
+export function istioProxyImage(values: unknown): string | undefined {
   const global = obj(obj(values).global);
-  const hub = str(global.hub);
   const named = str(obj(global.proxy).image) ?? 'proxyv2';
-  const proxy = named.includes('/') ? named : hub && `${hub}/${named}`;
-  if (!proxy) return { problem: 'its values set no global.hub (and global.proxy.image holds no registry)' };
-  const initNamed = str(obj(global.proxy_init).image);
-  const init = initNamed?.includes('/') ? initNamed : proxy;
+  if (named.includes('/')) return named;
+  const hub = str(global.hub);
+  if (!hub) return undefined;
+  const tag = scalar(global.tag);
+  return `${hub}/${named}${tag ? `:${tag}` : ''}`;
+}
+
+export function istioInjectorImages(values: unknown): Learned {
+  const proxyImage = istioProxyImage(values);
+  if (!proxyImage) return { problem: 'its values set no global.hub (and global.proxy.image holds no registry)' };
+  const proxy = imageRepository(proxyImage);
+  const initNamed = str(obj(obj(obj(values).global).proxy_init).image);
+  const init = initNamed?.includes('/') ? imageRepository(initNamed) : proxy;
   return { proxy: [proxy], init: [init], validator: [init] };
 }
 
@@ -44,11 +61,24 @@ export function isLinkerdConfigMap(name: string): boolean {
   return name === 'linkerd-config';
 }
 
+/**
+ * The proxy image Linkerd's injector writes for these `values` (linkerd-config): `proxy.image.name`, tagged with
+ * `proxy.image.version`, else `linkerdVersion`. The one reader of Linkerd's values, for learning and `check --pre`.
+ */
+export function linkerdProxyImage(values: unknown): string | undefined {
+  const v = obj(values);
+  const image = obj(obj(v.proxy).image);
+  const name = str(image.name);
+  const tag = str(image.version) ?? str(v.linkerdVersion);
+  return name && `${name}${tag ? `:${tag}` : ''}`;
+}
+
 export function linkerdConfigImages(values: unknown): Learned {
-  const proxy = str(obj(obj(obj(values).proxy).image).name);
-  if (!proxy) return { problem: 'its values set no proxy.image.name' };
+  const proxyImage = linkerdProxyImage(values);
+  if (!proxyImage) return { problem: 'its values set no proxy.image.name' };
+  const proxy = imageRepository(proxyImage);
   const oldInit = str(obj(obj(obj(values).proxyInit).image).name);
-  const init = oldInit ? [proxy, oldInit] : [proxy];
+  const init = oldInit ? [proxy, imageRepository(oldInit)] : [proxy];
   return { proxy: [proxy], init, validator: init };
 }
 

@@ -9,6 +9,7 @@ import {
   isIstioInjectorConfigMap,
   isLinkerdConfigMap,
   istioInjectorImages,
+  istioProxyImage,
   linkerdConfigImages,
   unionImages,
 } from '../../src/mesh/learn.ts';
@@ -38,8 +39,8 @@ describe("Istio's istio-sidecar-injector values", () => {
     [
       'a full proxy image (with a "/")',
       { global: { hub: 'docker.io/istio', proxy: { image: 'registry.corp/istio/proxyv2:1.27.0' } } },
-      'registry.corp/istio/proxyv2:1.27.0',
-      'registry.corp/istio/proxyv2:1.27.0',
+      'registry.corp/istio/proxyv2',
+      'registry.corp/istio/proxyv2',
     ],
     [
       'a separate init image (with a "/")',
@@ -55,6 +56,20 @@ describe("Istio's istio-sidecar-injector values", () => {
     ],
   ])('%s', (_n, values, proxy, init) => {
     expect(istioInjectorImages(values)).toEqual({ proxy: [proxy], init: [init], validator: [init] });
+  });
+
+  // The one reader of Istio's values: check --pre shows the image the injector writes, learning trusts its repository.
+  it.each<[string, unknown, string | undefined]>([
+    [
+      'hub, default image and tag',
+      { global: { hub: 'docker.io/istio', tag: '1.27.0' } },
+      'docker.io/istio/proxyv2:1.27.0',
+    ],
+    ['a numeric tag, as fmt.Sprint writes it', { global: { hub: 'h.io/i', tag: 1.27 } }, 'h.io/i/proxyv2:1.27'],
+    ['an image with a "/" as it is', { global: { hub: 'x.io', proxy: { image: 'r.io/p:1' } } }, 'r.io/p:1'],
+    ['no hub and no registry in the image', { global: { proxy: { image: 'proxyv2' } } }, undefined],
+  ])('istioProxyImage: %s', (_n, values, image) => {
+    expect(istioProxyImage(values)).toBe(image);
   });
 
   it.each<[string, unknown, RegExp]>([
