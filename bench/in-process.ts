@@ -34,7 +34,7 @@ export function measureInProcess(reviews: Review[], deps: HandlerDeps, loops = 7
   const answer = (r: AdmissionRequest) =>
     serializeResponse(encodeResponse('admission.k8s.io/v1', r.uid, mutate(r, deps)));
   const echo = (r: AdmissionRequest) =>
-    serializeResponse(encodeResponse('admission.k8s.io/v1', r.uid, { kind: 'allow', reason: 'echo' }));
+    serializeResponse(encodeResponse('admission.k8s.io/v1', r.uid, { kind: 'allow', reason: 'ok' }));
   bestUs(requests, perLoop, 2, answer); // warm-up: compile and fill the caches
   return {
     reviews: requests.length,

@@ -46,8 +46,8 @@ const SIZED_ECHO_PATCH = [
 
 /** The transport baselines: POST /allow (decode, allow) and /allow-sized (decode, a canned meshgate-sized patch). */
 const ECHO_ROUTES = {
-  '/allow': () => ({ kind: 'allow', reason: 'echo' }) as const,
-  '/allow-sized': () => ({ kind: 'patch', reason: 'echo', ops: SIZED_ECHO_PATCH }) as const,
+  '/allow': () => ({ kind: 'allow', reason: 'ok' }) as const,
+  '/allow-sized': () => ({ kind: 'patch', reason: 'ok', ops: SIZED_ECHO_PATCH }) as const,
 };
 
 async function main(): Promise<void> {

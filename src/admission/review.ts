@@ -4,6 +4,7 @@
  * always echoes the request's uid and apiVersion, as the apiserver requires.
  */
 import type { PatchOp } from '../contract/patch.ts';
+import type { VerdictReason } from '../contract/reasons.ts';
 import { isObject } from '../util/json.ts';
 import { base64JsonPatch } from '../util/base64-json.ts';
 
@@ -65,10 +66,10 @@ export interface Audited {
 }
 
 export type Verdict =
-  | { kind: 'allow'; reason: string; warnings?: string[]; audited?: Audited }
-  | { kind: 'patch'; reason: string; ops: PatchOp[]; warnings?: string[]; audited?: Audited }
-  | { kind: 'deny'; reason: string; message: string; warnings?: string[] }
-  | { kind: 'error'; reason: string; message: string };
+  | { kind: 'allow'; reason: VerdictReason; warnings?: string[]; audited?: Audited }
+  | { kind: 'patch'; reason: VerdictReason; ops: PatchOp[]; warnings?: string[]; audited?: Audited }
+  | { kind: 'deny'; reason: VerdictReason; message: string; warnings?: string[] }
+  | { kind: 'error'; reason: VerdictReason; message: string };
 
 export interface AdmissionResponseBody {
   apiVersion: string;

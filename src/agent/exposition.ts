@@ -19,12 +19,13 @@ export interface Family {
   labelNames: readonly string[];
 }
 
-export interface Series {
+/** A family's series; `L` types the label values (reason codes, outcomes), so their number is bounded by type. */
+export interface Series<L extends Labels = Labels> {
   /** Sets the series of these labels (a gauge). */
-  set(labels: Labels, value: number): void;
+  set(labels: L, value: number): void;
   set(value: number): void;
   /** Adds to the series of these labels (a counter; 1 by default). */
-  inc(labels?: Labels, by?: number): void;
+  inc(labels?: L, by?: number): void;
 }
 
 const escapeHelp = (s: string) => s.replaceAll('\\', '\\\\').replaceAll('\n', '\\n');
@@ -76,11 +77,19 @@ export class TextRegistry {
   readonly #metrics: Metric[] = [];
   readonly #collectors: Array<() => void> = [];
 
-  counter(name: string, help: string, labelNames: readonly string[] = []): Series {
+  counter<L extends Labels = Labels>(
+    name: string,
+    help: string,
+    labelNames: readonly (keyof L & string)[] = [],
+  ): Series<L> {
     return this.#add({ name, help, type: 'counter', labelNames });
   }
 
-  gauge(name: string, help: string, labelNames: readonly string[] = []): Series {
+  gauge<L extends Labels = Labels>(
+    name: string,
+    help: string,
+    labelNames: readonly (keyof L & string)[] = [],
+  ): Series<L> {
     return this.#add({ name, help, type: 'gauge', labelNames });
   }
 

@@ -6,7 +6,7 @@
  * The series carry no node label: the scrape adds one (the chart's PodMonitor copies the pod's node name into
  * `node`), as Prometheus' conventions want for what identifies a target.
  */
-import { REASONS } from '../cni/reasons.ts';
+import { REASONS, type ReasonCode } from '../cni/reasons.ts';
 import type { Verdict } from '../cni/types.ts';
 import type { AgentObserver, AgentStep } from './agent.ts';
 import { registerBuildInfo, registerProcessMetrics, TextRegistry } from './exposition.ts';
@@ -17,11 +17,11 @@ export interface AgentMetrics {
 }
 
 /** Every reason code a verdict can carry, so a node's series exist (at 0) before its first change. */
-const REASON_CODES = Object.keys(REASONS);
+const REASON_CODES = Object.keys(REASONS) as ReasonCode[];
 
 export function createAgentMetrics(opts: { processMetrics?: boolean } = {}): AgentMetrics {
   const registry = new TextRegistry();
-  const verdictGauge = registry.gauge(
+  const verdictGauge = registry.gauge<{ reason: ReasonCode }>(
     'meshgate_node_agent_verdict',
     'The verdict of the last check of this node\'s CNI chain: 1 for its reason code ("verified" when verified), ' +
       '0 for every other code',
@@ -36,7 +36,7 @@ export function createAgentMetrics(opts: { processMetrics?: boolean } = {}): Age
     'When the agent last wrote its verdict to the Node (a change or a heartbeat), seconds since the epoch; ' +
       'readers age the verdict from the heartbeat',
   );
-  const publishes = registry.counter(
+  const publishes = registry.counter<{ verified: 'true' | 'false' }>(
     'meshgate_node_agent_publishes_total',
     'Verdict changes written to the Node (label, condition, annotation, taint), by whether the new verdict is ' +
       'verified',
@@ -46,7 +46,7 @@ export function createAgentMetrics(opts: { processMetrics?: boolean } = {}): Age
     'meshgate_node_agent_heartbeats_total',
     "Unchanged verdicts re-stamped on the Node (the condition's lastHeartbeatTime), once per resync",
   );
-  const publishErrors = registry.counter(
+  const publishErrors = registry.counter<{ operation: Exclude<AgentStep, 'read_files'> }>(
     'meshgate_node_agent_publish_errors_total',
     'Failed calls to the Kubernetes API, by operation (read_node, publish, heartbeat); the agent retries with ' +
       'backoff',
@@ -59,7 +59,7 @@ export function createAgentMetrics(opts: { processMetrics?: boolean } = {}): Age
   if (opts.processMetrics) registerProcessMetrics(registry);
   registerBuildInfo(registry);
   for (const code of REASON_CODES) verdictGauge.set({ reason: code }, 0);
-  for (const verified of ['true', 'false']) publishes.inc({ verified }, 0);
+  for (const verified of ['true', 'false'] as const) publishes.inc({ verified }, 0);
   for (const operation of ['read_node', 'publish', 'heartbeat'] satisfies AgentStep[]) {
     publishErrors.inc({ operation }, 0);
   }
@@ -72,7 +72,7 @@ export function createAgentMetrics(opts: { processMetrics?: boolean } = {}): Age
       lastCheck.set(nowSeconds());
     },
     published(verdict: Verdict) {
-      publishes.inc({ verified: String(verdict.verified) });
+      publishes.inc({ verified: verdict.verified ? 'true' : 'false' });
       lastConfirmed.set(nowSeconds());
     },
     heartbeat() {

@@ -115,6 +115,14 @@ export const REASONS = {
 
 export type ReasonCode = keyof typeof REASONS;
 
+/**
+ * Reasons of the server itself, not of a pod's decision: a handler that threw, an answer over the size cap, a body
+ * that is not an AdmissionReview. With ReasonCode, every value the `reason` label of
+ * meshgate_admission_decisions_total can take: a closed set, so its series stay bounded by the type.
+ */
+export type ServerReason = 'internal_error' | 'answer_too_large' | 'bad_review';
+export type VerdictReason = ReasonCode | ServerReason;
+
 export function reasonText(code: ReasonCode): string {
   return REASONS[code];
 }

@@ -5,29 +5,37 @@
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { registerBuildInfo } from '../util/build-info.ts';
+import type { Labelled } from '../util/labelled.ts';
+import type { ReasonCode } from '../contract/reasons.ts';
+import type { HoldReason } from '../node/quarantine.ts';
+import type { FailureReason, UntrustedWhy } from './failed/decide.ts';
+import type { ReportWhy } from './unmeshed/judge.ts';
+
+/** The API calls whose failures are counted (meshgate_repair_errors_total{action}), by every controller. */
+export type RepairCall = 'delete' | 'event' | 'read_node' | 'withdraw' | 'release' | 'probe' | 'evict' | 'sweep';
 
 export interface RepairMetrics {
   registry: Registry;
-  deleted: Counter<'reason'>;
-  reported: Counter<'reason'>;
+  deleted: Labelled<{ reason: FailureReason }>;
+  reported: Labelled<{ reason: FailureReason }>;
   throttled: Counter;
-  errors: Counter<'action'>;
+  errors: Labelled<{ action: RepairCall }>;
   /** 1 while this replica holds the Lease and acts. */
   leader: Gauge;
   leaderTransitions: Counter;
   /** Pods known to have a failed validation container and not yet gone. */
   candidates: Gauge;
   /** Failed validation containers on pods whose admission mark does not verify: not acted on, not counted. */
-  untrusted: Counter<'why'>;
+  untrusted: Labelled<{ why: UntrustedWhy }>;
   // Node quarantine (src/repair/quarantine/quarantine.ts)
-  nodeWithdrawals: Counter<'hold'>;
+  nodeWithdrawals: Labelled<{ hold: HoldReason }>;
   nodesWithdrawn: Gauge;
   nodeRestorations: Counter;
-  nodeProbes: Counter<'result'>;
+  nodeProbes: Labelled<{ result: 'started' | 'cancelled' | 'passed' | 'failed' | 'inconclusive' }>;
   // Unmeshed pods in opted-in namespaces (src/repair/unmeshed/sweep.ts)
   unmeshedPods: Gauge;
-  evicted: Counter<'reason'>;
-  unmeshedReported: Counter<'why'>;
+  evicted: Labelled<{ reason: ReasonCode }>;
+  unmeshedReported: Labelled<{ why: ReportWhy }>;
   evictionsThrottled: Counter;
   evictionsBlocked: Counter;
 }

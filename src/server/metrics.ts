@@ -14,13 +14,24 @@ import type { CertPair } from '../tls/source.ts';
 import { certificateExpiry } from '../tls/expiry.ts';
 import type { NodeFact } from '../facts/node-facts.ts';
 import { registerBuildInfo } from '../util/build-info.ts';
+import type { VerdictReason } from '../contract/reasons.ts';
+import type { Labelled } from '../util/labelled.ts';
+import type { AdmissionLogFields } from './admission-log.ts';
 
 export interface Metrics {
   registry: Registry;
   /** From the decoded body to the encoded, serialized answer handed to the socket. */
   latency: Histogram<'route'>;
-  /** namespace: on refusals only (refusalNamespace); the other series carry no namespace label. */
-  decisions: Counter<'route' | 'decision' | 'reason' | 'namespace'>;
+  /**
+   * Label values typed, so the series stay bounded by the types: decision and reason from closed unions, route from
+   * the routes registered at startup, namespace on refusals only and capped (refusalNamespace).
+   */
+  decisions: Labelled<{
+    route: string;
+    decision: AdmissionLogFields['decision'] | 'bad_request';
+    reason: VerdictReason;
+    namespace?: string;
+  }>;
   refusalNamespace: (decision: string, namespace: string | undefined) => string | undefined;
   podLookups: Counter<'source'>;
   /** Every answered request on an admission route, including refusals (413, 415, 429) and bad reviews (400). */

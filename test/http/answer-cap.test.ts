@@ -69,7 +69,7 @@ describe('answer size cap', () => {
   it('multi-byte text is measured in bytes, not characters', () => {
     // 400,000 three-byte characters: 1.2 MB of UTF-8 in fewer than MAX_ANSWER_BYTES UTF-16 code units.
     const text = serializeResponse(
-      encodeResponse('admission.k8s.io/v1', 'u', { kind: 'deny', reason: 'r', message: '€'.repeat(400_000) }),
+      encodeResponse('admission.k8s.io/v1', 'u', { kind: 'deny', reason: 'ok', message: '€'.repeat(400_000) }),
     );
     expect(JSON.parse(text)).toMatchObject({
       response: {

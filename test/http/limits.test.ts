@@ -92,7 +92,7 @@ describe('the listening server', () => {
   });
 
   it('reuses a keep-alive connection after an idle pause, and hands over after maxRequestsPerSocket without losing a request', async () => {
-    const s = await listening({ '/mutate': () => ({ kind: 'allow', reason: 't' }) }, { maxRequestsPerSocket: 3 });
+    const s = await listening({ '/mutate': () => ({ kind: 'allow', reason: 'ok' }) }, { maxRequestsPerSocket: 3 });
     servers.push(s);
     const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: s.ca });
     const body = JSON.stringify(podReview('ka'));

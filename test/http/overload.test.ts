@@ -24,7 +24,7 @@ async function serve(routes: Record<string, AdmissionHandler>, limits = {}): Pro
   return s;
 }
 
-const allow: AdmissionHandler = () => ({ kind: 'allow', reason: 'test' });
+const allow: AdmissionHandler = () => ({ kind: 'allow', reason: 'ok' });
 
 async function get(s: Listening, url: string): Promise<{ status: number; body: string }> {
   const res = await s.app.inject({ method: 'GET', url });
@@ -47,7 +47,7 @@ describe('reviews in flight', () => {
   it('beyond maxInflightReviews: 429 with Retry-After and the limit named; probes still served; served again after', async () => {
     const gates: Array<() => void> = [];
     const held: AdmissionHandler = () =>
-      new Promise((resolve) => gates.push(() => resolve({ kind: 'allow', reason: 'held' })));
+      new Promise((resolve) => gates.push(() => resolve({ kind: 'allow', reason: 'ok' })));
     const s = await serve({ '/held': held, '/mutate': allow }, { maxInflightReviews: 3 });
 
     const first = [1, 2, 3].map((i) => post(s, '/held', JSON.stringify(podReview(`held-${i}`))));

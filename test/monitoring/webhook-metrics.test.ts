@@ -57,7 +57,7 @@ describe('webhook request metrics', () => {
     // encodeResponse reads a denial's message to write the status: the getter marks the moment of encoding.
     const verdict = {
       kind: 'deny',
-      reason: 'test',
+      reason: 'node_unverified',
       get message() {
         events.push('encode');
         return 'no';
@@ -66,7 +66,7 @@ describe('webhook request metrics', () => {
     const a = app({ '/validate': () => verdict }, metrics);
     const res = await post(a, '/validate', JSON.stringify(podReview('u1')));
     expect(res.statusCode).toBe(200);
-    expect(JSON.parse(res.body).response.status.message).toBe('meshgate: no [test]');
+    expect(JSON.parse(res.body).response.status.message).toBe('meshgate: no [node_unverified]');
     expect(events).toEqual(['encode', 'stop']);
   });
 
@@ -78,7 +78,7 @@ describe('webhook request metrics', () => {
       {
         '/mutate': async () => {
           await held;
-          return { kind: 'allow', reason: 'test' };
+          return { kind: 'allow', reason: 'ok' };
         },
       },
       metrics,

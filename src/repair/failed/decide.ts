@@ -12,6 +12,7 @@ import { REDIRECT_LABEL } from '../../contract/names.ts';
 import type { KeyRing } from '../../mark/keys.ts';
 import { ADMITTED_ANNOTATION, epochSeconds, verifyMark } from '../../mark/mark.ts';
 import type { ValidationFailure } from './failures.ts';
+import { REASONS as VALIDATOR_REASONS, type Reason as ValidatorReason } from '../../validator/reasons.ts';
 
 /** A container termination as the kubelet records it (finishedAt: the kubelet's clock). */
 interface Terminated {
@@ -58,7 +59,7 @@ export interface RepairTrust {
 
 /** A failed validation: where and when (the termination's finishedAt, ms since the epoch, when recorded). */
 interface Failed {
-  reason: string;
+  reason: FailureReason;
   message: string;
   node?: string;
   failedAt?: number;
@@ -71,11 +72,23 @@ export type RepairAction =
   | ({ action: 'report'; why: 'no_controller' } & Failed)
   | ({ action: 'delete'; why: 'validation_failed' } & Failed);
 
+/**
+ * Why a validator failed, as the repair controller counts it (the `reason` label of its metrics): meshgate's
+ * validator's codes, the meshes' own validators by name, or `unknown`. A closed set: a termination message is read
+ * from the pod, so a code the validator does not have is `unknown`, never a new series.
+ */
+export type FailureReason =
+  | ValidatorReason
+  | `${Exclude<ValidationFailure['source'], 'meshgate'>}_validation_failed`
+  | 'unknown';
+
+const isValidatorReason = (r: unknown): r is ValidatorReason => (VALIDATOR_REASONS as readonly unknown[]).includes(r);
+
 /** The failure's stable reason and detail: meshgate's validator writes JSON; the meshes' own, a sentence or logs. */
 export function failureReason(
   failure: ValidationFailure,
   message: string | undefined,
-): { reason: string; detail: string } {
+): { reason: FailureReason; detail: string } {
   if (failure.source !== 'meshgate') {
     return {
       reason: `${failure.source}_validation_failed`,
@@ -83,8 +96,11 @@ export function failureReason(
     };
   }
   try {
-    const m = JSON.parse(message ?? '') as { reason?: string; detail?: string };
-    return { reason: m.reason ?? 'unknown', detail: m.detail ?? '' };
+    const m = JSON.parse(message ?? '') as { reason?: unknown; detail?: unknown };
+    return {
+      reason: isValidatorReason(m.reason) ? m.reason : 'unknown',
+      detail: typeof m.detail === 'string' ? m.detail.slice(0, 1000) : '',
+    };
   } catch {
     return { reason: 'unknown', detail: (message ?? '').slice(0, 200) };
   }

@@ -25,6 +25,9 @@ export type UnmeshedAction =
   | { action: 'evict'; reason: ReasonCode; message: string; reportOnly: string }
   | { action: 'report'; why: 'bare_pod' | 'would_be_refused'; reason: ReasonCode; message: string };
 
+/** Why an unmeshed pod is reported rather than evicted (meshgate_repair_unmeshed_reported_total{why}). */
+export type ReportWhy = Extract<UnmeshedAction, { action: 'report' }>['why'] | 'not_evicting';
+
 /** Node facts play no part in why a pod is unmeshed (proxy or redirect missing come first). */
 const NO_NODES = new NodeFactStore();
 

@@ -19,7 +19,8 @@ import type { PodRecord } from '../../check/facts.ts';
 import { listGuardedPods } from '../../check/list-pods.ts';
 import type { RepairMetrics } from '../metrics.ts';
 import { SlidingLimit } from '../rate-limit.ts';
-import { judgeUnmeshed } from './judge.ts';
+import { judgeUnmeshed, type ReportWhy } from './judge.ts';
+import type { ReasonCode } from '../../contract/reasons.ts';
 import { errorFields, errorText } from '../../log/fields.ts';
 import { WOULD_DENY_LABEL } from '../../admission/level.ts';
 
@@ -56,7 +57,7 @@ export const BLOCKED_RETRY_MS = 10_000;
 const MINUTE_MS = 60_000;
 
 interface Candidate extends PodRef {
-  reason: string;
+  reason: ReasonCode;
   message: string;
   notBefore: number;
   blockedReported: boolean;
@@ -112,7 +113,7 @@ export class UnmeshedPods {
       const opted = optedInNamespaces(namespaces, mutating, undefined).filter((o) => o.mutating.length > 0);
       const below = new Set(opted.filter((o) => o.level !== 'enforce').map((o) => o.namespace));
       const queue = new Map<string, Candidate>();
-      const reports: Array<[PodRef, string, string]> = [];
+      const reports: Array<[PodRef, ReportWhy, string]> = [];
       const seen = new Set<string>();
       out.errors.push(
         ...(await listGuardedPods(this.#api, opted, (p) => {
@@ -135,7 +136,7 @@ export class UnmeshedPods {
             return;
           }
           if (this.#reported.has(uid)) return;
-          const why = a.action === 'report' ? a.why : 'not_evicting';
+          const why: ReportWhy = a.action === 'report' ? a.why : 'not_evicting';
           reports.push([ref, why, a.action === 'report' ? a.message : a.reportOnly]);
         })),
       );
