@@ -13,6 +13,7 @@ import type { Candidate, LibcniLine, LineEvidence, Snapshot, Verdict, VerifyOpti
 import { verifyChain } from '../cni/verify.ts';
 import { parseFlags, UsageError } from '../util/args.ts';
 import type { CliIO } from './io.ts';
+import { COMMANDS } from './commands.ts';
 
 export const USAGE = `usage: meshgate check-node --plugin-type TYPE [flags]
 
@@ -42,19 +43,7 @@ examples:
   meshgate check-node --plugin-type linkerd-cni --runtime crio --cni-conf-dir /host/etc/cni/net.d --output json
 `;
 
-const FLAGS = {
-  'plugin-type': { type: 'string' },
-  'cni-conf-dir': { type: 'string', default: '/etc/cni/net.d' },
-  'cni-bin-dir': { type: 'string', multiple: true },
-  runtime: { type: 'string', default: 'containerd' },
-  libcni: { type: 'string', default: 'auto' },
-  'max-conf-num': { type: 'string', default: '1' },
-  'multus-dir': { type: 'string', multiple: true },
-  'multus-path': { type: 'string', multiple: true },
-  'multus-network': { type: 'string' },
-  output: { type: 'string', default: 'text' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+const FLAGS = COMMANDS['check-node'].flags;
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
   try {

@@ -18,7 +18,7 @@ import { runCheck } from '../check/run.ts';
 import { probeTls } from '../check/tls-probe.ts';
 import type { Endpoint } from '../check/judge-webhook.ts';
 import { parseFlags, UsageError } from '../util/args.ts';
-import { parseOptions } from './commands.ts';
+import { COMMANDS } from './commands.ts';
 import type { CliIO } from './io.ts';
 import { kubeConfig } from './kubeconfig.ts';
 
@@ -77,26 +77,12 @@ examples:
   meshgate check --audit -o json | jq '.results[] | select(.code == "pods_would_be_refused") | .items'
 `;
 
-interface Flags {
-  kubeconfig?: string;
-  context?: string;
-  namespace?: string;
-  config?: string;
-  mesh?: string;
-  name?: string;
-  'webhook-config'?: string;
-  'node-agent'?: string;
-  'tls-secret'?: string;
-  output?: string;
-  audit?: boolean;
-  pre?: boolean;
-  help?: boolean;
-}
+type Flags = ReturnType<typeof parseFlags<(typeof COMMANDS)['check']['flags']>>['values'];
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
   let f: Flags;
   try {
-    f = parseFlags(argv, parseOptions('check')).values as Flags;
+    f = parseFlags(argv, COMMANDS.check.flags).values;
     if (f.help) {
       io.stdout(USAGE);
       return EXIT.ok;

@@ -4,7 +4,7 @@
  * (files, directories, or the words a flag accepts such as --mesh istio|linkerd|custom).
  */
 import { parseArgs } from 'node:util';
-import { COMMANDS, parseOptions, type FlagSpec } from './commands.ts';
+import { COMMANDS, type CommandName, type CommandSpec, type FlagView, flagList } from './commands.ts';
 import type { CliIO } from './io.ts';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
@@ -24,9 +24,12 @@ examples:
 const GLOBAL = ['help', '--help', '--version'];
 
 const names = () => Object.keys(COMMANDS);
-const spellings = (f: FlagSpec) => [`--${f.name}`, ...(f.short ? [`-${f.short}`] : [])];
+/** The table's entries, each as a CommandSpec with its flags listed. */
+const entries = () =>
+  (Object.entries(COMMANDS) as Array<[CommandName, CommandSpec]>).map(([n, c]) => [n, c, flagList(n)] as const);
+const spellings = (f: FlagView) => [`--${f.name}`, ...(f.short ? [`-${f.short}`] : [])];
 
-function bashValue(f: FlagSpec): string {
+function bashValue(f: FlagView): string {
   if (f.value === 'file') return 'compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- "$cur") )';
   if (f.value === 'dir') return 'compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -d -- "$cur") )';
   if (Array.isArray(f.value)) return `COMPREPLY=( $(compgen -W "${f.value.join(' ')}" -- "$cur") )`;
@@ -34,10 +37,10 @@ function bashValue(f: FlagSpec): string {
 }
 
 export function bashScript(): string {
-  const cases = Object.entries(COMMANDS).map(([name, c]) => {
-    const valued = c.flags.filter((f) => f.value);
+  const cases = entries().map(([name, c, flags]) => {
+    const valued = flags.filter((f) => f.value);
     const values = valued.map((f) => `        ${spellings(f).join('|')}) ${bashValue(f)}; return 0 ;;`).join('\n');
-    const words = [...c.flags.flatMap(spellings), ...(c.positional ?? [])].join(' ');
+    const words = [...flags.flatMap(spellings), ...(c.positional ?? [])].join(' ');
     const complete = `COMPREPLY=( $(compgen -W "${words}" -- "$cur") ) ;;`;
     return `    ${name})\n      case "$flag" in\n${values}\n      esac\n      ${complete}`;
   });
@@ -67,7 +70,7 @@ complete -F _meshgate meshgate
 /** Text inside a zsh single-quoted word, where ':' also separates _describe's fields. */
 const zq = (s: string) => s.replace(/'/g, `'\\''`).replace(/:/g, '\\:');
 
-function zshSpec(f: FlagSpec): string[] {
+function zshSpec(f: FlagView): string[] {
   const action =
     f.value === 'file'
       ? '_files'
@@ -84,8 +87,8 @@ export function zshScript(): string {
   const commands = Object.entries(COMMANDS)
     .map(([n, c]) => `    '${zq(n)}:${zq(c.summary)}'`)
     .join('\n');
-  const cases = Object.entries(COMMANDS).map(([n, c]) => {
-    const specs = [...c.flags.flatMap(zshSpec), ...(c.positional ? [`'1:${n}:(${c.positional.join(' ')})'`] : [])];
+  const cases = entries().map(([n, c, flags]) => {
+    const specs = [...flags.flatMap(zshSpec), ...(c.positional ? [`'1:${n}:(${c.positional.join(' ')})'`] : [])];
     return `        ${n}) _arguments ${specs.join(' ')} ;;`;
   });
   return `#compdef meshgate
@@ -123,10 +126,10 @@ export function fishScript(): string {
     `complete -c meshgate -n __fish_use_subcommand -a help -d ${fq("a command's flags and examples")}`,
     `complete -c meshgate -n '__fish_seen_subcommand_from help' -a ${fq(names().join(' '))}`,
   ];
-  for (const [n, c] of Object.entries(COMMANDS)) {
+  for (const [n, c, flags] of entries()) {
     lines.push(`complete -c meshgate -n __fish_use_subcommand -a ${fq(n)} -d ${fq(c.summary)}`);
     const when = `-n ${fq(`__fish_seen_subcommand_from ${n}`)}`;
-    for (const f of c.flags) {
+    for (const f of flags) {
       const opt = `${f.short ? `-s ${f.short} ` : ''}-l ${f.name}`;
       const value =
         f.value === 'file'
@@ -152,7 +155,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   try {
     const { values, positionals } = parseArgs({
       args: argv,
-      options: parseOptions('completion'),
+      options: COMMANDS.completion.flags,
       allowPositionals: true,
       strict: true,
     });

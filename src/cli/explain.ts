@@ -4,7 +4,8 @@
  * webhook; `--node` evaluates the pods as if already bound to that node.
  */
 import type { CliIO } from './io.ts';
-import { OFFLINE_FLAGS, OFFLINE_USAGE, decideTemplate, runOffline } from './offline.ts';
+import { OFFLINE_USAGE, decideTemplate, runOffline } from './offline.ts';
+import { COMMANDS } from './commands.ts';
 import { parseArgs } from 'node:util';
 import { loadConfig, buildConfig, ConfigError } from '../config/load.ts';
 import { compileConfig, type Compiled } from '../config/compile.ts';
@@ -40,16 +41,9 @@ examples:
   meshgate explain deploy/web pod/web-6d9f-x2x7q -n shop -o json
 `;
 
-const LIVE_FLAGS = {
-  namespace: { type: 'string', short: 'n' },
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-  config: { type: 'string' },
-  mesh: { type: 'string' },
-  'meshgate-namespace': { type: 'string' },
-  output: { type: 'string', short: 'o' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+const FLAGS = COMMANDS.explain.flags;
+/** Flags of reading manifests (-f), which the live form (objects named KIND/NAME) refuses. */
+const OFFLINE_ONLY = ['filename', 'node-state', 'progress', 'node'];
 
 const LIVE_ONLY = ['namespace', 'kubeconfig', 'context', 'meshgate-namespace', 'output'];
 
@@ -57,8 +51,7 @@ const LIVE_ONLY = ['namespace', 'kubeconfig', 'context', 'meshgate-namespace', '
 function isLive(argv: readonly string[]): boolean {
   try {
     // Every flag explain knows, so an offline flag's value is not taken for an object name.
-    const options = { ...OFFLINE_FLAGS, node: { type: 'string' }, ...LIVE_FLAGS } as const;
-    const p = parseArgs({ args: [...argv], options, allowPositionals: true, strict: false });
+    const p = parseArgs({ args: [...argv], options: FLAGS, allowPositionals: true, strict: false });
     return p.positionals.length > 0 || LIVE_ONLY.some((k) => k in p.values);
   } catch {
     return false;
@@ -66,7 +59,10 @@ function isLive(argv: readonly string[]): boolean {
 }
 
 function parseLive(argv: string[]) {
-  return parseArgs({ args: argv, options: LIVE_FLAGS, allowPositionals: true, strict: true });
+  const parsed = parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true });
+  const offline = OFFLINE_ONLY.find((k) => k in parsed.values);
+  if (offline) throw new UsageError(`--${offline} reads manifests (-f); it does not go with objects named KIND/NAME`);
+  return parsed;
 }
 
 async function runLive(argv: string[], io: CliIO): Promise<number> {
@@ -124,7 +120,6 @@ export function run(argv: string[], io: CliIO): Promise<number> {
     USAGE,
     argv,
     io,
-    { node: { type: 'string' } },
     (doc, refs, where, { cfg, facts, flags }) => {
       if (!doc.value) return '';
       if (refs.length === 0)

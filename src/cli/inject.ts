@@ -35,7 +35,6 @@ export function run(argv: string[], io: CliIO): Promise<number> {
     USAGE,
     argv,
     io,
-    {},
     (doc, refs, where, { cfg, facts }) => {
       if (!doc.value) return doc.text().replace(/\n*$/, '\n');
       let ops: PatchOp[] = [];

@@ -24,6 +24,7 @@ import { liveness, readiness } from '../agent/health.ts';
 import { parsePort } from '../util/values.ts';
 import { parseFlags, UsageError } from '../util/args.ts';
 import type { CliIO } from './io.ts';
+import { COMMANDS } from './commands.ts';
 
 export const USAGE = `usage: meshgate node-agent (--config FILE | --mesh NAME | --plugin-type TYPE) [flags]
 
@@ -71,30 +72,7 @@ examples:
 
 export type NodeAgentOptions = AgentConfig & { kubeconfig?: string; listen?: { host: string; port: number } };
 
-const FLAGS = {
-  config: { type: 'string' },
-  mesh: { type: 'string' },
-  'plugin-type': { type: 'string' },
-  'node-name': { type: 'string' },
-  'cni-conf-dir': { type: 'string', default: '/etc/cni/net.d' },
-  'cni-bin-dir': { type: 'string', multiple: true },
-  runtime: { type: 'string', default: 'containerd' },
-  libcni: { type: 'string', default: 'auto' },
-  'max-conf-num': { type: 'string', default: '1' },
-  'multus-dir': { type: 'string', multiple: true },
-  'multus-path': { type: 'string', multiple: true },
-  resync: { type: 'string', default: '5m' },
-  debounce: { type: 'string', default: '100ms' },
-  'taint-unverified': { type: 'boolean', default: false },
-  'ambient-readyz': { type: 'string', default: DEFAULT_AMBIENT_READYZ },
-  'ztunnel-socket': { type: 'string', default: DEFAULT_ZDS_SOCKET },
-  'proc-net-unix': { type: 'string', default: '/proc/net/unix' },
-  'ambient-poll': { type: 'string', default: `${DEFAULT_AMBIENT_POLL_MS / 1000}s` },
-  kubeconfig: { type: 'string' },
-  port: { type: 'string' },
-  host: { type: 'string', default: '0.0.0.0' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+const FLAGS = COMMANDS['node-agent'].flags;
 
 /** Validated, frozen options from argv and the environment (only NODE_NAME is read from it). */
 export function parseNodeAgentArgs(

@@ -15,6 +15,7 @@ import { NodeStateError, loadNodeState } from '../facts/node-state.ts';
 import { decide, type Decision } from '../inject/decide.ts';
 import { parsePod } from '../pod/parse.ts';
 import { podTemplates, type PodTemplateRef } from '../manifests/workloads.ts';
+import { COMMANDS } from './commands.ts';
 
 /**
  * The decision for one pod template. Offline there is no requester (no kubelet mirror pods) and no namespace
@@ -37,16 +38,7 @@ export function decideTemplate(
   return decide({ pod: parsed.pod, namespace: ref.namespace ?? 'default' }, facts, cfg);
 }
 
-/** Flags every offline command takes, with their usage lines. */
-export const OFFLINE_FLAGS = {
-  filename: { type: 'string', short: 'f' },
-  config: { type: 'string' },
-  mesh: { type: 'string' },
-  'node-state': { type: 'string' },
-  progress: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
+/** The usage lines of the flags every offline command takes (commands.ts OFFLINE). */
 export const OFFLINE_USAGE = `  -f FILE|-            manifests to read (- for standard input), one document at a time
   --config FILE        meshgate configuration (its mesh: istio | linkerd | custom)
   --mesh NAME          or just a mesh profile with its defaults: istio | linkerd | custom
@@ -69,11 +61,10 @@ export interface OutputShape {
  * config and node-state errors exit 1 with one line naming what was wrong and where.
  */
 export async function runOffline(
-  name: string,
+  name: 'inject' | 'explain',
   usage: string,
   argv: string[],
   io: CliIO,
-  extraFlags: Record<string, { type: 'string' | 'boolean' }>,
   each: (
     doc: ParsedDoc,
     refs: PodTemplateRef[],
@@ -84,7 +75,7 @@ export async function runOffline(
 ): Promise<number> {
   let flags: Record<string, unknown>;
   try {
-    flags = parseFlags(argv, { ...OFFLINE_FLAGS, ...extraFlags }).values as Record<string, unknown>;
+    flags = parseFlags(argv, COMMANDS[name].flags).values;
     if (flags.help) {
       io.stdout(usage);
       return 0;

@@ -13,14 +13,9 @@ import { ConfigError, configFromFlags } from '../config/load.ts';
 import { connectCluster } from '../kube/client.ts';
 import { durationFlag } from '../agent/flags.ts';
 import { startRepair } from '../repair/run.ts';
-import {
-  QUARANTINE_FLAGS,
-  QUARANTINE_USAGE,
-  quarantineSettings,
-  rewriteDeprecatedFlags,
-  unmeshedSettings,
-} from '../repair/flags.ts';
+import { QUARANTINE_USAGE, quarantineSettings, rewriteDeprecatedFlags, unmeshedSettings } from '../repair/flags.ts';
 import { parsePort } from '../util/values.ts';
+import { COMMANDS } from './commands.ts';
 
 const USAGE =
   `usage: meshgate repair-controller (--config FILE | --mesh NAME) [flags]
@@ -56,24 +51,7 @@ examples:
   `--unmeshed-pods=evict --webhook-config meshgate
 `;
 
-const FLAGS = {
-  kubeconfig: { type: 'string' },
-  config: { type: 'string' },
-  mesh: { type: 'string' },
-  'mark-key-dir': { type: 'string' },
-  'max-deletes-per-minute': { type: 'string', default: '10' },
-  'dry-run': { type: 'boolean', default: false },
-  'leader-elect': { type: 'string', default: 'true' },
-  'lease-name': { type: 'string', default: 'meshgate-repair-controller' },
-  'lease-duration': { type: 'string', default: '15s' },
-  'renew-deadline': { type: 'string', default: '10s' },
-  'retry-period': { type: 'string', default: '2s' },
-  port: { type: 'string' },
-  host: { type: 'string', default: '0.0.0.0' },
-  'log-level': { type: 'string', default: 'info' },
-  help: { type: 'boolean', short: 'h' },
-  ...QUARANTINE_FLAGS,
-} as const;
+const FLAGS = COMMANDS['repair-controller'].flags;
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
   let f: ReturnType<typeof parseFlags<typeof FLAGS>>['values'];

@@ -20,6 +20,7 @@ import {
   resolveLimits,
   type TransportLimits,
 } from '../server/limits.ts';
+import { COMMANDS } from './commands.ts';
 
 const USAGE =
   `usage: meshgate serve [flags]
@@ -101,29 +102,7 @@ function transportLimits(f: Record<string, unknown>): Partial<TransportLimits> {
   return limits;
 }
 
-const FLAGS = {
-  port: { type: 'string', default: '8443' },
-  host: { type: 'string', default: '0.0.0.0' },
-  config: { type: 'string' },
-  mesh: { type: 'string' },
-  'cert-file': { type: 'string' },
-  'key-file': { type: 'string' },
-  'tls-san': { type: 'string', multiple: true },
-  'write-certs': { type: 'string' },
-  'node-state': { type: 'string' },
-  kubeconfig: { type: 'string' },
-  'cert-secret': { type: 'string' },
-  'webhook-config': { type: 'string' },
-  'mark-key-dir': { type: 'string' },
-  'mark-key-secret': { type: 'string' },
-  'drain-seconds': { type: 'string', default: '5' },
-  'webhook-timeout-seconds': { type: 'string' },
-  'max-connections': { type: 'string' },
-  'max-inflight-reviews': { type: 'string' },
-  'max-inflight-body-mib': { type: 'string' },
-  'log-level': { type: 'string', default: 'info' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+const FLAGS = COMMANDS.serve.flags;
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
   let f: ReturnType<typeof parseFlags<typeof FLAGS>>['values'];

@@ -10,7 +10,7 @@ import { kubeUninstallApi } from '../uninstall/kube-api.ts';
 import { chartNames } from '../uninstall/plan.ts';
 import { uninstall } from '../uninstall/run.ts';
 import { parseFlags, UsageError } from '../util/args.ts';
-import { parseOptions } from './commands.ts';
+import { COMMANDS } from './commands.ts';
 import type { CliIO } from './io.ts';
 import { kubeConfig } from './kubeconfig.ts';
 
@@ -60,22 +60,13 @@ examples:
   meshgate uninstall -n mesh-system --name mg --timeout 5m
 `;
 
-interface Flags {
-  kubeconfig?: string;
-  context?: string;
-  namespace?: string;
-  name?: string;
-  'mark-secret'?: string;
-  timeout?: string;
-  'dry-run'?: boolean;
-  help?: boolean;
-}
+type Flags = ReturnType<typeof parseFlags<(typeof COMMANDS)['uninstall']['flags']>>['values'];
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
   let f: Flags;
   let timeoutMs: number;
   try {
-    f = parseFlags(argv, parseOptions('uninstall')).values as Flags;
+    f = parseFlags(argv, COMMANDS.uninstall.flags).values;
     if (f.help) {
       io.stdout(USAGE);
       return 0;

@@ -22,15 +22,18 @@ import { DEFAULT_TERMINATION_LOG, parseEndpoint } from '../validator/options.ts'
 import { parseDuration } from '../util/duration.ts';
 import { describeReason, VALIDATION_FAILED_EXIT_CODE, type Reason } from '../validator/reasons.ts';
 import { formatTerminationMessage, writeTerminationLog } from '../validator/termination.ts';
+import { COMMANDS } from './commands.ts';
 
-const FLAGS = {
-  ambient: { type: 'boolean' },
-  'probe-address': { type: 'string' },
-  timeout: { type: 'string' },
-  'termination-log': { type: 'string' },
-  'node-name': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+const FLAGS = COMMANDS['validate-redirect'].flags;
+/** The flags that apply with --ambient: ztunnel answers, so the validator's listener and proxy ports do not. */
+const AMBIENT_FLAGS: ReadonlySet<string> = new Set([
+  'ambient',
+  'probe-address',
+  'timeout',
+  'termination-log',
+  'node-name',
+  'help',
+]);
 
 export const AMBIENT_USAGE = `usage: meshgate validate-redirect --ambient [flags]
 
@@ -77,6 +80,8 @@ export async function runAmbient(argv: string[], io: CliIO): Promise<number> {
   let opts: AmbientOptions;
   try {
     const { values } = parseFlags(argv, FLAGS);
+    const other = Object.keys(values).find((k) => !AMBIENT_FLAGS.has(k));
+    if (other) throw new UsageError(`Unknown option '--${other}'`);
     if (values.help) {
       io.stdout(AMBIENT_USAGE);
       return 0;

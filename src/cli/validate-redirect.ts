@@ -30,19 +30,9 @@ import { describeReason, VALIDATION_FAILED_EXIT_CODE, type Reason } from '../val
 import { formatTerminationMessage, writeTerminationLog, type TerminationMessage } from '../validator/termination.ts';
 import { formatEndpoint, validateRedirect } from '../validator/validate.ts';
 import { runAmbient } from './validate-ambient.ts';
+import { COMMANDS } from './commands.ts';
 
-const FLAGS = {
-  'outbound-port': { type: 'string' },
-  'inbound-port': { type: 'string' },
-  'probe-address': { type: 'string' },
-  'external-probe': { type: 'boolean' },
-  'source-address': { type: 'string' },
-  'listen-address': { type: 'string' },
-  timeout: { type: 'string' },
-  'termination-log': { type: 'string' },
-  'node-name': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+const FLAGS = COMMANDS['validate-redirect'].flags;
 
 /**
  * `--inbound-port none`: listen on the outbound port only (Linkerd's rules never send anything to its inbound
@@ -72,6 +62,8 @@ flags:
   `an external
                             probe's handshake gets at most ${EXTERNAL_SYN_WINDOW_MS}ms)
   --termination-log PATH    where to write the JSON termination message (default ${DEFAULT_TERMINATION_LOG})
+  --ambient                 Istio ambient: prove ztunnel captures the pod's traffic instead (its own flags:
+                            meshgate validate-redirect --ambient --help)
   --node-name NAME          node name for the message (default: env NODE_NAME)
 
 examples:

@@ -3,7 +3,7 @@
  * one was recorded (src/util/version.ts, which the daemons' meshgate_build_info reads too).
  */
 import { parseFlags, UsageError } from '../util/args.ts';
-import { parseOptions } from './commands.ts';
+import { COMMANDS } from './commands.ts';
 import type { CliIO } from './io.ts';
 import { type VersionInfo, versionInfo } from '../util/version.ts';
 
@@ -29,7 +29,7 @@ export function versionLine(v: VersionInfo = versionInfo()): string {
 export async function run(argv: string[], io: CliIO): Promise<number> {
   let output: string | undefined;
   try {
-    const { values } = parseFlags(argv, parseOptions('version'));
+    const { values } = parseFlags(argv, COMMANDS.version.flags);
     if (values.help) {
       io.stdout(USAGE);
       return 0;

@@ -12,11 +12,14 @@ import type { UnmeshedSettings } from './unmeshed/run.ts';
  * Named like the chart's values they come from (repairController.quarantine.failures → --quarantine-failures, …):
  * test/chart/flag-names.test.ts holds every value the chart passes as a flag to that rule.
  */
+const BOOL = ['true', 'false'] as const;
+export const UNMESHED_MODES = ['off', 'report', 'evict'] as const;
+
 export const QUARANTINE_FLAGS = {
-  'withdraw-verdicts': { type: 'string', default: 'false' },
+  'withdraw-verdicts': { type: 'string', default: 'false', complete: BOOL },
   'quarantine-failures': { type: 'string', default: '3' },
   'quarantine-window': { type: 'string', default: '10m' },
-  'quarantine-taint': { type: 'string', default: 'false' },
+  'quarantine-taint': { type: 'string', default: 'false', complete: BOOL },
   'hold-off': { type: 'string', default: '5m' },
   'max-hold-off': { type: 'string', default: '1h' },
   'max-withdrawals-per-hour': { type: 'string', default: '3' },
@@ -25,7 +28,7 @@ export const QUARANTINE_FLAGS = {
   'probe-validator-image': { type: 'string' },
   'probe-proxy-image': { type: 'string' },
   'probe-timeout': { type: 'string', default: '2m' },
-  'unmeshed-pods': { type: 'string', default: 'off' },
+  'unmeshed-pods': { type: 'string', default: 'off', complete: UNMESHED_MODES },
   'max-evictions-per-minute': { type: 'string', default: '10' },
   'unmeshed-sweep-interval': { type: 'string', default: '5m' },
   'webhook-config': { type: 'string', default: 'meshgate' },
@@ -118,7 +121,6 @@ export function quarantineSettings(f: Values, meshNamespace: string): Quarantine
 }
 
 /** --unmeshed-pods. */
-export const UNMESHED_MODES = ['off', 'report', 'evict'] as const;
 
 export function unmeshedSettings(f: Values): UnmeshedSettings | undefined {
   const mode = f['unmeshed-pods'];

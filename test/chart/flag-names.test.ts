@@ -112,7 +112,7 @@ describe('values and the daemons’ flags agree', () => {
     const [kind, name] = WORKLOADS[daemon];
     const args = containerArgs(await rendered, kind, name);
     expect(args[0]).toBe(daemon);
-    const declared = new Set(COMMANDS[daemon].flags.map((f) => f.name));
+    const declared = new Set(Object.keys(COMMANDS[daemon].flags));
     for (const { path, value } of leaves(VALUES[daemon].values)) {
       const key = `${VALUES[daemon].root}.${path.join('.')}`;
       const names = candidates([VALUES[daemon].root, ...path], value).filter((n) =>
@@ -137,7 +137,7 @@ describe('values and the daemons’ flags agree', () => {
       const fromValues = new Set(
         leaves(VALUES[daemon].values).flatMap(({ path, value }) => candidates([VALUES[daemon].root, ...path], value)),
       );
-      const declared = new Set(COMMANDS[daemon].flags.map((f) => f.name));
+      const declared = new Set(Object.keys(COMMANDS[daemon].flags));
       for (const a of args) {
         const flag = a.slice(2).split('=')[0];
         expect(declared.has(flag), `the chart passes --${flag}, which meshgate ${daemon} does not have`).toBe(true);

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { COMMANDS, type CommandName, type CommandSpec, type FlagSpec } from '../../src/cli/commands.ts';
+import { COMMANDS, type CommandName, type CommandSpec, type FlagView, flagList } from '../../src/cli/commands.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import { parseNodeAgentArgs } from '../../src/cli/node-agent.ts';
@@ -50,7 +50,7 @@ describe('every command', () => {
     '%s --help documents exactly the flags of the command table',
     async (name) => {
       const { out } = await cli([name, '--help']);
-      const flags = COMMANDS[name].flags.filter((f) => f.name !== 'help');
+      const flags = flagList(name).filter((f) => f.name !== 'help');
       const doc = documented(out.split(/\nexamples?:\n/)[0]);
       const viaShort = [...doc.short]
         .filter(([, long]) => !long)
@@ -60,14 +60,31 @@ describe('every command', () => {
     },
   );
 
+  // The table is the parser's declaration, defaults included: where a usage line states a default of a flag the
+  // table gives one, it is the table's (flags without one, like serve's limits, take theirs where they are checked).
+  it('every default a usage text states is the one the command parses with', async () => {
+    let stated = 0;
+    for (const [name] of commands) {
+      const { out } = await cli([name, '--help']);
+      for (const f of flagList(name)) {
+        const line = out.split('\n').find((l) => new RegExp(`^ {2}(-\\w, )?--${f.name}\\b`).test(l));
+        const said = line && /\(default:? ([^)\s,;]+)\)/.exec(line)?.[1];
+        if (f.default === undefined || !said || !/^[\w./:-]+$/.test(said)) continue;
+        stated++;
+        expect(String(f.default), `${name} --${f.name}: usage says (default ${said})`).toBe(said);
+      }
+    }
+    expect(stated).toBeGreaterThan(10);
+  });
+
   /** The arguments that pass one flag with a value its parser takes as a value (not necessarily a valid one). */
-  const argsFor = (f: FlagSpec) =>
+  const argsFor = (f: FlagView) =>
     f.value ? [`--${f.name}`, Array.isArray(f.value) ? f.value[0] : 'x'] : [`--${f.name}`];
 
   it.each(commands.map(([name]) => name).filter((n) => n !== 'node-agent'))(
     '%s: its parser takes every flag of the table (and refuses others)',
     async (name) => {
-      for (const f of COMMANDS[name].flags) {
+      for (const f of flagList(name)) {
         const r = await cli([name, ...argsFor(f), '--help']);
         expect(r.err, `${name} --${f.name}`).not.toMatch(/Unknown option/);
         expect(r.code, `${name} --${f.name}`).toBe(0);
@@ -88,8 +105,7 @@ describe('every command', () => {
         return (err as Error).message;
       }
     };
-    for (const f of COMMANDS['node-agent'].flags)
-      expect(problem(argsFor(f)), `--${f.name}`).not.toMatch(/Unknown option/);
+    for (const f of flagList('node-agent')) expect(problem(argsFor(f)), `--${f.name}`).not.toMatch(/Unknown option/);
     expect(problem(['--not-a-meshgate-flag'])).toMatch(/Unknown option '--not-a-meshgate-flag'/);
   });
 });

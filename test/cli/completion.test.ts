@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { COMMANDS, type CommandName } from '../../src/cli/commands.ts';
+import { COMMANDS, type CommandName, flagList } from '../../src/cli/commands.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 
@@ -27,7 +27,7 @@ async function script(shell: string): Promise<string> {
 }
 
 const commands = Object.keys(COMMANDS) as CommandName[];
-const longFlags = (cmd: CommandName) => COMMANDS[cmd].flags.map((f) => `--${f.name}`);
+const longFlags = (cmd: CommandName) => flagList(cmd).map((f) => `--${f.name}`);
 
 describe('bash', () => {
   /** Completes each line (words; the last is the one being completed) as bash's programmable completion would. */
