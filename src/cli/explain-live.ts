@@ -8,7 +8,7 @@
 import { CoreV1Api, type KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import { stringify as toYaml } from 'yaml';
 import type { Compiled } from '../config/compile.ts';
-import { withLearnedImages } from '../config/learned.ts';
+import { type LearnedAmbient, withLearned } from '../config/learned.ts';
 import { ENFORCEMENT_LABEL } from '../contract/names.ts';
 import { reasonText } from '../contract/reasons.ts';
 import { expectationsOf, factFromNode, NodeFactStore } from '../facts/node-facts.ts';
@@ -17,7 +17,7 @@ import { podTemplates } from '../manifests/workloads.ts';
 import { unionImages, type LearnedImages } from '../mesh/learn.ts';
 import { ENFORCEMENT_LEVELS, type EnforcementLevel } from '../config/types.ts';
 import { UsageError } from '../util/args.ts';
-import { learnFromConfigMap } from '../kube/learned-images.ts';
+import { agreedAmbient, ambientFromConfigMap, learnFromConfigMap } from '../kube/learned-images.ts';
 import { decideTemplate } from './offline.ts';
 import { describeDecision } from './describe-decision.ts';
 
@@ -82,15 +82,20 @@ function levelOf(labels: Record<string, string> | undefined, cfg: Compiled): Enf
 /** The compiled configuration with what the mesh's ConfigMaps name, as the webhook would learn it. */
 async function learned(core: CoreV1Api, cfg: Compiled): Promise<Compiled> {
   const all: LearnedImages[] = [];
-  for (const namespace of cfg.profile.learnFrom ? (cfg.config.learnImages?.namespaces ?? []) : []) {
+  const ambient: LearnedAmbient[] = [];
+  const reads = cfg.profile.learnFrom || cfg.config.ambient.enabled;
+  for (const namespace of reads ? (cfg.config.learnImages?.namespaces ?? []) : []) {
     const list = await core.listNamespacedConfigMap({ namespace }).catch(() => undefined);
     for (const cm of list?.items ?? []) {
-      // A ConfigMap whose values name nothing usable is left out, as the webhook leaves it out.
+      // A ConfigMap that says nothing usable is left out, as the webhook leaves it out.
       const l = learnFromConfigMap(cfg.profile, cm);
       if (l && !('problem' in l)) all.push(l);
+      const a = cfg.config.ambient.enabled ? ambientFromConfigMap(cm) : undefined;
+      if (a && !('problem' in a)) ambient.push(a);
     }
   }
-  return withLearnedImages(cfg, unionImages(all));
+  const agreed = agreedAmbient(ambient);
+  return withLearned(cfg, { images: unionImages(all), ...(agreed ? { ambient: agreed } : {}) });
 }
 
 export async function explainLive(

@@ -5,9 +5,6 @@
 import type { MeshgateConfig } from './types.ts';
 
 const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
-/** Istio's chart ships two; a cluster needing dozens has a different problem than meshgate can check per pod. */
-const MAX_SELECTORS = 16;
-
 function isStringMap(v: unknown): boolean {
   return (
     typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string')
@@ -51,12 +48,18 @@ export function ambientProblems(c: MeshgateConfig): string[] {
   const p: string[] = [];
   const a = c.ambient;
   if (a.enabled && c.mesh !== 'istio') p.push(`ambient.enabled: only mesh istio has an ambient mode, not ${c.mesh}`);
-  if (!Number.isInteger(a.timeoutSeconds) || a.timeoutSeconds < 1 || a.timeoutSeconds > 300)
-    p.push(`ambient.timeoutSeconds: ${a.timeoutSeconds} is not a whole number of seconds in 1-300`);
-  if (a.enablementSelectors.length > MAX_SELECTORS)
-    p.push(`ambient.enablementSelectors: ${a.enablementSelectors.length} selectors, at most ${MAX_SELECTORS}`);
-  a.enablementSelectors.forEach((s, i) => {
-    const where = `ambient.enablementSelectors[${i}]`;
+  p.push(...enablementSelectorProblems(a.enablementSelectors, 'ambient.enablementSelectors'));
+  return p;
+}
+
+/**
+ * What is wrong with a list of Istio's enablement selectors, each problem naming its path under `path`: meshgate's
+ * configuration, or istio-cni's own ConfigMap when the webhook learns them from it (src/ambient/learn.ts).
+ */
+export function enablementSelectorProblems(selectors: readonly unknown[], path: string): string[] {
+  const p: string[] = [];
+  selectors.forEach((s, i) => {
+    const where = `${path}[${i}]`;
     if (typeof s !== 'object' || s === null || Array.isArray(s)) {
       p.push(`${where}: expected a mapping with podSelector and/or namespaceSelector`);
       return;
@@ -64,8 +67,9 @@ export function ambientProblems(c: MeshgateConfig): string[] {
     for (const key of Object.keys(s))
       if (key !== 'podSelector' && key !== 'namespaceSelector')
         p.push(`${where}.${key}: unknown key (known: podSelector, namespaceSelector)`);
-    selectorProblems(p, `${where}.podSelector`, s.podSelector);
-    selectorProblems(p, `${where}.namespaceSelector`, s.namespaceSelector);
+    const { podSelector, namespaceSelector } = s as { podSelector?: unknown; namespaceSelector?: unknown };
+    selectorProblems(p, `${where}.podSelector`, podSelector);
+    selectorProblems(p, `${where}.namespaceSelector`, namespaceSelector);
   });
   return p;
 }

@@ -1,17 +1,42 @@
 /**
- * The compiled configuration with what the installed mesh says it injects (src/mesh/learn.ts) trusted beside the
- * configured recognisedImages: recompiled on each change of the mesh's ConfigMaps (a few times a year), never per
- * review. With nothing learned it is the configuration as given.
+ * The compiled configuration with what the installed mesh says, read from its own ConfigMaps: the images it injects
+ * (src/mesh/learn.ts), trusted beside the configured recognisedImages, and, with ambient on, the enablement
+ * selectors and DNS capture istio-cni enrols pods by (src/ambient/learn.ts), which replace the configured ones.
+ * Recompiled on each change of those ConfigMaps (a few times a year), never per review. With nothing learned it is
+ * the configuration as given.
  */
 import { unionImages, type LearnedImages } from '../mesh/learn.ts';
 import { compileConfig, type Compiled } from './compile.ts';
+import type { AmbientSelector } from './types.ts';
 
-export function withLearnedImages(base: Compiled, learned: LearnedImages): Compiled {
+/** Istio ambient's settings as istio-cni-config holds them. */
+export interface LearnedAmbient {
+  enablementSelectors: AmbientSelector[];
+  dnsCapture: boolean;
+}
+
+export interface LearnedFromMesh {
+  images: LearnedImages;
+  /** Absent: no usable istio-cni-config is known (or ambient is off): the configured selectors apply. */
+  ambient?: LearnedAmbient;
+}
+
+export function withLearned(base: Compiled, learned: LearnedFromMesh): Compiled {
   const configured = base.config.recognisedImages;
-  if (!configured || (!learned.proxy.length && !learned.init.length && !learned.validator.length)) return base;
-  const recognisedImages = unionImages([
-    { proxy: [...configured.proxy], init: [...configured.init], validator: [...configured.validator] },
-    learned,
-  ]);
-  return compileConfig({ ...base.config, recognisedImages });
+  const { images, ambient } = learned;
+  const someImages = images.proxy.length > 0 || images.init.length > 0 || images.validator.length > 0;
+  const learnAmbient = ambient !== undefined && base.config.ambient.enabled;
+  if (!(configured && someImages) && !learnAmbient) return base;
+  return compileConfig({
+    ...base.config,
+    ...(configured && someImages
+      ? {
+          recognisedImages: unionImages([
+            { proxy: [...configured.proxy], init: [...configured.init], validator: [...configured.validator] },
+            images,
+          ]),
+        }
+      : {}),
+    ...(learnAmbient ? { ambient: { ...base.config.ambient, ...ambient } } : {}),
+  });
 }

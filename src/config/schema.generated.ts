@@ -561,6 +561,7 @@ export const CONFIG_SCHEMA: SchemaNode = {
           "type": "boolean"
         },
         "enablementSelectors": {
+          "maxItems": 16,
           "description": "Istio's ambient enablement selectors (istio-cni chart ambient.enablementSelectors); default Istio 1.27's",
           "type": "array",
           "items": {

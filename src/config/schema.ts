@@ -200,7 +200,9 @@ export const MeshgateConfigSchema = Section({
         description:
           "guard the pods Istio enrols in ambient mode: meshgate's ambient validator first, pinned to nodes whose istio-cni chain, node agent and ztunnel are verified",
       }),
+      /** Istio's chart ships two; a cluster needing dozens has a different problem than meshgate can check per pod. */
       enablementSelectors: Type.Array(AmbientSelectorSchema, {
+        maxItems: 16,
         description:
           "Istio's ambient enablement selectors (istio-cni chart ambient.enablementSelectors); default Istio 1.27's",
       }),

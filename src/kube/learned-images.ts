@@ -1,11 +1,15 @@
 /**
- * The images the installed mesh injects, kept from its own ConfigMaps (src/mesh/learn.ts) by a watch per namespace
- * of config.learnImages: every revision's istio-sidecar-injector, or linkerd-config. The admission path never reads
- * the API: on each change the union of what the ConfigMaps say is handed to `onChange` (the server compiles it into
- * the configuration its handlers read). A ConfigMap that says nothing usable is logged and left out, never trusted.
+ * What the installed mesh says, kept from its own ConfigMaps by a watch per namespace of config.learnImages: the
+ * images it injects (src/mesh/learn.ts: every revision's istio-sidecar-injector, or linkerd-config) and, with Istio
+ * ambient on, istio-cni's enablement selectors and DNS capture (src/ambient/learn.ts: istio-cni-config). The
+ * admission path never reads the API: on each change what the ConfigMaps say is handed to `onChange` (the server
+ * compiles it into the configuration its handlers read). A ConfigMap that says nothing usable is logged and left
+ * out, never trusted; two istio-cni-configs that disagree are both left out (the configured selectors apply).
  */
 import type { Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
+import { ambientFromCniConfig, ISTIO_CNI_CONFIGMAP } from '../ambient/learn.ts';
+import type { LearnedAmbient, LearnedFromMesh } from '../config/learned.ts';
 import { type Learned, type LearnedImages, unionImages } from '../mesh/learn.ts';
 import type { MeshProfile } from '../mesh/types.ts';
 import { errorFields } from '../log/fields.ts';
@@ -18,8 +22,26 @@ export type ConfigMap = { metadata?: { name?: string; namespace?: string }; data
 export interface LearnedImagesCache {
   /** Resolves once every namespace was listed (or its list failed and was logged: the watch keeps retrying). */
   synced: Promise<void>;
-  current(): LearnedImages;
+  current(): LearnedFromMesh;
   stop(): void;
+}
+
+/** istio-cni's ambient settings in one ConfigMap, read as the webhook reads them; undefined: not istio-cni-config. */
+export function ambientFromConfigMap(cm: ConfigMap): LearnedAmbient | { problem: string } | undefined {
+  if (cm.metadata?.name !== ISTIO_CNI_CONFIGMAP) return undefined;
+  const text = cm.data?.AMBIENT_ENABLEMENT_SELECTOR;
+  try {
+    const selectors = text === undefined ? undefined : parseYaml(text, { maxAliasCount: 0 });
+    return ambientFromCniConfig(selectors, cm.data?.AMBIENT_DNS_CAPTURE);
+  } catch (err) {
+    return { problem: `AMBIENT_ENABLEMENT_SELECTOR: ${(err as Error).message.split('\n')[0]}` };
+  }
+}
+
+/** The one ambient setting every istio-cni-config agrees on, or undefined (none, or they disagree). */
+export function agreedAmbient(all: Iterable<LearnedAmbient>): LearnedAmbient | undefined {
+  const distinct = new Map([...all].map((a) => [JSON.stringify(a), a]));
+  return distinct.size === 1 ? [...distinct.values()][0] : undefined;
 }
 
 /**
@@ -43,18 +65,51 @@ export function startLearnedImages(
   profile: MeshProfile,
   namespaces: readonly string[],
   logger: Logger,
-  onChange: (images: LearnedImages) => void,
+  onChange: (learned: LearnedFromMesh) => void,
+  opts: { ambient?: boolean } = {},
 ): LearnedImagesCache {
   const from = profile.learnFrom;
   const byKey = new Map<string, LearnedImages>();
+  const ambientByKey = new Map<string, LearnedAmbient>();
+  const current = (): LearnedFromMesh => {
+    const ambient = agreedAmbient(ambientByKey.values());
+    return { images: unionImages(byKey.values()), ...(ambient ? { ambient } : {}) };
+  };
   const changed = () => {
-    const images = unionImages(byKey.values());
-    logger.info({ learnedImages: images, configMaps: [...byKey.keys()] }, 'images the mesh injects');
-    onChange(images);
+    const learned = current();
+    logger.info(
+      {
+        learnedImages: learned.images,
+        learnedAmbient: learned.ambient,
+        configMaps: [...byKey.keys(), ...ambientByKey.keys()],
+      },
+      'what the mesh says it injects and enrols',
+    );
+    if (ambientByKey.size > 1 && !learned.ambient)
+      logger.warn(
+        { configMaps: [...ambientByKey.keys()] },
+        'istio-cni-configs disagree: the configured ambient selectors apply',
+      );
+    onChange(learned);
   };
   const key = (cm: ConfigMap) => `${cm.metadata?.namespace}/${cm.metadata?.name}`;
+  const upsertAmbient = (cm: ConfigMap, announce: boolean) => {
+    const learned = ambientFromConfigMap(cm);
+    if (!learned) return;
+    if ('problem' in learned) {
+      logger.warn(
+        { configMap: key(cm), problem: learned.problem },
+        'istio-cni-config not usable: the configured ambient selectors apply',
+      );
+      if (ambientByKey.delete(key(cm)) && announce) changed();
+      return;
+    }
+    ambientByKey.set(key(cm), learned);
+    if (announce) changed();
+  };
   const upsert = (item: unknown, announce = true) => {
     const cm = item as ConfigMap;
+    if (opts.ambient) upsertAmbient(cm, announce);
     const learned = learnFromConfigMap(profile, cm);
     if (!learned) return;
     if ('problem' in learned) {
@@ -68,26 +123,29 @@ export function startLearnedImages(
     byKey.set(key(cm), learned);
     if (announce) changed();
   };
-  const reflectors = from
-    ? namespaces.map(
-        (namespace) =>
-          new Reflector({
-            client: kube,
-            path: core('configmaps', { namespace }),
-            replace: (items) => {
-              for (const k of [...byKey.keys()]) if (k.startsWith(`${namespace}/`)) byKey.delete(k);
-              for (const i of items) upsert(i, false);
-              changed();
-            },
-            upsert: (i) => upsert(i),
-            remove: (i) => {
-              if (byKey.delete(key(i as ConfigMap))) changed();
-            },
-            onError: (err) =>
-              logger.warn({ err: errorFields(err), namespace }, 'mesh ConfigMap watch interrupted; resuming'),
-          }),
-      )
-    : [];
+  const reflectors =
+    from || opts.ambient
+      ? namespaces.map(
+          (namespace) =>
+            new Reflector({
+              client: kube,
+              path: core('configmaps', { namespace }),
+              replace: (items) => {
+                for (const k of [...byKey.keys()]) if (k.startsWith(`${namespace}/`)) byKey.delete(k);
+                for (const k of [...ambientByKey.keys()]) if (k.startsWith(`${namespace}/`)) ambientByKey.delete(k);
+                for (const i of items) upsert(i, false);
+                changed();
+              },
+              upsert: (i) => upsert(i),
+              remove: (i) => {
+                const k = key(i as ConfigMap);
+                if ([byKey.delete(k), ambientByKey.delete(k)].some(Boolean)) changed();
+              },
+              onError: (err) =>
+                logger.warn({ err: errorFields(err), namespace }, 'mesh ConfigMap watch interrupted; resuming'),
+            }),
+        )
+      : [];
   const synced = Promise.all(
     reflectors.map((r) =>
       r
@@ -97,7 +155,7 @@ export function startLearnedImages(
   ).then(() => undefined);
   return {
     synced,
-    current: () => unionImages(byKey.values()),
+    current,
     stop: () => {
       for (const r of reflectors) r.stop();
     },

@@ -4,7 +4,7 @@
  * credentials, so the embedded default (static node facts) loads none of it.
  */
 import type { Logger } from 'pino';
-import { withLearnedImages } from '../config/learned.ts';
+import { withLearned } from '../config/learned.ts';
 import { startLearnedImages } from '../kube/learned-images.ts';
 import type { KubeClient } from '../kube/api/client.ts';
 import type { Compiled } from '../config/compile.ts';
@@ -106,9 +106,16 @@ function startCaches(kube: KubeClient, config: Compiled, logger: Logger): Cluste
   let current = config;
   const learnFrom = config.config.learnImages?.namespaces ?? [];
   const learned = learnFrom.length
-    ? startLearnedImages(kube, config.profile, learnFrom, logger, (images) => {
-        current = withLearnedImages(config, images);
-      })
+    ? startLearnedImages(
+        kube,
+        config.profile,
+        learnFrom,
+        logger,
+        (l) => {
+          current = withLearned(config, l);
+        },
+        { ambient: config.config.ambient.enabled },
+      )
     : undefined;
   const pods = startPodNeedCache(
     kube,

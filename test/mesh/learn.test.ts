@@ -13,7 +13,7 @@ import {
   linkerdConfigImages,
   unionImages,
 } from '../../src/mesh/learn.ts';
-import { withLearnedImages } from '../../src/config/learned.ts';
+import { withLearned } from '../../src/config/learned.ts';
 import { cfg } from '../inject/fixtures.ts';
 
 describe("Istio's istio-sidecar-injector values", () => {
@@ -125,7 +125,7 @@ describe('the configuration with learned images', () => {
 
   it('trusts them beside the configured ones, each once', () => {
     const base = cfg('istio');
-    const c = withLearnedImages(base, learned);
+    const c = withLearned(base, { images: learned });
     expect(c.identity.images.proxy).toEqual([...base.identity.images.proxy, 'mcr.microsoft.com/oss/istio/proxyv2']);
     expect(base.identity.images.proxy).not.toContain('mcr.microsoft.com/oss/istio/proxyv2');
     expect(unionImages([learned, learned]).proxy).toEqual(['mcr.microsoft.com/oss/istio/proxyv2']);
@@ -133,6 +133,6 @@ describe('the configuration with learned images', () => {
 
   it('is the given configuration itself when nothing was learned', () => {
     const base = cfg('istio');
-    expect(withLearnedImages(base, { proxy: [], init: [], validator: [] })).toBe(base);
+    expect(withLearned(base, { images: { proxy: [], init: [], validator: [] } })).toBe(base);
   });
 });
