@@ -14,6 +14,8 @@ import { printTable, secs } from './matrix.ts';
 export interface Line {
   mesh: TierMesh;
   runtime: TierRuntime;
+  /** Istio in ambient mode (mesh istio): the line `istio-ambient/…`, its scenarios A1–A4. */
+  ambient: boolean;
   /** Scenario ids (and EMU) this line runs unless MESHGATE_REALNODE_ONLY says otherwise. */
   scenarios: readonly string[];
 }
@@ -24,9 +26,12 @@ const DEFAULT_SCENARIOS: Record<string, readonly string[]> = {
   'linkerd/containerd-1.6': ['S1', 'S2', 'S3', 'S10', 'S11', 'S13', 'S4', 'S5', 'S6', 'S7', 'S8'],
   'istio/containerd-2.4': ['S1', 'S2', 'S3', 'EMU'],
   'linkerd/containerd-2.4': ['S1', 'S2', 'S3'],
+  // Istio ambient (issue 26): istio-cni's node agent and ztunnel on rn-1 only (harness/ambient.ts says why).
+  'istio-ambient/containerd-1.6': ['A4', 'A1', 'A3', 'A2'],
 };
 
-export const lineName = (l: Pick<Line, 'mesh' | 'runtime'>) => `${l.mesh}/${l.runtime}`;
+export const lineName = (l: Pick<Line, 'mesh' | 'runtime' | 'ambient'>) =>
+  `${l.mesh}${l.ambient ? '-ambient' : ''}/${l.runtime}`;
 
 /** What runs without MESHGATE_REALNODE_LINES: all four. */
 const DEFAULT_LINES = Object.keys(DEFAULT_SCENARIOS);
@@ -38,8 +43,9 @@ export function chosenLines(env: string | undefined): Line[] {
     const scenarios = DEFAULT_SCENARIOS[name];
     if (!scenarios)
       throw new Error(`MESHGATE_REALNODE_LINES: "${name}" is not one of ${Object.keys(DEFAULT_SCENARIOS).join(', ')}`);
-    const [mesh, runtime] = name.split('/') as [TierMesh, TierRuntime];
-    return { mesh, runtime, scenarios };
+    const [meshPart, runtime] = name.split('/') as [string, TierRuntime];
+    const ambient = meshPart === 'istio-ambient';
+    return { mesh: (ambient ? 'istio' : meshPart) as TierMesh, runtime, ambient, scenarios };
   });
 }
 
