@@ -5,6 +5,7 @@
 // own, it runs:
 //   1. judge controls: pods outside meshgate, to show the judge tells a redirected pod from an unredirected one;
 //   2. the scenario matrix S1–S8 of issue 13 and S9 of issue 21 §3 (test/realnode/scenarios/), one table row each;
+//      on the ambient line (istio-ambient/…: istio-cni's real node agent and ztunnel on rn-1) A1–A4 of issue 26;
 //   3. the emulation check: check-node's prediction against the chain containerd really runs (emulation/);
 // then one table of every scenario × line, and ends with `scenarios: N passed, M failed; pods running without
 // redirection: K` (then, apart, the apps S9 saw get past the proxy where apps.baselineNamespaces allows it), where

@@ -8,7 +8,8 @@
 //   A2C  Cilium's agent in exclusive mode takes the conf dir (S13's change, judged as S2)
 //   A3   rn-1 reboots: containerd and the kubelet are back before istio-cni's DaemonSet (its agent, its file) and
 //        ztunnel; the pods' new sandboxes go through a chain without istio-cni, where meshgate's ambient validator,
-//        first in each pod, fails closed (S11's twin)
+//        first in each pod, fails closed (S11's twin, in the order S11 did not see: meshgate's own node agent is
+//        back AGENT_LATE_MS after the kubelet, so the kubelet re-admits the pods while rn-1 still says verified)
 // The node quarantine is not switched on for this line (scenarios.ts): with one ambient node it would hold rn-1
 // withdrawn with nowhere else to run; it is judged on the sidecar lines and in test/ambient/repair.test.ts.
 import { AMBIENT_OPT_IN } from '../harness/mesh.ts';
@@ -35,6 +36,8 @@ const REPLICAS = 2;
 /** How long rn-1's chain lacks istio-cni in A1: long enough for the pods to be held, visibly. */
 const RESTORE_AFTER_MS = 10_000;
 const DEADLINE_MS = 90_000;
+/** A3: longer than the validator's 10 s of retries, so its failure (exit 42, MeshRedirectFailed) is seen. */
+const AGENT_LATE_MS = 12_000;
 
 export const a1: Scenario = {
   id: 'A1',
@@ -99,10 +102,16 @@ export const a3: Scenario = {
   title: 'ambient: node reboot, runtime and kubelet back before istio-cni and ztunnel',
   namespaces: ['a3'],
   run: (ctx) =>
-    rebootRace(ctx, 'a3', AMBIENT_OPT_IN, async ({ cluster, mesh }) => {
-      // istio-cni's DaemonSet pod (its installer writes the file, its agent serves ZDS), then ztunnel's.
-      const rn1 = cluster.node('rn-1');
-      rn1.writeConflist(rn1.standardChain(true));
-      await mesh.ambient?.ensureUp();
-    }),
+    rebootRace(
+      ctx,
+      'a3',
+      AMBIENT_OPT_IN,
+      async ({ cluster, mesh }) => {
+        // istio-cni's DaemonSet pod (its installer writes the file, its agent serves ZDS), then ztunnel's.
+        const rn1 = cluster.node('rn-1');
+        rn1.writeConflist(rn1.standardChain(true));
+        await mesh.ambient?.ensureUp();
+      },
+      AGENT_LATE_MS,
+    ),
 };

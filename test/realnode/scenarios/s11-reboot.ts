@@ -38,12 +38,16 @@ const appStart = (p: V1Pod) =>
 /**
  * The reboot race on rn-1 for pods of namespace `ns` (labelled `labels`); `restore` is the mesh's DaemonSet coming
  * back RESTORE_AFTER_MS after the node (its installer rewriting the file). Shared with the ambient line's A3.
+ * `agentLateMs`: meshgate's node agent (itself a DaemonSet pod) starts that much after the kubelet, so the kubelet
+ * re-admits its pods while the Node still says verified and recreates their sandboxes through the boot-time chain:
+ * the other order of the race, where the pods' validator is what must fail closed.
  */
 export async function rebootRace(
   ctx: ScenarioContext,
   ns: string,
   labels: Record<string, string>,
   restore: (ctx: ScenarioContext) => Promise<void>,
+  agentLateMs = 0,
 ): Promise<Omit<ScenarioResult, 'id' | 'title' | 'durationMs'>> {
   const { cluster, mesh } = ctx;
   await mesh.namespace(ns, labels);
@@ -79,8 +83,9 @@ export async function rebootRace(
       }
     })();
     await rebootNode(cluster.runId, cluster.bins, rn1, () => rn1.writeConflist(rn1.standardChain(false)));
-    await mesh.restartAgent(rn1, {}, true);
     const up = Date.now();
+    await sleep(agentLateMs);
+    await mesh.restartAgent(rn1, {}, true);
     seen.push(`rn-1 back (containerd and kubelet) ${((up - t0) / 1000).toFixed(1)} s after the reboot began`);
     await sleep(RESTORE_AFTER_MS);
     await restore(ctx);
