@@ -15,7 +15,14 @@ import { findIstioBinaries } from '../../e2e/harness/istio.ts';
 import * as procs from '../../e2e/harness/procs.ts';
 import { waitFor } from '../../e2e/harness/wait.ts';
 import { findMeshBuild } from '../../meshbin/binaries.ts';
-import { agentCommand, agentEnv, agentReady, agentServiceAccount, ztunnelEnv } from '../../meshbin/istio-ambient.ts';
+import {
+  agentCommand,
+  agentEnv,
+  agentReady,
+  agentServiceAccount,
+  ISTIO_CNI_READYZ,
+  ztunnelEnv,
+} from '../../meshbin/istio-ambient.ts';
 import { readAmbientFacts } from '../../../src/agent/ambient-facts.ts';
 import type { RealCluster } from './cluster.ts';
 import type { RealNode } from './node.ts';
@@ -33,14 +40,16 @@ export interface AmbientNode {
   stop(): Promise<void>;
 }
 
+/**
+ * Where the other nodes' meshgate agents look for istio-cni's readiness: a loopback port nothing in the tier listens
+ * on (127.0.0.1:8000 is the ambient node's agent, in the same network namespace).
+ */
+const NO_AGENT_READYZ = 'http://127.0.0.1:7999/readyz';
+
 /** meshgate's node agent flags for `node`: the ambient node's socket, or, elsewhere, components that are not there. */
 export function ambientAgentArgs(node: RealNode, ambient: AmbientNode | undefined): string[] {
   if (ambient?.node.name === node.name) return [`--ztunnel-socket=${ambient.zdsSocket}`];
-  // Nothing listens there: this node runs no istio-cni agent (8000 is the ambient node's, in the same netns).
-  return [
-    `--ambient-readyz=http://127.0.0.1:${8100 + node.name.length}/readyz`,
-    `--ztunnel-socket=${join(node.dir, 'no-ztunnel.sock')}`,
-  ];
+  return [`--ambient-readyz=${NO_AGENT_READYZ}`, `--ztunnel-socket=${join(node.dir, 'no-ztunnel.sock')}`];
 }
 
 export async function startAmbientNode(cluster: RealCluster, node: RealNode): Promise<AmbientNode> {
@@ -88,7 +97,7 @@ export async function startAmbientNode(cluster: RealCluster, node: RealNode): Pr
   };
   const facts = () =>
     readAmbientFacts({
-      readyzUrl: 'http://127.0.0.1:8000/readyz',
+      readyzUrl: ISTIO_CNI_READYZ,
       zdsSocket,
       procNetUnix: '/proc/net/unix',
       pollMs: 0,
