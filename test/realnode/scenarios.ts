@@ -44,7 +44,7 @@ import { s11 } from './scenarios/s11-reboot.ts';
 import { s13 } from './scenarios/s13-cilium-exclusive.ts';
 import { a4 } from './scenarios/a4-ambient-components.ts';
 import { a1, a2, a2c, a3 } from './scenarios/a1-a3-ambient-chain.ts';
-import { startAmbientNode, type AmbientNode } from './harness/ambient.ts';
+import { ambientControlCases, startAmbientNode, type AmbientNode } from './harness/ambient.ts';
 import { runEmulationCheck } from './emulation/check.ts';
 
 /** S8 last: withdrawing a node's verification may keep it withdrawn until a probe passes (issue 13). */
@@ -95,27 +95,6 @@ function controlCases(meshName: TierMesh, ambient: boolean): Case[] {
           },
         ]
       : []),
-  ];
-}
-
-/**
- * The ambient line's controls: a pod labelled istio.io/dataplane-mode=ambient (Istio enrols it; meshgate does not
- * see it: namespace not opted in) is redirected on rn-1, where istio-cni's agent and ztunnel run, and on rn-2, whose
- * chain has no istio-cni, it is not; plain pods are redirected nowhere.
- */
-function ambientControlCases(): Case[] {
-  const enrolled = (name: string, node: string) => {
-    const pod = plainPod(name, node);
-    pod.metadata = { ...pod.metadata, labels: { ...pod.metadata?.labels, 'istio.io/dataplane-mode': 'ambient' } };
-    return pod;
-  };
-  const yes = { rules: true, reachesProxy: true, running: true };
-  const no = { rules: false, reachesProxy: false, running: true };
-  return [
-    { node: 'rn-1', pod: enrolled('ambient-rn-1', 'rn-1'), mesh: true, expect: yes },
-    { node: 'rn-1', pod: plainPod('plain-rn-1', 'rn-1'), mesh: false, expect: no },
-    { node: 'rn-2', pod: enrolled('ambient-rn-2', 'rn-2'), mesh: true, expect: no },
-    { node: 'rn-2', pod: plainPod('plain-rn-2', 'rn-2'), mesh: false, expect: no },
   ];
 }
 
