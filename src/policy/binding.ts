@@ -13,6 +13,7 @@ import type { Pod } from '../contract/pod.ts';
 import { unverifiedWhy } from './redirect.ts';
 import { redirectOf } from './posture.ts';
 import { screen } from './screen.ts';
+import { isAmbientValidator } from '../ambient/validator.ts';
 
 /**
  * What a pod needs from its node: `exempt` (meshgate does not guard it), `init` (its own privileged init container
@@ -24,7 +25,18 @@ export function redirectNeed(pod: Pod, namespace: string, cfg: Compiled): Redire
   const s = screen({ pod, namespace }, cfg);
   if (s.kind === 'skip') return 'exempt';
   if (s.kind === 'deny') return 'unmeshed';
-  return redirectOf(s.mesh) ?? 'unmeshed';
+  return redirectOf(s.mesh) ?? ambientNeed(s.mesh.validator, cfg);
+}
+
+/**
+ * An Istio ambient pod has no proxy of its own: what it carries is meshgate's ambient validator, first (the
+ * validating webhook admitted it so; identify checked the container is meshgate's template). It needs a verified
+ * node like any pod that relies on the CNI plugin, and its validator proves ztunnel's capture at every sandbox start.
+ * Without it (or with ambient off) the pod has no redirect to rely on at all.
+ */
+function ambientNeed(validator: { container: { args?: readonly string[] }; index: number } | undefined, cfg: Compiled) {
+  const ambient = cfg.config.ambient.enabled && validator?.index === 0 && isAmbientValidator(validator.container);
+  return ambient ? 'cni' : 'unmeshed';
 }
 
 export type BindingResult = { ok: true; reason: ReasonCode } | { ok: false; reason: ReasonCode; message: string };

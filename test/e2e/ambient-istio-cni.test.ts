@@ -13,6 +13,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { findMeshBuild } from '../meshbin/binaries.ts';
+import {
+  agentCommand,
+  agentEnv,
+  agentReady,
+  agentServiceAccount,
+  ambientPluginConf,
+  ISTIO_CNI_READYZ,
+  ztunnelEnv,
+} from '../meshbin/istio-ambient.ts';
 import { expectFailure, usePod } from '../netns/pod-fixture.ts';
 import { NOBODY } from '../netns/run-validator.ts';
 import { startControlPlane, type ControlPlane } from './harness/index.ts';
@@ -25,14 +34,6 @@ const pod = usePod();
 const tmp = mkdtempSync(join(tmpdir(), 'meshgate-istio-cni-'));
 const RUN = join(tmp, 'agent-run');
 const ZDS = join(tmp, 'ztunnel.sock');
-const SELECTORS = `- podSelector:
-    matchLabels: {istio.io/dataplane-mode: ambient}
-- podSelector:
-    matchExpressions:
-    - {key: istio.io/dataplane-mode, operator: NotIn, values: [none]}
-  namespaceSelector:
-    matchLabels: {istio.io/dataplane-mode: ambient}
-`;
 let cp: ControlPlane;
 const procs: ChildProcess[] = [];
 const logs: Record<string, string> = { agent: '', ztunnel: '' };
@@ -56,39 +57,11 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 30
   );
 }
 
-/** The chroot: the host's /usr, /etc, /dev, /proc, /sys, /tmp, /var, plus the agent's /host paths. */
-function agentScript(root: string, hostConf: string, hostBin: string, sa: string): string {
-  return [
-    'set -e',
-    `R=${root}`,
-    'for d in usr etc dev proc sys tmp var; do mkdir -p $R/$d; mount --rbind /$d $R/$d; done',
-    'for l in bin sbin lib lib64; do ln -s usr/$l $R/$l; done',
-    'mkdir -p $R/run/netns $R/run/secrets/kubernetes.io/serviceaccount $R/host/proc $R/host/var/run/netns',
-    'mkdir -p $R/host/etc/cni/net.d $R/host/opt/cni/bin $R/opt/cni/bin',
-    'mount --rbind /run/netns $R/run/netns',
-    'mount --rbind /run/netns $R/host/var/run/netns',
-    'mount --rbind /proc $R/host/proc',
-    `mount --bind ${sa} $R/run/secrets/kubernetes.io/serviceaccount`,
-    `mount --bind ${hostConf} $R/host/etc/cni/net.d`,
-    `mount --bind ${hostBin} $R/host/opt/cni/bin`,
-    `mount --bind ${istio.manifest.binDir} $R/opt/cni/bin`,
-    'exec chroot $R /opt/cni/bin/install-cni',
-  ].join('\n');
-}
-
 beforeAll(async () => {
   cp = await startControlPlane({ nodes: [{ name: 'node-a', kubeletVersion: 'v1.34.2' }] });
   const core = cp.kc.makeApiClient(CoreV1Api);
-  await cp.kubectl(['create', 'namespace', 'istio-system']);
-  await cp.kubectl(['create', 'serviceaccount', 'istio-cni', '-n', 'istio-system']);
-  await cp.kubectl([
-    'create',
-    'clusterrolebinding',
-    'istio-cni',
-    '--clusterrole=cluster-admin',
-    '--serviceaccount=istio-system:istio-cni',
-  ]);
-  const token = (await cp.kubectl(['create', 'token', 'istio-cni', '-n', 'istio-system'])).stdout.trim();
+  const sa = join(tmp, 'sa');
+  await agentServiceAccount((argv) => cp.kubectl(argv), sa);
   await core.createNamespace({
     body: { metadata: { name: 'demo', labels: { 'istio.io/dataplane-mode': 'ambient' } } },
   });
@@ -101,68 +74,39 @@ beforeAll(async () => {
   });
   podUid = created.metadata?.uid ?? '';
 
-  const sa = join(tmp, 'sa');
   const hostConf = join(tmp, 'net.d');
   const hostBin = join(tmp, 'bin');
-  for (const d of [sa, hostConf, hostBin, RUN, join(tmp, 'root')]) mkdirSync(d, { recursive: true });
-  writeFileSync(join(sa, 'token'), token);
-  writeFileSync(join(sa, 'namespace'), 'istio-system');
+  for (const d of [hostConf, hostBin, RUN, join(tmp, 'root')]) mkdirSync(d, { recursive: true });
   writeFileSync(
     join(hostConf, '10-bridge.conflist'),
     JSON.stringify({ cniVersion: '1.0.0', name: 'k8s-pod-network', plugins: [{ type: 'bridge', bridge: 'cni0' }] }),
   );
-  const url = new URL(cp.server);
+  // The recipe shared with the real-node tier (test/meshbin/istio-ambient.ts); the pod netns are `ip netns` ones.
+  const agent = agentCommand({
+    root: join(tmp, 'root'),
+    hostConf,
+    hostBin,
+    serviceAccount: sa,
+    istioBinDir: istio.manifest.binDir,
+    binds: [
+      { from: '/run/netns', to: '/run/netns' },
+      { from: '/run/netns', to: '/host/var/run/netns' },
+    ],
+  });
   track(
     'agent',
-    spawn(
-      'unshare',
-      [
-        '--mount',
-        '--propagation',
-        'private',
-        '--pid',
-        '--fork',
-        // The agent (pid 1 of its own pid namespace, where /proc/1/ns/net is its own) dies with unshare.
-        '--kill-child',
-        '--mount-proc',
-        'sh',
-        '-c',
-        agentScript(join(tmp, 'root'), hostConf, hostBin, sa),
-      ],
-      {
-        env: {
-          PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
-          KUBECONFIG: cp.kubeconfigPath,
-          KUBERNETES_SERVICE_HOST: url.hostname,
-          KUBERNETES_SERVICE_PORT: url.port,
-          SKIP_TLS_VERIFY: 'true',
-          NODE_NAME: 'node-a',
-          POD_NAME: 'istio-cni-node-test',
-          POD_NAMESPACE: 'istio-system',
-          AMBIENT_ENABLED: 'true',
-          AMBIENT_ENABLEMENT_SELECTOR: SELECTORS,
-          AMBIENT_DNS_CAPTURE: 'true',
-          CNI_AGENT_RUN_DIR: RUN,
-          ZTUNNEL_UDS_ADDRESS: ZDS,
-          MOUNTED_CNI_NET_DIR: '/host/etc/cni/net.d',
-          CHAINED_CNI_PLUGIN: 'true',
-          REPAIR_ENABLED: 'false',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    ),
+    spawn(agent.bin, agent.args, {
+      env: agentEnv({
+        server: cp.server,
+        kubeconfig: cp.kubeconfigPath,
+        nodeName: 'node-a',
+        agentRunDir: RUN,
+        zdsSocket: ZDS,
+      }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
   );
-  await until(
-    'istio-cni node agent ready (:8000/readyz)',
-    async () => {
-      try {
-        return (await fetch('http://127.0.0.1:8000/readyz')).status === 200;
-      } catch {
-        return false;
-      }
-    },
-    60_000,
-  );
+  await until('istio-cni node agent ready (:8000/readyz)', () => agentReady(), 60_000);
 }, 300_000);
 
 afterAll(async () => {
@@ -176,23 +120,7 @@ function pluginConf(netns: string, selectors: boolean) {
   return {
     cniVersion: '1.0.0',
     name: 'k8s-pod-network',
-    type: 'istio-cni',
-    ambient_enabled: true,
-    cni_agent_run_dir: RUN,
-    plugin_log_level: 'debug',
-    exclude_namespaces: ['kube-system'],
-    pod_namespace: 'istio-system',
-    enablement_selectors: selectors
-      ? [
-          { podSelector: { matchLabels: { 'istio.io/dataplane-mode': 'ambient' } } },
-          {
-            podSelector: {
-              matchExpressions: [{ key: 'istio.io/dataplane-mode', operator: 'NotIn', values: ['none'] }],
-            },
-            namespaceSelector: { matchLabels: { 'istio.io/dataplane-mode': 'ambient' } },
-          },
-        ]
-      : [],
+    ...ambientPluginConf(RUN, selectors),
     prevResult: {
       cniVersion: '1.0.0',
       interfaces: [{ name: 'eth0', sandbox: netns }],
@@ -220,7 +148,7 @@ function cniAdd(selectors = true) {
 }
 
 const FACTS = () => ({
-  readyzUrl: 'http://127.0.0.1:8000/readyz',
+  readyzUrl: ISTIO_CNI_READYZ,
   zdsSocket: ZDS,
   procNetUnix: '/proc/net/unix',
   pollMs: 1000,
@@ -237,16 +165,7 @@ describe('the real istio-cni node agent, plugin and ztunnel', () => {
     ztunnel = track(
       'ztunnel',
       spawn(zt.bin('ztunnel'), ['proxy'], {
-        env: {
-          PATH: process.env.PATH ?? '',
-          FAKE_CA: 'true',
-          XDS_ADDRESS: '',
-          LOCAL_XDS: 'workloads: []\npolicies: []\nservices: []\n',
-          PROXY_MODE: 'shared',
-          INPOD_UDS: ZDS,
-          IPV6_ENABLED: 'false',
-          NODE_NAME: 'node-a',
-        },
+        env: { PATH: process.env.PATH ?? '', ...ztunnelEnv(ZDS, 'node-a') },
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );

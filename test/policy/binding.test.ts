@@ -8,6 +8,9 @@ import { validate } from '../../src/admission/validate.ts';
 import type { AdmissionRequest } from '../../src/admission/review.ts';
 import type { PodNeeds } from '../../src/kube/pod-mode-cache.ts';
 import { cfg, istio, istioPod, pod, verified } from '../inject/fixtures.ts';
+import jsonpatch from 'fast-json-patch';
+import { decide } from '../../src/inject/decide.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 
 describe('what a pod needs from its node, from its spec', () => {
   const c = cfg('istio');
@@ -27,6 +30,27 @@ describe('what a pod needs from its node, from its spec', () => {
     ['system namespace', pod(), 'exempt'],
   ] as const)('%s → %s', (name, p, want) => {
     expect(redirectNeed(p as never, name === 'system namespace' ? 'kube-system' : 'demo', c)).toBe(want);
+  });
+
+  it('an Istio ambient pod as meshgate admits it (its ambient validator first) needs a verified node', () => {
+    const ambient = cfg('istio', { ambient: { enabled: true } });
+    const created = pod({}, { name: 'web', namespace: 'demo' });
+    const d = decide(
+      { pod: created, namespace: 'demo', namespaceLabels: { 'istio.io/dataplane-mode': 'ambient' } },
+      verified,
+      ambient,
+    );
+    if (d.kind !== 'patch') throw new Error(`expected a patch, got ${JSON.stringify(d)}`);
+    const admitted = jsonpatch.applyPatch(structuredClone(created), d.ops, true, false).newDocument as Pod;
+    expect(redirectNeed(admitted, 'demo', ambient)).toBe('cni');
+    // The same spec with ambient off, or with the validator moved behind another init container: nothing to rely on.
+    expect(redirectNeed(admitted, 'demo', cfg('istio'))).toBe('unmeshed');
+    const [validator] = admitted.spec.initContainers ?? [];
+    const behind = {
+      ...admitted,
+      spec: { ...admitted.spec, initContainers: [{ name: 'first', image: 'busybox' }, validator] },
+    };
+    expect(redirectNeed(behind as Pod, 'demo', ambient)).toBe('unmeshed');
   });
 
   it('the decision per need and node', () => {

@@ -5,6 +5,7 @@
 // own, it runs:
 //   1. judge controls: pods outside meshgate, to show the judge tells a redirected pod from an unredirected one;
 //   2. the scenario matrix S1–S8 of issue 13 and S9 of issue 21 §3 (test/realnode/scenarios/), one table row each;
+//      on the ambient line (istio-ambient/…: istio-cni's real node agent and ztunnel on rn-1) A1–A4 of issue 26;
 //   3. the emulation check: check-node's prediction against the chain containerd really runs (emulation/);
 // then one table of every scenario × line, and ends with `scenarios: N passed, M failed; pods running without
 // redirection: K` (then, apart, the apps S9 saw get past the proxy where apps.baselineNamespaces allows it), where
@@ -41,10 +42,13 @@ import { s9 } from './scenarios/s9-become-proxy.ts';
 import { s10 } from './scenarios/s10-aws-node.ts';
 import { s11 } from './scenarios/s11-reboot.ts';
 import { s13 } from './scenarios/s13-cilium-exclusive.ts';
+import { a4 } from './scenarios/a4-ambient-components.ts';
+import { a1, a2, a2c, a3 } from './scenarios/a1-a3-ambient-chain.ts';
+import { ambientControlCases, startAmbientNode, type AmbientNode } from './harness/ambient.ts';
 import { runEmulationCheck } from './emulation/check.ts';
 
 /** S8 last: withdrawing a node's verification may keep it withdrawn until a probe passes (issue 13). */
-const SCENARIOS: Scenario[] = [s1, s2, s3, s10, s11, s13, s4, s5, s6, s7, s9, s8];
+const SCENARIOS: Scenario[] = [s1, s2, s3, s10, s11, s13, s4, s5, s6, s7, s9, s8, a4, a1, a3, a2, a2c];
 const CONTROLS_NS = 'controls';
 
 /**
@@ -52,7 +56,8 @@ const CONTROLS_NS = 'controls';
  * istio-cni redirects the mesh pod, on rn-2 nothing does. If the judge could not say "not redirected", every
  * scenario's 0 would mean nothing.
  */
-function controlCases(meshName: TierMesh): Case[] {
+function controlCases(meshName: TierMesh, ambient: boolean): Case[] {
+  if (ambient) return ambientControlCases();
   const meshShapedPod = meshName === 'linkerd' ? linkerdShapedPod : istioShapedPod;
   return [
     {
@@ -108,7 +113,7 @@ async function hold(c: RealCluster): Promise<void> {
 
 /** Outside the namespace (network available): make sure every build is there, timing each (cold or warm). */
 function builds(t: Timings): void {
-  const scripts = ['controlplane', 'istio', 'realnode', 'linkerd', 'linkerd-validator', 'containerd'];
+  const scripts = ['controlplane', 'istio', 'realnode', 'linkerd', 'linkerd-validator', 'containerd', 'ztunnel'];
   for (const s of scripts.map((p) => `build-${p}.sh`)) {
     const r = t.sync(`build ${s}`, () =>
       spawnSync('bash', [join(repoRoot, 'scripts', s)], { stdio: ['ignore', 'inherit', 'inherit'] }),
@@ -176,6 +181,14 @@ interface LineOutcome {
 let current: RealCluster | undefined;
 let signalled: NodeJS.Signals | undefined;
 
+/**
+ * The repair controller's switches per line. The ambient line leaves the node quarantine (withdraw-verdicts) off:
+ * it has one ambient node, which the quarantine would hold withdrawn with nowhere else for the pods to run.
+ */
+function repairSwitches(line: Line): string[] {
+  return line.ambient ? REPAIR_SWITCHES.filter((f) => !f.startsWith('--withdraw-verdicts')) : [...REPAIR_SWITCHES];
+}
+
 /** One line (mesh, runtime): its own cluster, judge controls, scenarios, emulation check (EMU) and teardown. */
 async function runLine(line: Line, index: number, only: string[] | undefined): Promise<LineOutcome> {
   const { mesh: meshName, runtime } = line;
@@ -190,6 +203,7 @@ async function runLine(line: Line, index: number, only: string[] | undefined): P
   );
   let cluster: RealCluster | undefined;
   let mesh: MeshStack | undefined;
+  let ambient: AmbientNode | undefined;
   const out: LineOutcome = { passed: 0, failed: 0, unredirected: 0, baselineBypass: 0, results: [] };
   const tier0 = performance.now();
   try {
@@ -201,6 +215,7 @@ async function runLine(line: Line, index: number, only: string[] | undefined): P
       ],
       meshName,
       runtime,
+      ambient: line.ambient,
       timings,
     });
     current = cluster;
@@ -209,15 +224,21 @@ async function runLine(line: Line, index: number, only: string[] | undefined): P
       `nodes Ready (${runtime}): ${c.nodes.map((n) => `${n.name} (${n.ip}, ${n.mesh ? `bridge+portmap+${meshName}-cni` : 'bridge+portmap'})`).join(', ')}`,
     );
 
+    if (line.ambient) {
+      ambient = await timings.async("ambient: istio-cni's node agent + ztunnel on rn-1", () =>
+        startAmbientNode(c, c.node('rn-1')),
+      );
+      console.log("ambient on rn-1: istio-cni's node agent (install-cni 1.27.0, ambient) ready, ztunnel connected");
+    }
     await c.cp.kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: CONTROLS_NS } } });
-    const controls = await runCases(c, CONTROLS_NS, controlCases(meshName), timings);
+    const controls = await runCases(c, CONTROLS_NS, controlCases(meshName, line.ambient), timings);
     console.log('\njudge controls (no meshgate, namespace not opted in):');
     printResults(controls);
     controls.every((r) => r.pass) ? out.passed++ : out.failed++;
     await timings.async('judge controls: cleanup', () => removeNamespace(c, CONTROLS_NS).gone);
 
     mesh = await timings.async(`mesh: ${meshName} injector, meshgate webhook, node agents, repair controller`, () =>
-      startMeshStack(c, [...REPAIR_SWITCHES]),
+      startMeshStack(c, repairSwitches(line), ambient),
     );
     const ch = mesh.chart;
     const injector =
@@ -226,7 +247,7 @@ async function runLine(line: Line, index: number, only: string[] | undefined): P
         : 'Istio 1.27.0 injector (proxyv2 stand-in)';
     console.log(
       `\nmesh up: ${injector}; meshgate webhook (chart defaults: mutating ${ch.webhook.mutating}, validating ${ch.webhook.validating}); ` +
-        `node agents ${ch.agentArgs.join(' ')}; repair controller ${[...ch.repairArgs, ...REPAIR_SWITCHES].join(' ')}`,
+        `node agents ${ch.agentArgs.join(' ')}; repair controller ${[...ch.repairArgs, ...repairSwitches(line)].join(' ')}`,
     );
     const chosen = SCENARIOS.filter((s) => wanted(s.id));
     const removals: Promise<void>[] = [];
@@ -254,6 +275,7 @@ async function runLine(line: Line, index: number, only: string[] | undefined): P
     console.error(`scenarios (${lineName(line)}): ${describeError(err)}`);
   } finally {
     await mesh?.stop().catch((err) => console.error(`scenarios: stopping the mesh: ${describeError(err)}`));
+    await ambient?.stop().catch((err) => console.error(`scenarios: stopping ambient: ${describeError(err)}`));
     const left = cluster ? await cluster.stop() : [];
     current = undefined;
     console.log(

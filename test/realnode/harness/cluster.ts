@@ -37,6 +37,8 @@ export interface RealClusterOptions {
   meshName?: TierMesh;
   /** Which containerd the nodes run; default Debian's 1.6. */
   runtime?: TierRuntime;
+  /** Istio ambient: istio-cni chained with ambient on (the istio-ambient line; harness/ambient.ts). */
+  ambient?: boolean;
   controlPlane?: Omit<StartOptions, 'withKwok' | 'kubeletClientCert'>;
   timings?: Timings;
 }
@@ -56,6 +58,8 @@ export interface RealCluster {
     linkerdProxy?: BuiltImage;
   };
   meshName: TierMesh;
+  /** Istio ambient line (harness/ambient.ts). */
+  ambient: boolean;
   timings: Timings;
   node(name: string): RealNode;
   /** Imports an image into every node's containerd. */
@@ -133,6 +137,7 @@ export async function startRealCluster(opts: RealClusterOptions): Promise<RealCl
             index: i + 1,
             mesh: n.mesh,
             meshName,
+            ambient: opts.ambient,
             runtime: opts.runtime,
             images: Object.values(images),
           }),
@@ -154,6 +159,7 @@ export async function startRealCluster(opts: RealClusterOptions): Promise<RealCl
       nodes,
       images,
       meshName,
+      ambient: opts.ambient ?? false,
       timings,
       node: byName,
       importImage: async (img) => void (await Promise.all(nodes.map((n) => n.importImage(img)))),

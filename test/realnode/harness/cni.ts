@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { kubeconfig, type CertificateAuthority } from '../../e2e/harness/pki.ts';
 import type { RealNodeBinaries } from './binaries.ts';
 import { linkerdCniPlugin, prepareLinkerdCni } from './linkerd-cni.ts';
+import { ambientPluginConf } from '../../meshbin/istio-ambient.ts';
 
 /** cniVersion of the conflists: bridge/host-local/portmap 1.1.1 and istio-cni 1.27 all support it. */
 export const CNI_VERSION = '0.3.1';
@@ -25,6 +26,8 @@ export interface CniNodeLayout {
   subnet: string;
   /** Whose CNI plugin is the node's mesh plugin; default istio (istio-cni). linkerd: linkerd-cni (linkerd-cni.ts). */
   mesh?: TierMesh;
+  /** Istio ambient (the istio-ambient line): istio-cni chained with ambient_enabled and the enablement selectors. */
+  ambient?: boolean;
 }
 
 /** The meshes the tier runs: their injector, their CNI plugin and their proxy stand-in. */
@@ -63,7 +66,8 @@ export function istioCniPlugin(l: CniNodeLayout): PluginConf {
 
 /** The node's mesh plugin as its installer chains it: istio-cni, or linkerd-cni (linkerd-cni.ts). */
 export function meshPlugin(l: CniNodeLayout): PluginConf {
-  return l.mesh === 'linkerd' ? linkerdCniPlugin(l) : istioCniPlugin(l);
+  if (l.mesh === 'linkerd') return linkerdCniPlugin(l);
+  return l.ambient ? ambientPluginConf(l.istioDir) : istioCniPlugin(l);
 }
 
 /** The standard chains: rn-1 style (with the mesh plugin) and rn-2 style (without). */

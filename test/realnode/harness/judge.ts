@@ -5,11 +5,18 @@
 //                unreachable in the test namespace) is answered by the stand-in proxy on its outbound port, which
 //                names the original destination it saw (SO_ORIGINAL_DST)
 // Both come from the kernel's real state, not from anything the pod or meshgate claims.
+// Istio ambient (a node whose istio-cni runs with ambient on): no proxy in the pod; ztunnel's in-pod mode installs
+// ISTIO_PRERT and ISTIO_OUTPUT in the pod's nat table (istio cni/pkg/iptables) and listens inside the pod's netns.
+//  rules         both chains in the pod netns' nat table
+//  reachesProxy  the probe connection is ACCEPTED inside the pod netns (without the rules it fails at once: no
+//                route), and ztunnel's admin (/config_dump "workloadState") lists the pod's uid as Up: the pod was
+//                handed to ztunnel. ztunnel then closes it (its passthrough upstream has no route either).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
 import { assertIsolated } from './isolation.ts';
 import type { RealNode } from './node.ts';
+import { ztunnelWorkloads } from '../../meshbin/istio-ambient.ts';
 
 const run = promisify(execFile);
 
@@ -24,6 +31,8 @@ export const LINKERD_OUTBOUND_PORT = 4140;
 const DIAL_TIMEOUT_MS = 3_000;
 /** Redirect chains of the meshes: Istio's (istio-cni, istio-init) and Linkerd's (proxy-init, linkerd-cni). */
 export const MESH_CHAINS = /^:(ISTIO_OUTPUT|ISTIO_REDIRECT|PROXY_INIT_OUTPUT|PROXY_INIT_REDIRECT) /m;
+/** ztunnel's in-pod chains (istio cni/pkg/iptables ChainInpodPrerouting, ChainInpodOutput): both must be there. */
+const AMBIENT_CHAINS = [/^:ISTIO_PRERT /m, /^:ISTIO_OUTPUT /m];
 
 export interface Redirection {
   rules: boolean;
@@ -56,8 +65,10 @@ export async function redirectionOf(node: RealNode, pod: V1Pod): Promise<Redirec
     nft: await natTable(netns, 'iptables-nft-save'),
     legacy: await natTable(netns, 'iptables-legacy-save'),
   };
+  const ambient = node.cni.ambient === true;
+  const has = (t: string) => (ambient ? AMBIENT_CHAINS.every((c) => c.test(t)) : MESH_CHAINS.test(t));
   const backends = Object.entries(tables)
-    .filter(([, t]) => MESH_CHAINS.test(t))
+    .filter(([, t]) => has(t))
     .map(([b]) => b);
   const natRules = Object.values(tables).reduce(
     (n, t) => n + t.split('\n').filter((l) => l.startsWith('-A ')).length,
@@ -72,6 +83,20 @@ export async function redirectionOf(node: RealNode, pod: V1Pod): Promise<Redirec
     { timeout: DIAL_TIMEOUT_MS + 10_000 },
   );
   const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { connected: boolean; line?: string; error?: string };
+  if (ambient) {
+    const state = await ztunnelWorkloads().then(
+      (w) => w.get(uid) ?? 'not listed',
+      (err: Error) => `admin not answering (${err.message})`,
+    );
+    return {
+      rules: backends.length > 0,
+      reachesProxy: result.connected && state === 'Up',
+      backends,
+      natRules,
+      dial: `${result.connected ? 'accepted in the pod netns' : result.error}; ztunnel: ${state}`,
+      netns,
+    };
+  }
   const port = node.cni.mesh === 'linkerd' ? LINKERD_OUTBOUND_PORT : OUTBOUND_PORT;
   const expected = `meshgate-e2e-proxy port=${port} orig=${PROBE_HOST}:${PROBE_PORT}`;
   return {

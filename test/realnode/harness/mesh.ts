@@ -20,9 +20,12 @@ import type { TierMesh } from './cni.ts';
 import type { LinkerdInjector } from '../../e2e/harness/linkerd.ts';
 import { linkerdMeshgateConfig, linkerdOptIn, startTierLinkerdInjector } from './linkerd-mesh.ts';
 import { MESH_NAMESPACE, startWebhook, type Webhook } from './webhook.ts';
+import { ambientAgentArgs, type AmbientNode } from './ambient.ts';
 
 /** What opts a namespace in: Istio's injector selects istio-injection, meshgate's webhooks meshgate.io/inject. */
 export const OPT_IN_LABELS = { 'istio-injection': 'enabled', 'meshgate.io/inject': 'enabled' };
+/** Istio ambient: the namespace enrolled in ambient (Istio's default selectors) and selected by meshgate's webhooks. */
+export const AMBIENT_OPT_IN = { 'istio.io/dataplane-mode': 'ambient', 'meshgate.io/inject': 'enabled' };
 const NODE = () => join(repoRoot, 'node_modules/.bin/node');
 const MESHGATE_BIN = () => join(repoRoot, 'bin/meshgate.js');
 
@@ -38,6 +41,8 @@ export interface MeshStack {
   istio?: IstioInjector;
   /** Linkerd's injector (meshName linkerd; harness/linkerd-mesh.ts). */
   linkerd?: LinkerdInjector;
+  /** The ambient line: istio-cni's node agent and ztunnel on their one node (harness/ambient.ts). */
+  ambient?: AmbientNode;
   webhook: Webhook;
   agents: Map<string, RunningNodeAgent>;
   /**
@@ -67,18 +72,27 @@ export const BASELINE_NAMESPACE = 's9-baseline';
  * image, with `apps.privileges: restricted` as a user's defaults have it (the unit tiers' base config relaxes it to
  * baseline), so every scenario's app containers must show they cannot become the proxy.
  */
-export function meshgateConfig(meshName: TierMesh = 'istio'): Record<string, unknown> {
+export function meshgateConfig(meshName: TierMesh = 'istio', ambient = false): Record<string, unknown> {
   if (meshName === 'linkerd') return linkerdMeshgateConfig();
   const repo = `${PROXYV2_HUB}/proxyv2`;
   return {
+    ...(ambient ? { ambient: { enabled: true } } : {}),
     validator: { image: MESHGATE_REF },
     recognisedImages: { proxy: [repo], init: [repo], validator: [repo] },
     apps: { privileges: 'restricted', baselineNamespaces: [BASELINE_NAMESPACE] },
   };
 }
 
-/** @param repairFlags more `meshgate repair-controller` flags (the capabilities S6 and S8 switch on) */
-export async function startMeshStack(cluster: RealCluster, repairFlags: string[] = []): Promise<MeshStack> {
+/**
+ * @param repairFlags more `meshgate repair-controller` flags (the capabilities S6 and S8 switch on)
+ * @param ambient the ambient line's node components: meshgate runs with `ambient.enabled`, its node agents read the
+ *                config (ambient checks) and watch that node's ZDS socket
+ */
+export async function startMeshStack(
+  cluster: RealCluster,
+  repairFlags: string[] = [],
+  ambient?: AmbientNode,
+): Promise<MeshStack> {
   const { cp } = cluster;
   const chart = chartDefaults();
   const core = cp.kc.makeApiClient(CoreV1Api);
@@ -87,8 +101,15 @@ export async function startMeshStack(cluster: RealCluster, repairFlags: string[]
   await istio?.register();
   const linkerd = meshName === 'linkerd' ? await startTierLinkerdInjector(cp) : undefined;
   await core.createNamespace({ body: { metadata: { name: MESH_NAMESPACE } } });
-  const webhook = await startWebhook(cp, cluster.runDir, meshgateConfig(meshName), meshName);
+  const config = meshgateConfig(meshName, cluster.ambient);
+  const webhook = await startWebhook(cp, cluster.runDir, config, meshName);
   await webhook.register(chart.webhook);
+  // The same configuration file as the webhook's, as the chart mounts one ConfigMap into all three.
+  const configFile = join(cluster.runDir, 'meshgate-config.json');
+  writeFileSync(configFile, JSON.stringify(rawConfig(meshName, { meshNamespace: MESH_NAMESPACE, ...config }), null, 2));
+  // Only the ambient line's agents read it (its ambient checks); the others stay as they were measured.
+  const ambientArgs = (node: RealNode) =>
+    cluster.ambient ? [`--config=${configFile}`, ...ambientAgentArgs(node, ambient)] : [];
 
   const agents = new Map<string, RunningNodeAgent>();
   const variants = new Map<string, string>();
@@ -101,6 +122,7 @@ export async function startMeshStack(cluster: RealCluster, repairFlags: string[]
     const args = [
       ...chart.agentArgs.filter((a) => a !== '--taint-unverified'),
       ...(taint ? ['--taint-unverified'] : []),
+      ...ambientArgs(node),
     ];
     const pluginType = meshName === 'linkerd' ? 'linkerd-cni' : 'istio-cni';
     agents.set(
@@ -113,12 +135,6 @@ export async function startMeshStack(cluster: RealCluster, repairFlags: string[]
 
   const logs = join(cluster.runDir, 'logs');
   mkdirSync(logs, { recursive: true });
-  // The same configuration file as the webhook's, as the chart mounts one ConfigMap into both.
-  const configFile = join(cluster.runDir, 'meshgate-config.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify(rawConfig(meshName, { meshNamespace: MESH_NAMESPACE, ...meshgateConfig(meshName) }), null, 2),
-  );
   let repair: procs.Component | undefined;
   let generation = 0;
   const restartRepair = async () => {
@@ -153,6 +169,7 @@ export async function startMeshStack(cluster: RealCluster, repairFlags: string[]
   return {
     istio,
     linkerd,
+    ambient,
     webhook,
     agents,
     chart,

@@ -33,6 +33,8 @@ export interface RealNodeSpec {
   mesh: boolean;
   /** Whose mesh plugin that is (default istio: istio-cni; linkerd: linkerd-cni). */
   meshName?: TierMesh;
+  /** Istio ambient: the mesh plugin is istio-cni with ambient on (cni.ts meshPlugin). */
+  ambient?: boolean;
   /** containerd 1.6 (Debian's, the default) or 2.4 (scripts/build-containerd.sh). */
   runtime?: TierRuntime;
   /** Images to import before the kubelet starts (the sandbox image must be among them). */
@@ -100,6 +102,7 @@ export async function startRealNode(
     bridge: `mg-${spec.name}`,
     subnet: `10.244.${spec.index}.0/24`,
     mesh: spec.meshName,
+    ambient: spec.ambient,
   };
   prepareCni(cni, bins, cp.server, cp.ca);
   writeConflist(cni, standardChain(cni, spec.mesh));

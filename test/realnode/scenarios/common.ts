@@ -229,6 +229,8 @@ export function removeNamespace(
  * would: removing the mark (and its flap history, so scenarios do not add up), then its agent publishes afresh.
  */
 export async function resetNodes(ctx: ScenarioContext): Promise<void> {
+  // The ambient line: istio-cni's agent and ztunnel back up if a scenario killed them (A4) or a reboot did (A3).
+  await ctx.mesh.ambient?.ensureUp();
   for (const n of ctx.cluster.nodes) {
     for (const f of readdirSync(n.cni.confDir))
       if (f !== CONFLIST_NAME) rmSync(join(n.cni.confDir, f), { force: true, recursive: true });

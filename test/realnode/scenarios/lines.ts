@@ -3,7 +3,8 @@
 // the four lines; one line was ~5.5 min): the full matrix on Istio + containerd 1.6 (with S9 and the emulation check),
 // S1–S8, S10, S11 and S13 on Linkerd + containerd 1.6 (S9 is Istio's: its app becomes UID 1337), and the chain
 // scenarios S1–S3 on containerd 2.4.2 for both meshes, with the emulation check once (what changes with the runtime
-// is how it selects and reloads the conf dir).
+// is how it selects and reloads the conf dir), and Istio's ambient mode on containerd 1.6 (A1–A4 of issue 26: the
+// real istio-cni node agent and ztunnel on rn-1, harness/ambient.ts).
 // MESHGATE_REALNODE_LINES=linkerd/containerd-2.4,istio/containerd-1.6 picks lines (each with its scenarios here);
 // MESHGATE_REALNODE_ONLY still filters scenarios within every line.
 import type { TierMesh } from '../harness/cni.ts';
@@ -14,6 +15,8 @@ import { printTable, secs } from './matrix.ts';
 export interface Line {
   mesh: TierMesh;
   runtime: TierRuntime;
+  /** Istio in ambient mode (mesh istio): the line `istio-ambient/…`, its scenarios A1–A4. */
+  ambient: boolean;
   /** Scenario ids (and EMU) this line runs unless MESHGATE_REALNODE_ONLY says otherwise. */
   scenarios: readonly string[];
 }
@@ -24,11 +27,14 @@ const DEFAULT_SCENARIOS: Record<string, readonly string[]> = {
   'linkerd/containerd-1.6': ['S1', 'S2', 'S3', 'S10', 'S11', 'S13', 'S4', 'S5', 'S6', 'S7', 'S8'],
   'istio/containerd-2.4': ['S1', 'S2', 'S3', 'EMU'],
   'linkerd/containerd-2.4': ['S1', 'S2', 'S3'],
+  // Istio ambient (issue 26): istio-cni's node agent and ztunnel on rn-1 only (harness/ambient.ts says why).
+  'istio-ambient/containerd-1.6': ['A4', 'A1', 'A3', 'A2', 'A2C'],
 };
 
-export const lineName = (l: Pick<Line, 'mesh' | 'runtime'>) => `${l.mesh}/${l.runtime}`;
+export const lineName = (l: Pick<Line, 'mesh' | 'runtime' | 'ambient'>) =>
+  `${l.mesh}${l.ambient ? '-ambient' : ''}/${l.runtime}`;
 
-/** What runs without MESHGATE_REALNODE_LINES: all four. */
+/** What runs without MESHGATE_REALNODE_LINES: all five. */
 const DEFAULT_LINES = Object.keys(DEFAULT_SCENARIOS);
 
 /** The lines to run: MESHGATE_REALNODE_LINES (comma-separated mesh/runtime), or the default ones. */
@@ -38,8 +44,9 @@ export function chosenLines(env: string | undefined): Line[] {
     const scenarios = DEFAULT_SCENARIOS[name];
     if (!scenarios)
       throw new Error(`MESHGATE_REALNODE_LINES: "${name}" is not one of ${Object.keys(DEFAULT_SCENARIOS).join(', ')}`);
-    const [mesh, runtime] = name.split('/') as [TierMesh, TierRuntime];
-    return { mesh, runtime, scenarios };
+    const [meshPart, runtime] = name.split('/') as [string, TierRuntime];
+    const ambient = meshPart === 'istio-ambient';
+    return { mesh: (ambient ? 'istio' : meshPart) as TierMesh, runtime, ambient, scenarios };
   });
 }
 

@@ -15,7 +15,7 @@ import {
   type PluginConf,
 } from '../harness/cni.ts';
 import type { RealNode } from '../harness/node.ts';
-import { chainRace } from './s2-s3-chain-changes.ts';
+import { type ChainChange, chainRace } from './s2-s3-chain-changes.ts';
 import type { Scenario } from './common.ts';
 
 const AWS = '10-aws.conflist';
@@ -27,25 +27,27 @@ function renameIn(n: RealNode, plugins: PluginConf[]): void {
   renameSync(tmp, join(n.cni.confDir, AWS));
 }
 
+/** The change, shared with the ambient line's A2 (a2-ambient-chain.ts). */
+export const awsNodeChange: ChainChange = {
+  describe: `${AWS} renamed in anew on rn-1 without the mesh plugin`,
+  setup: ({ cluster }) => {
+    const n = cluster.node('rn-1');
+    renameIn(n, [bridgePlugin(n.cni), portmapPlugin(), meshPlugin(n.cni)]);
+    rmSync(join(n.cni.confDir, CONFLIST_NAME), { force: true });
+  },
+  brk: ({ cluster }) => {
+    const n = cluster.node('rn-1');
+    renameIn(n, [bridgePlugin(n.cni), portmapPlugin()]);
+  },
+  restore: ({ cluster }) => {
+    const n = cluster.node('rn-1');
+    renameIn(n, [bridgePlugin(n.cni), portmapPlugin(), meshPlugin(n.cni)]);
+  },
+};
+
 export const s10: Scenario = {
   id: 'S10',
   title: "aws-node's init renames in 10-aws.conflist without the mesh plugin",
   namespaces: ['s10'],
-  run: (ctx) =>
-    chainRace(ctx, 's10', {
-      describe: `${AWS} renamed in anew on rn-1 without the mesh plugin`,
-      setup: ({ cluster }) => {
-        const n = cluster.node('rn-1');
-        renameIn(n, [bridgePlugin(n.cni), portmapPlugin(), meshPlugin(n.cni)]);
-        rmSync(join(n.cni.confDir, CONFLIST_NAME), { force: true });
-      },
-      brk: ({ cluster }) => {
-        const n = cluster.node('rn-1');
-        renameIn(n, [bridgePlugin(n.cni), portmapPlugin()]);
-      },
-      restore: ({ cluster }) => {
-        const n = cluster.node('rn-1');
-        renameIn(n, [bridgePlugin(n.cni), portmapPlugin(), meshPlugin(n.cni)]);
-      },
-    }),
+  run: (ctx) => chainRace(ctx, 's10', awsNodeChange),
 };

@@ -17,6 +17,8 @@ import {
   createDeployment,
   nodeCondition,
   type Scenario,
+  type ScenarioContext,
+  type ScenarioResult,
   sleep,
   unredirectedDetail,
   visibleEvents,
@@ -33,68 +35,89 @@ const DEADLINE_MS = 150_000;
 const appStart = (p: V1Pod) =>
   p.status?.containerStatuses?.find((s) => s.name === 'app')?.state?.running?.startedAt?.getTime();
 
+/**
+ * The reboot race on rn-1 for pods of namespace `ns` (labelled `labels`); `restore` is the mesh's DaemonSet coming
+ * back RESTORE_AFTER_MS after the node (its installer rewriting the file). Shared with the ambient line's A3.
+ * `agentLateMs`: meshgate's node agent (itself a DaemonSet pod) starts that much after the kubelet, so the kubelet
+ * re-admits its pods while the Node still says verified and recreates their sandboxes through the boot-time chain:
+ * the other order of the race, where the pods' validator is what must fail closed.
+ */
+export async function rebootRace(
+  ctx: ScenarioContext,
+  ns: string,
+  labels: Record<string, string>,
+  restore: (ctx: ScenarioContext) => Promise<void>,
+  agentLateMs = 0,
+): Promise<Omit<ScenarioResult, 'id' | 'title' | 'durationMs'>> {
+  const { cluster, mesh } = ctx;
+  await mesh.namespace(ns, labels);
+  const m = new PodMonitor(cluster, [ns]);
+  m.start();
+  const failures: string[] = [];
+  const seen: string[] = [];
+  const restarted = new Map<string, boolean>(); // pod uid + app start → redirected
+  let watching = true;
+  const rn1 = cluster.node('rn-1');
+  try {
+    // rn-1 verified, rn-2 not: the replicas run on rn-1.
+    await createDeployment(cluster, ns, 'web', REPLICAS);
+    if ((await waitRight(Date.now(), 60_000, () => workloadRight(m, ns, 'web', REPLICAS))) === undefined)
+      failures.push(`baseline: ${REPLICAS} redirected replicas did not start`);
+    await m.settled();
+    const t0 = Date.now();
+    // Every app (re)start after the reboot, judged in its new netns.
+    const rejudge = (async () => {
+      while (watching) {
+        for (const p of (await core(cluster).listNamespacedPod({ namespace: ns })).items) {
+          const at = appStart(p);
+          const key = `${p.metadata!.uid}@${at}`;
+          if (at === undefined || at < t0 || restarted.has(key) || p.spec?.nodeName !== 'rn-1') continue;
+          const r = await cluster.redirectionOf(p).catch(() => undefined);
+          restarted.set(key, Boolean(redirected(r)));
+          if (!redirected(r))
+            failures.push(
+              `pod ${p.metadata!.name}'s app restarted on rn-1 without redirection: ${r?.dial ?? 'not judged'}`,
+            );
+        }
+        await sleep(300);
+      }
+    })();
+    await rebootNode(cluster.runId, cluster.bins, rn1, () => rn1.writeConflist(rn1.standardChain(false)));
+    const up = Date.now();
+    await sleep(agentLateMs);
+    await mesh.restartAgent(rn1, {}, true);
+    seen.push(`rn-1 back (containerd and kubelet) ${((up - t0) / 1000).toFixed(1)} s after the reboot began`);
+    await sleep(RESTORE_AFTER_MS);
+    await restore(ctx);
+    const rightMs = await waitRight(t0, DEADLINE_MS, () => workloadRight(m, ns, 'web', REPLICAS));
+    await sleep(2_000);
+    watching = false;
+    await rejudge;
+    await m.settled();
+    if (rightMs === undefined)
+      failures.push(`${REPLICAS} redirected replicas not running ${DEADLINE_MS / 1000}s after the reboot`);
+    failures.push(...unredirectedDetail(m));
+    seen.push(
+      `apps restarted on rn-1 after the reboot: ${restarted.size}, all redirected: ${[...restarted.values()].every(Boolean)}`,
+    );
+    seen.push(...(await visibleEvents(cluster, ns, t0)));
+    seen.push(await nodeCondition(cluster, 'rn-1'));
+    const c = counts(m);
+    const late = [...restarted.values()].filter((ok) => !ok).length;
+    return { ...c, unredirected: c.unredirected + late, rightMs, seen, failures };
+  } finally {
+    watching = false;
+    await m.stop();
+  }
+}
+
 export const s11: Scenario = {
   id: 'S11',
   title: 'node reboot: runtime and kubelet back before the mesh rewrote its file',
   namespaces: [NS],
-  async run({ cluster, mesh }) {
-    await mesh.namespace(NS, OPT_IN_LABELS);
-    const m = new PodMonitor(cluster, [NS]);
-    m.start();
-    const failures: string[] = [];
-    const seen: string[] = [];
-    const restarted = new Map<string, boolean>(); // pod uid + app start → redirected
-    let watching = true;
-    const rn1 = cluster.node('rn-1');
-    try {
-      // rn-1 verified, rn-2 not: the replicas run on rn-1.
-      await createDeployment(cluster, NS, 'web', REPLICAS);
-      if ((await waitRight(Date.now(), 60_000, () => workloadRight(m, NS, 'web', REPLICAS))) === undefined)
-        failures.push(`baseline: ${REPLICAS} redirected replicas did not start`);
-      await m.settled();
-      const t0 = Date.now();
-      // Every app (re)start after the reboot, judged in its new netns.
-      const rejudge = (async () => {
-        while (watching) {
-          for (const p of (await core(cluster).listNamespacedPod({ namespace: NS })).items) {
-            const at = appStart(p);
-            const key = `${p.metadata!.uid}@${at}`;
-            if (at === undefined || at < t0 || restarted.has(key) || p.spec?.nodeName !== 'rn-1') continue;
-            const r = await cluster.redirectionOf(p).catch(() => undefined);
-            restarted.set(key, Boolean(redirected(r)));
-            if (!redirected(r))
-              failures.push(
-                `pod ${p.metadata!.name}'s app restarted on rn-1 without redirection: ${r?.dial ?? 'not judged'}`,
-              );
-          }
-          await sleep(300);
-        }
-      })();
-      await rebootNode(cluster.runId, cluster.bins, rn1, () => rn1.writeConflist(rn1.standardChain(false)));
-      await mesh.restartAgent(rn1, {}, true);
-      const up = Date.now();
-      seen.push(`rn-1 back (containerd and kubelet) ${((up - t0) / 1000).toFixed(1)} s after the reboot began`);
-      await sleep(RESTORE_AFTER_MS);
+  run: (ctx) =>
+    rebootRace(ctx, NS, OPT_IN_LABELS, async ({ cluster }) => {
+      const rn1 = cluster.node('rn-1');
       rn1.writeConflist(rn1.standardChain(true));
-      const rightMs = await waitRight(t0, DEADLINE_MS, () => workloadRight(m, NS, 'web', REPLICAS));
-      await sleep(2_000);
-      watching = false;
-      await rejudge;
-      await m.settled();
-      if (rightMs === undefined)
-        failures.push(`${REPLICAS} redirected replicas not running ${DEADLINE_MS / 1000}s after the reboot`);
-      failures.push(...unredirectedDetail(m));
-      seen.push(
-        `apps restarted on rn-1 after the reboot: ${restarted.size}, all redirected: ${[...restarted.values()].every(Boolean)}`,
-      );
-      seen.push(...(await visibleEvents(cluster, NS, t0)));
-      seen.push(await nodeCondition(cluster, 'rn-1'));
-      const c = counts(m);
-      const late = [...restarted.values()].filter((ok) => !ok).length;
-      return { ...c, unredirected: c.unredirected + late, rightMs, seen, failures };
-    } finally {
-      watching = false;
-      await m.stop();
-    }
-  },
+    }),
 };

@@ -15,7 +15,7 @@ import {
   type PluginConf,
 } from '../harness/cni.ts';
 import type { RealNode } from '../harness/node.ts';
-import { chainRace } from './s2-s3-chain-changes.ts';
+import { type ChainChange, chainRace } from './s2-s3-chain-changes.ts';
 import type { Scenario } from './common.ts';
 
 const CILIUM = '05-cilium.conflist';
@@ -26,21 +26,23 @@ function writeCilium(n: RealNode, plugins: PluginConf[]): void {
   renameSync(tmp, join(n.cni.confDir, CILIUM));
 }
 
+/** The change, shared with the ambient line's A2C (a2-ambient-chain.ts). */
+export const ciliumChange: ChainChange = {
+  describe: `${CILIUM} written on rn-1 and ${CONFLIST_NAME} renamed to ${CONFLIST_NAME}.cilium_bak`,
+  brk: ({ cluster }) => {
+    const n = cluster.node('rn-1');
+    writeCilium(n, [bridgePlugin(n.cni), portmapPlugin()]);
+    renameSync(join(n.cni.confDir, CONFLIST_NAME), join(n.cni.confDir, `${CONFLIST_NAME}.cilium_bak`));
+  },
+  restore: ({ cluster }) => {
+    const n = cluster.node('rn-1');
+    writeCilium(n, [bridgePlugin(n.cni), portmapPlugin(), meshPlugin(n.cni)]);
+  },
+};
+
 export const s13: Scenario = {
   id: 'S13',
   title: "Cilium's agent takes the conf dir (exclusive: 05-cilium.conflist, others to .cilium_bak)",
   namespaces: ['s13'],
-  run: (ctx) =>
-    chainRace(ctx, 's13', {
-      describe: `${CILIUM} written on rn-1 and ${CONFLIST_NAME} renamed to ${CONFLIST_NAME}.cilium_bak`,
-      brk: ({ cluster }) => {
-        const n = cluster.node('rn-1');
-        writeCilium(n, [bridgePlugin(n.cni), portmapPlugin()]);
-        renameSync(join(n.cni.confDir, CONFLIST_NAME), join(n.cni.confDir, `${CONFLIST_NAME}.cilium_bak`));
-      },
-      restore: ({ cluster }) => {
-        const n = cluster.node('rn-1');
-        writeCilium(n, [bridgePlugin(n.cni), portmapPlugin(), meshPlugin(n.cni)]);
-      },
-    }),
+  run: (ctx) => chainRace(ctx, 's13', ciliumChange),
 };

@@ -45,16 +45,28 @@ export interface ChainChange {
   restore(ctx: ScenarioContext): void;
 }
 
-export async function chainRace(ctx: ScenarioContext, ns: string, change: ChainChange) {
+export interface RaceOptions {
+  /** The namespace's labels (default OPT_IN_LABELS; the ambient line: AMBIENT_OPT_IN). */
+  labels?: Record<string, string>;
+  /**
+   * Whether rn-2 chains the plugin too, a second verified node for the pods to go to (default true). The ambient
+   * line has one ambient node: its pods wait Pending for rn-1 instead.
+   */
+  secondNode?: boolean;
+}
+
+export async function chainRace(ctx: ScenarioContext, ns: string, change: ChainChange, opts: RaceOptions = {}) {
   const { cluster, mesh } = ctx;
-  const rn2 = cluster.node('rn-2');
-  rn2.writeConflist(rn2.standardChain(true));
-  await mesh.waitVerdict('rn-2', true);
+  if (opts.secondNode ?? true) {
+    const rn2 = cluster.node('rn-2');
+    rn2.writeConflist(rn2.standardChain(true));
+    await mesh.waitVerdict('rn-2', true);
+  }
   if (change.setup) {
     change.setup(ctx);
     await mesh.waitVerdict('rn-1', true);
   }
-  await mesh.namespace(ns, OPT_IN_LABELS);
+  await mesh.namespace(ns, opts.labels ?? OPT_IN_LABELS);
   const m = new PodMonitor(cluster, [ns]);
   m.start();
   const failures: string[] = [];
