@@ -14,6 +14,7 @@ import { verifyChain } from '../cni/verify.ts';
 import { parseFlags, UsageError } from '../util/args.ts';
 import type { CliIO } from './io.ts';
 import { COMMANDS } from './commands.ts';
+import { NETWORK_NAME } from '../util/names.ts';
 
 export const USAGE = `usage: meshgate check-node --plugin-type TYPE [flags]
 
@@ -86,7 +87,7 @@ function parseArgs(argv: string[]) {
   if (values.output !== 'text' && values.output !== 'json') throw new UsageError('--output must be text or json');
   const { runtime, runtimeVersion } = parseRuntimeOrVersion(values.runtime);
   const network = values['multus-network'];
-  if (network !== undefined && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(network))
+  if (network !== undefined && !NETWORK_NAME.test(network))
     throw new UsageError(`--multus-network must be namespace/name of a NetworkAttachmentDefinition, got "${network}"`);
   const confDir = values['cni-conf-dir'];
   const options: Omit<VerifyOptions, 'libcni'> = {

@@ -4,6 +4,7 @@
  * closed. config/load.ts reads exactly these keywords (type, enum, items, properties, additionalProperties).
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { DNS_LABEL_PATTERN, NETWORK_NAME_PATTERN } from '../util/names.ts';
 
 export interface Described {
   description?: string;
@@ -15,9 +16,8 @@ export interface Described {
  * Patterns with what a value that breaks them is, for the loader's message (config/constraints.ts reads
  * `errorMessage`, the keyword ajv-errors reads; helm ignores it).
  */
-const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 export const NamespaceName = (options: Described = {}) =>
-  Type.String({ pattern: DNS_LABEL, maxLength: 63, errorMessage: 'is not a namespace name', ...options });
+  Type.String({ pattern: DNS_LABEL_PATTERN, maxLength: 63, errorMessage: 'is not a namespace name', ...options });
 export const SecretName = (options: Described = {}) =>
   Type.String({
     pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
@@ -28,7 +28,7 @@ export const SecretName = (options: Described = {}) =>
 /** `namespace/name`, each a DNS-1123 label as Multus requires of network names (parsePodNetworkObjectName). */
 export const NetworkName = () =>
   Type.String({
-    pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+    pattern: NETWORK_NAME_PATTERN,
     errorMessage:
       'is not namespace/name of a NetworkAttachmentDefinition ' +
       "(lower-case DNS labels; the namespace is required: a name alone resolves in each pod's own namespace, " +
@@ -57,7 +57,12 @@ export const StringList = (options: Described = {}) => Type.Array(Type.String(),
 export const NonEmptyStringList = (options: Described = {}) =>
   Type.Array(Type.String({ minLength: 1 }), { minItems: 1, ...options });
 export const ContainerName = (description: string) =>
-  Type.String({ pattern: DNS_LABEL, maxLength: 63, errorMessage: 'is not a valid container name', description });
+  Type.String({
+    pattern: DNS_LABEL_PATTERN,
+    maxLength: 63,
+    errorMessage: 'is not a valid container name',
+    description,
+  });
 /** 0 is root: the proxy and validator must never run as root. */
 export const NonRootId = (description: string) =>
   Type.Integer({ minimum: 1, maximum: 2147483647, errorMessage: 'is not a non-root ID', description });

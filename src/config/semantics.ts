@@ -8,8 +8,7 @@ import type { MeshgateConfig } from './types.ts';
 import { parseHostPort, parseQuantity } from '../util/values.ts';
 import { imageRepository } from '../mesh/images.ts';
 import { ambientProblems } from './ambient.ts';
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+import { DNS_LABEL } from '../util/names.ts';
 
 /**
  * Images that exist only as examples or as the names of images meshgate never built (the first version's

@@ -20,6 +20,7 @@ import type { Compiled } from '../config/compile.ts';
 import { decodeJson, JsonObject } from '../cni/gojson.ts';
 import { goFold, keysAsDecoded } from '../cni/netconf.ts';
 import type { Pod } from '../contract/pod.ts';
+import { DNS_LABEL } from '../util/names.ts';
 
 export const NETWORKS_ANNOTATION = 'k8s.v1.cni.cncf.io/networks';
 export const DEFAULT_NETWORK_ANNOTATION = 'v1.multus-cni.io/default-network';
@@ -29,7 +30,6 @@ export interface NetworkRef {
   name: string;
 }
 
-const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** Linux's IFNAMSIZ - 1: the longest interface name Multus accepts after "@". */
 const MAX_IFNAME = 15;
 
@@ -48,7 +48,7 @@ export function parseNetworks(value: string, podNamespace: string): NetworkRef[]
     const name = at[0].trim();
     const ifname = at.length === 2 ? at[1].trim() : '';
     for (const part of [namespace, name])
-      if (part !== '' && !LABEL.test(part)) return `"${part}" is not a lower-case DNS label`;
+      if (part !== '' && !DNS_LABEL.test(part)) return `"${part}" is not a lower-case DNS label`;
     if (ifname.length > MAX_IFNAME || /[\s/]/.test(ifname)) return `"${ifname}" is not an interface name`;
     out.push({ namespace: namespace || podNamespace, name });
   }

@@ -7,14 +7,16 @@ import { type parseFlags, UsageError } from '../util/args.ts';
 import { parseDuration } from '../util/duration.ts';
 import type { QuarantineSettings } from './quarantine/run.ts';
 import type { UnmeshedSettings } from './unmeshed/run.ts';
+import { DNS_LABEL } from '../util/names.ts';
+
+const BOOL = ['true', 'false'] as const;
+/** --unmeshed-pods. */
+export const UNMESHED_MODES = ['off', 'report', 'evict'] as const;
 
 /**
  * Named like the chart's values they come from (repairController.quarantine.failures → --quarantine-failures, …):
  * test/chart/flag-names.test.ts holds every value the chart passes as a flag to that rule.
  */
-const BOOL = ['true', 'false'] as const;
-export const UNMESHED_MODES = ['off', 'report', 'evict'] as const;
-
 export const QUARANTINE_FLAGS = {
   'withdraw-verdicts': { type: 'string', default: 'false', complete: BOOL },
   'quarantine-failures': { type: 'string', default: '3' },
@@ -85,9 +87,10 @@ function duration(flag: string, v: string): number {
   return ms;
 }
 
-/** Node names, namespaces and images here end up in pod specs: refuse what the apiserver would refuse later. */
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
+/**
+ * The node quarantine's settings, or undefined when it is off. Node names, namespaces and images here end up in pod
+ * specs: what the apiserver would refuse later is refused now.
+ */
 export function quarantineSettings(f: Values, meshNamespace: string): QuarantineSettings | undefined {
   if (!bool('withdraw-verdicts', f['withdraw-verdicts'])) return undefined;
   const holdOff = {
@@ -119,8 +122,6 @@ export function quarantineSettings(f: Values, meshNamespace: string): Quarantine
     },
   };
 }
-
-/** --unmeshed-pods. */
 
 export function unmeshedSettings(f: Values): UnmeshedSettings | undefined {
   const mode = f['unmeshed-pods'];

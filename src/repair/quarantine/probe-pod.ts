@@ -13,6 +13,7 @@ import { ISTIO_STATUS } from '../../mesh/istio.ts';
 import { UNVERIFIED_TAINT } from '../../contract/node.ts';
 import type { Container, Pod } from '../../contract/pod.ts';
 import { failureReason, type ValidatorWatch } from '../failed/decide.ts';
+import { DNS_LABEL } from '../../util/names.ts';
 
 export const PROBE_LABEL = 'meshgate.io/probe';
 export const PROBE_NODE_ANNOTATION = 'meshgate.io/probe-node';
@@ -38,7 +39,7 @@ export interface ProbeTemplate {
 /** A pod name (at most 63 characters: it is also the pod's hostname) unique per node. */
 export function probeName(node: string): string {
   const full = `meshgate-probe-${node}`;
-  if (full.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(full)) return full;
+  if (full.length <= 63 && DNS_LABEL.test(full)) return full;
   const hash = createHash('sha256').update(node).digest('hex').slice(0, 10);
   const stem = node
     .toLowerCase()
