@@ -7,12 +7,11 @@
  * Pure: the parsed selectors in (src/kube/learned-images.ts parses the YAML), settings or a sentence out.
  */
 import { enablementSelectorProblems } from '../config/ambient.ts';
+import { MAX_ENABLEMENT_SELECTORS } from '../config/enums.ts';
 import type { LearnedAmbient } from '../config/learned.ts';
 import type { AmbientSelector } from '../config/types.ts';
 
 export const ISTIO_CNI_CONFIGMAP = 'istio-cni-config';
-/** As meshgate's configuration caps them (ambient.enablementSelectors maxItems). */
-const MAX_SELECTORS = 16;
 
 /**
  * `selectors`: AMBIENT_ENABLEMENT_SELECTOR parsed (undefined: the key is absent); `dnsCapture`: AMBIENT_DNS_CAPTURE
@@ -24,8 +23,10 @@ export function ambientFromCniConfig(
 ): LearnedAmbient | { problem: string } {
   if (selectors === undefined) return { problem: 'it has no key AMBIENT_ENABLEMENT_SELECTOR' };
   if (!Array.isArray(selectors)) return { problem: 'AMBIENT_ENABLEMENT_SELECTOR is not a list of selectors' };
-  if (selectors.length > MAX_SELECTORS)
-    return { problem: `AMBIENT_ENABLEMENT_SELECTOR: ${selectors.length} selectors, at most ${MAX_SELECTORS}` };
+  if (selectors.length > MAX_ENABLEMENT_SELECTORS)
+    return {
+      problem: `AMBIENT_ENABLEMENT_SELECTOR: ${selectors.length} selectors, at most ${MAX_ENABLEMENT_SELECTORS}`,
+    };
   const problems = enablementSelectorProblems(selectors, 'AMBIENT_ENABLEMENT_SELECTOR');
   if (problems.length) return { problem: problems.join('; ') };
   if (dnsCapture !== undefined && dnsCapture !== 'true' && dnsCapture !== 'false')

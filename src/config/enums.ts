@@ -1,4 +1,7 @@
-/** The configuration's enumerations: plain lists, so the daemons read them without the schema library. */
+/**
+ * The configuration's enumerations and the limits the code shares with the declaration: plain values, so the daemons
+ * read them without the schema library.
+ */
 
 export const REDIRECT_MODES = ['auto', 'required', 'off'] as const;
 export const ON_UNVERIFIED_NODE = ['reject', 'validate'] as const;
@@ -9,3 +12,8 @@ export const APP_PRIVILEGES = ['restricted', 'baseline'] as const;
  * `warn` admits with an admission warning, `audit` admits and records. Ordered from the strictest.
  */
 export const ENFORCEMENT_LEVELS = ['enforce', 'warn', 'audit'] as const;
+/**
+ * The most enablement selectors meshgate takes, configured (schema.ts maxItems) or learned (ambient/learn.ts): Istio's
+ * chart ships two; a cluster needing dozens has a different problem than meshgate can check per pod.
+ */
+export const MAX_ENABLEMENT_SELECTORS = 16;

@@ -15,6 +15,7 @@
 import { Type } from '@sinclair/typebox';
 import { MESH_NAMES } from '../mesh/types.ts';
 import type { LabelSelector } from '../util/selector.ts';
+import { MAX_ENABLEMENT_SELECTORS } from './enums.ts';
 import { InitSchema, ProxySchema, ValidatorSchema } from './schema-containers.ts';
 import {
   APP_PRIVILEGES,
@@ -200,9 +201,8 @@ export const MeshgateConfigSchema = Section({
         description:
           "guard the pods Istio enrols in ambient mode: meshgate's ambient validator first, pinned to nodes whose istio-cni chain, node agent and ztunnel are verified",
       }),
-      /** Istio's chart ships two; a cluster needing dozens has a different problem than meshgate can check per pod. */
       enablementSelectors: Type.Array(AmbientSelectorSchema, {
-        maxItems: 16,
+        maxItems: MAX_ENABLEMENT_SELECTORS,
         description:
           "Istio's ambient enablement selectors (istio-cni chart ambient.enablementSelectors); default Istio 1.27's",
       }),
