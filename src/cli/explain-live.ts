@@ -14,10 +14,10 @@ import { reasonText } from '../contract/reasons.ts';
 import { expectationsOf, factFromNode, NodeFactStore } from '../facts/node-facts.ts';
 import type { Decision } from '../inject/decide.ts';
 import { podTemplates } from '../manifests/workloads.ts';
-import { unionImages, type LearnedImages } from '../mesh/learn.ts';
+import type { LearnedImages } from '../mesh/learn.ts';
 import { ENFORCEMENT_LEVELS, type EnforcementLevel } from '../config/types.ts';
 import { UsageError } from '../util/args.ts';
-import { agreedAmbient, ambientFromConfigMap, learnFromConfigMap } from '../kube/learned-images.ts';
+import { ambientFromConfigMap, combineLearned, learnFromConfigMap } from '../kube/learned-images.ts';
 import { decideTemplate } from './offline.ts';
 import { describeDecision } from './describe-decision.ts';
 
@@ -94,8 +94,7 @@ async function learned(core: CoreV1Api, cfg: Compiled): Promise<Compiled> {
       if (a && !('problem' in a)) ambient.push(a);
     }
   }
-  const agreed = agreedAmbient(ambient);
-  return withLearned(cfg, { images: unionImages(all), ...(agreed ? { ambient: agreed } : {}) });
+  return withLearned(cfg, combineLearned(all, ambient));
 }
 
 export async function explainLive(

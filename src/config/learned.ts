@@ -25,18 +25,18 @@ export function withLearned(base: Compiled, learned: LearnedFromMesh): Compiled 
   const configured = base.config.recognisedImages;
   const { images, ambient } = learned;
   const someImages = images.proxy.length > 0 || images.init.length > 0 || images.validator.length > 0;
-  const learnAmbient = ambient !== undefined && base.config.ambient.enabled;
-  if (!(configured && someImages) && !learnAmbient) return base;
+  const recognisedImages =
+    configured && someImages
+      ? unionImages([
+          { proxy: [...configured.proxy], init: [...configured.init], validator: [...configured.validator] },
+          images,
+        ])
+      : undefined;
+  const ambientNow = ambient && base.config.ambient.enabled ? { ...base.config.ambient, ...ambient } : undefined;
+  if (!recognisedImages && !ambientNow) return base;
   return compileConfig({
     ...base.config,
-    ...(configured && someImages
-      ? {
-          recognisedImages: unionImages([
-            { proxy: [...configured.proxy], init: [...configured.init], validator: [...configured.validator] },
-            images,
-          ]),
-        }
-      : {}),
-    ...(learnAmbient ? { ambient: { ...base.config.ambient, ...ambient } } : {}),
+    ...(recognisedImages ? { recognisedImages } : {}),
+    ...(ambientNow ? { ambient: ambientNow } : {}),
   });
 }

@@ -44,6 +44,12 @@ export function agreedAmbient(all: Iterable<LearnedAmbient>): LearnedAmbient | u
   return distinct.size === 1 ? [...distinct.values()][0] : undefined;
 }
 
+/** What the usable ConfigMaps say together, as the configuration takes it (the webhook's watch, live explain). */
+export function combineLearned(images: Iterable<LearnedImages>, ambient: Iterable<LearnedAmbient>): LearnedFromMesh {
+  const agreed = agreedAmbient(ambient);
+  return { images: unionImages(images), ...(agreed ? { ambient: agreed } : {}) };
+}
+
 /**
  * What one ConfigMap says the mesh injects, read as the webhook reads it (live explain too); undefined when it is
  * not one of the mesh's ConfigMaps.
@@ -71,10 +77,7 @@ export function startLearnedImages(
   const from = profile.learnFrom;
   const byKey = new Map<string, LearnedImages>();
   const ambientByKey = new Map<string, LearnedAmbient>();
-  const current = (): LearnedFromMesh => {
-    const ambient = agreedAmbient(ambientByKey.values());
-    return { images: unionImages(byKey.values()), ...(ambient ? { ambient } : {}) };
-  };
+  const current = () => combineLearned(byKey.values(), ambientByKey.values());
   const changed = () => {
     const learned = current();
     logger.info(
@@ -93,35 +96,38 @@ export function startLearnedImages(
     onChange(learned);
   };
   const key = (cm: ConfigMap) => `${cm.metadata?.namespace}/${cm.metadata?.name}`;
-  const upsertAmbient = (cm: ConfigMap, announce: boolean) => {
-    const learned = ambientFromConfigMap(cm);
-    if (!learned) return;
+  /** Keeps what `cm` says in `into`, or drops its entry (the reason logged) when it says nothing usable; whether `into` changed. */
+  const keep = <T extends object>(
+    into: Map<string, T>,
+    cm: ConfigMap,
+    learned: T | { problem: string } | undefined,
+    unusable: string,
+  ): boolean => {
+    if (!learned) return false;
     if ('problem' in learned) {
-      logger.warn(
-        { configMap: key(cm), problem: learned.problem },
-        'istio-cni-config not usable: the configured ambient selectors apply',
-      );
-      if (ambientByKey.delete(key(cm)) && announce) changed();
-      return;
+      logger.warn({ configMap: key(cm), problem: learned.problem }, unusable);
+      return into.delete(key(cm));
     }
-    ambientByKey.set(key(cm), learned);
-    if (announce) changed();
+    into.set(key(cm), learned);
+    return true;
   };
   const upsert = (item: unknown, announce = true) => {
     const cm = item as ConfigMap;
-    if (opts.ambient) upsertAmbient(cm, announce);
-    const learned = learnFromConfigMap(profile, cm);
-    if (!learned) return;
-    if ('problem' in learned) {
-      logger.warn(
-        { configMap: key(cm), problem: learned.problem },
-        'mesh ConfigMap not usable: its images are not trusted',
+    const ambient =
+      opts.ambient &&
+      keep(
+        ambientByKey,
+        cm,
+        ambientFromConfigMap(cm),
+        'istio-cni-config not usable: the configured ambient selectors apply',
       );
-      if (byKey.delete(key(cm)) && announce) changed();
-      return;
-    }
-    byKey.set(key(cm), learned);
-    if (announce) changed();
+    const images = keep(
+      byKey,
+      cm,
+      learnFromConfigMap(profile, cm),
+      'mesh ConfigMap not usable: its images are not trusted',
+    );
+    if ((ambient || images) && announce) changed();
   };
   const reflectors =
     from || opts.ambient
@@ -131,8 +137,8 @@ export function startLearnedImages(
               client: kube,
               path: core('configmaps', { namespace }),
               replace: (items) => {
-                for (const k of [...byKey.keys()]) if (k.startsWith(`${namespace}/`)) byKey.delete(k);
-                for (const k of [...ambientByKey.keys()]) if (k.startsWith(`${namespace}/`)) ambientByKey.delete(k);
+                for (const m of [byKey, ambientByKey])
+                  for (const k of [...m.keys()]) if (k.startsWith(`${namespace}/`)) m.delete(k);
                 for (const i of items) upsert(i, false);
                 changed();
               },
