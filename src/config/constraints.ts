@@ -12,13 +12,26 @@ import type { SchemaNode } from './schema-node.ts';
 
 const num = (node: SchemaNode, keyword: string): number | undefined =>
   typeof node[keyword] === 'number' ? node[keyword] : undefined;
+/** What the node says a value that breaks it is (`errorMessage`), if it says. */
+const says = (node: SchemaNode): string | undefined =>
+  typeof node.errorMessage === 'string' ? node.errorMessage : undefined;
+
+interface Bounds {
+  min?: number;
+  max?: number;
+  xmin?: number;
+  xmax?: number;
+}
+
+const boundsOf = (node: SchemaNode): Bounds => ({
+  min: num(node, 'minimum'),
+  max: num(node, 'maximum'),
+  xmin: num(node, 'exclusiveMinimum'),
+  xmax: num(node, 'exclusiveMaximum'),
+});
 
 /** "in 1-65535", "in (0, 300]", ">= 60", or undefined when the node sets no bound. */
-function range(node: SchemaNode): string | undefined {
-  const min = num(node, 'minimum');
-  const max = num(node, 'maximum');
-  const xmin = num(node, 'exclusiveMinimum');
-  const xmax = num(node, 'exclusiveMaximum');
+function range({ min, max, xmin, xmax }: Bounds): string | undefined {
   if (min === undefined && max === undefined && xmin === undefined && xmax === undefined) return undefined;
   if ((min ?? xmin) === undefined) return xmax !== undefined ? `< ${xmax}` : `<= ${max}`;
   if ((max ?? xmax) === undefined) return xmin !== undefined ? `> ${xmin}` : `>= ${min}`;
@@ -28,35 +41,35 @@ function range(node: SchemaNode): string | undefined {
 
 function numberProblem(node: SchemaNode, v: number): string | undefined {
   const whole = node.type === 'integer' || (Array.isArray(node.type) && node.type.includes('integer'));
-  const bounds = range(node);
-  const min = num(node, 'minimum');
-  const max = num(node, 'maximum');
-  const xmin = num(node, 'exclusiveMinimum');
-  const xmax = num(node, 'exclusiveMaximum');
+  const b = boundsOf(node);
+  const { min, max, xmin, xmax } = b;
   const out =
     !Number.isFinite(v) ||
     (min !== undefined && v < min) ||
     (max !== undefined && v > max) ||
     (xmin !== undefined && v <= xmin) ||
     (xmax !== undefined && v >= xmax);
-  if (!(whole && !Number.isInteger(v)) && !out) return undefined;
-  if (typeof node.errorMessage === 'string') return `${v} ${node.errorMessage}`;
-  if (whole && !Number.isInteger(v)) return `${v} is not a whole number${bounds ? ` ${bounds}` : ''}`;
+  const fraction = whole && !Number.isInteger(v);
+  if (!fraction && !out) return undefined;
+  const message = says(node);
+  if (message) return `${v} ${message}`;
+  const bounds = range(b);
+  if (fraction) return `${v} is not a whole number${bounds ? ` ${bounds}` : ''}`;
   return `${v} is not ${bounds ?? 'a finite number'}`;
 }
 
 function stringProblem(node: SchemaNode, v: string): string | undefined {
   const minLength = num(node, 'minLength');
   const maxLength = num(node, 'maxLength');
-  const says = typeof node.errorMessage === 'string' ? node.errorMessage : undefined;
+  const message = says(node);
   if (minLength !== undefined && v.length < minLength) {
-    if (v === '') return says ?? 'must not be empty';
-    return says ? `"${v}" ${says}` : `"${v}" is shorter than ${minLength} characters`;
+    if (v === '') return message ?? 'must not be empty';
+    return message ? `"${v}" ${message}` : `"${v}" is shorter than ${minLength} characters`;
   }
   const pattern = typeof node.pattern === 'string' ? node.pattern : undefined;
   const tooLong = maxLength !== undefined && v.length > maxLength;
   if ((pattern !== undefined && !new RegExp(pattern, 'u').test(v)) || tooLong) {
-    if (says) return `"${v}" ${says}`;
+    if (message) return `"${v}" ${message}`;
     return tooLong ? `"${v}" is longer than ${maxLength} characters` : `"${v}" does not match ${pattern}`;
   }
   return undefined;
@@ -66,8 +79,8 @@ function listProblems(node: SchemaNode, v: readonly unknown[], path: string, out
   const minItems = num(node, 'minItems');
   const maxItems = num(node, 'maxItems');
   if (minItems !== undefined && v.length < minItems) {
-    const says = typeof node.errorMessage === 'string' ? node.errorMessage : undefined;
-    out.push(`${path}: ${says ?? (minItems === 1 ? 'must not be empty' : `${v.length} items, at least ${minItems}`)}`);
+    const fallback = minItems === 1 ? 'must not be empty' : `${v.length} items, at least ${minItems}`;
+    out.push(`${path}: ${says(node) ?? fallback}`);
   }
   if (maxItems !== undefined && v.length > maxItems) out.push(`${path}: ${v.length} items, at most ${maxItems}`);
   v.forEach((item, i) => {
