@@ -8,8 +8,9 @@
  * 2.3 MiB of its RSS (`npm run bench -- --footprint`). `answer` is the routing, pure, so tests call it directly;
  * `serveAgent` only listens.
  * node:http is taken with `process.getBuiltinModule`, not an ESM import: an ESM import reads every export of the
- * module, and node:http's lazy `WebSocket`/`MessageEvent` getters then load Node's bundled undici, about 6 MiB of RSS
- * on every node for a client the agent never uses (test/kube/daemon-imports.test.ts keeps it so).
+ * module, and node:http's lazy `WebSocket`/`MessageEvent` getters then load Node's bundled undici: about 3 MiB of the
+ * agent's RSS on every node (11 MiB in a bare process) for a client the agent never uses (docs/benchmarks.md §8;
+ * test/kube/daemon-imports.test.ts keeps it so).
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

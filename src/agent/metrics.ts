@@ -6,7 +6,7 @@
  * The series carry no node label: the scrape adds one (the chart's PodMonitor copies the pod's node name into
  * `node`), as Prometheus' conventions want for what identifies a target.
  */
-import { REASONS, type ReasonCode } from '../cni/reasons.ts';
+import { isReasonCode, REASONS, type ReasonCode } from '../cni/reasons.ts';
 import type { Verdict } from '../cni/types.ts';
 import type { AgentObserver, AgentStep } from './agent.ts';
 import { registerBuildInfo, registerProcessMetrics, TextRegistry } from './exposition.ts';
@@ -17,7 +17,7 @@ export interface AgentMetrics {
 }
 
 /** Every reason code a verdict can carry, so a node's series exist (at 0) before its first change. */
-const REASON_CODES = Object.keys(REASONS) as ReasonCode[];
+const REASON_CODES = Object.keys(REASONS).filter(isReasonCode);
 
 export function createAgentMetrics(opts: { processMetrics?: boolean } = {}): AgentMetrics {
   const registry = new TextRegistry();
