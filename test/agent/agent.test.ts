@@ -14,6 +14,7 @@ import { readSnapshot } from '../../src/cni/snapshot.ts';
 import { judgeSnapshot } from '../../src/agent/judge.ts';
 import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog, sleep } from './fake-publisher.ts';
+import { agentConfig } from './config.ts';
 
 const MESHED = 'corpus:istio__10-calico.conflist-istioconfig';
 const PRIMARY = 'corpus:istio__calico.conflist';
@@ -42,19 +43,7 @@ function setup(files: Record<string, string> = {}, overrides: Partial<AgentConfi
   dirs = nodeDirs('meshgate-agent-');
   for (const [n, c] of Object.entries(files)) dirs.conf(n, c);
   for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
-  const config: AgentConfig = {
-    nodeName: 'node-1',
-    confDir: dirs.confDir,
-    binDirs: [dirs.binDir],
-    pluginType: 'istio-cni',
-    runtime: 'containerd',
-    libcni: 'auto',
-    maxConfNum: 1,
-    resyncMs: 300_000,
-    debounceMs: 20,
-    taintUnverified: false,
-    ...overrides,
-  };
+  const config = agentConfig(dirs, overrides);
   return config;
 }
 

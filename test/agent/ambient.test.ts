@@ -16,6 +16,7 @@ import type { AmbientFacts } from '../../src/cni/ambient.ts';
 import { readSnapshot } from '../../src/cni/snapshot.ts';
 import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog } from './fake-publisher.ts';
+import { agentConfig } from './config.ts';
 
 /** istio-cni's own conflist (Istio's testdata), ambient off as rendered there, and the same with ambient on. */
 const AMBIENT_OFF = corpus('istio__10-calico.conflist-istioconfig');
@@ -49,19 +50,10 @@ function setup(conflist: string): AgentConfig {
   dirs = nodeDirs('meshgate-ambient-');
   dirs.conf('10-calico.conflist', conflist);
   for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
-  return {
-    nodeName: 'node-1',
-    confDir: dirs.confDir,
-    binDirs: [dirs.binDir],
-    pluginType: 'istio-cni',
-    runtime: 'containerd',
-    libcni: 'auto',
-    maxConfNum: 1,
-    resyncMs: 300_000,
+  return agentConfig(dirs, {
     debounceMs: 10,
-    taintUnverified: false,
     ambient: { readyzUrl: 'http://127.0.0.1:1/readyz', zdsSocket: SOCKET, procNetUnix: '/nonexistent', pollMs: 50 },
-  };
+  });
 }
 
 async function judged(conflist: string, facts: AmbientFacts) {

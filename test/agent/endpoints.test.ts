@@ -4,12 +4,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { NodeAgent, type AgentConfig, type AgentDeps } from '../../src/agent/agent.ts';
+import { NodeAgent, type AgentDeps } from '../../src/agent/agent.ts';
 import { answer, serveAgent } from '../../src/agent/http.ts';
 import { liveness, readiness } from '../../src/agent/health.ts';
 import { createAgentMetrics } from '../../src/agent/metrics.ts';
 import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog, sleep } from './fake-publisher.ts';
+import { agentConfig } from './config.ts';
 
 const MESHED = corpus('istio__10-calico.conflist-istioconfig');
 const PRIMARY = corpus('istio__calico.conflist');
@@ -27,18 +28,7 @@ function setup(conflist: string, resyncMs = 300_000, deps: Partial<AgentDeps> = 
   dirs = nodeDirs('meshgate-agent-http-');
   dirs.conf('10-calico.conflist', conflist);
   for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
-  const config: AgentConfig = {
-    nodeName: 'node-1',
-    confDir: dirs.confDir,
-    binDirs: [dirs.binDir],
-    pluginType: 'istio-cni',
-    runtime: 'containerd',
-    libcni: 'auto',
-    maxConfNum: 1,
-    resyncMs,
-    debounceMs: 20,
-    taintUnverified: false,
-  };
+  const config = agentConfig(dirs, { resyncMs });
   const pub = new FakePublisher();
   const metrics = createAgentMetrics();
   agent = new NodeAgent(config, {

@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { NodeAgent, type AgentConfig } from '../../src/agent/agent.ts';
+import { NodeAgent } from '../../src/agent/agent.ts';
 import type { Verdict } from '../../src/cni/types.ts';
 import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog } from './fake-publisher.ts';
+import { agentConfig } from './config.ts';
 
 /** The issue's target, reported with the figures; judged from the medians printed here and by `npm run bench`. */
 const TARGET_MS = 1_000;
@@ -42,18 +43,7 @@ afterAll(() => {
 async function startAgent(confDir?: string) {
   dirs = nodeDirs('meshgate-latency-');
   for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
-  const config: AgentConfig = {
-    nodeName: 'node-1',
-    confDir: confDir ?? dirs.confDir,
-    binDirs: [dirs.binDir],
-    pluginType: 'istio-cni',
-    runtime: 'containerd',
-    libcni: 'auto',
-    maxConfNum: 1,
-    resyncMs: 300_000,
-    debounceMs: 100,
-    taintUnverified: false,
-  };
+  const config = agentConfig({ confDir: confDir ?? dirs.confDir, binDir: dirs.binDir }, { debounceMs: 100 });
   const pub = new FakePublisher();
   agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
   await agent.start();

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type AgentConfig, NodeAgent } from '../../src/agent/agent.ts';
 import { LINE_SPLIT_DIR, type NodeDirs, nodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog } from './fake-publisher.ts';
+import { agentConfig } from './config.ts';
 
 let dirs: NodeDirs;
 let agent: NodeAgent | undefined;
@@ -23,19 +24,7 @@ function setup(files: Record<string, string>, overrides: Partial<AgentConfig> = 
   dirs = nodeDirs('meshgate-agent-libcni-');
   for (const [n, c] of Object.entries(files)) dirs.conf(n, c);
   for (const b of ['bridge', 'istio-cni']) dirs.bin(b);
-  return {
-    nodeName: 'node-1',
-    confDir: dirs.confDir,
-    binDirs: [dirs.binDir],
-    pluginType: 'istio-cni',
-    runtime: 'crio',
-    libcni: 'auto',
-    maxConfNum: 1,
-    resyncMs: 300_000,
-    debounceMs: 20,
-    taintUnverified: false,
-    ...overrides,
-  };
+  return agentConfig(dirs, { runtime: 'crio', ...overrides });
 }
 
 async function start(config: AgentConfig, runtimeVersion?: string): Promise<FakePublisher> {

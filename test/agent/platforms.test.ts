@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type AgentConfig, NodeAgent } from '../../src/agent/agent.ts';
 import { corpus, type NodeDirs, nodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog } from './fake-publisher.ts';
+import { agentConfig } from './config.ts';
 
 let dirs: NodeDirs;
 let agent: NodeAgent | undefined;
@@ -20,19 +21,7 @@ afterEach(async () => {
 });
 
 function config(overrides: Partial<AgentConfig>): AgentConfig {
-  return {
-    nodeName: 'node-1',
-    confDir: dirs.confDir,
-    binDirs: [dirs.binDir],
-    pluginType: 'istio-cni',
-    runtime: 'crio',
-    libcni: 'auto',
-    maxConfNum: 1,
-    resyncMs: 300_000,
-    debounceMs: 20,
-    taintUnverified: false,
-    ...overrides,
-  };
+  return agentConfig(dirs, { runtime: 'crio', ...overrides });
 }
 
 async function start(c: AgentConfig): Promise<FakePublisher> {

@@ -6,12 +6,13 @@
  */
 import type { Node as V1Node } from '../../src/kube/api/objects.ts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { NodeAgent, type AgentConfig } from '../../src/agent/agent.ts';
+import { NodeAgent } from '../../src/agent/agent.ts';
 import { planPatches } from '../../src/agent/node-patch.ts';
 import type { Verdict } from '../../src/cni/types.ts';
 import { QUARANTINE_ANNOTATION, writeMark, type QuarantineMark } from '../../src/node/quarantine.ts';
 import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog, sleep } from './fake-publisher.ts';
+import { agentConfig } from './config.ts';
 
 const MARK: QuarantineMark = {
   since: '2026-05-01T10:00:00.000Z',
@@ -132,19 +133,7 @@ describe('NodeAgent on a quarantined node', () => {
     dirs = nodeDirs('meshgate-agent-q-');
     dirs.conf('10-calico.conflist', corpus('istio__10-calico.conflist-istioconfig'));
     for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
-    const config: AgentConfig = {
-      nodeName: 'n1',
-      confDir: dirs.confDir,
-      binDirs: [dirs.binDir],
-      pluginType: 'istio-cni',
-      runtime: 'containerd',
-      libcni: 'auto',
-      maxConfNum: 1,
-      resyncMs: 300_000,
-      debounceMs: 10,
-      taintUnverified: false,
-      quarantineRecheckMs: 50,
-    };
+    const config = agentConfig(dirs, { nodeName: 'n1', debounceMs: 10, quarantineRecheckMs: 50 });
     // What the repair controller left: label false, condition False, the mark.
     const pub = new FakePublisher({
       label: 'false',

@@ -19,6 +19,7 @@ import { factFromNode } from '../../src/facts/node-facts.ts';
 import { corpus, LINE_SPLIT_DIR, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 import { daemonClient } from './daemon-client.ts';
+import { agentConfig } from '../agent/config.ts';
 
 const NODE = 'kwok-cni-0';
 /** A node whose kubelet reports CRI-O 1.30 (libcni 1.1), for the judgment by libcni line. */
@@ -57,19 +58,7 @@ afterAll(async () => {
 });
 
 function agentFor(overrides: Partial<AgentConfig> = {}) {
-  const config: AgentConfig = {
-    nodeName: NODE,
-    confDir: dirs.confDir,
-    binDirs: [dirs.binDir],
-    pluginType: 'istio-cni',
-    runtime: 'containerd',
-    libcni: 'auto',
-    maxConfNum: 1,
-    resyncMs: 300_000,
-    debounceMs: 100,
-    taintUnverified: false,
-    ...overrides,
-  };
+  const config = agentConfig(dirs, { nodeName: NODE, debounceMs: 100, ...overrides });
   return new NodeAgent(config, { publisher: new KubeNodePublisher(daemonClient(cp!.kc)), log: memoryLog() });
 }
 
@@ -228,18 +217,7 @@ describe('node agent on a real apiserver', () => {
     const crio = nodeDirs('meshgate-e2e-agent-crio-');
     for (const [name, content] of Object.entries(LINE_SPLIT_DIR)) crio.conf(name, content);
     for (const b of ['bridge', 'istio-cni']) crio.bin(b);
-    const config: AgentConfig = {
-      nodeName: CRIO_NODE,
-      confDir: crio.confDir,
-      binDirs: [crio.binDir],
-      pluginType: 'istio-cni',
-      runtime: 'crio',
-      libcni: 'auto',
-      maxConfNum: 1,
-      resyncMs: 400,
-      debounceMs: 100,
-      taintUnverified: false,
-    };
+    const config = agentConfig(crio, { nodeName: CRIO_NODE, runtime: 'crio', resyncMs: 400, debounceMs: 100 });
     const agent = new NodeAgent(config, { publisher: new KubeNodePublisher(daemonClient(cp!.kc)), log: memoryLog() });
     const read = () => core.readNode({ name: CRIO_NODE });
     const evidenceOf = (n: V1Node) => JSON.parse(n.metadata!.annotations![EVIDENCE_ANNOTATION]);

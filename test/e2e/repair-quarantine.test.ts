@@ -23,6 +23,7 @@ import { startControlPlane, waitFor, type ControlPlane } from './harness/index.t
 import { grantClusterRole, impersonate, outcome, serviceAccount, type Identity } from './impersonate.ts';
 import { keyDir, markFor } from '../support/mark.ts';
 import { daemonClient } from './daemon-client.ts';
+import { agentConfig } from '../agent/config.ts';
 
 const NS = 'meshgate';
 const APP = 'shop';
@@ -104,19 +105,7 @@ describe('node quarantine on a real apiserver (S8)', () => {
       d.conf('10-calico.conflist', corpus('istio__10-calico.conflist-istioconfig'));
       for (const b of ['calico', 'portmap', 'istio-cni']) d.bin(b);
       const agent = new NodeAgent(
-        {
-          nodeName: node,
-          confDir: d.confDir,
-          binDirs: [d.binDir],
-          pluginType: 'istio-cni',
-          runtime: 'containerd',
-          libcni: 'auto',
-          maxConfNum: 1,
-          resyncMs: RESYNC_MS,
-          debounceMs: 50,
-          taintUnverified: false,
-          quarantineRecheckMs: 300,
-        },
+        agentConfig(d, { nodeName: node, resyncMs: RESYNC_MS, debounceMs: 50, quarantineRecheckMs: 300 }),
         { publisher: new KubeNodePublisher(daemonClient(as(AGENT, node))), log: memoryLog() },
       );
       await agent.start();
