@@ -1,5 +1,5 @@
 // The Dockerfile cannot silently rot: its structure is checked (stages, base images, user, entrypoint), hadolint
-// lints it when installed, and its build is replayed outside Docker (test/docker/dockerfile.ts) in a temp dir —
+// lints it when installed, and its build is replayed outside Docker (scripts/dockerfile.ts) in a temp dir —
 // npm ci, typecheck, prune — after which the resulting /app is started the way the image's ENTRYPOINT would.
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../e2e/harness/binaries.ts';
-import { dockerignore, envPairs, parseDockerfile, replay, type ReplayedStage } from './dockerfile.ts';
+import { dockerignore, envPairs, parseDockerfile, replay, type ReplayedStage } from '../../scripts/dockerfile.ts';
 
 const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
 const stages = parseDockerfile(dockerfile);

@@ -16,6 +16,7 @@ import { certManagerCacheKey } from '../e2e/harness/cert-manager.ts';
 import { istioCacheKey } from '../e2e/harness/istio.ts';
 import { toolsCacheKey } from '../monitoring/tools.ts';
 import { realNodeCacheKey } from '../realnode/harness/binaries.ts';
+import { craneCacheKey } from '../release/crane.ts';
 import { cacheRoot, repoRoot } from '../support/build-cache.ts';
 import { meshBuildDir } from './binaries.ts';
 
@@ -28,6 +29,7 @@ const expected: Record<string, () => string> = {
   istio: () => join(cacheRoot(), `istio-${istioCacheKey()}`),
   realnode: () => join(cacheRoot(), `realnode-${realNodeCacheKey()}`),
   promtool: () => join(cacheRoot(), `promtool-${toolsCacheKey()}`),
+  crane: () => join(cacheRoot(), `crane-${craneCacheKey()}`),
   kyverno: kyvernoDir,
   linkerd: () => meshBuildDir('linkerd'),
   'linkerd-validator': () => meshBuildDir('linkerd-validator'),

@@ -191,7 +191,7 @@ export function replay(stages: Stage[], o: ReplayOptions): ReplayedStage[] {
           break;
         default:
           throw new Error(
-            `line ${ins.line}: ${ins.op} is not modelled by test/docker/dockerfile.ts; teach it before using it`,
+            `line ${ins.line}: ${ins.op} is not modelled by scripts/dockerfile.ts; teach it before using it`,
           );
       }
     }
