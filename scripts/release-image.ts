@@ -79,7 +79,7 @@ function productionModules(): string[] {
 }
 
 /** Removes all but the newest `keep` entries of `dir` that `match`, and the sibling `<entry><companion>` of each. */
-function keepNewest(dir: string, match: (name: string) => boolean, companion: string, keep = 3): void {
+export function keepNewest(dir: string, match: (name: string) => boolean, companion: string, keep = 3): void {
   const old = readdirSync(dir)
     .filter(match)
     .map((f) => join(dir, f))

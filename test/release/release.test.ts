@@ -116,39 +116,14 @@ describe('the release, pushed to an OCI registry and installed from it', () => {
     expect(`${push.stdout}${push.stderr}`).toContain(
       `${registry.address}/${CHART_REPO}/meshgate:${r.facts.chartVersion}`,
     );
-    const install = await cp.helm([
-      'install',
-      'meshgate',
-      `oci://${registry.address}/${CHART_REPO}/meshgate`,
-      '--version',
-      r.facts.chartVersion,
-      '--plain-http',
-      '--namespace',
-      NS,
-      '--set',
-      'mesh=istio',
-      '--set',
-      `image.repository=${repo}`,
-    ]);
+    const install = await fromRegistry('install', ['--set', 'mesh=istio', '--set', `image.repository=${repo}`]);
     expect(install.code, install.stderr).toBe(0);
     expect(await installedImages()).toEqual(new Set([`${repo}:${r.facts.appVersion}`]));
     expect(registry.requests()).toContain(`GET /v2/${CHART_REPO}/meshgate/manifests/${r.facts.chartVersion}`);
   });
 
   it('and, pinned by digest, by the digest the registry serves', async () => {
-    const upgrade = await cp.helm([
-      'upgrade',
-      'meshgate',
-      `oci://${registry.address}/${CHART_REPO}/meshgate`,
-      '--version',
-      r.facts.chartVersion,
-      '--plain-http',
-      '--namespace',
-      NS,
-      '--reuse-values',
-      '--set',
-      `image.digest=${r.image.digest}`,
-    ]);
+    const upgrade = await fromRegistry('upgrade', ['--reuse-values', '--set', `image.digest=${r.image.digest}`]);
     expect(upgrade.code, upgrade.stderr).toBe(0);
     const images = await installedImages();
     expect(images).toEqual(new Set([`${repo}@${r.image.digest}`]));
@@ -183,6 +158,20 @@ describe('the release, pushed to an OCI registry and installed from it', () => {
       rmSync(alone, { recursive: true, force: true });
     }
   });
+
+  /** `helm install|upgrade meshgate oci://<registry>/charts/meshgate --version <the release's>`. */
+  const fromRegistry = (verb: 'install' | 'upgrade', args: string[]) =>
+    cp.helm([
+      verb,
+      'meshgate',
+      `oci://${registry.address}/${CHART_REPO}/meshgate`,
+      '--version',
+      r.facts.chartVersion,
+      '--plain-http',
+      '--namespace',
+      NS,
+      ...args,
+    ]);
 
   /** The images of every container and init container the release's workloads run. */
   async function installedImages(): Promise<Set<string>> {

@@ -31,7 +31,7 @@ import { homedir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { parse } from 'yaml';
 import { repoRoot } from '../../e2e/harness/binaries.ts';
-import { NONROOT_UID, sharedLibraries } from '../../../scripts/release-image.ts';
+import { keepNewest, NONROOT_UID, sharedLibraries } from '../../../scripts/release-image.ts';
 import { chartRelease } from '../../../src/util/release-info.ts';
 import { buildImage, type BuiltImage, type ImageConfig } from './image.ts';
 import type { RealNodeBinaries } from './binaries.ts';
@@ -71,19 +71,6 @@ export type Contents = Map<string, string>;
  * Builds (or reuses) the archive for `ref` from `contents`. The key hashes every source's path, size and mtime plus
  * the config, so edits rebuild and an unchanged tree costs only the stat calls.
  */
-/** Removes all but the newest 3 entries of `dir` that `match`, and the sibling `<entry><companion>` of each. */
-function keepNewest(dir: string, match: (name: string) => boolean, companion: string): void {
-  const old = readdirSync(dir)
-    .filter(match)
-    .map((f) => join(dir, f))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
-    .slice(3);
-  for (const p of old) {
-    rmSync(`${p}${companion}`, { force: true });
-    rmSync(p, { recursive: true, force: true });
-  }
-}
-
 export async function cachedImage(
   ref: string,
   contents: Contents,
