@@ -91,7 +91,7 @@ describe('the release, pushed to an OCI registry and installed from it', () => {
       process.getuid?.() === 0
         ? spawnSync('chroot', ['--userspec=65532:65532', root, '/nodejs/bin/node', ...args], {
             encoding: 'utf8',
-            env: { PATH: '/usr/bin:/bin', NODE_OPTIONS: '--max-semi-space-size=2' },
+            env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', NODE_OPTIONS: '--max-semi-space-size=2' },
             cwd: '/',
           })
         : spawnSync(
@@ -101,7 +101,7 @@ describe('the release, pushed to an OCI registry and installed from it', () => {
               encoding: 'utf8',
             },
           );
-    expect(res.status, res.stderr).toBe(0);
+    expect(res.status, `${res.error ?? ''} ${res.stderr}`).toBe(0);
     expect(JSON.parse(res.stdout)).toMatchObject({
       version: r.facts.version,
       chart: `meshgate ${r.facts.chartVersion}`,
