@@ -123,4 +123,10 @@ export async function pullOnEveryNode(cp: ControlPlane, nodes: string[], reg: Ti
       core.deleteNamespacedPod({ name: `meshgate-pull-${n}`, namespace: 'default', gracePeriodSeconds: 0 }),
     ),
   );
+  // Gone before any scenario starts watching pods.
+  await waitFor('the pull pods deleted', async () =>
+    (await core.listNamespacedPod({ namespace: 'default' })).items.every(
+      (p) => !p.metadata?.name?.startsWith('meshgate-pull-'),
+    ),
+  );
 }
