@@ -37,10 +37,14 @@ describe('the tier pulls meshgate’s image under the chart’s default referenc
 
 describe('containerd reads the registry from a hosts.toml, plain HTTP on loopback only', () => {
   const hosts = writeHostsConfig(join(tmp, 'certs.d'), 'ghcr.io', '127.0.0.1:41234');
-  it('hosts.toml names the loopback registry as the only server', () => {
+  it('hosts.toml names the loopback registry as the server and the one host (containerd 1.6 needs the table)', () => {
     const text = readFileSync(join(hosts, 'ghcr.io', 'hosts.toml'), 'utf8');
     const settings = text.split('\n').filter((l) => l && !l.startsWith('#'));
-    expect(settings).toEqual(['server = "http://127.0.0.1:41234"']);
+    expect(settings).toEqual([
+      'server = "http://127.0.0.1:41234"',
+      '[host."http://127.0.0.1:41234"]',
+      '  capabilities = ["pull", "resolve"]',
+    ]);
   });
 
   it.each([

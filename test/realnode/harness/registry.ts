@@ -31,13 +31,17 @@ export function repositoryOf(ref: string): string {
   return ref.startsWith(`${host}/`) ? ref.slice(host.length + 1) : ref;
 }
 
-/** Writes `<dir>/<host>/hosts.toml` sending every pull of `host` to the plain-HTTP registry at `address`. */
+/**
+ * Writes `<dir>/<host>/hosts.toml` sending every pull of `host` to the plain-HTTP registry at `address`: the
+ * registry as `server` (instead of https://<host>) and as the one `[host]` entry. containerd 1.6.20 refuses a file
+ * with no `[host]` table ("failed to decode hosts.toml: invalid `host` tree") and then falls back to https://<host>.
+ */
 export function writeHostsConfig(dir: string, host: string, address: string): string {
   mkdirSync(join(dir, host), { recursive: true });
   writeFileSync(
     join(dir, host, 'hosts.toml'),
     `# ${host} is served by the run's registry (harness/registry.ts), plain HTTP on loopback, and by nothing else.\n` +
-      `server = "http://${address}"\n`,
+      `server = "http://${address}"\n\n[host."http://${address}"]\n  capabilities = ["pull", "resolve"]\n`,
   );
   return dir;
 }
