@@ -127,18 +127,24 @@ export async function startRealCluster(opts: RealClusterOptions): Promise<RealCl
         ? { linkerdProxy: await image('linkerd proxy (stand-in proxy, real proxy-init)', () => linkerdProxyImage()) }
         : {}),
     };
-    const reg = await timings.async('meshgate image (the release step) + registry + crane push', () =>
-      startTierRegistry(runDir),
-    );
-    registry = reg;
+    // The release's image, the registry and the push run while the control plane starts (neither needs the other).
+    // Each is kept as soon as it is up, so that a failure of the other still tears it down.
+    const [reg, plane] = await Promise.all([
+      timings.async(
+        'meshgate image (the release step) + registry + crane push (beside the next)',
+        async () => (registry = await startTierRegistry(runDir)),
+      ),
+      timings.async(
+        'control plane start',
+        async () => (cp = await startControlPlane({ ...opts.controlPlane, withKwok: false, kubeletClientCert: true })),
+      ),
+    ]);
+    cp = plane;
     const reused = reg.image.layers.filter((l) => l.reused).length;
     timings.entries.push({
       what: `  meshgate image ${reg.image.digest.slice(0, 19)}: ${(reg.image.bytes / 1e6).toFixed(1)} MB, ${reg.image.layers.length} layers (${reused} cached)`,
       ms: 0,
     });
-    cp = await timings.async('control plane start', () =>
-      startControlPlane({ ...opts.controlPlane, withKwok: false, kubeletClientCert: true }),
-    );
     await grantIstioCni(cp);
     if (meshName === 'linkerd') await grantLinkerdCni(cp);
     const started = await timings.async('nodes start (containerd + image import + kubelet + Ready)', () =>
