@@ -113,11 +113,19 @@ export function compiledSources(): string {
   mkdirSync(dir, { recursive: true });
   const out = join(dir, `dist-${hash.digest('hex').slice(0, 12)}`);
   if (existsSync(`${out}.complete`)) return out;
-  rmSync(out, { recursive: true, force: true });
-  execFileSync(process.execPath, [join(tsc, 'bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', out], {
+  // Compiled aside and renamed into place: the release test, test/docker and the real-node tier may compile the same
+  // tree at once, and none may see another's half-written dir.
+  const tmp = `${out}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  execFileSync(process.execPath, [join(tsc, 'bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', tmp], {
     cwd: repoRoot,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
+  try {
+    renameSync(tmp, out);
+  } catch {
+    rmSync(tmp, { recursive: true, force: true }); // another process put the same compilation there first
+  }
   writeFileSync(`${out}.complete`, '');
   keepNewest(dir, (f) => /^dist-[0-9a-f]{12}$/.test(f), '.complete');
   return out;
@@ -247,8 +255,8 @@ async function layer(spec: LayerSpec, layout: string): Promise<ImageLayer> {
       writeFileSync(join(root, dest), text, { mode: 0o644 });
     }
     const l = await tarLayer(root, cache);
-    writeFileSync(`${meta}.tmp`, JSON.stringify(l));
-    renameSync(`${meta}.tmp`, meta);
+    writeFileSync(`${meta}.${process.pid}.tmp`, JSON.stringify(l));
+    renameSync(`${meta}.${process.pid}.tmp`, meta);
     placeBlob(join(blobsDir(cache), l.digest.slice('sha256:'.length)), layout, l.digest);
     return { ...l, what: spec.what, reused: false };
   } finally {
