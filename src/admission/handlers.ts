@@ -12,7 +12,8 @@ import type { NodeFacts } from '../facts/node-facts.ts';
 import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import type { AdmissionScope, Marker } from '../mark/admission.ts';
-import { atLevel, LEVELS, type Level } from './level.ts';
+import { atLevel, LEVELS, type Level, scrubOps, validatedAtLevel } from './level.ts';
+import { isPodCreate } from './pod-request.ts';
 import { mutate } from './mutate.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 import { validate, type ValidateDeps } from './validate.ts';
@@ -55,8 +56,16 @@ export function handlerFor(route: Route, deps: HandlerDeps): AdmissionHandler {
   const { kind, scope, level } = route;
   // At audit meshgate holds no pod: it must never keep a pod from running that would run without it (issue 34 §2).
   const hold = level !== 'audit';
-  if (kind === 'mutate') return (r) => atLevel(level, mutate(r, deps, scope, { hold }), r, true);
-  return async (r) => atLevel(level, await validate(r, deps, scope), r, false);
+  if (kind === 'mutate') return (r) => scrubbed(atLevel(level, mutate(r, deps, scope, { hold }), r, true), r);
+  return async (r) => validatedAtLevel(level, await validate(r, deps, scope), r);
+}
+
+/** A pod CREATE admitted without a refusal recorded now loses a would-deny record it brought (level.ts scrubOps). */
+function scrubbed(v: Verdict, r: AdmissionRequest): Verdict {
+  if (v.kind === 'deny' || v.kind === 'error' || v.audited || !isPodCreate(r)) return v;
+  const ops = scrubOps(r.object);
+  if (ops.length === 0) return v;
+  return { ...v, kind: 'patch', ops: v.kind === 'patch' ? [...v.ops, ...ops] : ops };
 }
 
 /** Every admission route's path and handler. */
