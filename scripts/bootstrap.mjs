@@ -110,6 +110,8 @@ const go = [
   'linkerd',
   // containerd 2.x, containerd-shim-runc-v2, ctr.
   'containerd',
+  // The wg-policy PolicyReport CRDs from Kyverno's module (its source only, seconds), for test/e2e/day-one.test.ts.
+  'policyreport',
 ];
 // Linkerd's linkerd-network-validator, Istio's ztunnel (--features testing).
 const rust = ['linkerd-validator', 'ztunnel'];

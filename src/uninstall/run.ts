@@ -7,14 +7,23 @@
  *   3. remove its label, annotations, condition and taint from every Node;
  *   4. delete Pending pods pinned to verified nodes by its affinity that a controller recreates (now without it),
  *      and name the bare ones, which only their owner can recreate;
- *   5. delete the Secrets and the Lease its components made (never one it did not make).
+ *   5. delete the Secrets and the Lease its components made (never one it did not make), and the PolicyReports of
+ *      its audit findings (src/repair/reports/);
+ *   6. the namespaces' enforcement levels (label meshgate.io/enforcement): kept, and said so with the command that
+ *      removes them — they are the cluster admins' decisions, and a reinstall starts each namespace at its level,
+ *      as an upgrade would (removing them would lower enforcement unasked) — or, with removeEnforcementLabels,
+ *      removed. Pods admitted below enforce keep their record (meshgate.io/would-deny) until they are replaced:
+ *      counted and said.
  * Idempotent: a second run finds nothing and says so. With dryRun nothing is written and nothing waited for.
  */
 import { ApiException, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { ENFORCEMENT_LABEL } from '../contract/names.ts';
 import { describeKubeError } from '../kube/errors.ts';
 import type { UninstallApi } from './kube-api.ts';
+import { WOULD_DENY_LABEL } from '../admission/level.ts';
 import {
   controllerOf,
+  MADE_BY_MESHGATE,
   madeByMeshgate,
   type Names,
   nodeCleanup,
@@ -28,6 +37,8 @@ export interface UninstallOptions {
   dryRun: boolean;
   /** How long to wait for meshgate's pods to be gone. */
   timeoutMs: number;
+  /** Remove the namespaces' label meshgate.io/enforcement too (default: keep it, and say so). */
+  removeEnforcementLabels?: boolean;
   pollMs: number;
   out(line: string): void;
   sleep?(ms: number): Promise<void>;
@@ -61,16 +72,25 @@ export async function uninstall(api: UninstallApi, o: UninstallOptions): Promise
     const own = await stopOwnPods(api, o);
     const nodes = await cleanNodes(api, o);
     const pods = await unpinPods(api, o);
-    const objects = await deleteObjects(api, o);
-    const changed = own + nodes + pods.deleted + objects;
-    o.out(
-      changed === 0
-        ? 'nothing of meshgate was left'
-        : would(
-            `done: ${changed} removed, nothing of meshgate is left`,
-            `would remove ${changed}; nothing was changed`,
-          ),
-    );
+    const objects = (await deleteObjects(api, o)) + (await deleteReports(api, o));
+    const levels = await enforcementLabels(api, o);
+    const kept = await keptRecords(api, levels.kept);
+    const changed = own + nodes + pods.deleted + objects + levels.removed;
+    if (kept.length === 0)
+      o.out(
+        changed === 0
+          ? 'nothing of meshgate was left'
+          : would(
+              `done: ${changed} removed, nothing of meshgate is left`,
+              `would remove ${changed}; nothing was changed`,
+            ),
+      );
+    else
+      o.out(
+        `${changed === 0 ? 'nothing of meshgate was left to remove' : would(`done: ${changed} removed`, `would remove ${changed}; nothing was changed`)}; ` +
+          'left on purpose, with how to remove it:',
+      );
+    for (const line of kept) o.out(line);
     if (pods.bare.length > 0)
       o.out(
         `needs you: ${pods.bare.length} pod(s) without a controller stay Pending on meshgate's affinity; recreate them ` +
@@ -222,4 +242,67 @@ async function deleteObjects(api: UninstallApi, o: UninstallOptions): Promise<nu
     o.out(`  ${what}: ${o.dryRun ? 'would delete' : 'deleted'} (made by ${owner.by})`);
   }
   return changed;
+}
+
+/** meshgate's PolicyReports of audit findings (src/repair/reports/report.ts: named meshgate, its label). */
+async function deleteReports(api: UninstallApi, o: UninstallOptions): Promise<number> {
+  let changed = 0;
+  for (const r of await api.policyReports(`${MADE_BY_MESHGATE.key}=${MADE_BY_MESHGATE.value}`)) {
+    const { namespace, name, uid } = r.metadata ?? {};
+    if (!namespace || name !== 'meshgate') continue;
+    if (!o.dryRun) await api.deletePolicyReport(namespace, name, uid);
+    changed++;
+    o.out(`  PolicyReport ${namespace}/${name}: ${o.dryRun ? 'would delete' : 'deleted'} (meshgate's audit findings)`);
+  }
+  return changed;
+}
+
+/**
+ * The namespaces' levels: removed with removeEnforcementLabels (retried while the deleted enforcement policy still
+ * refuses lowering, as for Nodes), else listed as kept.
+ */
+async function enforcementLabels(
+  api: UninstallApi,
+  o: UninstallOptions,
+): Promise<{ removed: number; kept: Array<{ name: string; value: string }> }> {
+  const labelled = await api.labelledNamespaces(ENFORCEMENT_LABEL);
+  if (!o.removeEnforcementLabels) return { removed: 0, kept: labelled };
+  const now = o.now ?? Date.now;
+  for (const ns of labelled) {
+    const deadline = now() + POLICY_GRACE_MS;
+    for (;;) {
+      try {
+        if (!o.dryRun) await api.removeNamespaceLabel(ns.name, ENFORCEMENT_LABEL);
+        break;
+      } catch (err) {
+        const why = describeKubeError(err);
+        if (!why.includes('ValidatingAdmissionPolicy') || now() >= deadline)
+          throw new Stop(`namespace ${ns.name}: ${why}`);
+        await (o.sleep ?? sleeper)(o.pollMs);
+      }
+    }
+    o.out(`  namespace ${ns.name}: ${o.dryRun ? 'would remove' : 'removed'} label ${ENFORCEMENT_LABEL}=${ns.value}`);
+  }
+  return { removed: labelled.length, kept: [] };
+}
+
+/** What uninstall leaves, each with why and how to remove it: the levels kept, the pods' records. */
+async function keptRecords(api: UninstallApi, levels: Array<{ name: string; value: string }>): Promise<string[]> {
+  const out: string[] = [];
+  if (levels.length > 0) {
+    const names = levels.map((l) => l.name);
+    out.push(
+      `kept: label ${ENFORCEMENT_LABEL} on ${levels.length} namespace(s) (${levels.map((l) => `${l.name}=${l.value}`).join(', ')}): ` +
+        'the levels your admins set; a reinstall starts these namespaces at them, not at the default. To start over ' +
+        `at the default: kubectl label namespace ${names.join(' ')} ${ENFORCEMENT_LABEL}- ` +
+        '(or uninstall with --remove-enforcement-labels; the chart: uninstall.removeEnforcementLabels=true)',
+    );
+  }
+  const records = await api.countPods(WOULD_DENY_LABEL);
+  if (records > 0)
+    out.push(
+      `kept: label and annotation ${WOULD_DENY_LABEL} on ${records} pod(s) admitted below enforce: the record of what ` +
+        'enforce would refuse, which goes with each pod when it is replaced; nothing reads it once meshgate is gone',
+    );
+  return out;
 }
