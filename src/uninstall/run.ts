@@ -17,13 +17,12 @@
  * Idempotent: a second run finds nothing and says so. With dryRun nothing is written and nothing waited for.
  */
 import { ApiException, type V1Node, type V1Pod } from '@kubernetes/client-node';
-import { ENFORCEMENT_LABEL } from '../contract/names.ts';
 import { describeKubeError } from '../kube/errors.ts';
 import type { UninstallApi } from './kube-api.ts';
-import { WOULD_DENY_LABEL } from '../admission/level.ts';
+import { deleteReports, enforcementLabels, keptRecords } from './leftovers.ts';
+import { POLICY_GRACE_MS, sleeper, Stop, type UninstallOptions } from './options.ts';
 import {
   controllerOf,
-  MADE_BY_MESHGATE,
   madeByMeshgate,
   type Names,
   nodeCleanup,
@@ -32,34 +31,14 @@ import {
   workloadOf,
 } from './plan.ts';
 
-export interface UninstallOptions {
-  names: Names;
-  dryRun: boolean;
-  /** How long to wait for meshgate's pods to be gone. */
-  timeoutMs: number;
-  /** Remove the namespaces' label meshgate.io/enforcement too (default: keep it, and say so). */
-  removeEnforcementLabels?: boolean;
-  pollMs: number;
-  out(line: string): void;
-  sleep?(ms: number): Promise<void>;
-  now?(): number;
-}
+export type { UninstallOptions } from './options.ts';
 
 /** 0: nothing of meshgate left (or, dry run, nothing would be); 1: it could not finish, and says what is left. */
 export type UninstallExit = 0 | 1;
 
 /** A Node changed by someone else between our read and our patch: re-read and retry this often. */
 const CONFLICT_RETRIES = 5;
-/**
- * A deleted admission policy still refuses for a moment (the apiserver's policy cache); longer, and it is another
- * release's policy that still holds (two meshgate releases share the Node keys).
- */
-const POLICY_GRACE_MS = 30_000;
-
-const sleeper = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const podName = (p: V1Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`;
-
-class Stop extends Error {}
 
 export async function uninstall(api: UninstallApi, o: UninstallOptions): Promise<UninstallExit> {
   const n = o.names;
@@ -242,67 +221,4 @@ async function deleteObjects(api: UninstallApi, o: UninstallOptions): Promise<nu
     o.out(`  ${what}: ${o.dryRun ? 'would delete' : 'deleted'} (made by ${owner.by})`);
   }
   return changed;
-}
-
-/** meshgate's PolicyReports of audit findings (src/repair/reports/report.ts: named meshgate, its label). */
-async function deleteReports(api: UninstallApi, o: UninstallOptions): Promise<number> {
-  let changed = 0;
-  for (const r of await api.policyReports(`${MADE_BY_MESHGATE.key}=${MADE_BY_MESHGATE.value}`)) {
-    const { namespace, name, uid } = r.metadata ?? {};
-    if (!namespace || name !== 'meshgate') continue;
-    if (!o.dryRun) await api.deletePolicyReport(namespace, name, uid);
-    changed++;
-    o.out(`  PolicyReport ${namespace}/${name}: ${o.dryRun ? 'would delete' : 'deleted'} (meshgate's audit findings)`);
-  }
-  return changed;
-}
-
-/**
- * The namespaces' levels: removed with removeEnforcementLabels (retried while the deleted enforcement policy still
- * refuses lowering, as for Nodes), else listed as kept.
- */
-async function enforcementLabels(
-  api: UninstallApi,
-  o: UninstallOptions,
-): Promise<{ removed: number; kept: Array<{ name: string; value: string }> }> {
-  const labelled = await api.labelledNamespaces(ENFORCEMENT_LABEL);
-  if (!o.removeEnforcementLabels) return { removed: 0, kept: labelled };
-  const now = o.now ?? Date.now;
-  for (const ns of labelled) {
-    const deadline = now() + POLICY_GRACE_MS;
-    for (;;) {
-      try {
-        if (!o.dryRun) await api.removeNamespaceLabel(ns.name, ENFORCEMENT_LABEL);
-        break;
-      } catch (err) {
-        const why = describeKubeError(err);
-        if (!why.includes('ValidatingAdmissionPolicy') || now() >= deadline)
-          throw new Stop(`namespace ${ns.name}: ${why}`);
-        await (o.sleep ?? sleeper)(o.pollMs);
-      }
-    }
-    o.out(`  namespace ${ns.name}: ${o.dryRun ? 'would remove' : 'removed'} label ${ENFORCEMENT_LABEL}=${ns.value}`);
-  }
-  return { removed: labelled.length, kept: [] };
-}
-
-/** What uninstall leaves, each with why and how to remove it: the levels kept, the pods' records. */
-async function keptRecords(api: UninstallApi, levels: Array<{ name: string; value: string }>): Promise<string[]> {
-  const out: string[] = [];
-  if (levels.length > 0) {
-    const names = levels.map((l) => l.name);
-    out.push(
-      `kept: label ${ENFORCEMENT_LABEL} on ${levels.length} namespace(s) (${levels.map((l) => `${l.name}=${l.value}`).join(', ')}): ` +
-        'the levels your admins set; a reinstall starts these namespaces at them, not at the default. To start over ' +
-        `at the default: kubectl label namespace ${names.join(' ')} ${ENFORCEMENT_LABEL}- ` +
-        '(or uninstall with --remove-enforcement-labels; the chart: uninstall.removeEnforcementLabels=true)',
-    );
-  }
-  const records = await api.countPods(WOULD_DENY_LABEL);
-  if (records > 0)
-    out.push(
-      `kept: label and annotation ${WOULD_DENY_LABEL} on ${records} pod(s) admitted below enforce: the record of what ` +
-        'enforce would refuse, which goes with each pod when it is replaced; nothing reads it once meshgate is gone',
-    );
-  return out;
 }
