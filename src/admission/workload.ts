@@ -15,6 +15,7 @@ import { podTemplates } from '../manifests/workloads.ts';
 import { isObject } from '../util/json.ts';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
+import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import type { Level } from './level.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 
@@ -38,7 +39,11 @@ function describe(r: AdmissionRequest, namespace: string): string {
 
 export function judgeWorkload(
   r: AdmissionRequest,
-  deps: { config: Compiled; nodes: NodeFacts },
+  deps: {
+    config: Compiled;
+    nodes: NodeFacts;
+    namespaces?: { get(namespace: string): Readonly<Record<string, string>> | undefined };
+  },
   level: Level,
 ): Verdict {
   if ((r.operation !== 'CREATE' && r.operation !== 'UPDATE') || r.subResource)
@@ -50,7 +55,8 @@ export function judgeWorkload(
     return { kind: 'allow', reason: 'template_unchanged' };
   const namespace = r.namespace ?? 'default';
   const what = describe(r, namespace);
-  const j = judgeTemplate(template, namespace, `${what}: its pod template`, deps.nodes, deps.config);
+  const where = `${what}: its pod template`;
+  const j = judgeTemplate(template, namespace, where, deps.nodes, deps.config, deps.namespaces?.get(namespace));
   if (j.kind === 'admitted') {
     const warnings = j.warnings.map((w) => `${what}: ${w}`);
     return { kind: 'allow', reason: j.reason, ...(warnings.length ? { warnings } : {}) };

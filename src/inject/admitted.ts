@@ -19,7 +19,8 @@ export type Admitted =
 
 /**
  * `raw`: the pod as its author (or controller) would send it, as plain JSON (left unchanged: the patch is applied
- * to a copy). `where` names it in the error of a body that is not a pod.
+ * to a copy). `where` names it in the error of a body that is not a pod. `o.namespaceLabels`: from the webhook's
+ * namespace cache, when it has them (Istio ambient's enrolment reads them).
  */
 export function asAdmitted(
   raw: object,
@@ -27,11 +28,12 @@ export function asAdmitted(
   where: string,
   facts: NodeFacts,
   cfg: Compiled,
-  o: RedirectOptions = {},
+  o: RedirectOptions & { namespaceLabels?: Readonly<Record<string, string>> } = {},
 ): Admitted {
   const parsed = parsePod(raw, where);
   if (!parsed.ok) return { kind: 'refused', reason: 'invalid_object', message: parsed.error };
-  const decision = decide({ pod: parsed.pod, namespace }, facts, cfg, o);
+  const labels = o.namespaceLabels ? { namespaceLabels: o.namespaceLabels } : {};
+  const decision = decide({ pod: parsed.pod, namespace, ...labels }, facts, cfg, o);
   if (decision.kind === 'deny')
     return { kind: 'refused', reason: decision.reason, message: decision.message, decision };
   let final = raw;
@@ -49,7 +51,7 @@ export function asAdmitted(
   }
   const again = parsePod(final, where);
   if (!again.ok) return { kind: 'refused', reason: 'invalid_object', message: again.error, decision };
-  const posture = checkPosture({ pod: again.pod, namespace }, facts, cfg);
+  const posture = checkPosture({ pod: again.pod, namespace, ...labels }, facts, cfg);
   if (!posture.ok) return { kind: 'refused', reason: posture.reason, message: posture.message, decision };
   return { kind: 'admitted', decision };
 }

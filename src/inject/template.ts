@@ -57,10 +57,11 @@ export function judgeTemplate(
   where: string,
   facts: NodeFacts,
   cfg: Compiled,
+  namespaceLabels?: Readonly<Record<string, string>>,
 ): TemplateJudgement {
   // The pod its controller would create: the template's metadata and spec (its own nodeName included, if it has one).
   const raw = { metadata: template.metadata ?? {}, spec: template.spec };
-  const a = asAdmitted(raw, namespace, where, facts, cfg);
+  const a = asAdmitted(raw, namespace, where, facts, cfg, namespaceLabels ? { namespaceLabels } : {});
   if (a.kind === 'refused' && !POD_ONLY.has(a.reason)) return { kind: 'refused', reason: a.reason, message: a.message };
   const d: Decision | undefined = a.decision;
   if (a.kind === 'admitted') return { kind: 'admitted', reason: a.decision.reason, warnings: warningsOf(a.decision) };

@@ -157,3 +157,25 @@ describe('mesh custom: the template as meshgate itself would inject its pods', (
     });
   });
 });
+
+describe('Istio ambient: the namespace labels the webhook’s cache holds', () => {
+  const ambient = cfg('istio', { ambient: { enabled: true } });
+  const bypass = template();
+  bypass.metadata = {
+    labels: { app: 'web' },
+    annotations: { 'ambient.istio.io/bypass-inbound-capture': 'true' },
+  } as never;
+  it('an ambient namespace’s template that bypasses ztunnel is refused; with its labels unknown, left to its pods', () => {
+    const known = admissionRoutes({
+      config: ambient,
+      nodes: verified,
+      namespaces: { get: () => ({ 'istio.io/dataplane-mode': 'ambient' }) },
+    });
+    expect(known['/validate/workloads'](review(deployment(bypass)))).toMatchObject({
+      kind: 'deny',
+      reason: 'ambient_inbound_bypass',
+    });
+    const unknown = admissionRoutes({ config: ambient, nodes: verified, namespaces: { get: () => undefined } });
+    expect(unknown['/validate/workloads'](review(deployment(bypass)))).toMatchObject({ kind: 'allow' });
+  });
+});
