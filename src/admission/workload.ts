@@ -39,11 +39,7 @@ function describe(r: AdmissionRequest, namespace: string): string {
 
 export function judgeWorkload(
   r: AdmissionRequest,
-  deps: {
-    config: Compiled;
-    nodes: NodeFacts;
-    namespaces?: { get(namespace: string): Readonly<Record<string, string>> | undefined };
-  },
+  deps: { config: Compiled; nodes: NodeFacts; namespaces?: NamespaceLabels },
   level: Level,
 ): Verdict {
   if ((r.operation !== 'CREATE' && r.operation !== 'UPDATE') || r.subResource)
