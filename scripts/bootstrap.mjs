@@ -124,6 +124,8 @@ const go = [
   // go-containerregistry's crane: the OCI registry (`crane registry serve`) the release is installed from in tests
   // and the real-node tier pulls meshgate's image from, and the client that pushes to it (about half a minute cold).
   'crane',
+  // The wg-policy PolicyReport CRDs from Kyverno's module (its source only, seconds), for test/e2e/day-one.test.ts.
+  'policyreport',
 ];
 // Linkerd's linkerd-network-validator, Istio's ztunnel (--features testing).
 const rust = ['linkerd-validator', 'ztunnel'];

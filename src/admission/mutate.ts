@@ -9,6 +9,7 @@ import type { PatchOp } from '../contract/patch.ts';
 import type { ReasonCode } from '../contract/reasons.ts';
 import { type AdmissionScope, type Marker, markOps } from '../mark/admission.ts';
 import type { PodInput } from '../policy/screen.ts';
+import type { RedirectOptions } from '../policy/redirect.ts';
 import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import { MAX_PATCH_OPS } from '../policy/limits.ts';
 import { isPodCreate, podInput } from './pod-request.ts';
@@ -23,11 +24,17 @@ export interface HandlerDeps {
   namespaces?: NamespaceLabels;
 }
 
-export function mutate(r: AdmissionRequest, deps: HandlerDeps, scope: AdmissionScope = 'namespace'): Verdict {
+/** `o.hold` false at enforcement level audit: no pod is pinned or held (src/policy/redirect.ts). */
+export function mutate(
+  r: AdmissionRequest,
+  deps: HandlerDeps,
+  scope: AdmissionScope = 'namespace',
+  o: RedirectOptions = {},
+): Verdict {
   if (!isPodCreate(r)) return { kind: 'allow', reason: 'not_a_pod_create' };
   const input = podInput(r, deps.namespaces?.get);
   if (!input.ok) return input.verdict;
-  const d = decide(input.value, deps.nodes, deps.config);
+  const d = decide(input.value, deps.nodes, deps.config, o);
   switch (d.kind) {
     case 'skip':
       // Meshed already (a reinvocation, or `meshgate inject` output applied): marked like a pod patched now.

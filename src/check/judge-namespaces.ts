@@ -5,7 +5,7 @@
  */
 import { LEVELS, type Level } from '../admission/level.ts';
 import type { NamespaceFacts, Read, WebhookConfig, WebhookEntry } from './facts.ts';
-import { entriesOf } from './judge-webhook.ts';
+import { entriesOf, isWorkloadEntry } from './judge-webhook.ts';
 import { result, type CheckResult, type Item } from './report.ts';
 import { matchesSelector, narrows } from '../util/selector.ts';
 
@@ -48,7 +48,10 @@ export function optedInNamespaces(
   validating: Read<WebhookConfig>,
 ): OptedIn[] {
   const m = entriesOf([mutating]).map((e) => e.entry);
-  const v = entriesOf([validating]).map((e) => e.entry);
+  // Workload-template entries judge Deployments and their kin, not pods: they guard no namespace.
+  const v = entriesOf([validating])
+    .map((e) => e.entry)
+    .filter((e) => !isWorkloadEntry(e));
   const out: OptedIn[] = [];
   for (const ns of namespaces) {
     const labels = { 'kubernetes.io/metadata.name': ns.name, ...ns.labels };

@@ -6,15 +6,12 @@
  * verdicts as they are now. Refused pods are grouped by workload with the reason and what to fix; adjusted ones
  * with what meshgate would change (redirect mode, pinned to verified nodes). Pure; only flagged pods are kept.
  */
-import jsonpatch from 'fast-json-patch';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { adviceFor } from '../inject/advice.ts';
 import { MIRROR_ANNOTATION } from '../contract/names.ts';
-import { decide } from '../inject/decide.ts';
+import { asAdmitted } from '../inject/admitted.ts';
 import { reasonText, type ReasonCode } from '../contract/reasons.ts';
-import { parsePod } from '../pod/parse.ts';
-import { checkPosture } from '../policy/posture.ts';
 import type { Owner } from './facts.ts';
 import { guardsPod, type OptedIn } from './judge-namespaces.ts';
 import type { PodRecord } from './facts.ts';
@@ -53,22 +50,9 @@ export class PreflightTally {
     const raw = structuredClone(p.object) as { spec?: { nodeName?: string }; status?: unknown };
     delete raw.status;
     if (raw.spec) delete raw.spec.nodeName;
-    const parsed = parsePod(raw, `pod ${p.namespace}/${p.name}`);
-    if (!parsed.ok) return refuse('invalid_object', parsed.error);
-    const d = decide({ pod: parsed.pod, namespace: p.namespace }, this.#nodes, this.#cfg);
-    if (d.kind === 'deny') return refuse(d.reason, d.message);
-    let final = raw;
-    if (d.kind === 'patch') {
-      try {
-        final = jsonpatch.applyPatch(raw, jsonpatch.deepClone(d.ops), true, false).newDocument;
-      } catch (err) {
-        return refuse('invalid_object', `meshgate's patch does not apply: ${(err as Error).message}`);
-      }
-    }
-    const again = parsePod(final, `pod ${p.namespace}/${p.name}`);
-    if (!again.ok) return refuse('invalid_object', again.error);
-    const posture = checkPosture({ pod: again.pod, namespace: p.namespace }, this.#nodes, this.#cfg);
-    if (!posture.ok) return refuse(posture.reason, posture.message);
+    const admitted = asAdmitted(raw, p.namespace, `pod ${p.namespace}/${p.name}`, this.#nodes, this.#cfg);
+    if (admitted.kind === 'refused') return refuse(admitted.reason, admitted.message);
+    const d = admitted.decision;
     if (d.kind === 'patch') {
       const pinned = d.status.affinity ? ', pinned to verified nodes' : '';
       const what = `redirect mode ${d.status.mode}${pinned}: ${reasonText(d.reason as ReasonCode)}`;

@@ -203,6 +203,7 @@ export const COMMANDS = {
       name: text,
       'mark-secret': text,
       timeout: text,
+      'remove-enforcement-labels': flag,
       'dry-run': flag,
       ...HELP,
     },

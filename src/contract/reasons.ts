@@ -16,6 +16,10 @@ export const REASONS = {
     "the mesh's own injector has not injected this pod (yet): meshgate adjusts after it, " +
     'and the validating webhook refuses the pod if it never does',
   already_injected: 'the pod already holds what meshgate would add; nothing to change',
+  no_pod_template:
+    "the object holds no pod template meshgate can read (a workload that refers to another's, such as an Argo " +
+    "Rollout's workloadRef): its pods are judged when they are created",
+  template_unchanged: "the update leaves the workload's pod template as it was: the pods it creates do not change",
   mesh_gateway:
     "the pod is one of the mesh's gateways (ingress, egress, east-west, waypoint): its only container is the mesh's " +
     'proxy, judged field by field, so there is no traffic to redirect',
@@ -36,6 +40,9 @@ export const REASONS = {
   validator_moved_first:
     'another webhook put an init container before the validation container: meshgate moved the validator back to ' +
     'the front, so nothing runs before the redirect is proven',
+  audit_unpinned:
+    'the namespace is at enforcement level audit, where meshgate holds no pod: the pod keeps the redirect the mesh ' +
+    'gave it (its privileged init container), not pinned to verified nodes, not held Pending, no validator added',
   cni_skips_pod:
     "the node's CNI plugin would not redirect this pod (a native-sidecar proxy it does not support, " +
     "or what the mesh's plugin keys on is missing): the privileged init container stays",

@@ -71,6 +71,7 @@ describe('names', () => {
     );
     expect(policyUsers(r)).toEqual([
       'system:serviceaccount:ns:gate',
+      'system:serviceaccount:ns:gate-break-glass',
       'system:serviceaccount:ns:gate-node-agent',
       'system:serviceaccount:ns:gate-repair-controller',
     ]);
@@ -137,8 +138,10 @@ describe('serviceAccount per workload', () => {
     const subjects = [...r.all('ClusterRoleBinding'), ...r.all('RoleBinding')].flatMap((b) =>
       b.subjects.map((s: Obj) => s.name),
     );
-    expect(new Set(subjects)).toEqual(new Set(KEYS.map((k) => `sa-${k.toLowerCase()}`)));
+    // And the break-glass account (enforcement.breakGlass), which no workload runs as.
+    expect(new Set(subjects)).toEqual(new Set([...KEYS.map((k) => `sa-${k.toLowerCase()}`), 'meshgate-break-glass']));
     expect(policyUsers(r)).toEqual([
+      'system:serviceaccount:ns:meshgate-break-glass',
       'system:serviceaccount:ns:sa-nodeagent',
       'system:serviceaccount:ns:sa-repaircontroller',
       'system:serviceaccount:ns:sa-webhook',

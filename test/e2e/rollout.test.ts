@@ -546,10 +546,15 @@ describe('the rollout of docs/istio.md, as printed', () => {
     expect(gwPod.code).toBe(0);
     expect(gwPod.out).toContain('level enforce): ADMITTED\n  not injected (mesh_gateway)');
     // A workload enforce refuses, at enforce (exit 5), and the same template in a namespace at audit (exit 4).
-    await apps.createNamespacedDeployment({
-      namespace: 'blog',
-      body: { ...deployment('legacy', legacyPod()), metadata: { name: 'legacy', namespace: 'blog' } },
-    });
+    // At enforce meshgate refuses the Deployment itself (its workload entry, issue 34 §3): it was created while blog
+    // was at warn, then blog went back to its default, enforce.
+    const body = { ...deployment('legacy', legacyPod()), metadata: { name: 'legacy', namespace: 'blog' } };
+    expect(await apps.createNamespacedDeployment({ namespace: 'blog', body }).then(String, apiError)).toContain(
+      'admission webhook "ns-istio-injection.workloads.meshgate.io" denied the request',
+    );
+    await shell('kubectl label namespace blog meshgate.io/enforcement=warn --overwrite');
+    await apps.createNamespacedDeployment({ namespace: 'blog', body });
+    await shell('kubectl label namespace blog meshgate.io/enforcement-');
     const refused = await explain(['deploy/legacy', '-n', 'blog']);
     expect(refused.code).toBe(5);
     expect(refused.out).toMatch(

@@ -14,6 +14,7 @@ import { ocicniCacheKey, oracleCacheKey } from '../cni/oracle-binary.ts';
 import { controlPlaneCacheKey } from '../e2e/harness/binaries.ts';
 import { certManagerCacheKey } from '../e2e/harness/cert-manager.ts';
 import { istioCacheKey } from '../e2e/harness/istio.ts';
+import { policyReportCacheKey } from '../e2e/harness/policy-report.ts';
 import { toolsCacheKey } from '../monitoring/tools.ts';
 import { realNodeCacheKey } from '../realnode/harness/binaries.ts';
 import { craneCacheKey } from '../release/crane.ts';
@@ -35,6 +36,7 @@ const expected: Record<string, () => string> = {
   'linkerd-validator': () => meshBuildDir('linkerd-validator'),
   containerd: () => meshBuildDir('containerd'),
   ztunnel: () => meshBuildDir('ztunnel'),
+  policyreport: () => join(cacheRoot(), `policyreport-${policyReportCacheKey()}`),
 };
 
 const scripts = readdirSync(join(repoRoot, 'scripts'))

@@ -202,5 +202,6 @@ helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
 {{- $who := list -}}
 {{- range .Values.enforcement.admins.groups }}{{ $who = append $who (printf "group %s" .) }}{{ end -}}
 {{- range .Values.enforcement.admins.users }}{{ $who = append $who (printf "user %s" .) }}{{ end -}}
+{{- if .Values.enforcement.breakGlass.enabled }}{{ $who = append $who (printf "break-glass account %s/%s" .Release.Namespace (include "meshgate.breakGlassName" .)) }}{{ end -}}
 {{- if $who }}{{ join " or " $who }}{{ else }}nobody (enforcement.admins is empty){{ end -}}
 {{- end -}}
