@@ -14,6 +14,7 @@ import { describeFound, identifyPod, type PodMesh } from './identify.ts';
 import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount, tooLargeToRead } from './limits.ts';
 import { podConfigProblem } from './judge/index.ts';
 import { podConfinementProblem } from './judge/confinement.ts';
+import { probeSysctlProblem } from './sysctls.ts';
 import { escalationRule, type Exempt, networkRewriteRule, proxyIdentityRule } from './rules.ts';
 
 export interface PodInput {
@@ -117,6 +118,8 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   if (config) return { kind: 'deny', reason: 'proxy_config_refused', message: config };
   const unconfined = podConfinementProblem(pod, meshContainers(mesh));
   if (unconfined) return { kind: 'deny', reason: 'mesh_unconfined', message: unconfined };
+  const sysctl = probeSysctlProblem(pod, cfg);
+  if (sysctl) return { kind: 'deny', reason: 'probe_sysctl', message: sysctl };
   if (gateway) {
     if (!mesh.proxy)
       return {
