@@ -15,6 +15,7 @@ import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount, tooLargeToRead } from '
 import { podConfigProblem } from './judge/index.ts';
 import { podConfinementProblem } from './judge/confinement.ts';
 import { probeSysctlProblem } from './sysctls.ts';
+import { sharedVolumeRule, startedBeforeProxyRule } from './mesh-volumes.ts';
 import { escalationRule, type Exempt, networkRewriteRule, proxyIdentityRule } from './rules.ts';
 
 export interface PodInput {
@@ -134,6 +135,8 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   if ('message' in exempt) return { kind: 'deny', reason: 'redirect_narrowed', message: exempt.message };
   const rule = proxyIdentityRule(pod, mesh, exempt) ?? networkRewriteRule(mesh);
   if (rule) return { kind: 'deny', ...rule };
+  const shared = sharedVolumeRule(mesh, cfg) ?? startedBeforeProxyRule(pod, mesh);
+  if (shared) return { kind: 'deny', ...shared };
   const escalation = escalationRule(pod, namespace, mesh, cfg, exempt);
   if (escalation && 'verdict' in escalation) return { kind: 'deny', ...escalation.verdict };
   const warnings = escalation ? [escalation.warning] : [];
