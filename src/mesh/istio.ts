@@ -176,8 +176,9 @@ export const istio: MeshProfile = {
     INJECT,
     ISTIO_STATUS,
     'sidecar.istio.io/interceptionMode',
-    // pilot-agent's ProxyConfig override, parsed as YAML by src/policy/judge/istio-pod.ts.
+    // pilot-agent's ProxyConfig override, parsed as YAML by src/policy/judge/istio-pod.ts, and its discovery address.
     'proxy.istio.io/config',
+    'sidecar.istio.io/discoveryAddress',
     // Ambient mode's per-pod switches (src/ambient/refusals.ts).
     'ambient.istio.io/redirection',
     'ambient.istio.io/bypass-inbound-capture',

@@ -399,9 +399,9 @@ export const volume = {
     },
   /** Checked by a function of the volume's source. */
   where:
-    (test: (vol: Readonly<Record<string, unknown>>) => Problem): MountRule['volume'] =>
-    (vol) =>
-      vol ? test(vol) : undefined,
+    (test: (vol: Readonly<Record<string, unknown>>, ctx: ContractContext) => Problem): MountRule['volume'] =>
+    (vol, ctx) =>
+      vol ? test(vol, ctx) : undefined,
 };
 
 /** A security context equal to one of the forms, except the listed fields, which `vary` may accept. */

@@ -10,6 +10,7 @@ import { ISTIO_INIT, ISTIO_PROXY, ISTIO_VALIDATION } from './istio.ts';
 import { LINKERD_INIT, LINKERD_PROXY, LINKERD_VALIDATOR, linkerdPodProblem } from './linkerd.ts';
 import { ownContract } from './own.ts';
 import { istioPodProblem } from './istio-pod.ts';
+import { resolutionProblem } from './resolution.ts';
 import type { ContainerContract, ContractContext } from './types.ts';
 
 export { judgeContract } from './judge.ts';
@@ -61,7 +62,7 @@ export function contractContext(
   role: Role,
   cfg: Compiled,
 ): ContractContext {
-  return { pod, container, role, id: cfg.identity, volumes: volumesByName(pod) };
+  return { pod, container, role, id: cfg.identity, volumes: volumesByName(pod), cp: cfg.controlPlane };
 }
 
 /**
@@ -88,7 +89,11 @@ export function volumesByName(pod: Pod): Volumes {
  * (src/policy/judge/istio-pod.ts, linkerd.ts); undefined when there are none.
  */
 export function podConfigProblem(pod: Pod, cfg: Compiled): string | undefined {
-  if (cfg.config.mesh === 'istio') return istioPodProblem(pod);
-  if (cfg.config.mesh === 'linkerd') return linkerdPodProblem(pod);
-  return undefined;
+  const mesh =
+    cfg.config.mesh === 'istio'
+      ? istioPodProblem(pod, cfg.controlPlane)
+      : cfg.config.mesh === 'linkerd'
+        ? linkerdPodProblem(pod)
+        : undefined;
+  return mesh ?? resolutionProblem(pod, cfg.controlPlane);
 }
