@@ -11,7 +11,8 @@
  *   of the namespaces meshgate learns from.
  * - Linkerd (charts/linkerd-control-plane proxy-injector-rbac.yaml): the webhook calls Service
  *   linkerd-proxy-injector in the control plane's namespace, whose injector mounts linkerd-config and
- *   linkerd-identity-trust-roots of that namespace.
+ *   linkerd-identity-trust-roots of that namespace; one that calls a URL names that namespace by its label
+ *   linkerd.io/control-plane-ns (and linkerd.io/control-plane-component: proxy-injector).
  * Pure: the configurations' relevant fields in, the trusted ConfigMaps out (as `namespace/name`; `*` for any of the
  * learned namespaces).
  */
@@ -41,9 +42,18 @@ export function installedConfigMaps(mesh: MeshName, configs: Iterable<WebhookCon
         if (svc && m) istioRevision(svc.namespace, m[1] ?? '');
         else if (client.url !== undefined && c.labels['istio.io/rev'] !== undefined)
           istioRevision('*', c.labels['istio.io/rev']);
-      } else if (mesh === 'linkerd' && svc?.name === 'linkerd-proxy-injector') {
-        out.add(`${svc.namespace}/linkerd-config`);
-        out.add(`${svc.namespace}/linkerd-identity-trust-roots`);
+      } else if (mesh === 'linkerd') {
+        // The Service it calls, or for a URL the chart's label naming the control plane's namespace.
+        const ns =
+          svc?.name === 'linkerd-proxy-injector'
+            ? svc.namespace
+            : client.url !== undefined && c.labels['linkerd.io/control-plane-component'] === 'proxy-injector'
+              ? c.labels['linkerd.io/control-plane-ns']
+              : undefined;
+        if (ns) {
+          out.add(`${ns}/linkerd-config`);
+          out.add(`${ns}/linkerd-identity-trust-roots`);
+        }
       }
     }
   }

@@ -69,6 +69,15 @@ describe('which ConfigMaps an installed injector reads', () => {
       mwc('istio-sidecar-injector', {}, { service: { namespace: 'istio-system', name: 'istiod' } }),
     ]);
     expect([...installed].sort()).toEqual(['linkerd/linkerd-config', 'linkerd/linkerd-identity-trust-roots']);
+    const byUrl = installedConfigMaps('linkerd', [
+      mwc(
+        'linkerd-proxy-injector-webhook-config',
+        { 'linkerd.io/control-plane-component': 'proxy-injector', 'linkerd.io/control-plane-ns': 'l5d' },
+        { url: 'https://injector.example/' },
+      ),
+      mwc('other', { 'linkerd.io/control-plane-ns': 'evil' }, { url: 'https://x.example/' }),
+    ]);
+    expect([...byUrl].sort()).toEqual(['l5d/linkerd-config', 'l5d/linkerd-identity-trust-roots']);
   });
 
   it('no webhook configuration: nothing is trusted', () => {
