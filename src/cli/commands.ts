@@ -87,6 +87,7 @@ export const COMMANDS = {
       'drain-seconds': { type: 'string', default: '5' },
       'webhook-timeout-seconds': text,
       'max-connections': text,
+      'max-connections-per-client': text,
       'max-inflight-reviews': text,
       'max-inflight-body-mib': text,
       ...LOG_LEVEL,

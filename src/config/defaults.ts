@@ -94,6 +94,8 @@ export const PROFILE_DEFAULTS: Readonly<Record<MeshName, MeshgateConfig>> = {
     validator: { name: 'istio-validation', ...validator, uid: 1337, gid: 1337, probeAddress: ISTIO_PROBE },
     recognisedImages: { proxy: istioImages, init: istioImages, validator: istioImages },
     learnImages: { namespaces: ['istio-system'] },
+    // Beside the mesh's defaults and what its ConfigMaps say (src/mesh/control-plane.ts): nothing more by default.
+    controlPlane: { addresses: [], trustAnchors: [] },
   },
   linkerd: {
     ...base('linkerd'),
@@ -118,6 +120,7 @@ export const PROFILE_DEFAULTS: Readonly<Record<MeshName, MeshgateConfig>> = {
     },
     recognisedImages: { proxy: linkerdProxyImages, init: linkerdInitImages, validator: linkerdInitImages },
     learnImages: { namespaces: ['linkerd'] },
+    controlPlane: { addresses: [], trustAnchors: [] },
   },
   custom: {
     ...base('custom'),

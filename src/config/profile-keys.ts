@@ -27,6 +27,9 @@ export const NOT_USED: Record<string, Partial<Record<MeshName, string>>> = {
   'proxy.gid': { linkerd: "Linkerd's rules exempt the proxy UID only" },
   recognisedImages: { custom: 'meshgate injects from its own templates and recognises its containers by them' },
   learnImages: { custom: 'meshgate injects from its own templates: there is no mesh injector to learn from' },
+  controlPlane: {
+    custom: "meshgate's own proxy is its template, field by field: its configuration names the control plane",
+  },
 };
 /** Keys of earlier versions, with what replaced them. */
 export const REMOVED: Record<string, string> = {

@@ -466,6 +466,27 @@ export const CONFIG_SCHEMA: SchemaNode = {
         }
       }
     },
+    "controlPlane": {
+      "description": "istio, linkerd: the mesh's control plane and trust roots where the webhook cannot learn them (learnImages off, an external control plane)",
+      "additionalProperties": false,
+      "type": "object",
+      "properties": {
+        "addresses": {
+          "description": "host:port the mesh's proxy may connect to for its configuration and certificates (Istio's discoveryAddress and CA_ADDR, Linkerd's *_SVC_ADDR), beside the mesh's defaults and what its ConfigMaps say",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "trustAnchors": {
+          "description": "linkerd: PEM certificates the proxy's LINKERD2_PROXY_IDENTITY_TRUST_ANCHORS may hold, beside linkerd-identity-trust-roots (learned)",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        }
+      }
+    },
     "exclusions": {
       "additionalProperties": false,
       "type": "object",

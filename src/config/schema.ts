@@ -142,6 +142,33 @@ export const MeshgateConfigSchema = Section({
       { description: "istio, linkerd: repositories of the mesh's own images (a mirror, a private registry)" },
     ),
   ),
+  /**
+   * Companion profiles: the control plane the mesh's proxy may use besides the mesh's defaults and what its ConfigMaps
+   * say (learnImages; src/mesh/control-plane.ts, issue 33 §3): where the proxy connects for configuration and
+   * certificates, and the trust anchors Linkerd's proxy is given.
+   */
+  controlPlane: Type.Optional(
+    Section(
+      {
+        addresses: Type.Optional(
+          StringList({
+            description:
+              "host:port the mesh's proxy may connect to for its configuration and certificates (Istio's discoveryAddress and CA_ADDR, Linkerd's *_SVC_ADDR), beside the mesh's defaults and what its ConfigMaps say",
+          }),
+        ),
+        trustAnchors: Type.Optional(
+          StringList({
+            description:
+              "linkerd: PEM certificates the proxy's LINKERD2_PROXY_IDENTITY_TRUST_ANCHORS may hold, beside linkerd-identity-trust-roots (learned)",
+          }),
+        ),
+      },
+      {
+        description:
+          "istio, linkerd: the mesh's control plane and trust roots where the webhook cannot learn them (learnImages off, an external control plane)",
+      },
+    ),
+  ),
   exclusions: Section({
     outboundCidrCoverage: Type.Integer({
       description: 'excluded outbound CIDRs together may cover at most 2^-N of their address family (8: one /8)',

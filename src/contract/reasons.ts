@@ -65,6 +65,16 @@ export const REASONS = {
   proxy_escalation:
     "a container other than the mesh's could run as, or switch to, the proxy's UID or GID (which the redirect " +
     'exempts) or send raw packets past the redirect',
+  mesh_unconfined:
+    "the pod runs one of the mesh's containers without a confining seccomp or AppArmor profile (Unconfined)",
+  mesh_volume_shared:
+    "a container that is not the mesh's mounts a volume the mesh's containers use (the proxy's bootstrap, sockets, " +
+    'identity or working files)',
+  started_before_proxy:
+    "an app container starts before the mesh's proxy and keeps running beside it (a native sidecar ordered first)",
+  probe_sysctl:
+    "the pod sets a sysctl that stops the redirect validator's probe from running, so a healthy redirect would " +
+    'look broken',
   redirect_narrowed: 'a setting narrows or switches off the redirect itself',
   exclusion_refused: 'the pod exempts more from redirection than a pod may',
   mesh_cni_skips: "the mesh's CNI plugin would not redirect this pod",

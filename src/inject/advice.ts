@@ -32,6 +32,14 @@ export const ADVICE: Partial<Record<ReasonCode, string>> = {
   proxy_escalation:
     'give every container runAsUser/runAsGroup (not the proxy’s), allowPrivilegeEscalation: false and ' +
     'capabilities drop [ALL]; while a namespace cannot comply, list it in config.apps.baselineNamespaces',
+  mesh_unconfined:
+    "remove seccompProfile/appArmorProfile Unconfined from the pod's securityContext (or give the mesh's containers " +
+    'a confining profile of their own)',
+  mesh_volume_shared:
+    "remove the mount of the mesh's volume from the app container; share files with the proxy through a volume of " +
+    'your own (sidecar.istio.io/userVolumeMount)',
+  started_before_proxy: "move the native sidecar after the mesh's proxy in initContainers",
+  probe_sysctl: 'remove the sysctl the message names, or give it a value that leaves the probe its ports',
   redirect_narrowed: 'remove the annotation, flag or variable that narrows or switches off the redirect',
   exclusion_refused:
     'exclude fewer outbound CIDRs or ports from the redirect (config.exclusions sets how many a pod may exclude)',

@@ -13,6 +13,7 @@ import { fromRepositories } from './images.ts';
 import { isIstioInjectorConfigMap, istioInjectorImages } from './learn.ts';
 import { goBool } from './flags.ts';
 import { readIstioIptables, type IstioIptables } from './istio-iptables.ts';
+import { REROUTE_ANNOTATIONS, rerouteProblem } from './reroute-interfaces.ts';
 import {
   addCidrs,
   addPortRanges,
@@ -89,6 +90,10 @@ function annotationSettings(a: Readonly<Record<string, string>>): RedirectSettin
       `${key('excludeInterfaces')} is "${excludeInterfaces}": traffic on those interfaces would bypass the proxy`,
     );
   }
+  for (const k of REROUTE_ANNOTATIONS) {
+    const reroute = rerouteProblem(`annotation ${k}`, a[k]);
+    if (reroute) s.narrowing.push(reroute);
+  }
   const mode = a['sidecar.istio.io/interceptionMode'];
   if (mode !== undefined && mode !== 'REDIRECT' && mode !== 'TPROXY') {
     s.narrowing.push(
@@ -143,6 +148,8 @@ function iptablesSettings(t: IstioIptables, id: MeshIdentity, who: string): Redi
     s.narrowing.push(
       `${flag('istio-exclude-interfaces', 'c')} is set: traffic on those interfaces would bypass the proxy`,
     );
+  const reroute = rerouteProblem(flag('kube-virt-interfaces', 'k'), t.get('kube-virt-interfaces'));
+  if (reroute) s.narrowing.push(reroute);
   for (const off of ['dry-run', 'skip-rule-apply', 'cleanup-only', 'cni-mode'])
     if (t.bool(off)) s.narrowing.push(`${who} --${off} is set: no rules would be installed`);
   if ((t.get('network-namespace') ?? '') !== '')
@@ -169,8 +176,9 @@ export const istio: MeshProfile = {
     INJECT,
     ISTIO_STATUS,
     'sidecar.istio.io/interceptionMode',
-    // pilot-agent's ProxyConfig override, parsed as YAML by src/policy/judge/istio-pod.ts.
+    // pilot-agent's ProxyConfig override, parsed as YAML by src/policy/judge/istio-pod.ts, and its discovery address.
     'proxy.istio.io/config',
+    'sidecar.istio.io/discoveryAddress',
     // Ambient mode's per-pod switches (src/ambient/refusals.ts).
     'ambient.istio.io/redirection',
     'ambient.istio.io/bypass-inbound-capture',
@@ -183,6 +191,8 @@ export const istio: MeshProfile = {
       'includeInboundPorts',
       'excludeInterfaces',
     ].map((k) => `${TRAFFIC}/${k}`),
+    // Interfaces whose inbound traffic is rerouted to the outbound listener (src/mesh/reroute-interfaces.ts).
+    ...REROUTE_ANNOTATIONS,
   ],
 
   // istiod's injector replaces `image: auto` with the revision's proxy image (pkg/kube/inject/webhook.go AutoImage).

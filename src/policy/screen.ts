@@ -8,11 +8,14 @@
 import type { Compiled } from '../config/compile.ts';
 import { INJECT_LABEL, MIRROR_ANNOTATION } from '../contract/names.ts';
 import type { ReasonCode } from '../contract/reasons.ts';
-import type { Pod } from '../contract/pod.ts';
+import type { Container, Pod } from '../contract/pod.ts';
 import { judgeSettings } from './exclusions.ts';
 import { describeFound, identifyPod, type PodMesh } from './identify.ts';
 import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount, tooLargeToRead } from './limits.ts';
 import { podConfigProblem } from './judge/index.ts';
+import { podConfinementProblem } from './judge/confinement.ts';
+import { probeSysctlProblem } from './sysctls.ts';
+import { sharedVolumeRule, startedBeforeProxyRule } from './mesh-volumes.ts';
 import { escalationRule, type Exempt, networkRewriteRule, proxyIdentityRule } from './rules.ts';
 
 export interface PodInput {
@@ -114,6 +117,10 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   }
   const config = podConfigProblem(pod, cfg);
   if (config) return { kind: 'deny', reason: 'proxy_config_refused', message: config };
+  const unconfined = podConfinementProblem(pod, meshContainers(mesh));
+  if (unconfined) return { kind: 'deny', reason: 'mesh_unconfined', message: unconfined };
+  const sysctl = probeSysctlProblem(pod, cfg);
+  if (sysctl) return { kind: 'deny', reason: 'probe_sysctl', message: sysctl };
   if (gateway) {
     if (!mesh.proxy)
       return {
@@ -128,6 +135,8 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   if ('message' in exempt) return { kind: 'deny', reason: 'redirect_narrowed', message: exempt.message };
   const rule = proxyIdentityRule(pod, mesh, exempt) ?? networkRewriteRule(mesh);
   if (rule) return { kind: 'deny', ...rule };
+  const shared = sharedVolumeRule(mesh, cfg) ?? startedBeforeProxyRule(pod, mesh);
+  if (shared) return { kind: 'deny', ...shared };
   const escalation = escalationRule(pod, namespace, mesh, cfg, exempt);
   if (escalation && 'verdict' in escalation) return { kind: 'deny', ...escalation.verdict };
   const warnings = escalation ? [escalation.warning] : [];
@@ -138,6 +147,11 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
     if (fromInit) return { kind: 'deny', ...fromInit };
   }
   return { kind: 'guard', mesh, warnings };
+}
+
+/** The mesh's containers identified in the pod (the proxy, the init container, the validator). */
+function meshContainers(mesh: PodMesh): Container[] {
+  return [mesh.proxy, mesh.init, mesh.validator].flatMap((f) => (f ? [f.container] : []));
 }
 
 /** The pod's containers by name, for a message. */

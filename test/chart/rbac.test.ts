@@ -18,6 +18,12 @@ describe('RBAC', () => {
     expect(rules(r.one('ClusterRole', 'mesh-meshgate-webhook'))).toEqual([
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+      // Which mesh ConfigMaps an installed injector reads (issue 33 §8): read-only, the configurations' clientConfig.
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['mutatingwebhookconfigurations'],
+        verbs: ['list', 'watch'],
+      },
       {
         apiGroups: ['admissionregistration.k8s.io'],
         resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
@@ -48,10 +54,22 @@ describe('RBAC', () => {
     );
   });
 
+  it('webhook: no list of MutatingWebhookConfigurations when it learns nothing (learnImages [] or mesh custom)', async () => {
+    const readsWebhookConfigs = (r: Awaited<ReturnType<typeof render>>) =>
+      r
+        .one('ClusterRole', 'meshgate-webhook')
+        .rules.some((x: Obj) => x.resources.includes('mutatingwebhookconfigurations') && x.verbs.includes('list'));
+    expect(readsWebhookConfigs(await render(profileValues('linkerd')))).toBe(true);
+    expect(
+      readsWebhookConfigs(await render(profileValues('istio', { config: { learnImages: { namespaces: [] } } }))),
+    ).toBe(false);
+    expect(readsWebhookConfigs(await render(profileValues('custom')))).toBe(false);
+  });
+
   it('webhook with cert-manager: no write access but creating the admission mark’s Secret (the CA injector fills caBundle)', async () => {
     const r = await render(profileValues('istio', { certs: { mode: 'cert-manager' } }));
     for (const rule of r.one('ClusterRole', 'meshgate-webhook').rules)
-      expect(rule.verbs).toEqual(['get', 'list', 'watch']);
+      expect(['get', 'list', 'watch']).toEqual(expect.arrayContaining(rule.verbs));
     expect(r.all('Role').map((x) => x.metadata.name)).toEqual([
       'meshgate-repair-controller',
       'meshgate-webhook-admission-mark',

@@ -86,11 +86,69 @@ export const proxyArgs: FieldCheck = (v) => {
   return undefined;
 };
 
-/** The volumes behind the template's mounts, by name; another volume under one of these names is refused. */
-const secretOrConfigMap = (vol: Readonly<Record<string, unknown>>): Problem =>
-  isObject(vol.configMap) || isObject(vol.projected) || isObject(vol.secret) || isObject(vol.csi)
-    ? undefined
-    : `is ${JSON.stringify(vol)}, not the certificate volume the injector adds`;
+/**
+ * The volumes the proxy reads its roots from (issue 33 §3), exactly as the injection template writes them: the
+ * istiod-ca-cert volume is the ConfigMap istiod writes the root into in every namespace (global.trustBundleName,
+ * default istio-ca-root-cert) or its ClusterTrustBundle; istio-certs (global.mountMtlsCerts only) the Secret
+ * istio.<serviceAccount>; lightstep-certs the Secret lightstep.cacert. Any other ConfigMap, Secret, projected or CSI
+ * volume under these names is roots the pod's author chose. No `items`: they could map another key of that
+ * ConfigMap onto root-cert.pem.
+ */
+const sourceKeys = (src: unknown, allowed: readonly string[]): boolean =>
+  isObject(src) &&
+  Object.keys(src).every(
+    (k) => allowed.includes(k) || (k === 'defaultMode' && (src[k] === 420 || src[k] === undefined)),
+  );
+
+const rootCertVolume = (vol: Readonly<Record<string, unknown>>, ctx: ContractContext): Problem => {
+  const { cp } = ctx;
+  const only = (k: string) => Object.keys(vol).every((x) => x === 'name' || x === k);
+  const cm = vol.configMap;
+  if (
+    only('configMap') &&
+    sourceKeys(cm, ['name']) &&
+    cp.rootCertConfigMaps.includes((cm as { name?: string }).name ?? '')
+  )
+    return undefined;
+  const projected = vol.projected;
+  if (only('projected') && sourceKeys(projected, ['sources'])) {
+    const sources = (projected as { sources?: unknown }).sources;
+    const one = Array.isArray(sources) && sources.length === 1 && isObject(sources[0]) ? sources[0] : undefined;
+    const ctb = one && Object.keys(one).length === 1 ? one.clusterTrustBundle : undefined;
+    if (
+      isObject(ctb) &&
+      Object.keys(ctb).every((k) => k === 'name' || k === 'path') &&
+      ctb.path === 'root-cert.pem' &&
+      cp.clusterTrustBundles.includes(String(ctb.name))
+    )
+      return undefined;
+  }
+  return (
+    `is ${JSON.stringify(vol)}: the proxy trusts the root certificate it finds there, which must be istiod's ` +
+    `(ConfigMap ${cp.rootCertConfigMaps.join(' or ')}${cp.clusterTrustBundles.length ? `, or ClusterTrustBundle ${cp.clusterTrustBundles.join(' or ')}` : ''})`
+  );
+};
+
+const secretVolume =
+  (what: string, secretName: (ctx: ContractContext) => string | undefined) =>
+  (vol: Readonly<Record<string, unknown>>, ctx: ContractContext): Problem => {
+    const want = secretName(ctx);
+    if (want === undefined) return `is ${what}, which the installed mesh does not mount`;
+    const secret = vol.secret;
+    return Object.keys(vol).every((k) => k === 'name' || k === 'secret') &&
+      sourceKeys(secret, ['secretName', 'optional']) &&
+      (secret as { secretName?: unknown }).secretName === want &&
+      (secret as { optional?: unknown }).optional === true
+      ? undefined
+      : `is ${JSON.stringify(vol)}, not the Secret ${want} the injector mounts (${what})`;
+  };
+
+/** global.mountMtlsCerts: the pod's service account's istio.<name> Secret (istio.default without one). */
+const mtlsCerts = secretVolume('the mTLS certificates of global.mountMtlsCerts', (ctx) =>
+  ctx.cp.mountMtlsCerts
+    ? `istio.${(ctx.pod.spec as { serviceAccountName?: string }).serviceAccountName || 'default'}`
+    : undefined,
+);
 
 const PROXY_MOUNTS: readonly MountRule[] = [
   TOKEN_MOUNT,
@@ -103,7 +161,7 @@ const PROXY_MOUNTS: readonly MountRule[] = [
     readOnly: true,
     volume: volume.equals({ csi: { driver: 'workloadcertificates.security.cloud.google.com' } }),
   },
-  { name: 'istiod-ca-cert', mountPath: '/var/run/secrets/istio', volume: volume.where(secretOrConfigMap) },
+  { name: 'istiod-ca-cert', mountPath: '/var/run/secrets/istio', volume: volume.where(rootCertVolume) },
   {
     name: 'istio-ca-crl',
     mountPath: '/var/run/secrets/istio/crl',
@@ -126,7 +184,7 @@ const PROXY_MOUNTS: readonly MountRule[] = [
         : 'is not the projected istio-token';
     }),
   },
-  { name: 'istio-certs', mountPath: '/etc/certs/', readOnly: true, volume: volume.where(secretOrConfigMap) },
+  { name: 'istio-certs', mountPath: '/etc/certs/', readOnly: true, volume: volume.where(mtlsCerts) },
   {
     // pilot-agent reads the pod's annotations here, proxy.istio.io/config among them: only the downward API may fill it.
     name: 'istio-podinfo',
@@ -144,7 +202,12 @@ const PROXY_MOUNTS: readonly MountRule[] = [
       return ok ? undefined : 'holds files other than the pod labels and annotations';
     }),
   },
-  { name: 'lightstep-certs', mountPath: '/etc/lightstep', readOnly: true, volume: volume.where(secretOrConfigMap) },
+  {
+    name: 'lightstep-certs',
+    mountPath: '/etc/lightstep',
+    readOnly: true,
+    volume: volume.where(secretVolume("the tracer's roots", () => 'lightstep.cacert')),
+  },
 ];
 
 /**
