@@ -136,7 +136,7 @@ async function realInject(istio: IstioInjector, pod: Obj, namespace: string): Pr
   if (!answer.response.allowed) return { refused: answer.response.status?.message ?? 'refused' };
   if (!answer.response.patch) return {};
   const ops = JSON.parse(Buffer.from(answer.response.patch, 'base64').toString());
-  return { pod: jsonpatch.applyPatch(structuredClone(review.request.object), ops).newDocument as Obj };
+  return { pod: defaulted(jsonpatch.applyPatch(structuredClone(review.request.object), ops).newDocument as Obj) };
 }
 
 function injectorOf(istio: IstioInjector) {
@@ -148,6 +148,17 @@ function injectorOf(istio: IstioInjector) {
   );
   if ('problem' in inj) throw new Error(inj.problem);
   return inj;
+}
+
+/**
+ * The one default the apiserver applies to the injector's answer before the next webhook (meshgate) sees the pod and
+ * that the template relies on: a volume without a source is an emptyDir (SetDefaults_Volume). The simulation writes
+ * the pods as meshgate sees them.
+ */
+function defaulted(pod: Obj): Obj {
+  const sources = (v: Obj) => Object.keys(v).filter((k) => k !== 'name');
+  for (const v of ((pod.spec as Obj).volumes ?? []) as Obj[]) if (sources(v).length === 0) v.emptyDir = {};
+  return pod;
 }
 
 /** What meshgate judges of an injected pod, as one comparable value. */

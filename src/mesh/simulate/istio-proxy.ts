@@ -207,13 +207,15 @@ export function proxyContainer(d: TemplateData, holdProxy: boolean): Json {
     ...(truthy(g.imagePullPolicy) ? { imagePullPolicy: sprint(g.imagePullPolicy) } : {}),
     ...probes(d),
     securityContext: securityContext(d),
-    resources: resources(d),
+    ...(Object.keys(resources(d)).length ? { resources: resources(d) } : {}),
     volumeMounts: mounts(d),
   };
 }
 
 export function volumes(d: TemplateData): Json[] {
   const g = obj(d.values.global);
+  // `- emptyDir:` with nothing under it: a volume without a source, which the apiserver defaults to an emptyDir {}
+  // before the next webhook (meshgate) sees the pod; written here as meshgate sees it.
   const v: Json[] = [
     { emptyDir: {}, name: 'workload-socket' },
     { emptyDir: {}, name: 'credential-socket' },

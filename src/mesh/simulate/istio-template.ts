@@ -126,7 +126,7 @@ export function initContainer(d: TemplateData): Json {
     args,
     ...(truthy(g.imagePullPolicy) ? { imagePullPolicy: sprint(g.imagePullPolicy) } : {}),
     ...(env.length ? { env } : {}),
-    resources: resources(d),
+    ...(Object.keys(resources(d)).length ? { resources: resources(d) } : {}),
     securityContext: {
       allowPrivilegeEscalation: p.privileged,
       privileged: p.privileged,
