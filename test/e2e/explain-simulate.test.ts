@@ -36,6 +36,8 @@ import type { PodJson } from '../../src/mesh/simulate/types.ts';
 import { parsePod } from '../../src/pod/parse.ts';
 import { parse as parseYaml } from 'yaml';
 import { startControlPlane, startIstioInjector, type ControlPlane, type IstioInjector } from './harness/index.ts';
+import { startLinkerdInjector, type LinkerdInjector } from './harness/linkerd.ts';
+import { readLinkerdInjector, simulateLinkerd } from '../../src/mesh/simulate/linkerd-inject.ts';
 
 type Obj = Record<string, unknown>;
 const MANIFESTS = new URL('../../../shared/corpus/manifests/', import.meta.url);
@@ -72,6 +74,7 @@ const VALUED = ['ISTIO_META_INTERCEPTION_MODE', 'DISABLE_ENVOY', 'ISTIO_OUTBOUND
 let cp: ControlPlane;
 let native: IstioInjector;
 let cni: IstioInjector;
+let l5d: LinkerdInjector;
 let core: CoreV1Api;
 let work: string;
 
@@ -86,9 +89,13 @@ beforeAll(async () => {
     values: { pilot: { cni: { enabled: true }, env: { ENABLE_NATIVE_SIDECARS: 'false' } } },
     env: { ENABLE_NATIVE_SIDECARS: 'false' },
   });
+  l5d = await startLinkerdInjector(cp, {}, { logLevel: 'warn' });
+  // Linkerd's injector reads the namespace's annotations from the API.
+  await core.createNamespace({ body: { metadata: { name: 'l5d', annotations: { 'linkerd.io/inject': 'enabled' } } } });
 }, 300_000);
 
 afterAll(async () => {
+  await l5d?.stop();
   await native?.stop();
   await cni?.stop();
   await cp?.stop();
@@ -116,7 +123,11 @@ function post(url: string, body: string, ca: string): Promise<string> {
 }
 
 /** The real injector's answer for a pod: the injected pod, or why it left it alone or refused it. */
-async function realInject(istio: IstioInjector, pod: Obj, namespace: string): Promise<{ pod?: Obj; refused?: string }> {
+async function realInject(
+  istio: { url: string },
+  pod: Obj,
+  namespace: string,
+): Promise<{ pod?: Obj; refused?: string }> {
   const review = {
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
@@ -130,7 +141,7 @@ async function realInject(istio: IstioInjector, pod: Obj, namespace: string): Pr
       object: { apiVersion: 'v1', kind: 'Pod', ...pod },
     },
   };
-  const answer = JSON.parse(await post(istio.url, JSON.stringify(review), istio.caPem)) as {
+  const answer = JSON.parse(await post(istio.url, JSON.stringify(review), cp.ca.certPem)) as {
     response: { allowed: boolean; patch?: string; status?: { message?: string } };
   };
   if (!answer.response.allowed) return { refused: answer.response.status?.message ?? 'refused' };
@@ -382,5 +393,61 @@ describe('explain gates like istioctl analyze', () => {
     const plain = memoryIO('', env);
     await explain(['deploy/good', '-n', 'plain', '--mesh', 'istio'], plain);
     expect(plain.out).toMatch(/it does not inject the pod \(no istiod webhook selects it/);
+  });
+});
+
+/** Linkerd's containers, as its contracts judge them (src/policy/judge/linkerd.ts): literals of env only as such. */
+function judgedLinkerd(pod: Obj): Obj {
+  const spec = pod.spec as Obj;
+  const lists = { initContainers: (spec.initContainers ?? []) as Obj[], containers: (spec.containers ?? []) as Obj[] };
+  const out: Obj = { order: Object.fromEntries(Object.entries(lists).map(([k, l]) => [k, l.map((c) => c.name)])) };
+  const volumes = new Map(((spec.volumes ?? []) as Obj[]).map((v) => [v.name as string, v]));
+  for (const [list, cs] of Object.entries(lists))
+    for (const c of cs.filter((c) =>
+      ['linkerd-proxy', 'linkerd-init', 'linkerd-network-validator'].includes(c.name as string),
+    )) {
+      const view: Obj = { list };
+      for (const f of JUDGED.filter((f) => f !== 'resources' && f !== 'imagePullPolicy'))
+        if (c[f] !== undefined) view[f] = c[f];
+      view.envFrom = Object.fromEntries(
+        ((c.env ?? []) as Obj[]).filter((e) => e.valueFrom).map((e) => [e.name, e.valueFrom]),
+      );
+      view.volumes = ((c.volumeMounts ?? []) as Obj[]).map((m) => volumes.get(m.name as string) ?? `missing ${m.name}`);
+      out[c.name as string] = view;
+    }
+  return out;
+}
+
+describe('the Linkerd simulation against Linkerd’s real proxy injector', () => {
+  it('field by field over every corpus template, in a namespace annotated linkerd.io/inject=enabled', async () => {
+    const inj = readLinkerdInjector({ name: 'linkerd-config', namespace: 'linkerd' }, parseYaml(l5d.rendered.values));
+    if ('problem' in inj) throw new Error(inj.problem);
+    let compared = 0;
+    const refused: string[] = [];
+    for (const c of corpus()) {
+      const real = await realInject(l5d, c.pod, 'l5d');
+      const sim = simulateLinkerd(inj, c.pod as PodJson, {
+        namespace: 'l5d',
+        nativeSidecars: true,
+        namespaceAnnotations: { 'linkerd.io/inject': 'enabled' },
+        owner: c.owner,
+      });
+      if (real.refused) {
+        refused.push(`${c.where}: ${real.refused.split('\n')[0].slice(0, 160)}`);
+        continue;
+      }
+      if (!real.pod) {
+        expect(sim.kind, c.where).toBe('not-injected');
+        continue;
+      }
+      expect(sim.kind, c.where).toBe('injected');
+      if (sim.kind !== 'injected') continue;
+      expect(judgedLinkerd(sim.pod as Obj), c.where).toEqual(judgedLinkerd(real.pod));
+      compared++;
+    }
+    console.log(
+      `[simulate] linkerd: ${compared} injected templates compared; refused by the real injector: ${refused.length}\n  ${refused.join('\n  ')}`,
+    );
+    expect(compared).toBeGreaterThan(20);
   });
 });
