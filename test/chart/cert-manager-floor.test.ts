@@ -65,6 +65,9 @@ describe('cert-manager’s values, point by point', () => {
   it('every pod runs on Linux nodes by default (kubernetes.io/os: linux), the node agent included', async () => {
     const r = await render(profileValues('istio'));
     for (const [k, t] of WORKLOADS(r)) expect(t.spec.nodeSelector, k).toEqual({ 'kubernetes.io/os': 'linux' });
+    // helm deletes a key set to null: the documented way to drop the default.
+    const off = await render(profileValues('istio', { nodeAgent: { nodeSelector: { 'kubernetes.io/os': null } } }));
+    expect(off.one('DaemonSet', 'meshgate-node-agent').spec.template.spec.nodeSelector).toBeUndefined();
   });
 
   it('strategy and revisionHistoryLimit of the Deployments (and the DaemonSet’s history)', async () => {
