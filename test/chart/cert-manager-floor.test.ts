@@ -88,6 +88,11 @@ describe('cert-manager’s values, point by point', () => {
     expect(r.one('DaemonSet', 'meshgate-node-agent').spec.revisionHistoryLimit).toBe(4);
     const plain = await render(profileValues('istio'));
     expect(plain.one('Deployment', 'meshgate').spec.strategy).toBeUndefined();
+    const host = await render(profileValues('istio', { webhook: { hostNetwork: true } }));
+    expect(host.one('Deployment', 'meshgate').spec.strategy).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxSurge: 0, maxUnavailable: 1 },
+    });
     expect(plain.one('Deployment', 'meshgate').spec.revisionHistoryLimit).toBeUndefined();
   });
 

