@@ -116,7 +116,15 @@ const FAILED = /error|unknown (flag|command|shorthand)|invalid|cannot|not found|
 /** A line that works: exit 0 (meshgate check/explain: their answers, not usage errors) and no error on stderr. */
 async function works(line: string): Promise<string> {
   const r = await sh(line);
-  if (/no preferred/.test(r.err)) { let alive = true; try { process.kill(cp.pids().kwok!, 0); } catch { alive = false; } console.log('DEBUGX', line, 'kwok alive', alive, cp.logs('kwok').split('\n').slice(-15).join('\n')); }
+  if (/no preferred/.test(r.err)) {
+    let alive = true;
+    try {
+      process.kill(cp.pids().kwok!, 0);
+    } catch {
+      alive = false;
+    }
+    console.log('DEBUGX', line, 'kwok alive', alive, cp.logs('kwok').split('\n').slice(-15).join('\n'));
+  }
   const answers = line.startsWith('meshgate check') ? [0, 1] : line.startsWith('meshgate explain') ? [0, 3, 4, 5] : [0];
   expect(answers, `${line}\nexit ${r.code}\n${r.err}${r.out.slice(0, 2000)}`).toContain(r.code);
   expect(FAILED.test(r.err) ? r.err : '', line).toBe('');

@@ -15,7 +15,35 @@ import {
 } from './istio-template.ts';
 
 const fieldRef = (name: string, fieldPath: string) => ({ name, valueFrom: { fieldRef: { fieldPath } } });
-const resourceRef = (name: string, resource: string) => ({ name, valueFrom: { resourceFieldRef: { resource } } });
+/** The divisor Go writes for an unset Quantity. */
+const resourceRef = (name: string, resource: string) => ({
+  name,
+  valueFrom: { resourceFieldRef: { resource, divisor: '0' } },
+});
+
+/** DefaultProxyConfig's values, which template.go cleanProxyConfig leaves out of PROXY_CONFIG ("makes the pod smaller"). */
+const PROXY_CONFIG_DEFAULTS: Readonly<Json> = {
+  configPath: './etc/istio/proxy',
+  binaryPath: '/usr/local/bin/envoy',
+  controlPlaneAuthPolicy: 'MUTUAL_TLS',
+  serviceCluster: 'istio-proxy',
+  drainDuration: '45s',
+  terminationDrainDuration: '5s',
+  discoveryAddress: 'istiod.istio-system.svc:15012',
+  proxyAdminPort: 15000,
+  statNameLength: 189,
+  statusPort: 15020,
+};
+
+function cleanProxyConfig(pc: Json): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(pc)) {
+    if (JSON.stringify(PROXY_CONFIG_DEFAULTS[k]) === JSON.stringify(v)) continue;
+    if (k === 'proxyMetadata' && Object.keys(obj(v)).length === 0) continue;
+    out[k] = v;
+  }
+  return out;
+}
 
 function proxyEnv(d: TemplateData): Json[] {
   const g = obj(d.values.global);
@@ -38,7 +66,7 @@ function proxyEnv(d: TemplateData): Json[] {
     fieldRef('SERVICE_ACCOUNT', 'spec.serviceAccountName'),
     fieldRef('HOST_IP', 'status.hostIP'),
     resourceRef('ISTIO_CPU_LIMIT', 'limits.cpu'),
-    { name: 'PROXY_CONFIG', value: `${JSON.stringify(d.proxyConfig)}\n` },
+    { name: 'PROXY_CONFIG', value: `${JSON.stringify(cleanProxyConfig(d.proxyConfig))}\n` },
     { name: 'ISTIO_META_POD_PORTS', value: `[\n${d.podPorts.map((p) => JSON.stringify(p)).join('\n,')}\n]` },
     { name: 'ISTIO_META_APP_CONTAINERS', value: d.appContainers.join(',') },
     resourceRef('GOMEMLIMIT', 'limits.memory'),
@@ -114,6 +142,9 @@ function lifecycle(d: TemplateData, holdProxy: boolean): Json | undefined {
   return undefined;
 }
 
+/** A probe as Go writes it back: its integer fields are `omitempty`, so a 0 is left out. */
+const probe = (p: Json): Json => Object.fromEntries(Object.entries(p).filter(([, v]) => v !== 0));
+
 function probes(d: TemplateData): Json {
   const p = obj(at(d.values, 'global', 'proxy'));
   if (statusPort(d) === '0') return {};
@@ -122,22 +153,22 @@ function probes(d: TemplateData): Json {
   return {
     ...(truthy(at(p, 'startupProbe', 'enabled'))
       ? {
-          startupProbe: {
+          startupProbe: probe({
             httpGet,
             initialDelaySeconds: 0,
             periodSeconds: 1,
             timeoutSeconds: 3,
             failureThreshold: at(p, 'startupProbe', 'failureThreshold'),
-          },
+          }),
         }
       : {}),
-    readinessProbe: {
+    readinessProbe: probe({
       httpGet,
       initialDelaySeconds: a('initialDelaySeconds', p.readinessInitialDelaySeconds),
       periodSeconds: a('periodSeconds', p.readinessPeriodSeconds),
       timeoutSeconds: 3,
       failureThreshold: a('failureThreshold', p.readinessFailureThreshold),
-    },
+    }),
   };
 }
 

@@ -5,6 +5,7 @@
  * labels and annotations that meshgate judges. Each branch follows one `{{ if }}` of the template; the names of
  * the values and annotations are the template's. What is not modelled is listed in istio-inject.ts (`DIFFERS`).
  */
+import { canonicalResources } from './quantity.ts';
 import { type Json, obj, sprint, truthy } from './types.ts';
 
 /** Everything the template reads, computed once per pod by istio-inject.ts. */
@@ -58,7 +59,7 @@ function resources(d: TemplateData): Json {
   const a = (k: string) => d.ann[`sidecar.istio.io/${k}`];
   const set = (k: string) => Object.hasOwn(d.ann, `sidecar.istio.io/${k}`);
   if (!['proxyCPU', 'proxyMemory', 'proxyCPULimit', 'proxyMemoryLimit'].some(set))
-    return obj(at(d.values, 'global', 'proxy', 'resources'));
+    return canonicalResources(obj(at(d.values, 'global', 'proxy', 'resources')));
   const out: Json = {};
   if (set('proxyCPU') || set('proxyMemory'))
     out.requests = {
@@ -70,7 +71,7 @@ function resources(d: TemplateData): Json {
       ...(set('proxyCPULimit') ? { cpu: a('proxyCPULimit') } : {}),
       ...(set('proxyMemoryLimit') ? { memory: a('proxyMemoryLimit') } : {}),
     };
-  return out;
+  return canonicalResources(out);
 }
 
 const metadataEnv = (d: TemplateData) =>
