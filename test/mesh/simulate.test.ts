@@ -209,7 +209,10 @@ describe('Istio: the template’s branches', () => {
   });
 
   it('says where it may differ: a template that is not 1.27’s, templates it does not model', () => {
-    const s = simulateIstio(istio(), pod({ annotations: { 'inject.istio.io/templates': 'sidecar,spire' } }), ctx);
+    const withSpire = istio(VALUES, { ...CONFIG, templates: { ...CONFIG.templates, spire: '# spire' } });
+    const s = simulateIstio(withSpire, pod({ annotations: { 'inject.istio.io/templates': 'sidecar,spire' } }), ctx);
+    const none = simulateIstio(istio(), pod({ annotations: { 'inject.istio.io/templates': 'custom' } }), ctx);
+    expect(none.kind === 'unavailable' && none.why).toMatch(/has no template custom/);
     const differs = s.kind === 'injected' ? s.differs.join('\n') : '';
     expect(differs).toMatch(/sidecar template is not Istio 1\.27's/);
     expect(differs).toMatch(/templates spire are not simulated/);

@@ -167,6 +167,12 @@ export function simulateIstio(inj: IstioInjector, input: PodJson, ctx: Simulatio
   const spec = obj(pod.spec);
   const ann = strMap(meta.annotations);
   const templates = ann['inject.istio.io/templates']?.split(',').map((t) => t.trim()) ?? inj.defaultTemplates;
+  const missing = templates.filter((t) => !inj.templates.includes(t));
+  if (missing.length)
+    return {
+      kind: 'unavailable',
+      why: `${by} has no template ${missing.join(', ')} (inject.istio.io/templates): istiod fails the injection, so the pod is refused while its webhook fails closed`,
+    };
   const unknown = templates.filter((t) => t !== 'sidecar');
   if (unknown.length) differs.unshift(`templates ${unknown.join(', ')} are not simulated: only "sidecar" is`);
   const pc = proxyConfig(inj, ann);
