@@ -25,8 +25,8 @@ export interface LinkerdInjector {
 }
 
 export const LINKERD_DIFFERS: readonly string[] = [
-  "the proxy's environment is modelled by name (its values, literal settings, are not all reproduced)",
-  'tracing, the debug sidecar and opaque-port detection from Services are not simulated',
+  "the proxy's literal environment (listeners, timeouts, identity names) is not reproduced: meshgate judges only that it is literal",
+  "tracing, opaque ports read from Services and the debug container's own fields are not simulated",
 ];
 
 export function readLinkerdInjector(
@@ -54,13 +54,37 @@ function effectiveAnnotations(pod: Record<string, string>, ns: Record<string, st
   return out;
 }
 
+/** healthcheck/sidecar.go HasExistingSidecars: a mesh's proxy or init container, by name or image. */
+function existingSidecar(spec: Json): boolean {
+  const image = (c: Json) => (typeof c.image === 'string' ? c.image : '');
+  const all = [...list(spec.initContainers), ...list(spec.containers)].map(obj);
+  if (
+    all.some(
+      (c) =>
+        image(c).startsWith('cr.l5d.io/linkerd/proxy:') ||
+        image(c).startsWith('gcr.io/istio-release/proxyv2:') ||
+        c.name === 'linkerd-proxy' ||
+        c.name === 'istio-proxy',
+    )
+  )
+    return true;
+  return list(spec.initContainers)
+    .map(obj)
+    .some(
+      (c) =>
+        image(c).startsWith('cr.l5d.io/linkerd/proxy-init:') ||
+        image(c).startsWith('gcr.io/istio-release/proxy_init:') ||
+        c.name === 'linkerd-init' ||
+        c.name === 'istio-init',
+    );
+}
+
 /** report.go: why the injector leaves the pod alone, or undefined when it injects. */
 export function linkerdSkip(pod: PodJson, ctx: SimulationContext): string | undefined {
   const spec = obj(pod.spec);
   const podAnn = strMap(obj(pod.metadata).annotations);
   if (spec.hostNetwork === true) return 'the pod uses hostNetwork';
-  const names = [...list(spec.containers), ...list(spec.initContainers)].map((c) => obj(c).name);
-  if (names.includes('linkerd-proxy') || names.includes('istio-proxy')) return 'the pod already has a proxy sidecar';
+  if (existingSidecar(spec)) return 'the pod already has a proxy sidecar or its init container';
   const valid = ['', 'enabled', 'ingress', 'disabled'];
   const on = (v: string | undefined) => v === 'enabled' || v === 'ingress';
   const nsv = ctx.namespaceAnnotations?.[INJECT] ?? (ctx.namespaceAnnotations ? '' : 'enabled');
@@ -92,7 +116,13 @@ export function simulateLinkerd(inj: LinkerdInjector, input: PodJson, ctx: Simul
   const pod = copy(input);
   const meta = obj(pod.metadata);
   const spec = obj(pod.spec);
-  const ann = effectiveAnnotations(strMap(meta.annotations), { ...(ctx.namespaceAnnotations ?? {}) });
+  // Linkerd's decoder takes an unquoted YAML true for "true" (the corpus has such pods); Istio's refuses them.
+  const own = Object.fromEntries(
+    Object.entries(obj(meta.annotations)).flatMap(([k, x]) =>
+      typeof x === 'string' || typeof x === 'boolean' || typeof x === 'number' ? [[k, String(x)]] : [],
+    ),
+  );
+  const ann = effectiveAnnotations(own, { ...(ctx.namespaceAnnotations ?? {}) });
   const v = copy(inj.values);
   const proxy = obj(v.proxy);
   const image = { ...obj(proxy.image) };
@@ -102,7 +132,7 @@ export function simulateLinkerd(inj: LinkerdInjector, input: PodJson, ctx: Simul
   if (ann[`${C}/proxy-version`] !== undefined) image.version = ann[`${C}/proxy-version`];
   if (ann[`${C}/image-pull-policy`] !== undefined) image.pullPolicy = ann[`${C}/image-pull-policy`];
   for (const p of ['control', 'inbound', 'admin', 'outbound'] as const) {
-    const n = int(ann[`${C}/proxy-${p}-port`]);
+    const n = int(ann[`${C}/${p}-port`]);
     if (n !== undefined) ports[p] = n;
   }
   const uid = int(ann[`${C}/proxy-uid`]) ?? (proxy.uid as number | undefined) ?? 2102;
@@ -160,6 +190,14 @@ export function simulateLinkerd(inj: LinkerdInjector, input: PodJson, ctx: Simul
     });
   let inits = [...(list(spec.initContainers) as Json[])];
   let apps = [...containers];
+  // config.linkerd.io/enable-debug-sidecar: the debug container, added before the proxy (charts/patch).
+  if (bool(ann[`${C}/enable-debug-sidecar`])) {
+    const dbg = obj(obj(v.debugContainer).image);
+    const name = ann[`${C}/debug-image`] ?? sprint(dbg.name ?? 'cr.l5d.io/linkerd/debug');
+    const version =
+      ann[`${C}/debug-image-version`] ?? (truthy(dbg.version) ? sprint(dbg.version) : sprint(v.linkerdVersion));
+    apps.push({ name: 'linkerd-debug', image: `${name}:${version}` });
+  }
   if (native) inits = [initC, proxyC, ...inits];
   else {
     inits = [...inits, initC];
