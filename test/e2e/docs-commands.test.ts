@@ -13,6 +13,7 @@
  *     Deployment), so `kubectl logs` goes kubectl → apiserver → kwok's kubelet API for real;
  *   - the apiserver reaches the webhook through the chart's Service as in a cluster, by an egress proxy that maps the
  *     Service's ClusterIP to this process (test/e2e/harness/egress.ts): no packet leaves loopback;
+ *   - the kube-controller-manager's node-monitor grace is 15 minutes (see beforeAll);
  *   - some lines need what this cluster lacks; each is run and must fail for exactly that reason: `kubectl top`
  *     (metrics-server), `kubectl describe certificates` (cert-manager's CRDs), the apiserver's pod proxy to /readyz and
  *     the agent's /healthz (kwok's pods have no address the apiserver may dial here); NOTES' `kubectl debug node … -it`
@@ -116,15 +117,6 @@ const FAILED = /error|unknown (flag|command|shorthand)|invalid|cannot|not found|
 /** A line that works: exit 0 (meshgate check/explain: their answers, not usage errors) and no error on stderr. */
 async function works(line: string): Promise<string> {
   const r = await sh(line);
-  if (/no preferred/.test(r.err)) {
-    let alive = true;
-    try {
-      process.kill(cp.pids().kwok!, 0);
-    } catch {
-      alive = false;
-    }
-    console.log('DEBUGX', line, 'kwok alive', alive, cp.logs('kwok').split('\n').slice(-15).join('\n'));
-  }
   const answers = line.startsWith('meshgate check') ? [0, 1] : line.startsWith('meshgate explain') ? [0, 3, 4, 5] : [0];
   expect(answers, `${line}\nexit ${r.code}\n${r.err}${r.out.slice(0, 2000)}`).toContain(r.code);
   expect(FAILED.test(r.err) ? r.err : '', line).toBe('');
@@ -204,6 +196,10 @@ beforeAll(async () => {
     ],
     apiserverArgs: [egress.apiserverArg],
     kwokLogs: { configs: [logsConfig] },
+    // In this suite the Nodes' Ready heartbeats from kwok stop being taken once the chart is installed (why is not
+    // yet known; the other suites end before the grace runs out): without a longer grace the node lifecycle
+    // controller marks them unreachable a minute later, and the apiserver then serves no more logs from them.
+    controllerManagerArgs: ['--node-monitor-grace-period=15m'],
   });
   mkdirSync(bin);
   for (const tool of ['kubectl', 'helm']) symlinkSync(join(cp.binDir, tool), join(bin, tool));

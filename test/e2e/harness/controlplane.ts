@@ -27,6 +27,8 @@ export interface StartOptions {
   withKwok?: boolean;
   /** kwok pod stages: 'fast' (default) sets pods Running at once; 'general' also walks init containers. */
   podStages?: 'fast' | 'general';
+  /** Extra kube-controller-manager flags, e.g. ['--node-monitor-grace-period=10m']. */
+  controllerManagerArgs?: string[];
   /** Extra kube-apiserver flags, e.g. ['--runtime-config=admissionregistration.k8s.io/v1beta1=true']. */
   apiserverArgs?: string[];
   featureGates?: Record<string, boolean>;
@@ -179,7 +181,10 @@ async function startOnce(opts: StartOptions): Promise<ControlPlane> {
         ),
       );
     if (withCM) {
-      const cm = start('kube-controller-manager', args.controllerManagerArgs(layout));
+      const cm = start('kube-controller-manager', [
+        ...args.controllerManagerArgs(layout),
+        ...(opts.controllerManagerArgs ?? []),
+      ]);
       probe(cm, `https://127.0.0.1:${layout.controllerManagerPort}/healthz`);
     }
     if (withScheduler) {
