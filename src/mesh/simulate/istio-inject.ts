@@ -173,8 +173,13 @@ export function simulateIstio(inj: IstioInjector, input: PodJson, ctx: Simulatio
       kind: 'unavailable',
       why: `${by} has no template ${missing.join(', ')} (inject.istio.io/templates): istiod fails the injection, so the pod is refused while its webhook fails closed`,
     };
+  // Only the sidecar template is modelled: a gateway, waypoint or custom template is not guessed at.
   const unknown = templates.filter((t) => t !== 'sidecar');
-  if (unknown.length) differs.unshift(`templates ${unknown.join(', ')} are not simulated: only "sidecar" is`);
+  if (unknown.length)
+    return {
+      kind: 'unavailable',
+      why: `${by}: template ${unknown.join(', ')} is not simulated (only Istio ${STOCK_RELEASE}'s sidecar template is)`,
+    };
   const pc = proxyConfig(inj, ann);
   const nativeAnn = ann['sidecar.istio.io/nativeSidecar'];
   const native = (nativeAnn || String(ctx.nativeSidecars)) !== 'false';
