@@ -121,6 +121,7 @@ export const COMMANDS = {
     flags: {
       ...OFFLINE,
       node: text,
+      'mesh-config': file,
       namespace: { type: 'string', short: 'n' },
       kubeconfig: file,
       context: text,

@@ -46,12 +46,16 @@ export const OFFLINE_USAGE = `  -f FILE|-            manifests to read (- for st
   --progress           show progress on stderr when a run takes over 2 s (the default when stderr is a terminal)
 `;
 
-/** How an offline command's per-document outputs are joined on stdout. */
+/** How an offline command's per-document outputs are joined on stdout, and what else a command adds. */
 export interface OutputShape {
   /** Between two documents' outputs. */
   separator: string;
   /** Written when no document had any output. */
   ifEmpty: string;
+  /** Reads what else the command needs once the configuration is compiled (explain: the mesh's ConfigMaps). */
+  prepare?: (cfg: Compiled, flags: Record<string, unknown>) => Compiled;
+  /** The exit code once every document was read without error (default 0; explain: 5 when one was refused). */
+  exitCode?: () => number;
 }
 
 /**
@@ -90,9 +94,10 @@ export async function runOffline(
   const out = new DocumentOutput((t) => io.stdout(t), shape.separator, shape.ifEmpty);
   let progress: Progress | undefined;
   try {
-    const cfg = compileConfig(
+    const compiled = compileConfig(
       configFromFlags({ config: flags.config as string | undefined, mesh: flags.mesh as string | undefined }),
     );
+    const cfg = shape.prepare ? shape.prepare(compiled, flags) : compiled;
     const facts = loadNodeState(flags['node-state'] as string | undefined);
     const source = flags.filename === '-' ? '<stdin>' : (flags.filename as string);
     const input = await io.openInput(flags.filename as string);
@@ -108,12 +113,13 @@ export async function runOffline(
     }
     out.finish();
     progress?.end();
-    return 0;
+    return shape.exitCode?.() ?? 0;
   } catch (err) {
     if (
       err instanceof InputError ||
       err instanceof ConfigError ||
       err instanceof NodeStateError ||
+      err instanceof UsageError ||
       (err as NodeJS.ErrnoException).code
     ) {
       progress?.end();

@@ -192,12 +192,13 @@ describe('placement per workload', () => {
     const r = await render(profileValues('istio', values));
     for (const [k, t] of pods(r)) {
       expect(t.spec.affinity, k).toEqual(affinity(k));
-      expect(t.spec.nodeSelector, k).toEqual({ pool: k });
+      // Merged over the default Linux selector (docs/chart.md).
+      expect(t.spec.nodeSelector, k).toEqual({ 'kubernetes.io/os': 'linux', pool: k });
       expect(t.spec.tolerations, k).toEqual([{ key: 'dedicated', operator: 'Equal', value: k, effect: 'NoSchedule' }]);
     }
   });
 
-  it('defaults: replicas spread over nodes, the node agent tolerating every taint, the rest unconstrained', async () => {
+  it('defaults: replicas spread over nodes, the node agent tolerating every taint, Linux nodes only', async () => {
     const r = await render(profileValues('istio'));
     const t = Object.fromEntries(pods(r));
     for (const k of ['webhook', 'repairController']) {
@@ -210,7 +211,7 @@ describe('placement per workload', () => {
     expect(t.nodeAgent.spec.tolerations).toEqual([{ operator: 'Exists' }]);
     for (const k of ['nodeAgent', 'uninstall', 'tests']) {
       expect(t[k].spec.affinity, k).toBeUndefined();
-      expect(t[k].spec.nodeSelector, k).toBeUndefined();
+      expect(t[k].spec.nodeSelector, k).toEqual({ 'kubernetes.io/os': 'linux' });
     }
   });
 });

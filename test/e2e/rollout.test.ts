@@ -536,6 +536,11 @@ describe('the rollout of docs/istio.md, as printed', () => {
           level: 'enforce',
           outcome: 'admitted',
           decision: expect.objectContaining({ kind: 'skip', reason: 'no_proxy_yet' }),
+          // Its pods use istiod's gateway template, which explain does not simulate, and says so.
+          simulation: expect.objectContaining({
+            injected: false,
+            why: expect.stringMatching(/template gateway is not simulated/),
+          }),
         },
       ],
     });
