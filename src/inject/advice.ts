@@ -30,8 +30,10 @@ export const ADVICE: Partial<Record<ReasonCode, string>> = {
   redirect_tamper: 'drop privileged and NET_ADMIN/NET_RAW/SYS_ADMIN from the container (securityContext)',
   proxy_config_refused: "remove the annotation that changes the proxy's binary, bootstrap or control plane",
   proxy_escalation:
-    'give every container runAsUser/runAsGroup (not the proxy’s), allowPrivilegeEscalation: false and ' +
-    'capabilities drop [ALL]; while a namespace cannot comply, list it in config.apps.baselineNamespaces',
+    'remove SETUID/SETGID from capabilities.add; under apps.privileges restricted (or in ' +
+    'config.apps.restrictedNamespaces) also give every container runAsUser/runAsGroup (not the proxy’s), ' +
+    'allowPrivilegeEscalation: false and capabilities drop [ALL]; while a namespace cannot comply, list it in ' +
+    'config.apps.baselineNamespaces',
   redirect_narrowed: 'remove the annotation, flag or variable that narrows or switches off the redirect',
   exclusion_refused:
     'exclude fewer outbound CIDRs or ports from the redirect (config.exclusions sets how many a pod may exclude)',
