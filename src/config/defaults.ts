@@ -91,7 +91,7 @@ export const PROFILE_DEFAULTS: Readonly<Record<MeshName, MeshgateConfig>> = {
       maxVerdictAgeSeconds: MAX_VERDICT_AGE,
       multusNetwork: null,
     },
-    proxy: { name: 'istio-proxy', uid: 1337, gid: 1337, outboundPort: 15001, inboundPort: 15006 },
+    proxy: { name: 'istio-proxy', uid: 1337, gid: 1337, idsFrom: 'config', outboundPort: 15001, inboundPort: 15006 },
     init: { name: 'istio-init' },
     validator: { name: 'istio-validation', ...validator, uid: 1337, gid: 1337, probeAddress: ISTIO_PROBE },
     recognisedImages: { proxy: istioImages, init: istioImages, validator: istioImages },

@@ -14,6 +14,8 @@ export const NATIVE_SIDECAR_MODES = ['auto', 'on', 'off'] as const;
  * UID/GID.
  */
 export const APP_PRIVILEGES = ['node', 'restricted', 'baseline'] as const;
+/** Where Istio's proxy UID/GID come from (src/mesh/istio-openshift.ts): the config, or each namespace's OpenShift range. */
+export const PROXY_IDS_FROM = ['config', 'openshift'] as const;
 /**
  * How much of what meshgate decides is enforced in a namespace (src/admission/level.ts): `enforce` refuses,
  * `warn` admits with an admission warning, `audit` admits and records. Ordered from the strictest.

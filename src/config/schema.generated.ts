@@ -180,6 +180,14 @@ export const CONFIG_SCHEMA: SchemaNode = {
           "description": "the proxy's GID when the mesh's rules exempt one (Istio)",
           "type": "integer"
         },
+        "idsFrom": {
+          "type": "string",
+          "enum": [
+            "config",
+            "openshift"
+          ],
+          "description": "istio: config (uid/gid above) or openshift: as istiod with PLATFORM=openshift, each namespace's openshift.io/sa.scc.uid-range and supplemental-groups decide the proxy's UID/GID (and the validator's)"
+        },
         "outboundPort": {
           "minimum": 1,
           "maximum": 65535,

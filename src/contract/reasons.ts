@@ -68,6 +68,9 @@ export const REASONS = {
   gateway_shared:
     "a pod runs the mesh's proxy as a gateway (proxy router or waypoint) beside other containers, whose traffic " +
     'nothing would redirect: a gateway runs the proxy alone',
+  proxy_ids_unknown:
+    "meshgate does not know the pod's namespace yet, so it cannot tell the proxy UID/GID Istio gives that " +
+    "namespace's pods on OpenShift (proxy.idsFrom: openshift)",
   // validating webhook
   proxy_missing: 'the pod is opted in but carries no real mesh proxy',
   redirect_missing: 'the pod carries the proxy but neither the privileged init container nor a validation container',

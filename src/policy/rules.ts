@@ -78,8 +78,7 @@ export function escalationRule(
       level === 'restricted' ? escalationProblem(pod, f.container, id) : statedEscalationProblem(f.container, id);
     if (!problem) continue;
     const message = `${describeFound(f)} ${problem}`;
-    if (relaxed)
-      return { warning: `${message} (allowed here: namespace ${namespace} is in apps.baselineNamespaces)` };
+    if (relaxed) return { warning: `${message} (allowed here: namespace ${namespace} is in apps.baselineNamespaces)` };
     const where =
       level === 'restricted' && cfg.config.apps.privileges !== 'restricted'
         ? ` (namespace ${namespace} is in apps.restrictedNamespaces)`

@@ -227,7 +227,8 @@ describe("no container but the mesh's can become the proxy (apps.privileges: res
 });
 
 describe('apps.privileges: node (the default) refuses at admission only what the spec states', () => {
-  const node = (mesh: MeshName, apps: Record<string, unknown> = {}) => cfg(mesh, { apps: { privileges: 'node', ...apps } });
+  const node = (mesh: MeshName, apps: Record<string, unknown> = {}) =>
+    cfg(mesh, { apps: { privileges: 'node', ...apps } });
 
   /** [case, mesh, pod, reason, message fragment]: each is stated in the spec itself. */
   const stated: Array<[string, MeshName, Pod, string, RegExp]> = [
@@ -250,7 +251,10 @@ describe('apps.privileges: node (the default) refuses at admission only what the
       'linkerd',
       linkerdPod({
         nodeName: 'good',
-        initContainers: [...linkerdPod().spec.initContainers!, app({ capabilities: { add: ['SETUID', 'SETGID'] } }, 'w')],
+        initContainers: [
+          ...linkerdPod().spec.initContainers!,
+          app({ capabilities: { add: ['SETUID', 'SETGID'] } }, 'w'),
+        ],
       }),
       'proxy_escalation',
       /init container w adds SETUID and SETGID .*UID 2102/,
@@ -320,7 +324,9 @@ describe('apps.privileges: node (the default) refuses at admission only what the
     const c = node('istio', { restrictedNamespaces: ['payments'] });
     const there = checkPosture(input(p, 'payments'), verified, c);
     expect(there).toMatchObject({ ok: false, reason: 'proxy_escalation' });
-    expect(!there.ok && there.message).toMatch(/sets no runAsUser.*\(namespace payments is in apps.restrictedNamespaces\)/);
+    expect(!there.ok && there.message).toMatch(
+      /sets no runAsUser.*\(namespace payments is in apps.restrictedNamespaces\)/,
+    );
     expect(checkPosture(input(p, 'shop'), verified, c)).toMatchObject({ ok: true });
   });
 

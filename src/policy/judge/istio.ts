@@ -92,9 +92,27 @@ const secretOrConfigMap = (vol: Readonly<Record<string, unknown>>): Problem =>
     ? undefined
     : `is ${JSON.stringify(vol)}, not the certificate volume the injector adds`;
 
+/**
+ * Where pilot-agent finds the SPIFFE Workload API socket: an emptyDir it serves itself, or, with Istio's SPIRE
+ * integration (its `spire` injection template, pkg/kube/inject/testdata/inject/spire-template.iop.yaml), the SPIFFE CSI
+ * driver's volume, which mounts the node's SPIRE agent socket. Only that driver: another one would hand the proxy an
+ * identity server the pod chose.
+ */
+const SPIFFE_CSI = volume.equals(
+  { csi: { driver: 'csi.spiffe.io', readOnly: true } },
+  { csi: { driver: 'csi.spiffe.io' } },
+);
+const EMPTY_DIR = volume.emptyDir();
+const WORKLOAD_SOCKET: MountRule['volume'] = (vol, ctx) => {
+  if (!EMPTY_DIR(vol, ctx) || !SPIFFE_CSI(vol, ctx)) return undefined;
+  return `is ${JSON.stringify(vol)}, neither an emptyDir nor the SPIFFE CSI driver's volume (csi.spiffe.io)`;
+};
+
 const PROXY_MOUNTS: readonly MountRule[] = [
   TOKEN_MOUNT,
-  { name: 'workload-socket', mountPath: '/var/run/secrets/workload-spiffe-uds', volume: volume.emptyDir() },
+  { name: 'workload-socket', mountPath: '/var/run/secrets/workload-spiffe-uds', volume: WORKLOAD_SOCKET },
+  // Istio's SPIRE template (samples/security/spire/istio-spire-config.yaml) mounts it at /run: the same directory.
+  { name: 'workload-socket', mountPath: '/run/secrets/workload-spiffe-uds', volume: WORKLOAD_SOCKET },
   { name: 'credential-socket', mountPath: '/var/run/secrets/credential-uds', volume: volume.emptyDir() },
   { name: 'workload-certs', mountPath: '/var/run/secrets/workload-spiffe-credentials', volume: volume.emptyDir() },
   {
@@ -184,10 +202,21 @@ const proxySecurity = securityContext(
   TIGHTENING,
 );
 
-/** pilot-agent's own commands as the template's hooks run them: wait for Envoy, drain it. */
+/**
+ * pilot-agent's own commands as the template's hooks run them: wait for Envoy, drain it. The drain hook's port is the
+ * pod's `status.sidecar.istio.io/port`, else the chart's `global.proxy.statusPort` (15020 by default; any port an
+ * operator or a pod chooses): `pilot-agent request` sends one HTTP POST to that port on the pod's own loopback, so its
+ * value changes only where the drain request lands inside the pod.
+ */
 const PROXY_HOOKS = execHooks([
   ['pilot-agent', 'wait'],
-  ...[15020, 15021].map((p) => ['pilot-agent', 'request', `--debug-port=${p}`, 'POST', 'drain']),
+  [
+    'pilot-agent',
+    'request',
+    /^--debug-port=(6553[0-5]|655[0-2]\d|65[0-4]\d\d|6[0-4]\d{3}|[1-5]?\d{1,4})$/,
+    'POST',
+    'drain',
+  ],
 ]);
 
 export const ISTIO_PROXY: ContainerContract = {
