@@ -21,6 +21,12 @@ export const ADVICE: Partial<Record<ReasonCode, string>> = {
   host_network:
     'a hostNetwork pod cannot be meshed: run it in a namespace meshgate does not guard ' +
     '(config.injection.allowPodOptOut admits such pods unmeshed)',
+  proxyless_grpc:
+    'proxyless gRPC redirects nothing: run the workload with the sidecar (drop the grpc-agent/grpc-simple template ' +
+    'from inject.istio.io/templates), or allow opt-outs (config.injection.allowPodOptOut) where that is acceptable',
+  interception_none:
+    'remove sidecar.istio.io/interceptionMode: NONE (or the mesh-wide interceptionMode NONE), or allow opt-outs ' +
+    '(config.injection.allowPodOptOut) where that is acceptable',
   impostor_container:
     "rename the container; if it is the mesh's own, from an image meshgate does not know yet (a mirror, a managed " +
     'mesh), add that repository to config.recognisedImages',

@@ -10,6 +10,7 @@ import { ISTIO_INIT, ISTIO_PROXY, ISTIO_VALIDATION } from './istio.ts';
 import { LINKERD_INIT, LINKERD_PROXY, LINKERD_VALIDATOR, linkerdPodProblem } from './linkerd.ts';
 import { ownContract } from './own.ts';
 import { istioPodProblem } from './istio-pod.ts';
+import { ISTIO_LEGACY_GATEWAY_PROXY } from './istio-gateway.ts';
 import type { ContainerContract, ContractContext } from './types.ts';
 
 export { judgeContract } from './judge.ts';
@@ -18,6 +19,8 @@ export type { ContainerContract, ContractContext } from './types.ts';
 export interface Contracts {
   /** The mesh's own containers (istio, linkerd); absent for custom, which recognises only meshgate's. */
   readonly mesh?: Readonly<Record<Role, ContainerContract>>;
+  /** The proxy of a gateway its chart writes without an injector (Istio's legacy gateway charts). */
+  readonly gatewayProxy?: ContainerContract;
   readonly own: {
     readonly validator: ContainerContract;
     /** Istio ambient pods' validator (src/ambient/); accepted only where ambient is enabled. */
@@ -42,6 +45,7 @@ export function contractsFor(cfg: Compiled): Contracts {
   const volumes = own?.volumes ?? [];
   c = {
     mesh: MESH[cfg.config.mesh],
+    gatewayProxy: cfg.config.mesh === 'istio' ? ISTIO_LEGACY_GATEWAY_PROXY : undefined,
     own: {
       validator: ownContract(cfg.validator),
       ambientValidator: cfg.config.ambient.enabled ? ownContract(cfg.ambientValidator) : undefined,

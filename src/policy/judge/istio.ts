@@ -87,7 +87,7 @@ export const proxyArgs: FieldCheck = (v) => {
 };
 
 /** The volumes behind the template's mounts, by name; another volume under one of these names is refused. */
-const secretOrConfigMap = (vol: Readonly<Record<string, unknown>>): Problem =>
+export const secretOrConfigMap = (vol: Readonly<Record<string, unknown>>): Problem =>
   isObject(vol.configMap) || isObject(vol.projected) || isObject(vol.secret) || isObject(vol.csi)
     ? undefined
     : `is ${JSON.stringify(vol)}, not the certificate volume the injector adds`;
@@ -103,10 +103,36 @@ const SPIFFE_CSI = volume.equals(
   { csi: { driver: 'csi.spiffe.io' } },
 );
 const EMPTY_DIR = volume.emptyDir();
-const WORKLOAD_SOCKET: MountRule['volume'] = (vol, ctx) => {
+export const WORKLOAD_SOCKET: MountRule['volume'] = (vol, ctx) => {
   if (!EMPTY_DIR(vol, ctx) || !SPIFFE_CSI(vol, ctx)) return undefined;
   return `is ${JSON.stringify(vol)}, neither an emptyDir nor the SPIFFE CSI driver's volume (csi.spiffe.io)`;
 };
+
+/** The projected token pilot-agent exchanges for the proxy's certificate. */
+export const ISTIO_TOKEN: MountRule['volume'] = volume.where((vol) => {
+  const sources = isObject(vol.projected) ? vol.projected.sources : undefined;
+  return Array.isArray(sources) &&
+    sources.length === 1 &&
+    isObject(sources[0]) &&
+    isObject(sources[0].serviceAccountToken) &&
+    sources[0].serviceAccountToken.path === 'istio-token'
+    ? undefined
+    : 'is not the projected istio-token';
+});
+
+/** The downward API volume of the pod's labels and annotations. */
+export const POD_INFO: MountRule['volume'] = volume.where((vol) => {
+  const d = vol.downwardAPI;
+  if (!isObject(d) || !Array.isArray(d.items) || Object.keys(vol).some((k) => k !== 'name' && k !== 'downwardAPI'))
+    return 'is not the downward API volume of the pod labels and annotations';
+  const ok = d.items.every(
+    (i) =>
+      isObject(i) &&
+      ((i.path === 'labels' && isObject(i.fieldRef) && i.fieldRef.fieldPath === 'metadata.labels') ||
+        (i.path === 'annotations' && isObject(i.fieldRef) && i.fieldRef.fieldPath === 'metadata.annotations')),
+  );
+  return ok ? undefined : 'holds files other than the pod labels and annotations';
+});
 
 const PROXY_MOUNTS: readonly MountRule[] = [
   TOKEN_MOUNT,
@@ -130,38 +156,10 @@ const PROXY_MOUNTS: readonly MountRule[] = [
   { name: 'istio-data', mountPath: '/var/lib/istio/data', volume: volume.emptyDir() },
   // The agent writes Envoy's bootstrap here; a pod-supplied volume under this name would hand Envoy the pod's own.
   { name: 'istio-envoy', mountPath: '/etc/istio/proxy', volume: volume.emptyDir('Memory') },
-  {
-    name: 'istio-token',
-    mountPath: '/var/run/secrets/tokens',
-    volume: volume.where((vol) => {
-      const sources = isObject(vol.projected) ? vol.projected.sources : undefined;
-      return Array.isArray(sources) &&
-        sources.length === 1 &&
-        isObject(sources[0]) &&
-        isObject(sources[0].serviceAccountToken) &&
-        sources[0].serviceAccountToken.path === 'istio-token'
-        ? undefined
-        : 'is not the projected istio-token';
-    }),
-  },
+  { name: 'istio-token', mountPath: '/var/run/secrets/tokens', volume: ISTIO_TOKEN },
   { name: 'istio-certs', mountPath: '/etc/certs/', readOnly: true, volume: volume.where(secretOrConfigMap) },
-  {
-    // pilot-agent reads the pod's annotations here, proxy.istio.io/config among them: only the downward API may fill it.
-    name: 'istio-podinfo',
-    mountPath: '/etc/istio/pod',
-    volume: volume.where((vol) => {
-      const d = vol.downwardAPI;
-      if (!isObject(d) || !Array.isArray(d.items) || Object.keys(vol).some((k) => k !== 'name' && k !== 'downwardAPI'))
-        return 'is not the downward API volume of the pod labels and annotations';
-      const ok = d.items.every(
-        (i) =>
-          isObject(i) &&
-          ((i.path === 'labels' && isObject(i.fieldRef) && i.fieldRef.fieldPath === 'metadata.labels') ||
-            (i.path === 'annotations' && isObject(i.fieldRef) && i.fieldRef.fieldPath === 'metadata.annotations')),
-      );
-      return ok ? undefined : 'holds files other than the pod labels and annotations';
-    }),
-  },
+  // pilot-agent reads the pod's annotations here, proxy.istio.io/config among them: only the downward API may fill it.
+  { name: 'istio-podinfo', mountPath: '/etc/istio/pod', volume: POD_INFO },
   { name: 'lightstep-certs', mountPath: '/etc/lightstep', readOnly: true, volume: volume.where(secretOrConfigMap) },
 ];
 
@@ -170,7 +168,7 @@ const PROXY_MOUNTS: readonly MountRule[] = [
  * where they cannot shadow what the proxy runs or reads (src/policy/judge/paths.ts), without sub-paths or
  * propagation, and never of the node's files.
  */
-function userMount(m: Record<string, unknown>, ctx: ContractContext): Problem {
+export function userMount(m: Record<string, unknown>, ctx: ContractContext): Problem {
   const path = m.mountPath as string;
   if (m.name === 'custom-bootstrap-volume')
     return 'mounts custom-bootstrap-volume (sidecar.istio.io/bootstrapOverride): Envoy would start from a bootstrap the pod supplies';
