@@ -74,7 +74,7 @@ function proxyEnv(pod: Pod, name: string): string | undefined {
  */
 function redirectOptOut(pod: Pod): ReturnType<NonNullable<MeshProfile['redirectOptOut']>> {
   const templates = pod.metadata?.annotations?.[TEMPLATES];
-  if (templates !== undefined && templates.split(',').some((t) => PROXYLESS_TEMPLATES.includes(t.trim())))
+  if (templates?.split(',').some((t) => PROXYLESS_TEMPLATES.includes(t.trim())))
     return { code: 'proxyless_grpc', what: `annotation ${TEMPLATES}=${templates}` };
   const disable = proxyEnv(pod, 'DISABLE_ENVOY');
   if (goBool(disable) === true) return { code: 'proxyless_grpc', what: `istio-proxy's DISABLE_ENVOY=${disable}` };
