@@ -5,6 +5,8 @@
  * same core as the webhook. Read-only. The outcome per object is what meshgate would do at that namespace's level:
  * admitted as is, adjusted (a patch), admitted with a record (a refusal below enforce) or refused.
  */
+import { configForNamespace } from '../config/per-namespace.ts';
+import { istioOpenShiftProxyIds } from '../mesh/istio-openshift.ts';
 import { CoreV1Api, type KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import { stringify as toYaml } from 'yaml';
 import type { Compiled } from '../config/compile.ts';
@@ -18,7 +20,7 @@ import type { LearnedImages } from '../mesh/learn.ts';
 import { ENFORCEMENT_LEVELS, type EnforcementLevel } from '../config/types.ts';
 import { UsageError } from '../util/args.ts';
 import { ambientFromConfigMap, combineLearned, learnFromConfigMap } from '../kube/learned-images.ts';
-import { decideTemplate } from './offline.ts';
+import { decideTemplate, templateChecklist } from './offline.ts';
 import { describeDecision } from './describe-decision.ts';
 
 /** `kubectl`'s names and short names of the kinds with a pod template, to their API version and kind. */
@@ -51,7 +53,8 @@ export interface Explained {
   namespace: string;
   level: EnforcementLevel;
   outcome: Outcome;
-  decision: { kind: Decision['kind']; reason: string; text: string; message?: string };
+  /** changes: under a refusal, every change that makes the pods admissible (src/policy/checklist.ts). */
+  decision: { kind: Decision['kind']; reason: string; text: string; message?: string; changes?: string[] };
   lines: string[];
 }
 
@@ -115,14 +118,18 @@ export async function explainLive(
   nodes.markSynced();
   const ns = await core.readNamespace({ name: namespace });
   const level = levelOf(ns.metadata?.labels, cfg);
+  // Istio on OpenShift: the namespace's proxy IDs, as the webhook reads them from its namespace cache.
+  const here = configForNamespace(cfg, namespace, () => istioOpenShiftProxyIds(ns.metadata?.annotations));
+  const nsCfg = here.ok ? here.cfg : cfg;
   const out: Explained[] = [];
   for (const r of refs) {
     const obj = await objects.read({ apiVersion: r.apiVersion, kind: r.kind, metadata: { name: r.name, namespace } });
     // The object as the API serves it, as JSON (the client's model classes hold Dates where JSON has strings).
     const doc = JSON.parse(JSON.stringify(obj)) as Record<string, unknown>;
     for (const t of podTemplates(doc)) {
-      const d = decideTemplate({ ...t, namespace }, `${r.kind} ${namespace}/${r.name}`, nodes, cfg);
+      const d = decideTemplate({ ...t, namespace }, `${r.kind} ${namespace}/${r.name}`, nodes, nsCfg);
       const reason = d.reason;
+      const changes = d.kind === 'deny' ? templateChecklist({ ...t, namespace }, nsCfg) : [];
       out.push({
         object: `${r.kind.toLowerCase()}/${r.name}`,
         namespace,
@@ -133,8 +140,9 @@ export async function explainLive(
           reason,
           text: reasonText(reason),
           ...(d.kind === 'deny' ? { message: d.message } : {}),
+          ...(changes.length ? { changes } : {}),
         },
-        lines: describeDecision(d),
+        lines: describeDecision(d, changes),
       });
     }
   }

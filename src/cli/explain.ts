@@ -4,7 +4,7 @@
  * webhook; `--node` evaluates the pods as if already bound to that node.
  */
 import type { CliIO } from './io.ts';
-import { OFFLINE_USAGE, decideTemplate, runOffline } from './offline.ts';
+import { OFFLINE_USAGE, decideTemplate, runOffline, templateChecklist } from './offline.ts';
 import { COMMANDS } from './commands.ts';
 import { parseArgs } from 'node:util';
 import { loadConfig, buildConfig, ConfigError } from '../config/load.ts';
@@ -129,9 +129,8 @@ export function run(argv: string[], io: CliIO): Promise<number> {
         out.push(
           `document ${doc.index + 1}: ${ref.kind} ${ref.name}${ref.namespace ? ` (namespace ${ref.namespace})` : ''}:`,
         );
-        for (const line of describeDecision(
-          decideTemplate(ref, where(ref), facts, cfg, flags.node as string | undefined),
-        ))
+        const d = decideTemplate(ref, where(ref), facts, cfg, flags.node as string | undefined);
+        for (const line of describeDecision(d, d.kind === 'deny' ? templateChecklist(ref, cfg) : []))
           out.push(`  ${line}`);
       }
       return out.map((line) => `${line}\n`).join('');
