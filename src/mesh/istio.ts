@@ -93,7 +93,7 @@ const GATEWAY_MODES: readonly string[] = ['router', 'waypoint'];
  * chart's pods, the `kube-gateway` and `waypoint` templates of its deployment controller): one container,
  * istio-proxy, running `proxy router` or `proxy waypoint`, and no init container (none of the three has one).
  */
-function istioGateway(pod: Pod): { kind: string; alone: boolean } | undefined {
+export function istioGateway(pod: Pod): { kind: string; alone: boolean } | undefined {
   const proxy = pod.spec.containers.find((c) => c.name === 'istio-proxy');
   const mode = proxy?.args?.[0] === 'proxy' ? proxy.args[1] : undefined;
   if (mode === undefined || !GATEWAY_MODES.includes(mode)) return undefined;

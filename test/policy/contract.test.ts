@@ -362,8 +362,9 @@ const refused: Array<[string, 'istio' | 'linkerd', () => Pod, Edit, string, RegE
     'istio',
     istioBase,
     (p) => env(p, 'istio-proxy', { name: 'DISABLE_ENVOY', value: v }),
-    'impostor_container',
-    /DISABLE_ENVOY=.*Envoy (would not run|does not run)/,
+    // Envoy switched off is Istio's proxyless gRPC: an opt-out with its own code (issue 31 §1).
+    'proxyless_grpc',
+    /istio-proxy's DISABLE_ENVOY=.*: Istio's proxyless gRPC runs its agent without Envoy/,
   ]),
   // as whom
   [

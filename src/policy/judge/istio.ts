@@ -21,6 +21,7 @@ import {
 import { APISERVER_DEFAULTED, SIZING, TIGHTENING, TOKEN_MOUNT } from './common.ts';
 import { ISTIO_IPTABLES_ENV, ISTIO_PROXY_ENV } from './istio-env.ts';
 import { mountPathProblem } from './paths.ts';
+import { istioGateway } from '../../mesh/istio.ts';
 import type { ContainerContract, ContractContext, FieldCheck, Problem } from './types.ts';
 
 const PRODUCER = "Istio's injector";
@@ -184,18 +185,28 @@ export function userMount(m: Record<string, unknown>, ctx: ContractContext): Pro
 
 const proxyMounts = mounts({ rules: PROXY_MOUNTS, extra: userMount });
 
-/** istio-proxy's security context as the template writes it (not TPROXY, no NET_BIND_SERVICE, not privileged). */
+/**
+ * istio-proxy's security context as the template writes it (not TPROXY, no NET_BIND_SERVICE, not privileged). The
+ * gateway template (files/gateway-injection-template.yaml) writes only the proxy's identity: a Deployment written as
+ * Istio's docs show one (`image: auto`, nothing else) keeps just that; a gateway is the pod's only container, so
+ * there is no redirect for its hardening to protect (the istio/gateway chart adds the sidecar's anyway).
+ */
+const sidecarSecurity = (ctx: ContractContext) => ({
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL'] },
+  privileged: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  runAsUser: ctx.id.proxyUid,
+  runAsGroup: ctx.id.proxyGid ?? ctx.id.proxyUid,
+});
 const proxySecurity = securityContext(
   [
-    (ctx) => ({
-      allowPrivilegeEscalation: false,
-      capabilities: { drop: ['ALL'] },
-      privileged: false,
-      readOnlyRootFilesystem: true,
-      runAsNonRoot: true,
-      runAsUser: ctx.id.proxyUid,
-      runAsGroup: ctx.id.proxyGid ?? ctx.id.proxyUid,
-    }),
+    sidecarSecurity,
+    (ctx) =>
+      istioGateway(ctx.pod)?.alone
+        ? { runAsUser: ctx.id.proxyUid, runAsGroup: ctx.id.proxyGid ?? ctx.id.proxyUid }
+        : sidecarSecurity(ctx),
   ],
   TIGHTENING,
 );
