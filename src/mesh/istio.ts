@@ -242,7 +242,10 @@ export const istio: MeshProfile = {
         'do not run the proxy as a sidecar ("proxy sidecar")' +
         (istioGateway(pod) ? ', and a gateway runs the proxy as its only container' : '')
       );
-    // istio-cni exempts the UID/GID the proxy container declares (1337 when unset): it must be the configured one.
+    // A lone gateway is not redirected at all: whatever it runs as, it exempts no one (on OpenShift its chart leaves
+    // the UID to the SCC). Beside an app, istio-cni exempts the UID/GID the proxy container declares (1337 when
+    // unset): it must be the configured one.
+    if (gatewayAlone) return undefined;
     const uid = c.securityContext?.runAsUser ?? 1337;
     if (uid !== id.proxyUid) return `it runs as UID ${uid}, but the redirect exempts the proxy UID ${id.proxyUid}`;
     const gid = c.securityContext?.runAsGroup ?? 1337;

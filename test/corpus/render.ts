@@ -154,8 +154,10 @@ function podOf(doc: Obj, kind: string, name: string, template: Obj): WorkloadPod
       podName = `${job}-${hashOf(job, 5)}`;
       break;
     }
-    case 'Pod':
-      return { workload: `Pod/${name}`, pod: { apiVersion: 'v1', kind: 'Pod', metadata: { ...meta, name }, spec } };
+    case 'Pod': {
+      const { namespace: _ns, ...own } = meta;
+      return { workload: `Pod/${name}`, pod: { apiVersion: 'v1', kind: 'Pod', metadata: { ...own, name }, spec } };
+    }
     default:
       owner = { kind, apiVersion: (doc.apiVersion as string) ?? 'apps/v1', name };
       podName = `${name}-${hashOf(name, 5)}`;
@@ -178,7 +180,8 @@ function podOf(doc: Obj, kind: string, name: string, template: Obj): WorkloadPod
 /** Every workload's pod in the rendered manifests, in document order. */
 export function workloadPods(rendered: string): WorkloadPod[] {
   const out: WorkloadPod[] = [];
-  for (const d of parseAllDocuments(rendered)) {
+  // YAML 1.1, as the apiserver's and helm's parsers read it: Bitnami's `defaultMode: 0755` is octal there.
+  for (const d of parseAllDocuments(rendered, { version: '1.1' })) {
     const doc = d.toJS() as Obj | null;
     if (!doc || typeof doc.kind !== 'string') continue;
     for (const t of podTemplates(doc)) out.push(podOf(doc, t.kind, t.name, t.template as Obj));

@@ -22,7 +22,7 @@ import {
   volume,
   type MountRule,
 } from './checks.ts';
-import { APISERVER_DEFAULTED, SIZING, TIGHTENING } from './common.ts';
+import { APISERVER_DEFAULTED, SIZING, TIGHTENING, TOKEN_MOUNT } from './common.ts';
 import { ISTIO_PROXY_ENV } from './istio-env.ts';
 import { ISTIO_PROXY, ISTIO_TOKEN, POD_INFO, WORKLOAD_SOCKET, secretOrConfigMap } from './istio.ts';
 import { mountPathProblem } from './paths.ts';
@@ -38,7 +38,14 @@ const MESH_CONFIG = volume.where((vol) => {
   return extra.length ? `selects ${extra.join(', ')} of the mesh configuration` : undefined;
 });
 
+const GATEWAY_SECRET = volume.where((vol) =>
+  isObject(vol.secret) && Object.keys(vol).every((k) => k === 'name' || k === 'secret')
+    ? undefined
+    : 'is not a Secret of the gateway',
+);
+
 const MOUNTS: readonly MountRule[] = [
+  TOKEN_MOUNT,
   { name: 'workload-socket', mountPath: '/var/run/secrets/workload-spiffe-uds', volume: WORKLOAD_SOCKET },
   { name: 'credential-socket', mountPath: '/var/run/secrets/credential-uds', volume: volume.emptyDir() },
   { name: 'workload-certs', mountPath: '/var/run/secrets/workload-spiffe-credentials', volume: volume.emptyDir() },
@@ -50,6 +57,10 @@ const MOUNTS: readonly MountRule[] = [
   { name: 'istio-certs', mountPath: '/etc/certs', readOnly: true, volume: volume.where(secretOrConfigMap) },
   { name: 'istio-data', mountPath: '/var/lib/istio/data', volume: volume.emptyDir() },
   { name: 'podinfo', mountPath: '/etc/istio/pod', volume: POD_INFO },
+  // The chart's default secretVolumes: the gateway's certificates, each a directory of its own under /etc/istio.
+  ...['ingressgateway-certs', 'ingressgateway-ca-certs', 'egressgateway-certs', 'egressgateway-ca-certs'].map(
+    (name): MountRule => ({ name, mountPath: `/etc/istio/${name}`, readOnly: true, volume: GATEWAY_SECRET }),
+  ),
 ];
 
 /**
