@@ -36,7 +36,7 @@ const only = process.argv.slice(2);
 const sources = only.length ? SOURCES.filter((s) => only.includes(s.id)) : SOURCES;
 const bySource = new Map<string, WorkloadPod[]>();
 for (const s of sources) {
-  const pods = workloadPods(renderSource(s));
+  const pods = workloadPods(renderSource(s)).map((p) => ({ ...p, ...(s.meshes ? { meshes: s.meshes } : {}) }));
   if (pods.length === 0) throw new Error(`${s.id}: no workloads rendered`);
   bySource.set(s.id, pods);
   say(`[corpus] ${s.id}: ${pods.length} workloads (${pods.map((p) => p.workload).join(', ')})`);
@@ -53,8 +53,12 @@ for (const s of sources) {
   const dir = join(DATA, s.id);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  for (const mesh of CORPUS_MESHES) {
-    const docs = pods.map((p, i) => `# workload: ${p.workload}\n${stringify(stable(injected[mesh][at + i]))}`);
+  for (const mesh of s.meshes ?? CORPUS_MESHES) {
+    const docs = pods.map((p, i) => {
+      const pod = injected[mesh][at + i];
+      if (!pod) throw new Error(`${s.id} ${p.workload}: not injected by ${mesh}`);
+      return `# workload: ${p.workload}\n${stringify(stable(pod))}`;
+    });
     writeFileSync(join(dir, `${mesh}.yaml`), docs.join('---\n'));
   }
   at += pods.length;
@@ -67,8 +71,9 @@ for (const s of sources) {
     ...(s.values ? [`values: ${JSON.stringify(s.values)}`] : []),
     `what: ${s.title}`,
     `rendered: ${s.kind === 'chart' ? `helm template (helm ${cp.helmVersion}, --kube-version 1.34.0)` : 'as published'}`,
-    `injected: Istio ${istio.istioRelease} (${istio.istioModuleVersion}) injector, plain and PLATFORM=openshift; ` +
-      `Linkerd proxy injector (shared/vendor/linkerd2); on kube-apiserver ${cp.kubernetesVersion} (dry-run create)`,
+    `injected: ${(s.meshes ?? CORPUS_MESHES).join(', ')} — Istio ${istio.istioRelease} (${istio.istioModuleVersion}) ` +
+      'injector, plain and PLATFORM=openshift; Linkerd proxy injector (shared/vendor/linkerd2); ' +
+      `on kube-apiserver ${cp.kubernetesVersion} (dry-run create)`,
     'regenerate: node scripts/corpus.ts',
     `workloads: ${pods.map((p) => p.workload).join(', ')}`,
     '',

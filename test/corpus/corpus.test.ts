@@ -29,7 +29,14 @@ describe('the real-workload corpus', () => {
     const workloads = new Set(pods.map((p) => `${p.source}/${p.workload}`));
     expect(new Set(pods.map((p) => p.source)).size).toBeGreaterThanOrEqual(15);
     expect(workloads.size).toBeGreaterThanOrEqual(50);
-    expect(pods.length).toBe(workloads.size * CORPUS_MESHES.length);
+    const runs = SOURCES.reduce(
+      (n, s) =>
+        n +
+        new Set(pods.filter((p) => p.source === s.id).map((p) => p.workload)).size * (s.meshes ?? CORPUS_MESHES).length,
+      0,
+    );
+    expect(pods.length).toBe(runs);
+    expect(pods.filter((p) => p.mesh === 'istio')).toHaveLength(workloads.size);
   });
 
   it('refuses at enforce, under the default, only the shapes listed as truly unsafe', () => {

@@ -41,10 +41,20 @@ async function prerequisites(cp: ControlPlane, pods: readonly WorkloadPod[], nam
   }
 }
 
-async function dryRunAll(cp: ControlPlane, pods: readonly WorkloadPod[], namespace: string): Promise<V1Pod[]> {
+/** Each pod as injected, in the order given; undefined for a pod this mesh does not run. */
+async function dryRunAll(
+  cp: ControlPlane,
+  pods: readonly WorkloadPod[],
+  mesh: CorpusMesh,
+): Promise<Array<V1Pod | undefined>> {
   const core = cp.kc.makeApiClient(CoreV1Api);
-  const out: V1Pod[] = [];
+  const namespace = namespaceOf(mesh);
+  const out: Array<V1Pod | undefined> = [];
   for (const p of pods) {
+    if (p.meshes && !p.meshes.includes(mesh)) {
+      out.push(undefined);
+      continue;
+    }
     try {
       out.push(await core.createNamespacedPod({ namespace, body: p.pod as V1Pod, dryRun: 'All' }));
     } catch (err) {
@@ -55,14 +65,14 @@ async function dryRunAll(cp: ControlPlane, pods: readonly WorkloadPod[], namespa
 }
 
 /** Every pod injected by each mesh, in the order given. */
-export async function injectAll(pods: readonly WorkloadPod[]): Promise<Record<CorpusMesh, V1Pod[]>> {
+export async function injectAll(pods: readonly WorkloadPod[]): Promise<Record<CorpusMesh, Array<V1Pod | undefined>>> {
   const cp = await startControlPlane({ nodes: [{ name: CORPUS_NODE, kubeletVersion: 'v1.34.2' }] });
   try {
     for (const [mesh, ns] of Object.entries(NAMESPACES) as [CorpusMesh, (typeof NAMESPACES)[CorpusMesh]][]) {
       await createNamespace(cp, namespaceOf(mesh), ns.labels, ns.annotations);
       await prerequisites(cp, pods, namespaceOf(mesh));
     }
-    const out = {} as Record<CorpusMesh, V1Pod[]>;
+    const out = {} as Record<CorpusMesh, Array<V1Pod | undefined>>;
     for (const [mesh, env] of [
       ['istio', {}],
       ['istio-openshift', { PLATFORM: 'openshift' }],
@@ -70,7 +80,7 @@ export async function injectAll(pods: readonly WorkloadPod[]): Promise<Record<Co
       const istio = await startIstioInjector(cp, { env, logLevel: 'warn' });
       try {
         await istio.register({ failurePolicy: 'Fail' });
-        out[mesh] = await dryRunAll(cp, pods, namespaceOf(mesh));
+        out[mesh] = await dryRunAll(cp, pods, mesh);
       } finally {
         await istio.stop();
       }
@@ -78,7 +88,7 @@ export async function injectAll(pods: readonly WorkloadPod[]): Promise<Record<Co
     const l5d = await startLinkerdInjector(cp, {}, { logLevel: 'warn' });
     try {
       await l5d.register({ failurePolicy: 'Fail' });
-      out.linkerd = await dryRunAll(cp, pods, namespaceOf('linkerd'));
+      out.linkerd = await dryRunAll(cp, pods, 'linkerd');
     } finally {
       await l5d.stop();
     }

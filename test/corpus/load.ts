@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import { CORPUS_MESHES, type CorpusMesh, SOURCES } from './sources.ts';
 
 export const DATA_DIR = join(import.meta.dirname, 'data');
@@ -20,13 +20,14 @@ export interface CorpusPod {
 export function loadCorpus(): CorpusPod[] {
   const out: CorpusPod[] = [];
   for (const s of SOURCES) {
-    for (const mesh of CORPUS_MESHES) {
+    for (const mesh of s.meshes ?? CORPUS_MESHES) {
       const file = join(DATA_DIR, s.id, `${mesh}.yaml`);
       if (!existsSync(file)) throw new Error(`${file} is missing: run node scripts/corpus.ts`);
-      for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) {
-        const workload = /workload: (\S+)/.exec(doc.commentBefore ?? '')?.[1];
+      // scripts/corpus.ts writes each document as `# workload: KIND/NAME`, then the pod, documents split by `---`.
+      for (const text of readFileSync(file, 'utf8').split(/^---\n/m)) {
+        const workload = /^# workload: (\S+)\n/.exec(text)?.[1];
         if (!workload) throw new Error(`${file}: a document without its "# workload:" comment`);
-        out.push({ source: s.id, mesh, workload, pod: doc.toJS() as Record<string, unknown> });
+        out.push({ source: s.id, mesh, workload, pod: parse(text) as Record<string, unknown> });
       }
     }
   }

@@ -14,4 +14,21 @@ export interface ListedRefusal {
   why: string;
 }
 
-export const EXPECTED_REFUSALS: readonly ListedRefusal[] = [];
+const HOST_NETWORK =
+  "a hostNetwork DaemonSet (the node exporter reads the node): its traffic is the node's, which no proxy can " +
+  'redirect; it belongs in a namespace meshgate does not guard';
+
+export const EXPECTED_REFUSALS: readonly ListedRefusal[] = [
+  {
+    source: 'prometheus',
+    workload: 'DaemonSet/prometheus-prometheus-node-exporter',
+    reason: 'host_network',
+    why: HOST_NETWORK,
+  },
+  {
+    source: 'kube-prometheus-stack',
+    workload: 'DaemonSet/kube-prometheus-stack-prometheus-node-exporter',
+    reason: 'host_network',
+    why: HOST_NETWORK,
+  },
+];

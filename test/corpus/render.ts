@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { podTemplates } from '../../src/manifests/workloads.ts';
 import { findControlPlaneBinaries } from '../e2e/harness/binaries.ts';
-import type { ChartDependency, CorpusSource } from './sources.ts';
+import type { ChartDependency, CorpusMesh, CorpusSource } from './sources.ts';
 
 /** Where the git mirrors are: `<dir>/<owner>+<name>/repo` (a bare or normal clone of each repository). */
 export const MIRRORS = process.env.MESHGATE_CORPUS_MIRRORS ?? '/work/.mirror';
@@ -27,6 +27,8 @@ export interface WorkloadPod {
   /** `Deployment/argocd-server`: how tests and the table name it. */
   workload: string;
   pod: Record<string, unknown>;
+  /** The meshes that inject it (its source's), when not all. */
+  meshes?: readonly CorpusMesh[];
 }
 
 function gitDir(repo: string): string {

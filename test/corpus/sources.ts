@@ -32,6 +32,8 @@ export interface CorpusSource {
   dependencies?: ChartDependency[];
   /** A chart whose Chart.yaml says v0.0.0 in the repository (its release stamps it): the version to stamp. */
   stampVersion?: string;
+  /** The meshes it is run under, when not all (a mesh's own component is not run in another mesh). */
+  meshes?: readonly CorpusMesh[];
 }
 
 const ISTIO = { repo: 'istio/istio', tag: '1.27.0', commit: '7359d8be2504f2b191f7d94156af08e6590d2d1c' };
@@ -101,6 +103,7 @@ export const SOURCES: readonly CorpusSource[] = [
     ...ISTIO,
     kind: 'chart',
     paths: ['manifests/charts/gateways/istio-ingress'],
+    meshes: ['istio', 'istio-openshift'],
     values: {
       global: { hub: 'docker.io/istio', tag: '1.27.0' },
       gateways: { 'istio-ingressgateway': { injectionTemplate: '' } },

@@ -19,6 +19,7 @@ const TITLES: Readonly<Record<CorpusMesh, string>> = {
 };
 
 function fraction(rows: readonly Row[], key: 'node' | 'restricted'): string {
+  if (rows.length === 0) return '–';
   const ok = rows.filter((r) => r[key].admitted).length;
   return `${ok}/${rows.length}`;
 }
