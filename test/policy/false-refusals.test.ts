@@ -11,6 +11,7 @@ import { checkPosture } from '../../src/policy/posture.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import { cfg, input, verified } from '../inject/fixtures.ts';
 import { corpusPod } from '../support/corpus.ts';
+import { loadCorpus } from '../corpus/load.ts';
 
 function base(file: string): Pod {
   const p = corpusPod(file) as unknown as Pod;
@@ -237,5 +238,58 @@ describe("Istio's proxyless gRPC and interception mode NONE are opt-outs", () =>
     const p = istioBase();
     annotate(p, { 'sidecar.istio.io/interceptionMode': 'REDIRECT' });
     expect(judged('istio', p)).toEqual({ posture: 'ok', decision: 'patch' });
+  });
+});
+
+/**
+ * Istio's legacy istio-ingress chart (istioctl/IstioOperator, empty injectionTemplate): the gateway its chart writes,
+ * as rendered by helm and stored by the apiserver in the corpus (test/corpus/data/istio-ingress-legacy).
+ */
+describe("Istio's legacy gateway chart", () => {
+  const legacy = (): Pod =>
+    structuredClone(
+      loadCorpus().find((p) => p.source === 'istio-ingress-legacy' && p.mesh === 'istio')!.pod,
+    ) as unknown as Pod;
+  const vol = (p: Pod, name: string) => p.spec.volumes!.find((v) => v.name === name) as Record<string, unknown>;
+  const gatewayJudged = (p: Pod) => {
+    const c = cfg('istio');
+    const posture = checkPosture(input(p, 'gateways'), verified, c);
+    return posture.ok ? `ok (${posture.reason})` : `${posture.reason}: ${posture.message}`;
+  };
+
+  it('is admitted as the mesh gateway it is', () => {
+    expect(gatewayJudged(legacy())).toBe('ok (mesh_gateway)');
+  });
+
+  const neighbours: Array<[string, (p: Pod) => void, RegExp]> = [
+    [
+      'the mesh configuration from another ConfigMap',
+      (p) => Object.assign(vol(p, 'config-volume'), { configMap: { name: 'mine' } }),
+      /config-volume .*not the ConfigMap istio\[-<revision>\]/,
+    ],
+    [
+      'a certificate volume from the host',
+      (p) => {
+        const v = vol(p, 'ingressgateway-certs');
+        delete v.secret;
+        v.hostPath = { path: '/etc' };
+      },
+      /ingressgateway-certs .*not a Secret of the gateway/,
+    ],
+    [
+      'istio-envoy from a ConfigMap (a bootstrap the pod supplies)',
+      (p) => {
+        const v = vol(p, 'istio-envoy');
+        delete v.emptyDir;
+        v.configMap = { name: 'bootstrap' };
+      },
+      /istio-envoy .*not an emptyDir/,
+    ],
+    ['an app beside the gateway', (p) => p.spec.containers.push({ name: 'app', image: 'nginx' }), /^gateway_shared: /],
+  ];
+  it.each(neighbours)('%s is refused', (_n, edit, refusal) => {
+    const p = legacy();
+    edit(p);
+    expect(gatewayJudged(p)).toMatch(refusal);
   });
 });
