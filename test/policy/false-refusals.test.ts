@@ -246,10 +246,8 @@ describe("Istio's proxyless gRPC and interception mode NONE are opt-outs", () =>
  * as rendered by helm and stored by the apiserver in the corpus (test/corpus/data/istio-ingress-legacy).
  */
 describe("Istio's legacy gateway chart", () => {
-  const legacy = (): Pod =>
-    structuredClone(
-      loadCorpus().find((p) => p.source === 'istio-ingress-legacy' && p.mesh === 'istio')!.pod,
-    ) as unknown as Pod;
+  const rendered = loadCorpus().find((p) => p.source === 'istio-ingress-legacy' && p.mesh === 'istio')!.pod;
+  const legacy = (): Pod => structuredClone(rendered) as unknown as Pod;
   const vol = (p: Pod, name: string) => p.spec.volumes!.find((v) => v.name === name) as Record<string, unknown>;
   const gatewayJudged = (p: Pod) => {
     const c = cfg('istio');
