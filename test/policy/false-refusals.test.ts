@@ -10,22 +10,25 @@ import { decide } from '../../src/inject/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import { cfg, input, verified } from '../inject/fixtures.ts';
-import { corpusPod } from '../support/corpus.ts';
+import { injectedPod } from '../support/corpus.ts';
 import { loadCorpus } from '../corpus/load.ts';
 
-function base(file: string): Pod {
-  const p = corpusPod(file) as unknown as Pod;
-  p.metadata = { ...(p.metadata ?? {}), name: 'w', namespace: 'demo' };
-  p.spec.nodeName = 'good';
-  return p;
-}
-const istioBase = () => base('istio__hello.yaml.injected');
-const linkerdBase = () => base('linkerd__inject_emojivoto_pod.golden.yaml');
+const istioBase = () => injectedPod('istio__hello.yaml.injected');
+const linkerdBase = () => injectedPod('linkerd__inject_emojivoto_pod.golden.yaml');
 const named = (p: Pod, name: string): Container =>
   [...(p.spec.initContainers ?? []), ...p.spec.containers].find((c) => c.name === name)!;
 const annotate = (p: Pod, a: Record<string, string>) => {
   p.metadata = { ...p.metadata, annotations: { ...(p.metadata?.annotations ?? {}), ...a } };
 };
+/** istio-proxy's mounts, as the tests edit them. */
+const mountsOf = (p: Pod) => named(p, 'istio-proxy').volumeMounts as Array<Record<string, unknown>>;
+/** The pod's workload-socket as a CSI volume of `driver` (SPIRE's is csi.spiffe.io), instead of an emptyDir. */
+function spiffeSocket(p: Pod, driver = 'csi.spiffe.io'): Pod {
+  const v = p.spec.volumes!.find((x) => x.name === 'workload-socket') as Record<string, unknown>;
+  delete v.emptyDir;
+  v.csi = driver === 'csi.spiffe.io' ? { driver, readOnly: true } : { driver };
+  return p;
+}
 const setEnv = (c: Container, name: string, value: string) => {
   c.env = [...(c.env ?? []).filter((e) => e.name !== name), { name, value }];
 };
@@ -59,14 +62,8 @@ const admitted: Array<[string, Mesh, () => Pod]> = [
     "Istio's SPIRE template: workload-socket a csi.spiffe.io volume (testdata/inject/sidecar-spire.yaml.injected)",
     'istio',
     () => {
-      const p = istioBase();
-      const v = p.spec.volumes!.find((x) => x.name === 'workload-socket')!;
-      delete (v as Record<string, unknown>).emptyDir;
-      Object.assign(v, { csi: { driver: 'csi.spiffe.io', readOnly: true } });
-      const m = (named(p, 'istio-proxy').volumeMounts as Array<Record<string, unknown>>).find(
-        (x) => x.name === 'workload-socket',
-      )!;
-      m.readOnly = true;
+      const p = spiffeSocket(istioBase());
+      mountsOf(p).find((x) => x.name === 'workload-socket')!.readOnly = true;
       return p;
     },
   ],
@@ -74,11 +71,8 @@ const admitted: Array<[string, Mesh, () => Pod]> = [
     "SPIRE's documented template mounts it at /run/secrets/workload-spiffe-uds (samples/security/spire)",
     'istio',
     () => {
-      const p = istioBase();
-      const v = p.spec.volumes!.find((x) => x.name === 'workload-socket')!;
-      delete (v as Record<string, unknown>).emptyDir;
-      Object.assign(v, { csi: { driver: 'csi.spiffe.io', readOnly: true } });
-      (named(p, 'istio-proxy').volumeMounts as Array<Record<string, unknown>>).push({
+      const p = spiffeSocket(istioBase());
+      mountsOf(p).push({
         name: 'workload-socket',
         mountPath: '/run/secrets/workload-spiffe-uds',
         readOnly: true,
@@ -150,11 +144,7 @@ const refused: Array<[string, Mesh, () => Pod, RegExp]> = [
     'workload-socket from another CSI driver (an identity server the pod chose)',
     'istio',
     () => {
-      const p = istioBase();
-      const v = p.spec.volumes!.find((x) => x.name === 'workload-socket')!;
-      delete (v as Record<string, unknown>).emptyDir;
-      Object.assign(v, { csi: { driver: 'evil.example.com' } });
-      return p;
+      return spiffeSocket(istioBase(), 'evil.example.com');
     },
     /impostor_container: .*workload-socket .*neither an emptyDir nor the SPIFFE CSI driver's volume/,
   ],
