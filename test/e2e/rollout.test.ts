@@ -570,6 +570,9 @@ describe('the rollout of docs/istio.md, as printed', () => {
     expect(refused.out).toMatch(
       /^deployment\/legacy \(namespace blog, level enforce\): REFUSED\n {2}REJECTED \(proxy_escalation\)/,
     );
+    expect(refused.out).toContain(
+      '  to be admitted, change:\n      - container app: securityContext.capabilities.add: remove SETUID [proxy_escalation]\n',
+    );
     await createNamespace(cp, 'trial', { 'istio-injection': 'enabled', 'meshgate.io/enforcement': 'audit' });
     await apps.createNamespacedDeployment({
       namespace: 'trial',
