@@ -14,6 +14,8 @@ import { MIRROR_ANNOTATION } from '../contract/names.ts';
 import { decide } from '../inject/decide.ts';
 import { reasonText, type ReasonCode } from '../contract/reasons.ts';
 import { parsePod } from '../pod/parse.ts';
+import { configForNamespace } from '../config/per-namespace.ts';
+import { changeText, promotionChecklist } from '../policy/checklist.ts';
 import { checkPosture } from '../policy/posture.ts';
 import type { Owner } from './facts.ts';
 import { guardsPod, type OptedIn } from './judge-namespaces.ts';
@@ -46,16 +48,22 @@ export class PreflightTally {
     // Static pods are created by their node's kubelet, not by a controller through the webhooks.
     if (p.owner?.kind === 'Node' || p.annotations?.[MIRROR_ANNOTATION] !== undefined) return false;
     this.#judged++;
+    // The namespace's configuration: on OpenShift its proxy IDs (src/config/per-namespace.ts).
+    const found = configForNamespace(this.#cfg, p.namespace, () => opted.proxyIds);
+    const cfg = found.ok ? found.cfg : this.#cfg;
+    let checklist: string[] = [];
     const refuse = (reason: string, message: string) => {
       if (opted.level === 'enforce') this.#enforced++;
-      return this.#groups.flag('pods_would_refuse', p, reason, message);
+      return this.#groups.flag('pods_would_refuse', p, reason, message, checklist);
     };
     const raw = structuredClone(p.object) as { spec?: { nodeName?: string }; status?: unknown };
     delete raw.status;
     if (raw.spec) delete raw.spec.nodeName;
     const parsed = parsePod(raw, `pod ${p.namespace}/${p.name}`);
     if (!parsed.ok) return refuse('invalid_object', parsed.error);
-    const d = decide({ pod: parsed.pod, namespace: p.namespace }, this.#nodes, this.#cfg);
+    // Every change the pod's own spec needs, should it be refused (src/policy/checklist.ts).
+    checklist = promotionChecklist(parsed.pod, p.namespace, cfg).map(changeText);
+    const d = decide({ pod: parsed.pod, namespace: p.namespace }, this.#nodes, cfg);
     if (d.kind === 'deny') return refuse(d.reason, d.message);
     let final = raw;
     if (d.kind === 'patch') {
@@ -67,7 +75,7 @@ export class PreflightTally {
     }
     const again = parsePod(final, `pod ${p.namespace}/${p.name}`);
     if (!again.ok) return refuse('invalid_object', again.error);
-    const posture = checkPosture({ pod: again.pod, namespace: p.namespace }, this.#nodes, this.#cfg);
+    const posture = checkPosture({ pod: again.pod, namespace: p.namespace }, this.#nodes, cfg);
     if (!posture.ok) return refuse(posture.reason, posture.message);
     if (d.kind === 'patch') {
       const pinned = d.status.affinity ? ', pinned to verified nodes' : '';

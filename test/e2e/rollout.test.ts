@@ -277,6 +277,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
         name: 'shop/deployment/legacy',
         reason: 'proxy_escalation',
         message: expect.stringContaining('to fix: remove SETUID/SETGID from capabilities.add'),
+        changes: LEGACY_CHANGES,
       }),
     ]);
     expect(result(pre, 'pods_would_adjust').items).toEqual([
