@@ -13,6 +13,7 @@ import { fromRepositories } from './images.ts';
 import { isIstioInjectorConfigMap, istioInjectorImages } from './learn.ts';
 import { goBool } from './flags.ts';
 import { readIstioIptables, type IstioIptables } from './istio-iptables.ts';
+import { ISTIO_TEMPLATES, redirectOptOut } from './istio-opt-outs.ts';
 import {
   addCidrs,
   addPortRanges,
@@ -51,38 +52,6 @@ function cniInjectOff(pod: Pod): string | undefined {
   const value = label ?? pod.metadata?.annotations?.[INJECT];
   if (goBool(value) !== false) return undefined;
   return `${label !== undefined ? 'label' : 'annotation'} ${INJECT}=${value}`;
-}
-
-/** istiod's templates for proxyless gRPC (istio-discovery chart files/grpc-agent.yaml, grpc-simple.yaml). */
-const PROXYLESS_TEMPLATES: readonly string[] = ['grpc-agent', 'grpc-simple'];
-const TEMPLATES = 'inject.istio.io/templates';
-
-/** The last value of a variable in the pod's istio-proxy, as the kubelet resolves duplicates. */
-function proxyEnv(pod: Pod, name: string): string | undefined {
-  const proxy = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === 'istio-proxy');
-  return proxy?.env?.findLast((e) => e.name === name)?.value;
-}
-
-/**
- * Istio's ways of running a pod's proxy without redirecting its traffic (both opt-outs the pod or the mesh chooses,
- * decided by injection.allowPodOptOut, src/policy/screen.ts):
- * - proxyless gRPC: the pod asks istiod for a grpc template (`inject.istio.io/templates`, split on commas and trimmed
- *   as pkg/kube/inject selectTemplates reads it); grpc-agent writes an istio-proxy with DISABLE_ENVOY=true and no
- *   init container, the app speaking xDS itself. A proxy with Envoy switched off is the same thing however it came.
- * - interception mode NONE (`sidecar.istio.io/interceptionMode`, or the mesh's defaultConfig, which istiod writes into
- *   the proxy's ISTIO_META_INTERCEPTION_MODE): the template writes no init container; the app must send to the proxy.
- */
-function redirectOptOut(pod: Pod): ReturnType<NonNullable<MeshProfile['redirectOptOut']>> {
-  const templates = pod.metadata?.annotations?.[TEMPLATES];
-  if (templates?.split(',').some((t) => PROXYLESS_TEMPLATES.includes(t.trim())))
-    return { code: 'proxyless_grpc', what: `annotation ${TEMPLATES}=${templates}` };
-  const disable = proxyEnv(pod, 'DISABLE_ENVOY');
-  if (goBool(disable) === true) return { code: 'proxyless_grpc', what: `istio-proxy's DISABLE_ENVOY=${disable}` };
-  const mode = pod.metadata?.annotations?.['sidecar.istio.io/interceptionMode'];
-  if (mode === 'NONE') return { code: 'interception_none', what: 'annotation sidecar.istio.io/interceptionMode=NONE' };
-  if (mode === undefined && proxyEnv(pod, 'ISTIO_META_INTERCEPTION_MODE') === 'NONE')
-    return { code: 'interception_none', what: "istio-proxy's ISTIO_META_INTERCEPTION_MODE=NONE (the mesh's default)" };
-  return undefined;
 }
 
 /** The pilot-agent modes of a proxy that is the pod's workload: gateways (`router`) and waypoints (`waypoint`). */
@@ -200,7 +169,7 @@ export const istio: MeshProfile = {
   annotations: [
     INJECT,
     ISTIO_STATUS,
-    TEMPLATES,
+    ISTIO_TEMPLATES,
     'sidecar.istio.io/interceptionMode',
     // pilot-agent's ProxyConfig override, parsed as YAML by src/policy/judge/istio-pod.ts.
     'proxy.istio.io/config',

@@ -24,7 +24,8 @@ import {
 } from './checks.ts';
 import { APISERVER_DEFAULTED, SIZING, TIGHTENING, TOKEN_MOUNT } from './common.ts';
 import { ISTIO_PROXY_ENV } from './istio-env.ts';
-import { ISTIO_PROXY, ISTIO_TOKEN, POD_INFO, WORKLOAD_SOCKET, secretOrConfigMap } from './istio.ts';
+import { ISTIO_PROXY } from './istio.ts';
+import { ISTIO_TOKEN, POD_INFO, secretOrConfigMap, WORKLOAD_SOCKET } from './istio-volumes.ts';
 import { mountPathProblem } from './paths.ts';
 import type { ContainerContract, ContractContext, Problem } from './types.ts';
 
