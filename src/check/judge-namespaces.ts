@@ -3,6 +3,7 @@
  * evaluated against the namespace's labels (kubernetes.io/metadata.name included, which the apiserver sets). An
  * entry with an objectSelector guards only the pods it selects there. Pure.
  */
+import type { ProxyIds } from '../mesh/istio-openshift.ts';
 import { LEVELS, type Level } from '../admission/level.ts';
 import type { NamespaceFacts, Read, WebhookConfig, WebhookEntry } from './facts.ts';
 import { entriesOf, isWorkloadEntry } from './judge-webhook.ts';
@@ -16,6 +17,8 @@ export interface OptedIn {
   validating: WebhookEntry[];
   /** The enforcement level its pods are judged at: the route of the entries selecting it (entryLevel). */
   level: Level;
+  /** Istio on OpenShift: the proxy's IDs its pods get (proxy.idsFrom: openshift, src/config/per-namespace.ts). */
+  proxyIds?: ProxyIds;
 }
 
 /**
@@ -63,6 +66,7 @@ export function optedInNamespaces(
       mutating: mutatingHere,
       validating: validatingHere,
       level: namespaceLevel(validatingHere, mutatingHere),
+      ...(ns.proxyIds ? { proxyIds: ns.proxyIds } : {}),
     };
     if (o.mutating.length || o.validating.length) out.push(o);
   }

@@ -12,6 +12,9 @@ import { adviceFor } from '../inject/advice.ts';
 import { MIRROR_ANNOTATION } from '../contract/names.ts';
 import { asAdmitted } from '../inject/admitted.ts';
 import { reasonText, type ReasonCode } from '../contract/reasons.ts';
+import { parsePod } from '../pod/parse.ts';
+import { configForNamespace } from '../config/per-namespace.ts';
+import { changeText, promotionChecklist } from '../policy/checklist.ts';
 import type { Owner } from './facts.ts';
 import { guardsPod, type OptedIn } from './judge-namespaces.ts';
 import type { PodRecord } from './facts.ts';
@@ -43,15 +46,24 @@ export class PreflightTally {
     // Static pods are created by their node's kubelet, not by a controller through the webhooks.
     if (p.owner?.kind === 'Node' || p.annotations?.[MIRROR_ANNOTATION] !== undefined) return false;
     this.#judged++;
-    const refuse = (reason: string, message: string) => {
+    // The namespace's configuration: on OpenShift its proxy IDs (src/config/per-namespace.ts).
+    const found = configForNamespace(this.#cfg, p.namespace, () => opted.proxyIds);
+    const cfg = found.ok ? found.cfg : this.#cfg;
+    const refuse = (reason: string, message: string, checklist: string[] = []) => {
       if (opted.level === 'enforce') this.#enforced++;
-      return this.#groups.flag('pods_would_refuse', p, reason, message);
+      return this.#groups.flag('pods_would_refuse', p, reason, message, checklist);
     };
     const raw = structuredClone(p.object) as { spec?: { nodeName?: string }; status?: unknown };
     delete raw.status;
     if (raw.spec) delete raw.spec.nodeName;
-    const admitted = asAdmitted(raw, p.namespace, `pod ${p.namespace}/${p.name}`, this.#nodes, this.#cfg);
-    if (admitted.kind === 'refused') return refuse(admitted.reason, admitted.message);
+    const where = `pod ${p.namespace}/${p.name}`;
+    const admitted = asAdmitted(raw, p.namespace, where, this.#nodes, cfg);
+    if (admitted.kind === 'refused') {
+      // Every change the pod's own spec needs (src/policy/checklist.ts), so one pass over the workload suffices.
+      const parsed = parsePod(raw, where);
+      const checklist = parsed.ok ? promotionChecklist(parsed.pod, p.namespace, cfg).map(changeText) : [];
+      return refuse(admitted.reason, admitted.message, checklist);
+    }
     const d = admitted.decision;
     if (d.kind === 'patch') {
       const pinned = d.status.affinity ? ', pinned to verified nodes' : '';

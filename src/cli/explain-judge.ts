@@ -15,7 +15,7 @@ import { checkPosture } from '../policy/posture.ts';
 import { describeDecision } from './describe-decision.ts';
 import { InputError } from './documents.ts';
 import { type MeshInjectors, simulateMesh } from './explain-simulate.ts';
-import { decideTemplate } from './offline.ts';
+import { decideTemplate, templateChecklist } from './offline.ts';
 
 export interface Simulation {
   by?: string;
@@ -29,6 +29,8 @@ export interface Judged {
   decision: Decision;
   lines: string[];
   simulation?: Simulation;
+  /** Under a refusal, every change that makes the pods admissible (src/policy/checklist.ts). */
+  changes?: string[];
 }
 
 const API_VERSION: Readonly<Record<string, string>> = {
@@ -68,7 +70,7 @@ function posture(ref: PodTemplateRef, where: string, facts: NodeFacts, cfg: Comp
   return p.ok ? { kind: 'skip', reason: p.reason } : { kind: 'deny', reason: p.reason, message: p.message };
 }
 
-export function judgeTemplate(
+function judgeOnce(
   ref: PodTemplateRef,
   where: string,
   facts: NodeFacts,
@@ -118,5 +120,29 @@ export function judgeTemplate(
       `  (a simulation, which may differ from the real injector: ${sim.differs.join('; ')})`,
     ],
     simulation: { by: sim.by, injected: true, differs: sim.differs },
+  };
+}
+
+/**
+ * `judgeOnce`, and under a refusal every change the template's own spec needs (src/policy/checklist.ts) under its
+ * lines, so one pass over the workload suffices.
+ */
+export function judgeTemplate(
+  ref: PodTemplateRef,
+  where: string,
+  facts: NodeFacts,
+  cfg: Compiled,
+  injectors: MeshInjectors | undefined,
+  ctx: SimulationContext,
+  nodeName?: string,
+): Judged {
+  const j = judgeOnce(ref, where, facts, cfg, injectors, ctx, nodeName);
+  if (j.decision.kind !== 'deny') return j;
+  const changes = templateChecklist(ref, cfg);
+  if (changes.length === 0) return j;
+  return {
+    ...j,
+    changes,
+    lines: [...j.lines, '  to be admitted, change:', ...changes.map((c) => `    - ${c}`)],
   };
 }

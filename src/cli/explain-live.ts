@@ -6,6 +6,8 @@
  * has no proxy yet (explain-judge.ts). Read-only. The outcome per object is what meshgate would do at that namespace's level:
  * admitted as is, adjusted (a patch), admitted with a record (a refusal below enforce) or refused.
  */
+import { configForNamespace } from '../config/per-namespace.ts';
+import { istioOpenShiftProxyIds } from '../mesh/istio-openshift.ts';
 import { CoreV1Api, type KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import { stringify as toYaml } from 'yaml';
 import type { Compiled } from '../config/compile.ts';
@@ -52,7 +54,7 @@ export interface Explained {
   namespace: string;
   level: EnforcementLevel;
   outcome: Outcome;
-  decision: { kind: Decision['kind']; reason: string; text: string; message?: string };
+  decision: { kind: Decision['kind']; reason: string; text: string; message?: string; changes?: string[] };
   /** Whether the mesh's injector was simulated first, by what, and what the simulation may differ in. */
   simulation?: Simulation;
   lines: string[];
@@ -128,6 +130,9 @@ export async function explainLive(
   const ns = await core.readNamespace({ name: namespace });
   const level = levelOf(ns.metadata?.labels, cfg);
   const nsMeta = { labels: ns.metadata?.labels ?? {}, annotations: ns.metadata?.annotations ?? {} };
+  // Istio on OpenShift: the namespace's proxy IDs, as the webhook reads them from its namespace cache.
+  const here = configForNamespace(cfg, namespace, () => istioOpenShiftProxyIds(ns.metadata?.annotations));
+  const nsCfg = here.ok ? here.cfg : cfg;
   const out: Explained[] = [];
   for (const r of refs) {
     const obj = await objects.read({ apiVersion: r.apiVersion, kind: r.kind, metadata: { name: r.name, namespace } });
@@ -144,7 +149,7 @@ export async function explainLive(
         ref,
         `${r.kind} ${namespace}/${r.name}`,
         nodes,
-        cfg,
+        nsCfg,
         injectors,
         simulationContext(ref, namespace, native, nsMeta),
       );
@@ -159,6 +164,7 @@ export async function explainLive(
           reason: d.reason,
           text: reasonText(d.reason),
           ...(d.kind === 'deny' ? { message: d.message } : {}),
+          ...(j.changes ? { changes: j.changes } : {}),
         },
         ...(j.simulation ? { simulation: j.simulation } : {}),
         lines: j.lines,

@@ -3,6 +3,7 @@
  * naming file and document), reading manifests into documents, and deciding each pod template through the same
  * core — and the same pod parser — as the webhook.
  */
+import { changeText, promotionChecklist } from '../policy/checklist.ts';
 import type { CliIO } from './io.ts';
 import { parseFlags, UsageError } from '../util/args.ts';
 import { InputError, readDocuments, type ParsedDoc } from './documents.ts';
@@ -36,6 +37,15 @@ export function decideTemplate(
   if (!parsed.ok) throw new InputError(`${where}: not a valid pod template: ${parsed.error}`);
   if (nodeName) parsed.pod.spec.nodeName = nodeName;
   return decide({ pod: parsed.pod, namespace: ref.namespace ?? 'default' }, facts, cfg);
+}
+
+/** Every change that makes the template's pods admissible at enforce (src/policy/checklist.ts), one line each. */
+export function templateChecklist(ref: PodTemplateRef, cfg: Compiled): string[] {
+  const parsed = parsePod(
+    { metadata: ref.template.metadata, spec: { ...ref.template.spec } },
+    `${ref.kind} ${ref.name}`,
+  );
+  return parsed.ok ? promotionChecklist(parsed.pod, ref.namespace ?? 'default', cfg).map(changeText) : [];
 }
 
 /** The usage lines of the flags every offline command takes (commands.ts OFFLINE). */

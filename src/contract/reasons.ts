@@ -12,6 +12,12 @@ export const REASONS = {
   host_network_allowed:
     'hostNetwork pods share the node network and cannot be meshed; ' +
     'this configuration allows them (injection.allowPodOptOut)',
+  proxyless_grpc_allowed:
+    "the pod uses Istio's proxyless gRPC (its agent runs without Envoy and nothing is redirected), an opt-out this " +
+    'configuration allows (injection.allowPodOptOut)',
+  interception_none_allowed:
+    "the pod sets Istio's interception mode NONE (no redirect: the app sends to the proxy itself), an opt-out this " +
+    'configuration allows (injection.allowPodOptOut)',
   no_proxy_yet:
     "the mesh's own injector has not injected this pod (yet): meshgate adjusts after it, " +
     'and the validating webhook refuses the pod if it never does',
@@ -57,6 +63,12 @@ export const REASONS = {
   host_network:
     'a hostNetwork pod shares the node network and cannot be meshed; ' +
     'it may not run in a namespace that requires the mesh',
+  proxyless_grpc:
+    "the pod uses Istio's proxyless gRPC: its agent runs without Envoy and nothing is redirected, an opt-out pods " +
+    'may not take here (injection.allowPodOptOut is false)',
+  interception_none:
+    "the pod sets Istio's interception mode NONE: nothing is redirected to the proxy, an opt-out pods may not take " +
+    'here (injection.allowPodOptOut is false)',
   impostor_container: "a container uses a name reserved for the mesh's containers but is not the real one",
   proxy_identity: "a container other than the proxy runs as the proxy's UID or GID, which the redirect exempts",
   redirect_tamper: "a container other than the mesh init container could rewrite the pod's network rules",
@@ -85,6 +97,9 @@ export const REASONS = {
   gateway_shared:
     "a pod runs the mesh's proxy as a gateway (proxy router or waypoint) beside other containers, whose traffic " +
     'nothing would redirect: a gateway runs the proxy alone',
+  proxy_ids_unknown:
+    "meshgate does not know the pod's namespace yet, so it cannot tell the proxy UID/GID Istio gives that " +
+    "namespace's pods on OpenShift (proxy.idsFrom: openshift)",
   // validating webhook
   proxy_missing: 'the pod is opted in but carries no real mesh proxy',
   redirect_missing: 'the pod carries the proxy but neither the privileged init container nor a validation container',

@@ -14,6 +14,7 @@ import { isIstioInjectorConfigMap, istioInjectorImages } from './learn.ts';
 import { goBool } from './flags.ts';
 import { readIstioIptables, type IstioIptables } from './istio-iptables.ts';
 import { REROUTE_ANNOTATIONS, rerouteProblem } from './reroute-interfaces.ts';
+import { ISTIO_TEMPLATES, redirectOptOut } from './istio-opt-outs.ts';
 import {
   addCidrs,
   addPortRanges,
@@ -62,7 +63,7 @@ const GATEWAY_MODES: readonly string[] = ['router', 'waypoint'];
  * chart's pods, the `kube-gateway` and `waypoint` templates of its deployment controller): one container,
  * istio-proxy, running `proxy router` or `proxy waypoint`, and no init container (none of the three has one).
  */
-function istioGateway(pod: Pod): { kind: string; alone: boolean } | undefined {
+export function istioGateway(pod: Pod): { kind: string; alone: boolean } | undefined {
   const proxy = pod.spec.containers.find((c) => c.name === 'istio-proxy');
   const mode = proxy?.args?.[0] === 'proxy' ? proxy.args[1] : undefined;
   if (mode === undefined || !GATEWAY_MODES.includes(mode)) return undefined;
@@ -175,6 +176,7 @@ export const istio: MeshProfile = {
   annotations: [
     INJECT,
     ISTIO_STATUS,
+    ISTIO_TEMPLATES,
     'sidecar.istio.io/interceptionMode',
     // pilot-agent's ProxyConfig override, parsed as YAML by src/policy/judge/istio-pod.ts, and its discovery address.
     'proxy.istio.io/config',
@@ -202,6 +204,8 @@ export const istio: MeshProfile = {
 
   optOut: (pod) => injectSwitch(pod),
 
+  redirectOptOut,
+
   gateway: istioGateway,
 
   annotationSettings,
@@ -217,7 +221,10 @@ export const istio: MeshProfile = {
         'do not run the proxy as a sidecar ("proxy sidecar")' +
         (istioGateway(pod) ? ', and a gateway runs the proxy as its only container' : '')
       );
-    // istio-cni exempts the UID/GID the proxy container declares (1337 when unset): it must be the configured one.
+    // A lone gateway is not redirected at all: whatever it runs as, it exempts no one (on OpenShift its chart leaves
+    // the UID to the SCC). Beside an app, istio-cni exempts the UID/GID the proxy container declares (1337 when
+    // unset): it must be the configured one.
+    if (gatewayAlone) return undefined;
     const uid = c.securityContext?.runAsUser ?? 1337;
     if (uid !== id.proxyUid) return `it runs as UID ${uid}, but the redirect exempts the proxy UID ${id.proxyUid}`;
     const gid = c.securityContext?.runAsGroup ?? 1337;

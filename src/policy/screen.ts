@@ -47,6 +47,12 @@ function optOut(pod: Pod, cfg: Compiled): string | undefined {
   return cfg.profile.optOut(pod);
 }
 
+/** What each of the mesh's redirect opt-outs means for the pod's traffic, for the message. */
+const REDIRECTS_NOTHING: Readonly<Record<'proxyless_grpc' | 'interception_none', string>> = {
+  proxyless_grpc: "Istio's proxyless gRPC runs its agent without Envoy and redirects none of the pod's traffic",
+  interception_none: "with interception mode NONE no rule sends the pod's traffic to the proxy",
+};
+
 export function screen(input: PodInput, cfg: Compiled): Screened {
   const { pod, namespace } = input;
   const c = cfg.config;
@@ -85,6 +91,18 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
           message:
             `the pod sets ${off}, but pods in this namespace must run in the mesh ` +
             '(injection.allowPodOptOut is false)',
+        };
+  }
+  const noRedirect = gateway ? undefined : cfg.profile.redirectOptOut?.(pod);
+  if (noRedirect) {
+    return c.injection.allowPodOptOut
+      ? { kind: 'skip', reason: `${noRedirect.code}_allowed` }
+      : {
+          kind: 'deny',
+          reason: noRedirect.code,
+          message:
+            `the pod sets ${noRedirect.what}: ${REDIRECTS_NOTHING[noRedirect.code]}, an opt-out pods in this ` +
+            'namespace may not take (injection.allowPodOptOut is false)',
         };
   }
   if (pod.spec.hostNetwork && !gateway) {

@@ -66,6 +66,14 @@ describe('RBAC', () => {
     expect(readsWebhookConfigs(await render(profileValues('custom')))).toBe(false);
   });
 
+  it('webhook: watches namespaces only for Istio on OpenShift (proxy.idsFrom) or ambient', async () => {
+    const namespaces = { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] };
+    const openshift = await render(profileValues('istio', { config: { proxy: { idsFrom: 'openshift' } } }));
+    expect(rules(openshift.one('ClusterRole', 'meshgate-webhook'))).toContainEqual(namespaces);
+    const plain = await render(profileValues('istio', { config: { proxy: { idsFrom: 'config' } } }));
+    expect(rules(plain.one('ClusterRole', 'meshgate-webhook'))).not.toContainEqual(namespaces);
+  });
+
   it('webhook with cert-manager: no write access but creating the admission mark’s Secret (the CA injector fills caBundle)', async () => {
     const r = await render(profileValues('istio', { certs: { mode: 'cert-manager' } }));
     for (const rule of r.one('ClusterRole', 'meshgate-webhook').rules)

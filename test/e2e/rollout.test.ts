@@ -132,11 +132,23 @@ function deployment(name: string, pod: V1Pod): V1Deployment {
   };
 }
 
-/** An app container that sets no UID and keeps its capabilities: `apps.privileges: restricted` refuses it. */
+/**
+ * An app container that adds SETUID by name: the default `apps.privileges: node` refuses what the spec states (one
+ * that merely sets no UID is the node side's to judge, and admitted here).
+ */
 const legacyPod = (): V1Pod => ({
   metadata: { name: 'legacy' },
-  spec: { containers: [{ name: 'app', image: 'registry.example/legacy:1' }] },
+  spec: {
+    containers: [
+      { name: 'app', image: 'registry.example/legacy:1', securityContext: { capabilities: { add: ['SETUID'] } } },
+    ],
+  },
 });
+/** What `check --audit` lists for it: the change, and the setting that would admit it instead. */
+const LEGACY_CHANGES = [
+  'container app: securityContext.capabilities.add: remove SETUID [proxy_escalation]',
+  "meshgate's config: apps.baselineNamespaces: or list shop while its workloads cannot comply (admitted with a warning) [proxy_escalation]",
+];
 
 /** Meshgate's webhook and repair controller in this process, from the chart's ConfigMap; the chart's webhooks here. */
 async function startMeshgateFromChart(): Promise<void> {
@@ -264,7 +276,8 @@ describe('the rollout of docs/istio.md, as printed', () => {
       expect.objectContaining({
         name: 'shop/deployment/legacy',
         reason: 'proxy_escalation',
-        message: expect.stringContaining('to fix: give every container runAsUser/runAsGroup'),
+        message: expect.stringContaining('to fix: remove SETUID/SETGID from capabilities.add'),
+        changes: LEGACY_CHANGES,
       }),
     ]);
     expect(result(pre, 'pods_would_adjust').items).toEqual([
@@ -320,7 +333,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
       (await events('MeshWouldDeny')).find((e) => e.involvedObject.name === recorded.metadata!.name),
     );
     expect(ev.message).toMatch(
-      /^meshgate admitted this pod only because its namespace is at enforcement level audit; at enforce it would be refused \[proxy_escalation\].*To fix: give every container runAsUser/,
+      /^meshgate admitted this pod only because its namespace is at enforcement level audit; at enforce it would be refused \[proxy_escalation\].*To fix: remove SETUID\/SETGID from capabilities.add/,
     );
     expect(ev.type).toBe('Warning');
     for (const line of rollout.split('\n').map((l) => l.trim()))
@@ -338,9 +351,12 @@ describe('the rollout of docs/istio.md, as printed', () => {
       expect.objectContaining({
         name: 'shop/deployment/legacy',
         reason: 'proxy_escalation',
-        message: expect.stringContaining('to fix: give every container runAsUser/runAsGroup'),
+        message: expect.stringContaining('to fix: remove SETUID/SETGID from capabilities.add'),
+        // Issue 31 §4: every change the workload needs, field by field.
+        changes: LEGACY_CHANGES,
       }),
     ]);
+    expect(audit.table).toContain(`          change ${LEGACY_CHANGES[0]}\n`);
     const level = result(audit, 'enforcement_level');
     expect(level.status).toBe('warn');
     expect(level.items).toEqual([
@@ -564,6 +580,9 @@ describe('the rollout of docs/istio.md, as printed', () => {
     expect(refused.code).toBe(5);
     expect(refused.out).toMatch(
       /^deployment\/legacy \(namespace blog, level enforce\): REFUSED\n {2}REJECTED \(proxy_escalation\)/,
+    );
+    expect(refused.out).toContain(
+      '  to be admitted, change:\n      - container app: securityContext.capabilities.add: remove SETUID [proxy_escalation]\n',
     );
     await createNamespace(cp, 'trial', { 'istio-injection': 'enabled', 'meshgate.io/enforcement': 'audit' });
     await apps.createNamespacedDeployment({

@@ -21,18 +21,12 @@ const ISTIO_TEST_IMAGES = [
 ];
 
 /**
- * What tests of other rules run with: `apps.privileges: baseline`, so their pods' plain app containers (`nginx`, no
- * securityContext) are judged only by the rule under test. The default, `restricted`, refuses those; its own tests
- * (test/policy/escalation.test.ts) and the defaults pin (test/config/defaults.json) set it explicitly.
+ * The raw config a test starts from, before its own overrides (objects merge key by key in buildConfig). Tests run
+ * under the default `apps.privileges: node`, which admits plain app containers (`nginx`, no securityContext), so they
+ * are judged only by the rule under test; `restricted`'s own tests (test/policy/escalation.test.ts, the e2e tiers)
+ * set it explicitly.
  */
-const BASELINE = { apps: { privileges: 'baseline' } };
-
-/** The raw config a test starts from, before its own overrides (objects merge key by key in buildConfig). */
 export function baseConfig(mesh: MeshName): Record<string, unknown> {
-  return { ...profileBase(mesh), ...BASELINE };
-}
-
-function profileBase(mesh: MeshName): Record<string, unknown> {
   if (mesh === 'custom')
     return {
       mesh,

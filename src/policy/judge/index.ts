@@ -11,6 +11,7 @@ import { LINKERD_INIT, LINKERD_PROXY, LINKERD_VALIDATOR, linkerdPodProblem } fro
 import { ownContract } from './own.ts';
 import { istioPodProblem } from './istio-pod.ts';
 import { resolutionProblem } from './resolution.ts';
+import { ISTIO_LEGACY_GATEWAY_PROXY } from './istio-gateway.ts';
 import type { ContainerContract, ContractContext } from './types.ts';
 
 export { judgeContract } from './judge.ts';
@@ -19,6 +20,8 @@ export type { ContainerContract, ContractContext } from './types.ts';
 export interface Contracts {
   /** The mesh's own containers (istio, linkerd); absent for custom, which recognises only meshgate's. */
   readonly mesh?: Readonly<Record<Role, ContainerContract>>;
+  /** The proxy of a gateway its chart writes without an injector (Istio's legacy gateway charts). */
+  readonly gatewayProxy?: ContainerContract;
   readonly own: {
     readonly validator: ContainerContract;
     /** Istio ambient pods' validator (src/ambient/); accepted only where ambient is enabled. */
@@ -43,6 +46,7 @@ export function contractsFor(cfg: Compiled): Contracts {
   const volumes = own?.volumes ?? [];
   c = {
     mesh: MESH[cfg.config.mesh],
+    gatewayProxy: cfg.config.mesh === 'istio' ? ISTIO_LEGACY_GATEWAY_PROXY : undefined,
     own: {
       validator: ownContract(cfg.validator),
       ambientValidator: cfg.config.ambient.enabled ? ownContract(cfg.ambientValidator) : undefined,

@@ -5,7 +5,6 @@
  * these contracts refuse every field the template never writes and every value that would make the container run
  * something else, from other files, or as someone else (docs/security.md "Mesh containers, field by field").
  */
-import { isObject } from '../../util/json.ts';
 import {
   absent,
   anyValue,
@@ -21,6 +20,8 @@ import {
 import { APISERVER_DEFAULTED, SIZING, TIGHTENING, TOKEN_MOUNT } from './common.ts';
 import { ISTIO_IPTABLES_ENV, ISTIO_PROXY_ENV } from './istio-env.ts';
 import { mountPathProblem } from './paths.ts';
+import { ISTIO_TOKEN, mtlsCerts, POD_INFO, rootCertVolume, secretVolume, WORKLOAD_SOCKET } from './istio-volumes.ts';
+import { istioGateway } from '../../mesh/istio.ts';
 import type { ContainerContract, ContractContext, FieldCheck, Problem } from './types.ts';
 
 const PRODUCER = "Istio's injector";
@@ -86,73 +87,11 @@ export const proxyArgs: FieldCheck = (v) => {
   return undefined;
 };
 
-/**
- * The volumes the proxy reads its roots from (issue 33 §3), exactly as the injection template writes them: the
- * istiod-ca-cert volume is the ConfigMap istiod writes the root into in every namespace (global.trustBundleName,
- * default istio-ca-root-cert) or its ClusterTrustBundle; istio-certs (global.mountMtlsCerts only) the Secret
- * istio.<serviceAccount>; lightstep-certs the Secret lightstep.cacert. Any other ConfigMap, Secret, projected or CSI
- * volume under these names is roots the pod's author chose. No `items`: they could map another key of that
- * ConfigMap onto root-cert.pem.
- */
-const sourceKeys = (src: unknown, allowed: readonly string[]): boolean =>
-  isObject(src) &&
-  Object.keys(src).every(
-    (k) => allowed.includes(k) || (k === 'defaultMode' && (src[k] === 420 || src[k] === undefined)),
-  );
-
-const rootCertVolume = (vol: Readonly<Record<string, unknown>>, ctx: ContractContext): Problem => {
-  const { cp } = ctx;
-  const only = (k: string) => Object.keys(vol).every((x) => x === 'name' || x === k);
-  const cm = vol.configMap;
-  if (
-    only('configMap') &&
-    sourceKeys(cm, ['name']) &&
-    cp.rootCertConfigMaps.includes((cm as { name?: string }).name ?? '')
-  )
-    return undefined;
-  const projected = vol.projected;
-  if (only('projected') && sourceKeys(projected, ['sources'])) {
-    const sources = (projected as { sources?: unknown }).sources;
-    const one = Array.isArray(sources) && sources.length === 1 && isObject(sources[0]) ? sources[0] : undefined;
-    const ctb = one && Object.keys(one).length === 1 ? one.clusterTrustBundle : undefined;
-    if (
-      isObject(ctb) &&
-      Object.keys(ctb).every((k) => k === 'name' || k === 'path') &&
-      ctb.path === 'root-cert.pem' &&
-      cp.clusterTrustBundles.includes(String(ctb.name))
-    )
-      return undefined;
-  }
-  return (
-    `is ${JSON.stringify(vol)}: the proxy trusts the root certificate it finds there, which must be istiod's ` +
-    `(ConfigMap ${cp.rootCertConfigMaps.join(' or ')}${cp.clusterTrustBundles.length ? `, or ClusterTrustBundle ${cp.clusterTrustBundles.join(' or ')}` : ''})`
-  );
-};
-
-const secretVolume =
-  (what: string, secretName: (ctx: ContractContext) => string | undefined) =>
-  (vol: Readonly<Record<string, unknown>>, ctx: ContractContext): Problem => {
-    const want = secretName(ctx);
-    if (want === undefined) return `is ${what}, which the installed mesh does not mount`;
-    const secret = vol.secret;
-    return Object.keys(vol).every((k) => k === 'name' || k === 'secret') &&
-      sourceKeys(secret, ['secretName', 'optional']) &&
-      (secret as { secretName?: unknown }).secretName === want &&
-      (secret as { optional?: unknown }).optional === true
-      ? undefined
-      : `is ${JSON.stringify(vol)}, not the Secret ${want} the injector mounts (${what})`;
-  };
-
-/** global.mountMtlsCerts: the pod's service account's istio.<name> Secret (istio.default without one). */
-const mtlsCerts = secretVolume('the mTLS certificates of global.mountMtlsCerts', (ctx) =>
-  ctx.cp.mountMtlsCerts
-    ? `istio.${(ctx.pod.spec as { serviceAccountName?: string }).serviceAccountName || 'default'}`
-    : undefined,
-);
-
 const PROXY_MOUNTS: readonly MountRule[] = [
   TOKEN_MOUNT,
-  { name: 'workload-socket', mountPath: '/var/run/secrets/workload-spiffe-uds', volume: volume.emptyDir() },
+  { name: 'workload-socket', mountPath: '/var/run/secrets/workload-spiffe-uds', volume: WORKLOAD_SOCKET },
+  // Istio's SPIRE template (samples/security/spire/istio-spire-config.yaml) mounts it at /run: the same directory.
+  { name: 'workload-socket', mountPath: '/run/secrets/workload-spiffe-uds', volume: WORKLOAD_SOCKET },
   { name: 'credential-socket', mountPath: '/var/run/secrets/credential-uds', volume: volume.emptyDir() },
   { name: 'workload-certs', mountPath: '/var/run/secrets/workload-spiffe-credentials', volume: volume.emptyDir() },
   {
@@ -170,38 +109,10 @@ const PROXY_MOUNTS: readonly MountRule[] = [
   { name: 'istio-data', mountPath: '/var/lib/istio/data', volume: volume.emptyDir() },
   // The agent writes Envoy's bootstrap here; a pod-supplied volume under this name would hand Envoy the pod's own.
   { name: 'istio-envoy', mountPath: '/etc/istio/proxy', volume: volume.emptyDir('Memory') },
-  {
-    name: 'istio-token',
-    mountPath: '/var/run/secrets/tokens',
-    volume: volume.where((vol) => {
-      const sources = isObject(vol.projected) ? vol.projected.sources : undefined;
-      return Array.isArray(sources) &&
-        sources.length === 1 &&
-        isObject(sources[0]) &&
-        isObject(sources[0].serviceAccountToken) &&
-        sources[0].serviceAccountToken.path === 'istio-token'
-        ? undefined
-        : 'is not the projected istio-token';
-    }),
-  },
+  { name: 'istio-token', mountPath: '/var/run/secrets/tokens', volume: ISTIO_TOKEN },
   { name: 'istio-certs', mountPath: '/etc/certs/', readOnly: true, volume: volume.where(mtlsCerts) },
-  {
-    // pilot-agent reads the pod's annotations here, proxy.istio.io/config among them: only the downward API may fill it.
-    name: 'istio-podinfo',
-    mountPath: '/etc/istio/pod',
-    volume: volume.where((vol) => {
-      const d = vol.downwardAPI;
-      if (!isObject(d) || !Array.isArray(d.items) || Object.keys(vol).some((k) => k !== 'name' && k !== 'downwardAPI'))
-        return 'is not the downward API volume of the pod labels and annotations';
-      const ok = d.items.every(
-        (i) =>
-          isObject(i) &&
-          ((i.path === 'labels' && isObject(i.fieldRef) && i.fieldRef.fieldPath === 'metadata.labels') ||
-            (i.path === 'annotations' && isObject(i.fieldRef) && i.fieldRef.fieldPath === 'metadata.annotations')),
-      );
-      return ok ? undefined : 'holds files other than the pod labels and annotations';
-    }),
-  },
+  // pilot-agent reads the pod's annotations here, proxy.istio.io/config among them: only the downward API may fill it.
+  { name: 'istio-podinfo', mountPath: '/etc/istio/pod', volume: POD_INFO },
   {
     name: 'lightstep-certs',
     mountPath: '/etc/lightstep',
@@ -215,7 +126,7 @@ const PROXY_MOUNTS: readonly MountRule[] = [
  * where they cannot shadow what the proxy runs or reads (src/policy/judge/paths.ts), without sub-paths or
  * propagation, and never of the node's files.
  */
-function userMount(m: Record<string, unknown>, ctx: ContractContext): Problem {
+export function userMount(m: Record<string, unknown>, ctx: ContractContext): Problem {
   const path = m.mountPath as string;
   if (m.name === 'custom-bootstrap-volume')
     return 'mounts custom-bootstrap-volume (sidecar.istio.io/bootstrapOverride): Envoy would start from a bootstrap the pod supplies';
@@ -231,26 +142,47 @@ function userMount(m: Record<string, unknown>, ctx: ContractContext): Problem {
 
 const proxyMounts = mounts({ rules: PROXY_MOUNTS, extra: userMount });
 
-/** istio-proxy's security context as the template writes it (not TPROXY, no NET_BIND_SERVICE, not privileged). */
+/**
+ * istio-proxy's security context as the template writes it (not TPROXY, no NET_BIND_SERVICE, not privileged). The
+ * gateway template (files/gateway-injection-template.yaml) writes only the proxy's identity: a Deployment written as
+ * Istio's docs show one (`image: auto`, nothing else) keeps just that; a gateway is the pod's only container, so
+ * there is no redirect for its hardening to protect (the istio/gateway chart adds the sidecar's anyway).
+ */
+const sidecarSecurity = (ctx: ContractContext) => ({
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL'] },
+  privileged: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  runAsUser: ctx.id.proxyUid,
+  runAsGroup: ctx.id.proxyGid ?? ctx.id.proxyUid,
+});
 const proxySecurity = securityContext(
   [
-    (ctx) => ({
-      allowPrivilegeEscalation: false,
-      capabilities: { drop: ['ALL'] },
-      privileged: false,
-      readOnlyRootFilesystem: true,
-      runAsNonRoot: true,
-      runAsUser: ctx.id.proxyUid,
-      runAsGroup: ctx.id.proxyGid ?? ctx.id.proxyUid,
-    }),
+    sidecarSecurity,
+    (ctx) =>
+      istioGateway(ctx.pod)?.alone
+        ? { runAsUser: ctx.id.proxyUid, runAsGroup: ctx.id.proxyGid ?? ctx.id.proxyUid }
+        : sidecarSecurity(ctx),
   ],
   TIGHTENING,
 );
 
-/** pilot-agent's own commands as the template's hooks run them: wait for Envoy, drain it. */
+/**
+ * pilot-agent's own commands as the template's hooks run them: wait for Envoy, drain it. The drain hook's port is the
+ * pod's `status.sidecar.istio.io/port`, else the chart's `global.proxy.statusPort` (15020 by default; any port an
+ * operator or a pod chooses): `pilot-agent request` sends one HTTP POST to that port on the pod's own loopback, so its
+ * value changes only where the drain request lands inside the pod.
+ */
 const PROXY_HOOKS = execHooks([
   ['pilot-agent', 'wait'],
-  ...[15020, 15021].map((p) => ['pilot-agent', 'request', `--debug-port=${p}`, 'POST', 'drain']),
+  [
+    'pilot-agent',
+    'request',
+    /^--debug-port=(6553[0-5]|655[0-2]\d|65[0-4]\d\d|6[0-4]\d{3}|[1-5]?\d{1,4})$/,
+    'POST',
+    'drain',
+  ],
 ]);
 
 export const ISTIO_PROXY: ContainerContract = {

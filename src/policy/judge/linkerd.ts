@@ -24,7 +24,7 @@ import {
 } from './checks.ts';
 import { APISERVER_DEFAULTED, SIZING, TIGHTENING, TOKEN_MOUNT } from './common.ts';
 import { isControlPlaneAddress, pemBodies } from '../../mesh/control-plane.ts';
-import type { ContainerContract, FieldCheck, Problem } from './types.ts';
+import type { ContainerContract, ContractContext, FieldCheck, Problem } from './types.ts';
 
 const PRODUCER = "Linkerd's proxy injector";
 /** The proxy's admin port (values proxy.ports.admin): its probes and linkerd-await ask it. */
@@ -162,6 +162,23 @@ export const LINKERD_PROXY: ContainerContract = {
   },
 };
 
+/**
+ * The capabilities Linkerd's injector copies onto linkerd-init (pkg/inject/inject.go injectPodSpec and
+ * injectProxyInit, charts/partials/templates/_proxy-init.tpl): when the pod's first container — the first app
+ * container, which the injector read before it put the proxy in front — sets capabilities, linkerd-init gets
+ * NET_ADMIN and NET_RAW plus that container's `add`, and its `drop` without NET_ADMIN and NET_RAW ("psp compliance":
+ * ingress-nginx's controller adds NET_BIND_SERVICE and drops ALL). What runs there is still linkerd2-proxy-init, judged
+ * by the profile; an app container adding network-admin rights is refused on its own (redirect_tamper).
+ */
+function copiedCapabilities(pod: ContractContext['pod']): Record<string, unknown> | undefined {
+  const first = pod.spec.containers.find((c) => c.name !== 'linkerd-proxy');
+  const caps = first?.securityContext?.capabilities;
+  if (!isObject(caps)) return undefined;
+  const add = ['NET_ADMIN', 'NET_RAW', ...((caps.add as string[] | undefined) ?? [])];
+  const drop = ((caps.drop as string[] | undefined) ?? []).filter((d) => d !== 'NET_RAW' && d !== 'NET_ADMIN');
+  return drop.length ? { add, drop } : { add };
+}
+
 /** linkerd-init's identity: root or an unprivileged UID, never the proxy's (it would exempt itself, pointlessly). */
 const initIdentity: FieldCheck = (v, ctx) =>
   v === undefined || (Number.isInteger(v) && v !== ctx.id.proxyUid) ? undefined : `is ${JSON.stringify(v)}`;
@@ -174,10 +191,15 @@ export const LINKERD_INIT: ContainerContract = {
     args: anyValue('read by the profile as proxy-init reads them'),
     securityContext: securityContext(
       [false, true].flatMap((privileged) =>
-        [undefined, ['ALL']].map((drop) => () => ({
+        [undefined, ['ALL'], 'copied' as const].map((drop) => (ctx: ContractContext) => ({
           allowPrivilegeEscalation: privileged,
           privileged,
-          capabilities: drop ? { add: ['NET_ADMIN', 'NET_RAW'], drop } : { add: ['NET_ADMIN', 'NET_RAW'] },
+          capabilities:
+            drop === 'copied'
+              ? (copiedCapabilities(ctx.pod) ?? { add: ['NET_ADMIN', 'NET_RAW'] })
+              : drop
+                ? { add: ['NET_ADMIN', 'NET_RAW'], drop }
+                : { add: ['NET_ADMIN', 'NET_RAW'] },
           readOnlyRootFilesystem: true,
         })),
       ),
