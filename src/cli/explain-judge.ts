@@ -16,6 +16,7 @@ import { describeDecision } from './describe-decision.ts';
 import { InputError } from './documents.ts';
 import { type MeshInjectors, simulateMesh } from './explain-simulate.ts';
 import { decideTemplate, templateChecklist } from './offline.ts';
+import type { RedirectOptions } from '../policy/redirect.ts';
 
 export interface Simulation {
   by?: string;
@@ -78,8 +79,9 @@ function judgeOnce(
   injectors: MeshInjectors | undefined,
   ctx: SimulationContext,
   nodeName?: string,
+  o: RedirectOptions = {},
 ): Judged {
-  const first = decideTemplate(ref, where, facts, cfg, nodeName);
+  const first = decideTemplate(ref, where, facts, cfg, nodeName, o);
   if (first.kind !== 'skip' || first.reason !== 'no_proxy_yet')
     return { decision: first, lines: describeDecision(first) };
   if (!injectors) {
@@ -111,7 +113,7 @@ function judgeOnce(
     };
   }
   const injected: PodTemplateRef = { ...ref, template: sim.pod as PodTemplateRef['template'] };
-  const d = decideTemplate(injected, where, facts, cfg, nodeName);
+  const d = decideTemplate(injected, where, facts, cfg, nodeName, o);
   return {
     decision: d,
     lines: [
@@ -135,8 +137,9 @@ export function judgeTemplate(
   injectors: MeshInjectors | undefined,
   ctx: SimulationContext,
   nodeName?: string,
+  o: RedirectOptions = {},
 ): Judged {
-  const j = judgeOnce(ref, where, facts, cfg, injectors, ctx, nodeName);
+  const j = judgeOnce(ref, where, facts, cfg, injectors, ctx, nodeName, o);
   if (j.decision.kind !== 'deny') return j;
   const changes = templateChecklist(ref, cfg);
   if (changes.length === 0) return j;

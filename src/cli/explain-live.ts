@@ -8,7 +8,8 @@
  */
 import { configForNamespace } from '../config/per-namespace.ts';
 import { istioOpenShiftProxyIds } from '../mesh/istio-openshift.ts';
-import { CoreV1Api, type KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, type KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import { installedConfigMaps, isInstalled, webhookConfigView } from '../mesh/installed.ts';
 import { stringify as toYaml } from 'yaml';
 import type { Compiled } from '../config/compile.ts';
 import { type LearnedAmbient, withLearned } from '../config/learned.ts';
@@ -98,12 +99,26 @@ export function withLearnedConfigMaps(cfg: Compiled, cms: readonly ConfigMap[]):
   return withLearned(cfg, combineLearned(all, ambient));
 }
 
-/** The ConfigMaps of config.learnImages' namespaces: what the webhook learns, and what explain simulates from. */
-async function meshConfigMaps(core: CoreV1Api, cfg: Compiled): Promise<ConfigMap[]> {
+/**
+ * The ConfigMaps of config.learnImages' namespaces that an installed injector reads (src/mesh/installed.ts), as the
+ * webhook learns them: what explain judges and simulates with. Where the MutatingWebhookConfigurations cannot be
+ * listed, none is trusted, as in the webhook.
+ */
+async function meshConfigMaps(kc: KubeConfig, core: CoreV1Api, cfg: Compiled): Promise<ConfigMap[]> {
+  const webhooks = await kc
+    .makeApiClient(AdmissionregistrationV1Api)
+    .listMutatingWebhookConfiguration()
+    .catch(() => undefined);
+  if (!webhooks) return [];
+  const installed = installedConfigMaps(
+    cfg.config.mesh,
+    webhooks.items.flatMap((w) => webhookConfigView(JSON.parse(JSON.stringify(w))) ?? []),
+  );
   const out: ConfigMap[] = [];
   for (const namespace of cfg.config.learnImages?.namespaces ?? []) {
     const list = await core.listNamespacedConfigMap({ namespace }).catch(() => undefined);
-    out.push(...((list?.items ?? []) as ConfigMap[]));
+    for (const cm of (list?.items ?? []) as ConfigMap[])
+      if (isInstalled(installed, namespace, cm.metadata?.name ?? '')) out.push(cm);
   }
   return out;
 }
@@ -117,7 +132,7 @@ export async function explainLive(
   const refs = args.map(parseRef);
   const core = kc.makeApiClient(CoreV1Api);
   const objects = KubernetesObjectApi.makeApiClient(kc);
-  const cms = await meshConfigMaps(core, base);
+  const cms = await meshConfigMaps(kc, core, base);
   const reads = base.profile.learnFrom || base.config.ambient.enabled;
   const cfg = reads ? withLearnedConfigMaps(base, cms) : base;
   const injectors = injectorsOf(cms);
@@ -152,6 +167,9 @@ export async function explainLive(
         nsCfg,
         injectors,
         simulationContext(ref, namespace, native, nsMeta),
+        undefined,
+        // At audit meshgate holds no pod (src/policy/redirect.ts): explain answers as that level's webhook would.
+        { hold: level !== 'audit' },
       );
       const d = j.decision;
       out.push({

@@ -14,6 +14,7 @@ import { compileConfig, type Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { NodeStateError, loadNodeState } from '../facts/node-state.ts';
 import { decide, type Decision } from '../inject/decide.ts';
+import type { RedirectOptions } from '../policy/redirect.ts';
 import { parsePod } from '../pod/parse.ts';
 import { podTemplates, type PodTemplateRef } from '../manifests/workloads.ts';
 import { COMMANDS } from './commands.ts';
@@ -28,6 +29,7 @@ export function decideTemplate(
   facts: NodeFacts,
   cfg: Compiled,
   nodeName?: string,
+  o: RedirectOptions = {},
 ): Decision {
   // The template's own metadata, absent or not: ops must apply to the document exactly as it is.
   const parsed = parsePod(
@@ -36,7 +38,7 @@ export function decideTemplate(
   );
   if (!parsed.ok) throw new InputError(`${where}: not a valid pod template: ${parsed.error}`);
   if (nodeName) parsed.pod.spec.nodeName = nodeName;
-  return decide({ pod: parsed.pod, namespace: ref.namespace ?? 'default' }, facts, cfg);
+  return decide({ pod: parsed.pod, namespace: ref.namespace ?? 'default' }, facts, cfg, o);
 }
 
 /** Every change that makes the template's pods admissible at enforce (src/policy/checklist.ts), one line each. */

@@ -92,7 +92,7 @@ function valuePaths(doc: string): string[] {
     (m) => m[1].replace(/\.$/, ''),
   );
   // File names (`image.ts`) are not values.
-  return [...sets, ...named.filter((p) => !/\.(ts|js|md|ya?ml|json|sh|tpl)$/.test(p))];
+  return [...sets, ...named.filter((p) => !/\.(ts|js|go|rs|md|ya?ml|json|sh|tpl)$/.test(p))];
 }
 
 describe.each(DOCS)('%s', (file) => {

@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run as explain } from '../../src/cli/explain.ts';
@@ -293,6 +293,28 @@ describe('explain gates like istioctl analyze', () => {
     const apps = cp.kc.makeApiClient(AppsV1Api);
     for (const d of [bad, good]) await apps.createNamespacedDeployment({ namespace: 'shop', body: d as never });
     const env = { KUBECONFIG: cp.kubeconfigPath, HOME: work };
+    // No injector is installed yet: its ConfigMaps are anyone's (src/mesh/installed.ts), nothing is simulated.
+    const none = memoryIO('', env);
+    expect(await explain(['deploy/bad', '-n', 'shop', '--mesh', 'istio'], none), none.err).toBe(0);
+    expect(none.out).not.toMatch(/simulated Istio's injector/);
+    // Istio's injector as istiod's chart installs it: a webhook calling Service istiod in istio-system (its selector
+    // matches no namespace here, so the apiserver never calls it).
+    await cp.kc.makeApiClient(AdmissionregistrationV1Api).createMutatingWebhookConfiguration({
+      body: {
+        metadata: { name: 'istio-sidecar-injector' },
+        webhooks: [
+          {
+            name: 'namespace.sidecar-injector.istio.io',
+            admissionReviewVersions: ['v1'],
+            sideEffects: 'None',
+            failurePolicy: 'Ignore',
+            clientConfig: { service: { namespace: 'istio-system', name: 'istiod', path: '/inject' } },
+            namespaceSelector: { matchLabels: { 'meshgate.test/never': 'selected' } },
+            rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+          },
+        ],
+      },
+    });
     const io = memoryIO('', env);
     const code = await explain(['deploy/bad', '-n', 'shop', '--mesh', 'istio', '-o', 'json'], io);
     expect(code, io.err).toBe(5);

@@ -462,7 +462,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
         /^all 2 guarded namespaces are at enforce, and so are pods opting in by label in \d+ more; unlabelled guarded namespaces are at enforce \(config\.enforcement\.default\)$/,
       ),
     });
-  });
+  }, 120_000);
 
   it("8. at enforce, Istio's own gateway chart: its pods admitted untouched, a gateway with an app beside refused", async () => {
     // The istio/gateway chart of the Istio module, installed with real helm into an unlabelled namespace: its pods

@@ -78,7 +78,7 @@ describe('the PolicyReport of a namespace', () => {
         resources: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'legacy', namespace: 'shop' }],
         properties: expect.objectContaining({ pods: '6', level: 'audit' }),
         message: expect.stringMatching(
-          /^6 pods admitted only because namespace shop is at audit; at enforce they would be refused \[proxy_escalation\]: .*To fix: give every container runAsUser/,
+          /^6 pods admitted only because namespace shop is at audit; at enforce they would be refused \[proxy_escalation\]: .*To fix: remove SETUID\/SETGID from capabilities\.add/,
         ),
       }),
       expect.objectContaining({ rule: 'host_network', properties: expect.objectContaining({ pods: '1' }) }),
