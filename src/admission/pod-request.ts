@@ -60,15 +60,30 @@ export function podInput(
   };
 }
 
+/** The claim a pod-bound ServiceAccount token carries: the node its pod runs on (Kubernetes >= 1.30). */
+export const NODE_NAME_CLAIM = 'authentication.kubernetes.io/node-name';
+
+/** The node the requester's token is bound to; undefined unless exactly one value is claimed. */
+export function requesterNode(r: AdmissionRequest): string | undefined {
+  const v = r.userInfo?.extra?.[NODE_NAME_CLAIM];
+  return Array.isArray(v) && v.length === 1 && typeof v[0] === 'string' ? v[0] : undefined;
+}
+
 export function podUpdateInput(
   r: AdmissionRequest,
-): Parsed<{ old: Pod; pod: Pod; namespace: string; requester?: string }> {
+): Parsed<{ old: Pod; pod: Pod; namespace: string; requester?: string; requesterNode?: string }> {
   const p = pod(r.object, 'request.object');
   if (!p.ok) return p;
   const old = pod(r.oldObject, 'request.oldObject');
   if (!old.ok) return old;
   return {
     ok: true,
-    value: { old: old.value, pod: p.value, namespace: namespaceOf(r, p.value), requester: r.userInfo?.username },
+    value: {
+      old: old.value,
+      pod: p.value,
+      namespace: namespaceOf(r, p.value),
+      requester: r.userInfo?.username,
+      requesterNode: requesterNode(r),
+    },
   };
 }

@@ -72,9 +72,9 @@ export async function validate(
   if (isPodUpdate(r)) {
     const input = podUpdateInput(r);
     if (!input.ok) return input.verdict;
-    const { old, pod, namespace, requester } = input.value;
+    const { old, pod, namespace, requester, requesterNode } = input.value;
     const labels = deps.namespaces?.get(namespace);
-    const res = checkUpdate(old, pod, namespace, requester, deps.nodes, deps.config, labels);
+    const res = checkUpdate(old, pod, namespace, requester, deps.nodes, deps.config, labels, requesterNode);
     return res.ok ? { kind: 'allow', reason: res.reason } : { kind: 'deny', reason: res.reason, message: res.message };
   }
   if (!isPodCreate(r)) return { kind: 'allow', reason: 'not_a_pod_create' };

@@ -100,6 +100,8 @@ export const REASONS = {
   ambient_redirection_preset:
     'the pod sets ambient.istio.io/redirection, which only istio-cni writes: a pre-set value makes istio-cni ' +
     'believe the pod is enrolled',
+  ambient_redirection_changed:
+    "an update changes ambient.istio.io/redirection, which only istio-cni's node agent on the pod's node may write",
   ambient_dns_capture_off:
     "the pod switches off ambient DNS capture (ambient.istio.io/dns-capture), on which meshgate's ambient " +
     'validator relies to prove the in-pod redirection',

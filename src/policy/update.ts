@@ -15,6 +15,7 @@ import type { Pod } from '../contract/pod.ts';
 import { sameJson } from '../util/same.ts';
 import { identifyPod, type MeshContainer } from './identify.ts';
 import { checkPosture } from './posture.ts';
+import { redirectionChange } from '../ambient/refusals.ts';
 
 export type UpdateResult = { ok: true; reason: ReasonCode } | { ok: false; reason: ReasonCode; message: string };
 
@@ -36,6 +37,8 @@ export function checkUpdate(
   cfg: Compiled,
   /** The namespace's labels from the webhook's cache (Istio ambient's selectors); undefined: unknown. */
   namespaceLabels?: Readonly<Record<string, string>>,
+  /** The node the requester's token is bound to (its pod's node), when it is a pod-bound ServiceAccount token. */
+  requesterNode?: string,
 ): UpdateResult {
   const ctx = { namespace, requester, namespaceLabels, existing: true };
   // The admission mark is fixed on every pod, meshed or not: added later, it would vouch for a pod never admitted.
@@ -46,6 +49,9 @@ export function checkUpdate(
     newPod.metadata?.annotations,
   );
   if (mark) return mark;
+  // istio-cni's record of the pod's ambient capture: only istio-cni's node agent on the pod's node may change it.
+  const redirection = redirectionChange(oldPod, newPod, { username: requester, node: requesterNode }, cfg);
+  if (redirection) return { ok: false, ...redirection };
   const before = checkPosture({ pod: oldPod, ...ctx }, nodes, cfg);
   // A pod meshgate never admitted as meshed (created before its namespace opted in) is not made worse by any update.
   const meshed = meshContainers(oldPod, cfg);
