@@ -15,6 +15,8 @@ import { atLevel, LEVELS, type Level } from './level.ts';
 import { mutate } from './mutate.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 import { validate, type ValidateDeps } from './validate.ts';
+import { accessRecord, type AccessRecord } from './access.ts';
+import { isPodConnect } from './pod-request.ts';
 
 export type AdmissionHandler = (r: AdmissionRequest) => Verdict | Promise<Verdict>;
 
@@ -41,13 +43,22 @@ export interface HandlerDeps {
   namespaces?: NamespaceLabels;
   onLookup?: ValidateDeps['onLookup'];
   marker?: Marker;
+  /** Each exec or attach that reached a mesh container, with its outcome (an Event on the pod: src/kube/access-events.ts). */
+  onAccess?: (a: AccessRecord) => void;
 }
 
 /** The handler of one route. */
 export function handlerFor(route: Route, deps: HandlerDeps): AdmissionHandler {
   const { kind, scope, level } = route;
   if (kind === 'mutate') return (r) => atLevel(level, mutate(r, deps, scope), r, true);
-  return async (r) => atLevel(level, await validate(r, deps, scope), r, false);
+  return async (r) => {
+    const v = atLevel(level, await validate(r, deps, scope), r, false);
+    if (deps.onAccess && isPodConnect(r)) {
+      const record = accessRecord(r, v, level);
+      if (record) deps.onAccess(record);
+    }
+    return v;
+  };
 }
 
 /** Every admission route's path and handler. */

@@ -5,6 +5,7 @@
 import { parsePod } from '../pod/parse.ts';
 import type { Pod } from '../contract/pod.ts';
 import type { PodInput } from '../policy/screen.ts';
+import type { AccessRequest } from '../policy/access.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 
 const core = (r: AdmissionRequest) => r.resource.group === '' && r.resource.resource;
@@ -25,6 +26,46 @@ export function isBinding(r: AdmissionRequest): boolean {
     ((core(r) === 'pods' && r.subResource === 'binding') || (core(r) === 'bindings' && !r.subResource))
   );
 }
+
+/** `kubectl exec` and `kubectl attach`: a CONNECT of pods/exec or pods/attach (src/policy/access.ts). */
+export function isPodConnect(r: AdmissionRequest): boolean {
+  return r.operation === 'CONNECT' && core(r) === 'pods' && (r.subResource === 'exec' || r.subResource === 'attach');
+}
+
+/**
+ * The access a CONNECT asks for, from its PodExecOptions/PodAttachOptions (request.object), or the verdict for options
+ * that are not such: `container` a string when present, `command` (exec) a list of strings. The command is kept
+ * only for the record, at most MAX_COMMAND_ARGS of it.
+ */
+export function accessInput(r: AdmissionRequest): Parsed<AccessRequest> {
+  const bad = (what: string): Parsed<AccessRequest> => ({
+    ok: false,
+    verdict: { kind: 'deny', reason: 'invalid_object', message: `not valid ${r.subResource} options: ${what}` },
+  });
+  const o = r.object;
+  if (o !== undefined && o !== null && (typeof o !== 'object' || Array.isArray(o)))
+    return bad('request.object is not an object');
+  const { container, command } = (o ?? {}) as { container?: unknown; command?: unknown };
+  if (container !== undefined && typeof container !== 'string') return bad('request.object.container is not a string');
+  if (command !== undefined && !(Array.isArray(command) && command.every((a) => typeof a === 'string')))
+    return bad('request.object.command is not a list of strings');
+  if (typeof r.name !== 'string' || r.name === '') return bad('request.name (the pod) is missing');
+  return {
+    ok: true,
+    value: {
+      kind: r.subResource === 'attach' ? 'attach' : 'exec',
+      namespace: r.namespace ?? 'default',
+      pod: r.name,
+      container,
+      command: (command as string[] | undefined)?.slice(0, MAX_COMMAND_ARGS),
+      username: r.userInfo?.username,
+      groups: r.userInfo?.groups,
+    },
+  };
+}
+
+/** Arguments of an exec's command kept for its record: enough to say what ran (the audit log has all of it). */
+const MAX_COMMAND_ARGS = 32;
 
 /** A request's pod(s), or the verdict for a body that is not one. */
 export type Parsed<T> = { ok: true; value: T } | { ok: false; verdict: Verdict };

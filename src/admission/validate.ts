@@ -13,7 +13,8 @@ import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import { type AdmissionScope, judgeMark, type Marker } from '../mark/admission.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
-import { isBinding, isPodCreate, isPodUpdate, podInput, podUpdateInput } from './pod-request.ts';
+import { isBinding, isPodConnect, isPodCreate, isPodUpdate, podInput, podUpdateInput } from './pod-request.ts';
+import { validateAccess } from './access.ts';
 
 export interface ValidateDeps {
   config: Compiled;
@@ -69,6 +70,7 @@ export async function validate(
   scope: AdmissionScope = 'namespace',
 ): Promise<Verdict> {
   if (isBinding(r)) return binding(r, deps);
+  if (isPodConnect(r)) return validateAccess(r, deps.config);
   if (isPodUpdate(r)) {
     const input = podUpdateInput(r);
     if (!input.ok) return input.verdict;

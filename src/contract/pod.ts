@@ -51,6 +51,8 @@ const CONTAINER = open(
     env: optional(list(ENV_VAR)),
     restartPolicy: optional(string),
     securityContext: optional(SECURITY_CONTEXT),
+    /** Ephemeral containers only: whose namespaces (processes) it shares (`kubectl debug --target`). */
+    targetContainerName: optional(string),
   },
   'a container (a mapping)',
 );

@@ -68,6 +68,8 @@ export function checkUpdate(
       };
     }
   }
+  const targeting = targetsMeshContainer(oldPod, newPod, meshed);
+  if (targeting) return targeting;
   for (const [kind, keys, get] of [
     ['annotation', RECORDED_ANNOTATIONS, (p: Pod) => p.metadata?.annotations],
     ['label', RECORDED_LABELS, (p: Pod) => p.metadata?.labels],
@@ -81,6 +83,29 @@ export function checkUpdate(
   if (!after.ok && (before.ok || before.reason !== after.reason))
     return { ok: false, reason: after.reason, message: `after this update: ${after.message}` };
   return { ok: true, reason: 'ok' };
+}
+
+/**
+ * An ephemeral container added with `targetContainerName` naming a mesh container (`kubectl debug --target=istio-proxy`)
+ * shares that container's process namespace: as the proxy's UID or as root it reaches the proxy's processes and,
+ * through /proc, its files and the socket that hands out the workload's keys. Refused for everyone: an ephemeral
+ * container cannot be removed again; access.debuggers debug the proxy with kubectl exec (src/policy/access.ts).
+ */
+function targetsMeshContainer(oldPod: Pod, newPod: Pod, meshed: readonly MeshContainer[]): UpdateResult | undefined {
+  const names = new Set(meshed.map((m) => m.container.name));
+  const before = new Set((oldPod.spec.ephemeralContainers ?? []).map((c) => c.name));
+  for (const c of newPod.spec.ephemeralContainers ?? []) {
+    if (before.has(c.name) || c.targetContainerName === undefined || !names.has(c.targetContainerName)) continue;
+    return {
+      ok: false,
+      reason: 'mesh_container_access',
+      message:
+        `ephemeral container ${c.name} targets ${c.targetContainerName}, a mesh container: it would share its ` +
+        "processes and, through them, its files and the workload's keys; debug the proxy with kubectl exec as one " +
+        'of access.debuggers instead',
+    };
+  }
+  return undefined;
 }
 
 function recordedChange(
