@@ -53,7 +53,8 @@ export function handlerFor(route: Route, deps: HandlerDeps): AdmissionHandler {
   if (kind === 'mutate') return (r) => atLevel(level, mutate(r, deps, scope), r, true);
   return async (r) => {
     const v = atLevel(level, await validate(r, deps, scope), r, false);
-    if (deps.onAccess && isPodConnect(r)) {
+    // The chart declares these entries NoneOnDryRun: a dry run (which a CONNECT never is) posts nothing.
+    if (deps.onAccess && isPodConnect(r) && !r.dryRun) {
       const record = accessRecord(r, v, level);
       if (record) deps.onAccess(record);
     }

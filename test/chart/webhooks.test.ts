@@ -9,7 +9,9 @@ import { selecting, type Labels } from './selectors.ts';
 
 const NAME_EXCLUSION = 'kubernetes.io/metadata.name';
 const EXCLUDED = ['meshgate', 'kube-system', 'kube-public', 'kube-node-lease'];
-const hooks = (r: Rendered, kind: string): Obj[] => r.one(kind).webhooks;
+/** The pod entries of a configuration (the exec/attach entries, `….connect.meshgate.io`, are test/chart/access.test.ts's). */
+const hooks = (r: Rendered, kind: string): Obj[] =>
+  r.one(kind).webhooks.filter((w: Obj) => !w.name.endsWith('.connect.meshgate.io'));
 const LEVELS = ['enforce', 'warn', 'audit'];
 /** The level an entry serves, from its meshgate.io/enforcement requirement (NotIn the others: the default's). */
 function levelOf(w: Obj): string {
