@@ -13,7 +13,13 @@ import { ConfigError, configFromFlags } from '../config/load.ts';
 import { connectCluster } from '../kube/client.ts';
 import { durationFlag } from '../agent/flags.ts';
 import { startRepair } from '../repair/run.ts';
-import { QUARANTINE_USAGE, quarantineSettings, rewriteDeprecatedFlags, unmeshedSettings } from '../repair/flags.ts';
+import {
+  QUARANTINE_USAGE,
+  quarantineSettings,
+  rewriteDeprecatedFlags,
+  unmeshedSettings,
+  webhookConfigName,
+} from '../repair/flags.ts';
 import { parsePort } from '../util/values.ts';
 import { COMMANDS } from './commands.ts';
 
@@ -115,6 +121,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       dryRun: f['dry-run'],
       quarantine,
       unmeshed,
+      // Istio ambient: pods that lose ztunnel's capture while running (the levels from --webhook-config).
+      capture: config.ambient.enabled ? { webhookConfig: webhookConfigName(f['webhook-config']) } : undefined,
       listen: f.port === undefined ? undefined : { host: f.host, port: Number(f.port) },
       logger,
     });

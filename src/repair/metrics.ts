@@ -12,7 +12,16 @@ import type { FailureReason, UntrustedWhy } from './failed/decide.ts';
 import type { ReportWhy } from './unmeshed/judge.ts';
 
 /** The API calls whose failures are counted (meshgate_repair_errors_total{action}), by every controller. */
-export type RepairCall = 'delete' | 'event' | 'read_node' | 'withdraw' | 'release' | 'probe' | 'evict' | 'sweep';
+export type RepairCall =
+  | 'delete'
+  | 'event'
+  | 'read_node'
+  | 'read_namespace'
+  | 'withdraw'
+  | 'release'
+  | 'probe'
+  | 'evict'
+  | 'sweep';
 
 export interface RepairMetrics {
   registry: Registry;
@@ -38,6 +47,9 @@ export interface RepairMetrics {
   unmeshedReported: Labelled<{ why: ReportWhy }>;
   evictionsThrottled: Counter;
   evictionsBlocked: Counter;
+  // Guarded ambient pods that lost ztunnel's capture while running (src/repair/capture/controller.ts)
+  captureLost: Labelled<{ action: 'deleted' | 'reported' }>;
+  captureLostPods: Gauge;
 }
 
 export function createRepairMetrics(opts: { processMetrics?: boolean } = {}): RepairMetrics {
@@ -142,6 +154,19 @@ export function createRepairMetrics(opts: { processMetrics?: boolean } = {}): Re
     evictionsBlocked: new Counter({
       name: 'meshgate_repair_evictions_blocked_total',
       help: 'Evictions refused by a PodDisruptionBudget (retried)',
+      registers,
+    }),
+    captureLost: new Counter({
+      name: 'meshgate_repair_capture_lost_total',
+      help:
+        "Guarded ambient pods seen running without ztunnel's capture (istio-cni took them out of the mesh), by what " +
+        'was done: deleted (namespace at enforce) or reported (an Event only)',
+      labelNames: ['action'],
+      registers,
+    }),
+    captureLostPods: new Gauge({
+      name: 'meshgate_repair_capture_lost_pods',
+      help: "Guarded ambient pods running without ztunnel's capture now, as the repair controller's watch sees them",
       registers,
     }),
   };
