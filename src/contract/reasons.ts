@@ -113,6 +113,9 @@ export const REASONS = {
     'believe the pod is enrolled',
   ambient_redirection_changed:
     "an update changes ambient.istio.io/redirection, which only istio-cni's node agent on the pod's node may write",
+  ambient_capture_lost:
+    "an Istio ambient pod meshgate admitted lost ztunnel's capture while running: istio-cni took it out of the mesh " +
+    '(removed ambient.istio.io/redirection), and its traffic leaves unredirected',
   ambient_dns_capture_off:
     "the pod switches off ambient DNS capture (ambient.istio.io/dns-capture), on which meshgate's ambient " +
     'validator relies to prove the in-pod redirection',

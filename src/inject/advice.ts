@@ -60,6 +60,10 @@ export const ADVICE: Partial<Record<ReasonCode, string>> = {
   gateway_shared:
     "run the gateway's proxy alone: move other containers to their own pod, and debug it with kubectl exec as one " +
     'of config.access.debuggers rather than kubectl debug (an ephemeral container stays in the pod)',
+  ambient_capture_lost:
+    "put back the namespace's (or the pod's) istio.io/dataplane-mode=ambient, or move the workload to sidecar mode; " +
+    'at enforce the repair controller deletes such pods, and the recreated ones are admitted only as meshgate admits ' +
+    'them then',
   ambient_redirection_changed:
     'leave ambient.istio.io/redirection to istio-cni (config.ambient.cniServiceAccount names its account); to take a ' +
     "pod out of ambient, change the workload's labels and let it roll",
