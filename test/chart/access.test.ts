@@ -7,7 +7,7 @@ import { compileConfig } from '../../src/config/compile.ts';
 import { buildConfig } from '../../src/config/load.ts';
 import { meshContainerNames } from '../../src/policy/access.ts';
 import { type Obj, type Rendered, render } from './helm.ts';
-import { MESHES, profileValues } from './profiles.ts';
+import { CUSTOM_REQUIRED, MESHES, profileValues } from './profiles.ts';
 
 const CONNECT = '.connect.meshgate.io';
 const connectHooks = (r: Rendered): Obj[] =>
@@ -72,7 +72,9 @@ describe.each(MESHES)('exec and attach entries, mesh %s', (mesh) => {
 
 describe('exec and attach entries (values)', () => {
   it('configured container names are sent too', async () => {
-    const values = profileValues('custom', { config: { proxy: { name: 'envoy' }, validator: { name: 'check-net' } } });
+    const values = profileValues('custom', {
+      config: { proxy: { ...CUSTOM_REQUIRED.proxy, name: 'envoy' }, validator: { name: 'check-net' } },
+    });
     const r = await render(values);
     const names = namesIn(connectHooks(r)[0]);
     expect(names).toContain('envoy');
