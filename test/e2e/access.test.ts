@@ -20,7 +20,6 @@ import {
   AdmissionregistrationV1Api,
   CoreV1Api,
   PatchStrategy,
-  RbacAuthorizationV1Api,
   setHeaderOptions,
   type V1Pod,
 } from '@kubernetes/client-node';
@@ -40,7 +39,16 @@ import {
   type IstioInjector,
 } from './harness/index.ts';
 import { daemonClient } from './daemon-client.ts';
-import { grantClusterRole, impersonate, NODE_CLAIM, outcome, serviceAccount, type Identity } from './impersonate.ts';
+import {
+  EDIT_OWN_NAMESPACE,
+  grantClusterRole,
+  grantRole,
+  impersonate,
+  NODE_CLAIM,
+  outcome,
+  serviceAccount,
+  type Identity,
+} from './impersonate.ts';
 import { createNamespace, pointChartWebhooksAt, publishVerdict, restrictedPod } from './meshgate.ts';
 
 const NS = 'meshgate';
@@ -111,15 +119,7 @@ beforeAll(async () => {
 
   // shop: Istio injects its pods (sidecar mode), meshgate guards them at enforce; alice edits it (ClusterRole edit).
   await createNamespace(cp, SHOP, { 'istio-injection': 'enabled' });
-  const rbac = cp.kc.makeApiClient(RbacAuthorizationV1Api);
-  await rbac.createNamespacedRoleBinding({
-    namespace: SHOP,
-    body: {
-      metadata: { name: 'alice-edit' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
-      subjects: [{ kind: 'User', name: EDITOR.user, apiGroup: 'rbac.authorization.k8s.io' }],
-    },
-  });
+  await grantRole(cp.kc, SHOP, 'alice-edit', { clusterRole: 'edit' }, EDITOR);
   await grantClusterRole(
     cp.kc,
     'oncall-exec',
@@ -297,24 +297,8 @@ describe('§6 a namespace admin cannot switch a guarded namespace off', () => {
   beforeAll(async () => {
     await createNamespace(cp, 'team-a', { 'istio-injection': 'enabled' });
     await createNamespace(cp, AMBIENT, { 'meshgate.io/inject': 'enabled', 'istio.io/dataplane-mode': 'ambient' });
-    const rbac = cp.kc.makeApiClient(RbacAuthorizationV1Api);
-    for (const ns of ['team-a', AMBIENT]) {
-      await rbac.createNamespacedRole({
-        namespace: ns,
-        body: {
-          metadata: { name: 'edit-own-namespace' },
-          rules: [{ apiGroups: [''], resources: ['namespaces', 'namespaces/status'], verbs: ['get', 'patch'] }],
-        },
-      });
-      await rbac.createNamespacedRoleBinding({
-        namespace: ns,
-        body: {
-          metadata: { name: 'edit-own-namespace' },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'edit-own-namespace' },
-          subjects: [{ kind: 'User', name: TEAM.user, apiGroup: 'rbac.authorization.k8s.io' }],
-        },
-      });
-    }
+    for (const ns of ['team-a', AMBIENT])
+      await grantRole(cp.kc, ns, 'edit-own-namespace', { rules: EDIT_OWN_NAMESPACE }, TEAM);
   });
 
   it('removing or changing the opt-in label: refused to the namespace admin, through status too', async () => {

@@ -12,15 +12,9 @@
 // deleted within DEADLINE_MS, each got its Event, and no pod of the namespace runs afterwards.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import {
-  CoreV1Api,
-  PatchStrategy,
-  RbacAuthorizationV1Api,
-  setHeaderOptions,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { chartDir } from '../../chart/helm.ts';
-import { impersonate } from '../../e2e/impersonate.ts';
+import { EDIT_OWN_NAMESPACE, grantRole, impersonate } from '../../e2e/impersonate.ts';
 import { describeError } from '../../e2e/harness/wait.ts';
 import { AMBIENT_OPT_IN } from '../harness/mesh.ts';
 import { PodMonitor } from '../harness/monitor.ts';
@@ -114,22 +108,7 @@ export const a5: Scenario = {
     const policy = await enforcementPolicy(cluster);
     const applied = await cluster.cp.kubectl(['apply', '-f', '-'], { input: policy });
     if (applied.code !== 0) throw new Error(`kubectl apply (enforcement policy): ${applied.stderr}`);
-    const rbac = cluster.cp.kc.makeApiClient(RbacAuthorizationV1Api);
-    await rbac.createNamespacedRole({
-      namespace: NS,
-      body: {
-        metadata: { name: 'edit-own-namespace' },
-        rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'patch'] }],
-      },
-    });
-    await rbac.createNamespacedRoleBinding({
-      namespace: NS,
-      body: {
-        metadata: { name: 'edit-own-namespace' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'edit-own-namespace' },
-        subjects: [{ kind: 'User', name: TEAM, apiGroup: 'rbac.authorization.k8s.io' }],
-      },
-    });
+    await grantRole(cluster.cp.kc, NS, 'edit-own-namespace', { rules: EDIT_OWN_NAMESPACE }, { user: TEAM });
     const m = new PodMonitor(cluster, [NS]);
     m.start();
     const failures: string[] = [];
