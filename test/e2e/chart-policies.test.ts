@@ -345,7 +345,9 @@ describe('the chart’s admission policies on a real apiserver', () => {
       const m = await cp.kc
         .makeApiClient(AdmissionregistrationV1Api)
         .readMutatingWebhookConfiguration({ name: 'meshgate' });
-      expect(patched).toBe(30); // five entries (mesh istio), once per enforcement level, in each configuration
+      // five entries (mesh istio), once per enforcement level, in each configuration; and the validating one's
+      // exec/attach entries: one per namespace entry (three) and level (issue 33 §1)
+      expect(patched).toBe(39);
       expect(m.webhooks!.every((w) => w.clientConfig.caBundle === Buffer.from(cp.ca.certPem).toString('base64'))).toBe(
         true,
       );
