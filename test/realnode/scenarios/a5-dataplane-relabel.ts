@@ -42,6 +42,8 @@ const TEAM = 'a5-admin';
 const DEADLINE_MS = 30_000;
 /** How long the namespace is watched afterwards for a replacement that runs (there must be none). */
 const QUIET_MS = 8_000;
+/** How often the window's two ends are polled (an iptables-save of each backend, a GET): its resolution. */
+const POLL_MS = 100;
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 /** The chart's enforcement policy and binding, rendered for the tier's one webhook entry (meshgate.io/inject). */
@@ -139,32 +141,41 @@ export const a5: Scenario = {
       const t0 = Date.now();
       const byAdmin = await patchLabel(false);
       if (byAdmin !== 'allowed') failures.push(`the cluster admin's relabel failed: ${byAdmin}`);
-      const lostAt = new Map<string, number>();
-      const deletedAt = new Map<string, number>();
-      await waitRight(t0, DEADLINE_MS, async () => {
-        for (const p of pods) {
-          const uid = p.metadata!.uid!;
-          if (!lostAt.has(uid) && (await captured(cluster, p)) !== true) lostAt.set(uid, Date.now() - t0);
-          if (!deletedAt.has(uid)) {
+      // Per pod, two pollers side by side (each ~every POLL_MS): its in-pod rules, and the pod itself.
+      const deadline = t0 + DEADLINE_MS;
+      const watch = async (p: V1Pod) => {
+        const uid = p.metadata!.uid!;
+        const rules = (async () => {
+          while (Date.now() < deadline) {
+            const c = await captured(cluster, p);
+            if (c !== true) return { ms: Date.now() - t0, how: c === false ? 'rules gone' : 'netns gone' };
+            await sleep(POLL_MS);
+          }
+          return undefined;
+        })();
+        const deleted = (async () => {
+          while (Date.now() < deadline) {
             const now = await core(cluster)
               .readNamespacedPod({ name: p.metadata!.name!, namespace: NS })
               .catch(() => undefined);
-            if (!now || now.metadata?.uid !== uid || now.metadata?.deletionTimestamp)
-              deletedAt.set(uid, Date.now() - t0);
+            if (!now || now.metadata?.uid !== uid || now.metadata?.deletionTimestamp) return Date.now() - t0;
+            await sleep(POLL_MS);
           }
-        }
-        return deletedAt.size === pods.length;
-      });
-      for (const p of pods) {
-        const uid = p.metadata!.uid!;
-        const lost = lostAt.get(uid);
-        const deleted = deletedAt.get(uid);
+          return undefined;
+        })();
+        return { pod: p, lost: await rules, deleted: await deleted };
+      };
+      const watched = await Promise.all(pods.map(watch));
+      const deletedAt = new Map<string, number>();
+      for (const { pod: p, lost, deleted } of watched) {
         if (deleted === undefined)
           failures.push(`pod ${p.metadata!.name} not deleted ${DEADLINE_MS / 1000} s after the relabel`);
-        const window = lost !== undefined && deleted !== undefined ? `${((deleted - lost) / 1000).toFixed(1)} s` : '?';
+        else deletedAt.set(p.metadata!.uid!, deleted);
+        const s = (ms: number | undefined) => (ms === undefined ? '?' : `${(ms / 1000).toFixed(2)} s`);
+        const window = lost !== undefined && deleted !== undefined ? s(Math.max(0, deleted - lost.ms)) : '?';
         seen.push(
-          `pod ${p.metadata!.name}: in-pod rules gone after ${lost === undefined ? '?' : `${(lost / 1000).toFixed(1)} s`}, ` +
-            `deleted by meshgate after ${deleted === undefined ? '?' : `${(deleted / 1000).toFixed(1)} s`}; ran without capture for ${window}`,
+          `pod ${p.metadata!.name}: ${lost?.how ?? 'capture'} after ${s(lost?.ms)}, deletion by meshgate seen after ` +
+            `${s(deleted)}: ran without capture for ${window} (polled every ${POLL_MS} ms, about as fine as that)`,
         );
       }
       rightMs = deletedAt.size === pods.length ? Math.max(...deletedAt.values()) : undefined;
