@@ -137,8 +137,8 @@ function setup(o: { level?: Level; leader?: boolean; dryRun?: boolean; max?: num
   let t = 0;
   const ctl = new CaptureRepair(
     {
-      async deletePod(namespace, name, uid) {
-        calls.push({ what: 'delete', pod: `${namespace}/${name}`, detail: uid });
+      async deletePod(namespace, name, uid, grace) {
+        calls.push({ what: 'delete', pod: `${namespace}/${name}`, detail: `${uid} grace ${grace}` });
       },
       async event(pod, type, reason, message) {
         calls.push({
@@ -172,7 +172,7 @@ describe('what the repair controller does about them', () => {
     await ctl.observe(lost());
     await ctl.observe(lost());
     expect(calls.map((c) => [c.what, c.pod, c.what === 'delete' ? c.detail : undefined])).toEqual([
-      ['delete', 'shop/web-1', 'uid-1'],
+      ['delete', 'shop/web-1', 'uid-1 grace 2'],
       ['Warning MeshCaptureLost', 'shop/web-1', undefined],
     ]);
     expect(calls[1].detail).toMatch(/its traffic now leaves unredirected; deleted \(namespace shop is at enforce\)$/);
@@ -235,7 +235,7 @@ describe('what the repair controller does about them', () => {
     tick(61_000);
     await ctl.resync();
     expect(calls.slice(3).map((c) => [c.what, c.detail])).toEqual([
-      ['delete', 'b'],
+      ['delete', 'b grace 2'],
       ['Warning MeshCaptureLost', expect.stringMatching(/deleted \(namespace shop is at enforce\)$/)],
     ]);
   });

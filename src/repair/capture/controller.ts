@@ -5,8 +5,8 @@
  * - always: a Warning Event `MeshCaptureLost` on the pod, meshgate_repair_capture_lost_total, the log, and the pod in
  *   meshgate_repair_capture_lost_pods while it runs (`meshgate check` reads the same judgement);
  * - at enforce (the namespace's level, as meshgate's own webhook entries select it: src/check/judge-namespaces.ts):
- *   the pod is deleted (a UID precondition; --max-deletes-per-minute shared in spirit, its own window), so it stops
- *   running unredirected — recreated, it is admitted again only as meshgate would admit it then. Below enforce, or in
+ *   the pod is deleted with a 2 s grace (CAPTURE_LOST_GRACE_SECONDS; a UID precondition; --max-deletes-per-minute,
+ *   a window of its own), so it stops running unredirected — recreated, it is admitted again only as meshgate would admit it then. Below enforce, or in
  *   a namespace no longer guarded (a cluster admin took it out), the Event is all.
  * A pod its controller would recreate and a bare pod alike: the promise is that a guarded pod does not run unmeshed.
  */
@@ -33,6 +33,13 @@ export interface CaptureOptions {
 }
 
 const MINUTE_MS = 60_000;
+
+/**
+ * The grace a pod that lost its capture gets to stop: 2 s, not its own (30 s by default). Every second it runs, its
+ * traffic leaves unredirected; 2 s lets a process that handles SIGTERM close what it can, as a node drain's
+ * `--grace-period` does, without a force delete (0 would remove the pod from the API before its node stops it).
+ */
+export const CAPTURE_LOST_GRACE_SECONDS = 2;
 
 interface Lost {
   pod: PodForCapture;
@@ -128,7 +135,7 @@ export class CaptureRepair {
       return;
     }
     try {
-      await this.#api.deletePod(namespace, name, uid);
+      await this.#api.deletePod(namespace, name, uid, CAPTURE_LOST_GRACE_SECONDS);
     } catch (err) {
       this.#o.metrics?.errors.inc({ action: 'delete' });
       this.#o.logger?.error({ err: errorFields(err), pod: `${namespace}/${name}` }, 'capture repair: delete failed');

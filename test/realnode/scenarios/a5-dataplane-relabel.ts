@@ -141,41 +141,49 @@ export const a5: Scenario = {
       const t0 = Date.now();
       const byAdmin = await patchLabel(false);
       if (byAdmin !== 'allowed') failures.push(`the cluster admin's relabel failed: ${byAdmin}`);
-      // Per pod, two pollers side by side (each ~every POLL_MS): its in-pod rules, and the pod itself.
+      // Per pod, two pollers side by side (each ~every POLL_MS): its netns — when ztunnel's rules are gone from it,
+      // and when the sandbox itself is (nothing of the pod runs any more) — and the pod object (its deletion).
       const deadline = t0 + DEADLINE_MS;
+      const since = () => Date.now() - t0;
       const watch = async (p: V1Pod) => {
         const uid = p.metadata!.uid!;
-        const rules = (async () => {
+        const netns = (async () => {
+          let rulesGone: number | undefined;
           while (Date.now() < deadline) {
             const c = await captured(cluster, p);
-            if (c !== true) return { ms: Date.now() - t0, how: c === false ? 'rules gone' : 'netns gone' };
+            if (c === false) rulesGone ??= since();
+            if (c === undefined) return { rulesGone, sandboxGone: since() };
             await sleep(POLL_MS);
           }
-          return undefined;
+          return { rulesGone, sandboxGone: undefined };
         })();
         const deleted = (async () => {
           while (Date.now() < deadline) {
             const now = await core(cluster)
               .readNamespacedPod({ name: p.metadata!.name!, namespace: NS })
               .catch(() => undefined);
-            if (!now || now.metadata?.uid !== uid || now.metadata?.deletionTimestamp) return Date.now() - t0;
+            if (!now || now.metadata?.uid !== uid || now.metadata?.deletionTimestamp) return since();
             await sleep(POLL_MS);
           }
           return undefined;
         })();
-        return { pod: p, lost: await rules, deleted: await deleted };
+        return { pod: p, ...(await netns), deleted: await deleted };
       };
       const watched = await Promise.all(pods.map(watch));
       const deletedAt = new Map<string, number>();
-      for (const { pod: p, lost, deleted } of watched) {
+      const s = (ms: number | undefined) => (ms === undefined ? '?' : `${(ms / 1000).toFixed(2)} s`);
+      for (const { pod: p, rulesGone, sandboxGone, deleted } of watched) {
         if (deleted === undefined)
           failures.push(`pod ${p.metadata!.name} not deleted ${DEADLINE_MS / 1000} s after the relabel`);
         else deletedAt.set(p.metadata!.uid!, deleted);
-        const s = (ms: number | undefined) => (ms === undefined ? '?' : `${(ms / 1000).toFixed(2)} s`);
-        const window = lost !== undefined && deleted !== undefined ? s(Math.max(0, deleted - lost.ms)) : '?';
+        if (sandboxGone === undefined)
+          failures.push(`pod ${p.metadata!.name}'s sandbox still there ${DEADLINE_MS / 1000} s after the relabel`);
+        // Without a poll that saw the rules gone first, they went with the sandbox: no window that could be seen.
+        const window = sandboxGone === undefined ? '?' : s(sandboxGone - (rulesGone ?? sandboxGone));
         seen.push(
-          `pod ${p.metadata!.name}: ${lost?.how ?? 'capture'} after ${s(lost?.ms)}, deletion by meshgate seen after ` +
-            `${s(deleted)}: ran without capture for ${window} (polled every ${POLL_MS} ms, about as fine as that)`,
+          `pod ${p.metadata!.name}: rules gone ${rulesGone === undefined ? 'not seen before the sandbox' : `after ${s(rulesGone)}`}, ` +
+            `deleted by meshgate after ${s(deleted)}, sandbox gone after ${s(sandboxGone)}: ran without capture for ` +
+            `${window} (polled every ${POLL_MS} ms; the deletion's grace is 2 s)`,
         );
       }
       rightMs = deletedAt.size === pods.length ? Math.max(...deletedAt.values()) : undefined;
