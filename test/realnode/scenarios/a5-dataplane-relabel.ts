@@ -11,6 +11,7 @@
 // it, and between the two the window it ran without capture. Passes when the admin's change is refused, every pod is
 // deleted within DEADLINE_MS, each got its Event, and no pod of the namespace runs afterwards.
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { chartDir } from '../../chart/helm.ts';
@@ -83,7 +84,11 @@ async function enforcementPolicy(c: RealCluster): Promise<string> {
   return r.stdout;
 }
 
-/** Whether ztunnel's in-pod chains are still in the pod's netns (undefined: the netns is gone with the pod). */
+/**
+ * Whether ztunnel's in-pod chains are still in the pod's netns; undefined once the netns is gone (containerd removes
+ * its file when it stops the sandbox: nothing of the pod runs any more). The sandbox container's spec, which names
+ * the path, outlives it until the sandbox is removed.
+ */
 async function captured(c: RealCluster, pod: V1Pod): Promise<boolean | undefined> {
   let netns: string;
   try {
@@ -91,12 +96,17 @@ async function captured(c: RealCluster, pod: V1Pod): Promise<boolean | undefined
   } catch {
     return undefined;
   }
+  if (!existsSync(netns)) return undefined;
   let text = '';
-  for (const save of ['iptables-nft-save', 'iptables-legacy-save'])
-    text += await run('nsenter', [`--net=${netns}`, save, '-t', 'nat'], { timeout: 10_000 }).then(
+  for (const save of ['iptables-nft-save', 'iptables-legacy-save']) {
+    const out = await run('nsenter', [`--net=${netns}`, save, '-t', 'nat'], { timeout: 10_000 }).then(
       (o) => o.stdout,
-      () => '',
+      () => undefined,
     );
+    // The netns went away between the check and nsenter: as gone.
+    if (out === undefined) return existsSync(netns) ? true : undefined;
+    text += out;
+  }
   return /^:ISTIO_PRERT /m.test(text) && /^:ISTIO_OUTPUT /m.test(text);
 }
 
