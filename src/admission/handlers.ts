@@ -13,11 +13,12 @@ import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import type { AdmissionScope, Marker } from '../mark/admission.ts';
 import { atLevel, LEVELS, type Level, scrubOps, validatedAtLevel } from './level.ts';
-import { isPodCreate } from './pod-request.ts';
+import { isPodConnect, isPodCreate } from './pod-request.ts';
 import { mutate } from './mutate.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 import { validate, type ValidateDeps } from './validate.ts';
 import { judgeWorkload } from './workload.ts';
+import { accessRecord, type AccessRecord } from './access.ts';
 
 export type AdmissionHandler = (r: AdmissionRequest) => Verdict | Promise<Verdict>;
 
@@ -48,6 +49,8 @@ export interface HandlerDeps {
   namespaces?: NamespaceLabels;
   onLookup?: ValidateDeps['onLookup'];
   marker?: Marker;
+  /** Each exec or attach that reached a mesh container, with its outcome (an Event on the pod: src/kube/access-events.ts). */
+  onAccess?: (a: AccessRecord) => void;
 }
 
 /** The handler of one route. */
@@ -57,7 +60,15 @@ export function handlerFor(route: Route, deps: HandlerDeps): AdmissionHandler {
   // At audit meshgate holds no pod: it must never keep a pod from running that would run without it (issue 34 §2).
   const hold = level !== 'audit';
   if (kind === 'mutate') return (r) => scrubbed(atLevel(level, mutate(r, deps, scope, { hold }), r, true), r);
-  return async (r) => validatedAtLevel(level, await validate(r, deps, scope), r);
+  return async (r) => {
+    const v = validatedAtLevel(level, await validate(r, deps, scope), r);
+    // The chart declares these entries NoneOnDryRun: a dry run (which a CONNECT never is) posts nothing.
+    if (deps.onAccess && isPodConnect(r) && !r.dryRun) {
+      const record = accessRecord(r, v, level);
+      if (record) deps.onAccess(record);
+    }
+    return v;
+  };
 }
 
 /** A pod CREATE admitted without a refusal recorded now loses a would-deny record it brought (level.ts scrubOps). */

@@ -8,6 +8,7 @@ import type { ProxyIds } from '../mesh/istio-openshift.ts';
 import { parsePod } from '../pod/parse.ts';
 import type { Pod } from '../contract/pod.ts';
 import type { PodInput } from '../policy/screen.ts';
+import type { AccessRequest } from '../policy/access.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 
 const core = (r: AdmissionRequest) => r.resource.group === '' && r.resource.resource;
@@ -28,6 +29,46 @@ export function isBinding(r: AdmissionRequest): boolean {
     ((core(r) === 'pods' && r.subResource === 'binding') || (core(r) === 'bindings' && !r.subResource))
   );
 }
+
+/** `kubectl exec` and `kubectl attach`: a CONNECT of pods/exec or pods/attach (src/policy/access.ts). */
+export function isPodConnect(r: AdmissionRequest): boolean {
+  return r.operation === 'CONNECT' && core(r) === 'pods' && (r.subResource === 'exec' || r.subResource === 'attach');
+}
+
+/**
+ * The access a CONNECT asks for, from its PodExecOptions/PodAttachOptions (request.object), or the verdict for options
+ * that are not such: `container` a string when present, `command` (exec) a list of strings. The command is kept
+ * only for the record, at most MAX_COMMAND_ARGS of it.
+ */
+export function accessInput(r: AdmissionRequest): Parsed<AccessRequest> {
+  const bad = (what: string): Parsed<AccessRequest> => ({
+    ok: false,
+    verdict: { kind: 'deny', reason: 'invalid_object', message: `not valid ${r.subResource} options: ${what}` },
+  });
+  const o = r.object;
+  if (o !== undefined && o !== null && (typeof o !== 'object' || Array.isArray(o)))
+    return bad('request.object is not an object');
+  const { container, command } = (o ?? {}) as { container?: unknown; command?: unknown };
+  if (container !== undefined && typeof container !== 'string') return bad('request.object.container is not a string');
+  if (command !== undefined && !(Array.isArray(command) && command.every((a) => typeof a === 'string')))
+    return bad('request.object.command is not a list of strings');
+  if (typeof r.name !== 'string' || r.name === '') return bad('request.name (the pod) is missing');
+  return {
+    ok: true,
+    value: {
+      kind: r.subResource === 'attach' ? 'attach' : 'exec',
+      namespace: r.namespace ?? 'default',
+      pod: r.name,
+      container,
+      command: (command as string[] | undefined)?.slice(0, MAX_COMMAND_ARGS),
+      username: r.userInfo?.username,
+      groups: r.userInfo?.groups,
+    },
+  };
+}
+
+/** Arguments of an exec's command kept for its record: enough to say what ran (the audit log has all of it). */
+const MAX_COMMAND_ARGS = 32;
 
 /** A request's pod(s), or the verdict for a body that is not one. */
 export type Parsed<T> = { ok: true; value: T } | { ok: false; verdict: Verdict };
@@ -63,16 +104,31 @@ export function podInput(
   };
 }
 
+/** The claim a pod-bound ServiceAccount token carries: the node its pod runs on (Kubernetes >= 1.30). */
+export const NODE_NAME_CLAIM = 'authentication.kubernetes.io/node-name';
+
+/** The node the requester's token is bound to; undefined unless exactly one value is claimed. */
+export function requesterNode(r: AdmissionRequest): string | undefined {
+  const v = r.userInfo?.extra?.[NODE_NAME_CLAIM];
+  return Array.isArray(v) && v.length === 1 && typeof v[0] === 'string' ? v[0] : undefined;
+}
+
 export function podUpdateInput(
   r: AdmissionRequest,
-): Parsed<{ old: Pod; pod: Pod; namespace: string; requester?: string }> {
+): Parsed<{ old: Pod; pod: Pod; namespace: string; requester?: string; requesterNode?: string }> {
   const p = pod(r.object, 'request.object');
   if (!p.ok) return p;
   const old = pod(r.oldObject, 'request.oldObject');
   if (!old.ok) return old;
   return {
     ok: true,
-    value: { old: old.value, pod: p.value, namespace: namespaceOf(r, p.value), requester: r.userInfo?.username },
+    value: {
+      old: old.value,
+      pod: p.value,
+      namespace: namespaceOf(r, p.value),
+      requester: r.userInfo?.username,
+      requesterNode: requesterNode(r),
+    },
   };
 }
 

@@ -23,7 +23,7 @@ export interface AdmissionRequest {
   name?: string;
   namespace?: string;
   operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
-  userInfo?: { username?: string; groups?: string[] };
+  userInfo?: { username?: string; groups?: string[]; extra?: Record<string, string[]> };
   object?: unknown;
   oldObject?: unknown;
   dryRun?: boolean;

@@ -13,7 +13,16 @@ import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import { type AdmissionScope, judgeMark, type Marker } from '../mark/admission.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
-import { isBinding, isPodCreate, isPodUpdate, namespaceConfig, podInput, podUpdateInput } from './pod-request.ts';
+import {
+  isBinding,
+  isPodConnect,
+  isPodCreate,
+  isPodUpdate,
+  namespaceConfig,
+  podInput,
+  podUpdateInput,
+} from './pod-request.ts';
+import { validateAccess } from './access.ts';
 
 export interface ValidateDeps {
   config: Compiled;
@@ -69,14 +78,15 @@ export async function validate(
   scope: AdmissionScope = 'namespace',
 ): Promise<Verdict> {
   if (isBinding(r)) return binding(r, deps);
+  if (isPodConnect(r)) return validateAccess(r, deps.config);
   if (isPodUpdate(r)) {
     const input = podUpdateInput(r);
     if (!input.ok) return input.verdict;
-    const { old, pod, namespace, requester } = input.value;
+    const { old, pod, namespace, requester, requesterNode } = input.value;
     const labels = deps.namespaces?.get(namespace);
     const cfg = namespaceConfig(deps.config, namespace, deps.namespaces?.proxyIds);
     if (!cfg.ok) return cfg.verdict;
-    const res = checkUpdate(old, pod, namespace, requester, deps.nodes, cfg.value, labels);
+    const res = checkUpdate(old, pod, namespace, requester, deps.nodes, cfg.value, labels, requesterNode);
     return res.ok ? { kind: 'allow', reason: res.reason } : { kind: 'deny', reason: res.reason, message: res.message };
   }
   if (!isPodCreate(r)) return { kind: 'allow', reason: 'not_a_pod_create' };

@@ -25,6 +25,41 @@ export interface Refusal {
   readonly message: string;
 }
 
+/** Who sent an UPDATE: the username, and the node its token is bound to (a pod-bound ServiceAccount token's claim). */
+export interface Requester {
+  readonly username?: string;
+  readonly node?: string;
+}
+
+/**
+ * Whether an UPDATE of an existing pod may change REDIRECTION (set, change or remove it): only istio-cni's node agent,
+ * as `ambient.cniServiceAccount` with a token bound to a pod on the pod's own node, writes it — once it enrolled the
+ * pod ("enabled"; "pending" while half done), and removes it when it takes the pod out of the mesh. Anyone else's
+ * value is a lie about the pod's capture: istiod then routes to it as captured, istio-cni's informer believes it
+ * enrolled (or not), and meshgate reads its removal as the pod losing its capture (src/repair/capture/). Istio 1.27
+ * writes it through pods/status, which meshgate's webhooks do not select; this is the pods UPDATE path (issue 33 §8).
+ */
+export function redirectionChange(old: Pod, now: Pod, who: Requester, cfg: Compiled): Refusal | undefined {
+  const was = old.metadata?.annotations?.[REDIRECTION];
+  const is = now.metadata?.annotations?.[REDIRECTION];
+  if (was === is) return undefined;
+  const [ns, name] = cfg.config.ambient.cniServiceAccount.split('/');
+  const cni = `system:serviceaccount:${ns}:${name}`;
+  const node = now.spec.nodeName;
+  if (who.username === cni && node !== undefined && who.node === node) return undefined;
+  const change = `${JSON.stringify(was ?? null)} → ${JSON.stringify(is ?? null)}`;
+  const by =
+    who.username !== cni
+      ? `${who.username ?? 'an unknown requester'} is not istio-cni (${cni})`
+      : `the request's token is bound to ${who.node ? `node ${who.node}` : 'no node'}, not the pod's node ${node ?? '(none yet)'}`;
+  return {
+    reason: 'ambient_redirection_changed',
+    message:
+      `the update changes annotation ${REDIRECTION} (${change}), which only istio-cni's node agent on the pod's ` +
+      `node writes, to record whether ztunnel captures the pod: ${by}`,
+  };
+}
+
 /** `existing`: an UPDATE of a pod istio-cni may already have annotated (it writes REDIRECTION once it enrolled it). */
 export function ambientRefusal(pod: Pod, cfg: Compiled, existing = false): Refusal | undefined {
   const a = pod.metadata?.annotations ?? {};

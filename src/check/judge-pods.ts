@@ -2,8 +2,9 @@
  * Judges the pods of opted-in namespaces, page by page (only the flagged ones are kept, so 50,000 pods are judged in
  * bounded memory), at their namespace's enforcement level (judge-namespaces.ts). Pure. Four findings:
  * - pods_redirected: running pods meshgate would not admit as they are (no real proxy, no redirect, a CNI-mode pod
- *   on a node no longer verified: the validating webhook's own posture check, policy/posture.ts) in a namespace
- *   it enforces — with how to restart them (`kubectl rollout restart deployment/web`, or deleting the pod);
+ *   on a node no longer verified: the validating webhook's own posture check, policy/posture.ts), and Istio ambient
+ *   pods that lost ztunnel's capture while running (src/ambient/capture.ts), in a namespace it enforces — with how to
+ *   restart them (`kubectl rollout restart deployment/web`, or deleting the pod);
  * - pods_would_be_refused: the same in a namespace at audit or warn, and pods admitted there with a recorded
  *   refusal (meshgate.io/would-deny): what enforce would refuse, with what to fix — the audit report;
  * - pods_admitted: pods that never went through the mutating webhook (no meshgate.io/status);
@@ -20,6 +21,7 @@ import { configForNamespace } from '../config/per-namespace.ts';
 import { changeText, promotionChecklist } from '../policy/checklist.ts';
 import { checkPosture } from '../policy/posture.ts';
 import { screen } from '../policy/screen.ts';
+import { captureLost, type PodForCapture } from '../ambient/capture.ts';
 import type { Owner, PodRecord } from './facts.ts';
 import { guardsPod, type OptedIn } from './judge-namespaces.ts';
 import { describeGroup, PodGroups, workloads, type Group } from './pod-groups.ts';
@@ -37,10 +39,19 @@ export class PodTally {
   readonly #wouldRefuse = new Map<string, number>();
   #judged = 0;
 
-  constructor(opted: readonly OptedIn[], nodes: NodeFacts, cfg: Compiled) {
+  /** Each namespace's labels: Istio ambient's selectors read them (src/ambient/enrolment.ts). */
+  readonly #labels: ReadonlyMap<string, Readonly<Record<string, string>>>;
+
+  constructor(
+    opted: readonly OptedIn[],
+    nodes: NodeFacts,
+    cfg: Compiled,
+    labels: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map(),
+  ) {
     this.#opted = new Map(opted.map((o) => [o.namespace, o]));
     this.#nodes = nodes;
     this.#cfg = cfg;
+    this.#labels = labels;
   }
 
   /** Judges one pod; returns whether it was flagged. */
@@ -60,11 +71,22 @@ export class PodTally {
       p.annotations?.[MIRROR_ANNOTATION] !== undefined && p.owner?.kind === 'Node' && p.nodeName
         ? `system:node:${p.nodeName}`
         : undefined;
-    const input = { pod: parsed.pod, namespace: p.namespace, requester };
+    const namespaceLabels = this.#labels.get(p.namespace);
+    // `existing`: what the mesh writes on running pods is expected (istio-cni's ambient.istio.io/redirection).
+    const input = {
+      pod: parsed.pod,
+      namespace: p.namespace,
+      requester,
+      existing: true,
+      ...(namespaceLabels ? { namespaceLabels } : {}),
+    };
     // The namespace's configuration: on OpenShift its proxy IDs (read with the namespace; known here).
     const found = configForNamespace(this.#cfg, p.namespace, () => opted.proxyIds);
     const cfg = found.ok ? found.cfg : this.#cfg;
     if (screen(input, cfg).kind === 'skip') return false;
+    // Istio ambient: a pod that lost ztunnel's capture while running (issue 33 §6), whatever admission would say now.
+    const lost = cfg.config.ambient.enabled ? captureLost(p.object as PodForCapture, cfg.names.validator) : undefined;
+    if (lost) return this.#flag(refused, p, 'ambient_capture_lost', lost.message);
     const posture = checkPosture(input, this.#nodes, cfg);
     const recorded = readWouldDeny(p.labels, p.annotations);
     // Every change the pod's own spec needs, not only the refusal named (src/policy/checklist.ts).

@@ -140,7 +140,7 @@ async function judgeWorkloads(
   const facts = new NodeFactStore();
   facts.replaceAll(nodes.map((n) => n.fact));
   facts.markSynced();
-  const tally = new PodTally(opted, facts, o.cfg);
+  const tally = new PodTally(opted, facts, o.cfg, new Map(namespaces.map((n) => [n.name, n.labels])));
   const guarded = opted.filter((x) => x.mutating.length);
   const errors = await listGuardedPods(reader, guarded, (p) => void tally.add(p));
   const rsOwners = new Map(

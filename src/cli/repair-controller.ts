@@ -19,6 +19,7 @@ import {
   quarantineSettings,
   rewriteDeprecatedFlags,
   unmeshedSettings,
+  webhookConfigName,
 } from '../repair/flags.ts';
 import { parsePort } from '../util/values.ts';
 import { COMMANDS } from './commands.ts';
@@ -123,6 +124,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       quarantine,
       unmeshed,
       policyReports,
+      // Istio ambient: pods that lose ztunnel's capture while running (the levels from --webhook-config).
+      capture: config.ambient.enabled ? { webhookConfig: webhookConfigName(f['webhook-config']) } : undefined,
       listen: f.port === undefined ? undefined : { host: f.host, port: Number(f.port) },
       logger,
     });

@@ -21,7 +21,15 @@ function base(
   mesh: MeshName,
 ): Pick<
   MeshgateConfig,
-  'mesh' | 'meshNamespace' | 'systemNamespaces' | 'redirect' | 'exclusions' | 'apps' | 'enforcement' | 'ambient'
+  | 'mesh'
+  | 'meshNamespace'
+  | 'systemNamespaces'
+  | 'redirect'
+  | 'exclusions'
+  | 'apps'
+  | 'enforcement'
+  | 'access'
+  | 'ambient'
 > {
   return {
     mesh,
@@ -38,12 +46,16 @@ function base(
     // A new install audits first: next to a running mesh, nothing is refused until the operator has seen what
     // would be (docs/security.md, "Enforcement levels"); the chart keeps an upgraded release's level.
     enforcement: { default: 'audit' },
+    // Who may exec into the mesh's containers in guarded namespaces: cluster admins, recorded (docs/security.md).
+    access: { debuggers: { users: [], groups: ['system:masters'] } },
     // Istio only (config/semantics.ts); off until the operator says the cluster runs ambient.
     ambient: {
       enabled: false,
       enablementSelectors: ISTIO_AMBIENT_SELECTORS,
       dnsCapture: true,
       timeoutSeconds: 10,
+      // The istio-cni chart's ServiceAccount in its usual namespace (manifests/charts/istio-cni, istio-system).
+      cniServiceAccount: 'istio-system/istio-cni',
     },
   };
 }

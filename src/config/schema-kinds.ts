@@ -63,6 +63,13 @@ export const ContainerName = (description: string) =>
     errorMessage: 'is not a valid container name',
     description,
   });
+/** namespace/name of a ServiceAccount, each a DNS-1123 label (the username is system:serviceaccount:NS:NAME). */
+export const ServiceAccountName = (description: string) =>
+  Type.String({
+    pattern: NETWORK_NAME_PATTERN,
+    errorMessage: 'is not namespace/name of a ServiceAccount (lower-case DNS labels)',
+    description,
+  });
 /** 0 is root: the proxy and validator must never run as root. */
 export const NonRootId = (description: string) =>
   Type.Integer({ minimum: 1, maximum: 2147483647, errorMessage: 'is not a non-root ID', description });

@@ -20,6 +20,7 @@ export const CONFIG_SCHEMA: SchemaNode = {
     "exclusions",
     "apps",
     "enforcement",
+    "access",
     "ambient"
   ],
   "properties": {
@@ -586,6 +587,41 @@ export const CONFIG_SCHEMA: SchemaNode = {
         }
       }
     },
+    "access": {
+      "description": "interactive access to the mesh's containers (docs/security.md)",
+      "additionalProperties": false,
+      "type": "object",
+      "required": [
+        "debuggers"
+      ],
+      "properties": {
+        "debuggers": {
+          "description": "who may kubectl exec or attach into the mesh's containers (proxy, init, validator) in guarded namespaces; each access is recorded (audit annotation, metric, log, Event)",
+          "additionalProperties": false,
+          "type": "object",
+          "required": [
+            "users",
+            "groups"
+          ],
+          "properties": {
+            "users": {
+              "description": "usernames, as the apiserver authenticates them",
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "groups": {
+              "description": "groups, as the apiserver authenticates them",
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            }
+          }
+        }
+      }
+    },
     "ambient": {
       "description": "Istio's ambient mode (docs/istio.md, Ambient); mesh istio only",
       "additionalProperties": false,
@@ -594,7 +630,8 @@ export const CONFIG_SCHEMA: SchemaNode = {
         "enabled",
         "enablementSelectors",
         "dnsCapture",
-        "timeoutSeconds"
+        "timeoutSeconds",
+        "cniServiceAccount"
       ],
       "properties": {
         "enabled": {
@@ -618,6 +655,12 @@ export const CONFIG_SCHEMA: SchemaNode = {
           "maximum": 300,
           "description": "the ambient validator's deadline over all its attempts",
           "type": "integer"
+        },
+        "cniServiceAccount": {
+          "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+          "errorMessage": "is not namespace/name of a ServiceAccount (lower-case DNS labels)",
+          "description": "namespace/name of istio-cni's ServiceAccount: the only one (with a token of a pod on the pod's node) that may change ambient.istio.io/redirection on an existing pod",
+          "type": "string"
         }
       }
     },

@@ -28,6 +28,7 @@ import {
   ON_UNVERIFIED_NODE,
   REDIRECT_MODES,
   Section,
+  ServiceAccountName,
   StringEnum,
   StringList,
   StringMap,
@@ -233,6 +234,27 @@ export const MeshgateConfigSchema = Section({
     },
     { description: 'enforcement levels (docs/security.md)' },
   ),
+  /**
+   * Interactive access to the mesh's containers (issue 33 §1, docs/security.md "Interactive access"): `kubectl exec`
+   * and `attach` into the proxy run as its UID, past the redirect, with its identity's keys in reach. In guarded
+   * namespaces only these users and groups may, each time recorded. Default: group system:masters, like
+   * enforcement.admins (cluster admins can remove the webhook anyway; what they do through it is recorded).
+   */
+  access: Section(
+    {
+      debuggers: Section(
+        {
+          users: StringList({ description: 'usernames, as the apiserver authenticates them' }),
+          groups: StringList({ description: 'groups, as the apiserver authenticates them' }),
+        },
+        {
+          description:
+            "who may kubectl exec or attach into the mesh's containers (proxy, init, validator) in guarded namespaces; each access is recorded (audit annotation, metric, log, Event)",
+        },
+      ),
+    },
+    { description: "interactive access to the mesh's containers (docs/security.md)" },
+  ),
   /** mesh istio only (config/semantics.ts); default off, so a sidecar-only install changes nothing. */
   ambient: Section(
     {
@@ -256,6 +278,13 @@ export const MeshgateConfigSchema = Section({
         maximum: 300,
         description: "the ambient validator's deadline over all its attempts",
       }),
+      /**
+       * istio-cni's node agent is the one writer of ambient.istio.io/redirection on a running pod (issue 33 §8): an
+       * UPDATE that changes it is admitted only from this account, with a token bound to a pod on the pod's node.
+       */
+      cniServiceAccount: ServiceAccountName(
+        "namespace/name of istio-cni's ServiceAccount: the only one (with a token of a pod on the pod's node) that may change ambient.istio.io/redirection on an existing pod",
+      ),
     },
     { description: "Istio's ambient mode (docs/istio.md, Ambient); mesh istio only" },
   ),

@@ -51,6 +51,8 @@ const CONTAINER = open(
     env: optional(list(ENV_VAR)),
     restartPolicy: optional(string),
     securityContext: optional(SECURITY_CONTEXT),
+    /** Ephemeral containers only: whose namespaces (processes) it shares (`kubectl debug --target`). */
+    targetContainerName: optional(string),
   },
   'a container (a mapping)',
 );
@@ -123,10 +125,16 @@ export function podDisplayName(pod: { metadata?: ObjectMeta }): string {
   return pod.metadata?.name || (pod.metadata?.generateName ? `${pod.metadata.generateName}*` : '<unnamed>');
 }
 
-/** Names of every container and init container of the pod: one set for many lookups, each O(1). */
+/**
+ * Every container of the pod, in all three lists and in the order they start: init containers, containers, then
+ * ephemeral ones. The one answer to "which containers are in the pod": an ephemeral container (`kubectl debug`)
+ * runs in the pod's namespaces like any other, so no question about the pod's containers may leave it out (issue 33).
+ */
+export function everyContainer(pod: Pod): readonly Container[] {
+  return CONTAINER_LISTS.flatMap((list) => pod.spec[list] ?? []);
+}
+
+/** Names of every container of the pod (ephemeral ones included): one set for many lookups, each O(1). */
 export function containerNames(pod: Pod): Set<string> {
-  const names = new Set<string>();
-  for (const c of pod.spec.containers) names.add(c.name);
-  for (const c of pod.spec.initContainers ?? []) names.add(c.name);
-  return names;
+  return new Set(everyContainer(pod).map((c) => c.name));
 }

@@ -117,6 +117,17 @@ export const REASONS = {
     'a pod whose redirect needs the CNI plugin cannot be bound to a node whose CNI chain is not verified',
   binding_unmeshed:
     'a pod without a real proxy and redirect cannot be bound to a node in a namespace that requires the mesh',
+  // interactive access: kubectl exec and attach (src/policy/access.ts)
+  access_app_container:
+    "kubectl exec or attach into a container that is not the mesh's: it runs as that container, which admission judged",
+  mesh_container_debug:
+    'one of access.debuggers reached a mesh container with kubectl exec or attach: admitted, and recorded',
+  mesh_container_access:
+    "kubectl exec, attach or an ephemeral container would reach the mesh's proxy, init or validator container, and " +
+    'run as it past the redirect; only access.debuggers may exec or attach',
+  access_container_unnamed:
+    "kubectl exec or attach names no container, so the apiserver would pick the pod's only one, which may be the " +
+    "mesh's proxy",
   // Istio ambient mode (src/ambient/)
   ambient_node_verified:
     "an Istio ambient pod on a node whose chain and ambient components are verified: meshgate's ambient " +
@@ -132,6 +143,11 @@ export const REASONS = {
   ambient_redirection_preset:
     'the pod sets ambient.istio.io/redirection, which only istio-cni writes: a pre-set value makes istio-cni ' +
     'believe the pod is enrolled',
+  ambient_redirection_changed:
+    "an update changes ambient.istio.io/redirection, which only istio-cni's node agent on the pod's node may write",
+  ambient_capture_lost:
+    "an Istio ambient pod meshgate admitted lost ztunnel's capture while running: istio-cni took it out of the mesh " +
+    '(removed ambient.istio.io/redirection), and its traffic leaves unredirected',
   ambient_dns_capture_off:
     "the pod switches off ambient DNS capture (ambient.istio.io/dns-capture), on which meshgate's ambient " +
     'validator relies to prove the in-pod redirection',

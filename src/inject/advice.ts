@@ -73,6 +73,16 @@ export const ADVICE: Partial<Record<ReasonCode, string>> = {
   binding_node_unverified: `bind it to a verified node, or let the scheduler place it (${NODES})`,
   binding_unmeshed: 'recreate the pod through the webhooks (it was created unmeshed), then let it be scheduled',
   mesh_cni_skips: "give the pod what the mesh's CNI plugin keys on, or let the mesh inject its init container",
+  gateway_shared:
+    "run the gateway's proxy alone: move other containers to their own pod, and debug it with kubectl exec as one " +
+    'of config.access.debuggers rather than kubectl debug (an ephemeral container stays in the pod)',
+  ambient_capture_lost:
+    "put back the namespace's (or the pod's) istio.io/dataplane-mode=ambient, or move the workload to sidecar mode; " +
+    'at enforce the repair controller deletes such pods, and the recreated ones are admitted only as meshgate admits ' +
+    'them then',
+  ambient_redirection_changed:
+    'leave ambient.istio.io/redirection to istio-cni (config.ambient.cniServiceAccount names its account); to take a ' +
+    "pod out of ambient, change the workload's labels and let it roll",
 };
 
 /** What to do about a refusal with this code (or a code meshgate does not know: from another version). */

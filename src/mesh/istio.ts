@@ -6,7 +6,7 @@
  * pod only when it has istio-proxy, the sidecar.istio.io/status annotation and no istio-init, and takes the
  * exemptions from the pod's traffic.sidecar.istio.io/* annotations.
  */
-import type { Container, Pod } from '../contract/pod.ts';
+import { type Container, everyContainer, type Pod } from '../contract/pod.ts';
 import { addedCapabilities } from '../pod/security.ts';
 import { escapePointer, type PatchOp } from '../contract/patch.ts';
 import { fromRepositories } from './images.ts';
@@ -62,12 +62,14 @@ const GATEWAY_MODES: readonly string[] = ['router', 'waypoint'];
  * Istio's gateways as istiod's templates make them (research: the `gateway` injection template of the istio/gateway
  * chart's pods, the `kube-gateway` and `waypoint` templates of its deployment controller): one container,
  * istio-proxy, running `proxy router` or `proxy waypoint`, and no init container (none of the three has one).
+ * "Alone" counts every container of the pod, ephemeral ones included: one added later by `kubectl debug` runs in
+ * the gateway's network namespace, unredirected, and the update guard judges the pod it makes (issue 33 §2).
  */
 export function istioGateway(pod: Pod): { kind: string; alone: boolean } | undefined {
   const proxy = pod.spec.containers.find((c) => c.name === 'istio-proxy');
   const mode = proxy?.args?.[0] === 'proxy' ? proxy.args[1] : undefined;
   if (mode === undefined || !GATEWAY_MODES.includes(mode)) return undefined;
-  const alone = pod.spec.containers.length === 1 && (pod.spec.initContainers ?? []).length === 0;
+  const alone = everyContainer(pod).length === 1;
   return { kind: mode === 'router' ? 'gateway' : 'waypoint', alone };
 }
 

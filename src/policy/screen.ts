@@ -8,7 +8,7 @@
 import type { Compiled } from '../config/compile.ts';
 import { INJECT_LABEL, MIRROR_ANNOTATION } from '../contract/names.ts';
 import type { ReasonCode } from '../contract/reasons.ts';
-import type { Container, Pod } from '../contract/pod.ts';
+import { CONTAINER_LISTS, type Container, type Pod } from '../contract/pod.ts';
 import { judgeSettings } from './exclusions.ts';
 import { describeFound, identifyPod, type PodMesh } from './identify.ts';
 import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount, tooLargeToRead } from './limits.ts';
@@ -172,9 +172,11 @@ function meshContainers(mesh: PodMesh): Container[] {
   return [mesh.proxy, mesh.init, mesh.validator].flatMap((f) => (f ? [f.container] : []));
 }
 
-/** The pod's containers by name, for a message. */
+/** The pod's containers by name (ephemeral ones marked), for a message. */
 function describeOthers(pod: Pod): string {
-  const names = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].map((c) => c.name);
+  const names = CONTAINER_LISTS.flatMap((list) =>
+    (pod.spec[list] ?? []).map((c) => (list === 'ephemeralContainers' ? `${c.name} (ephemeral)` : c.name)),
+  );
   return names.length ? `containers ${names.join(', ')}` : 'no containers';
 }
 

@@ -15,6 +15,7 @@ import type { Pod } from '../contract/pod.ts';
 import { sameJson } from '../util/same.ts';
 import { identifyPod, type MeshContainer } from './identify.ts';
 import { checkPosture } from './posture.ts';
+import { redirectionChange } from '../ambient/refusals.ts';
 
 export type UpdateResult = { ok: true; reason: ReasonCode } | { ok: false; reason: ReasonCode; message: string };
 
@@ -36,6 +37,8 @@ export function checkUpdate(
   cfg: Compiled,
   /** The namespace's labels from the webhook's cache (Istio ambient's selectors); undefined: unknown. */
   namespaceLabels?: Readonly<Record<string, string>>,
+  /** The node the requester's token is bound to (its pod's node), when it is a pod-bound ServiceAccount token. */
+  requesterNode?: string,
 ): UpdateResult {
   const ctx = { namespace, requester, namespaceLabels, existing: true };
   // The admission mark is fixed on every pod, meshed or not: added later, it would vouch for a pod never admitted.
@@ -46,6 +49,9 @@ export function checkUpdate(
     newPod.metadata?.annotations,
   );
   if (mark) return mark;
+  // istio-cni's record of the pod's ambient capture: only istio-cni's node agent on the pod's node may change it.
+  const redirection = redirectionChange(oldPod, newPod, { username: requester, node: requesterNode }, cfg);
+  if (redirection) return { ok: false, ...redirection };
   const before = checkPosture({ pod: oldPod, ...ctx }, nodes, cfg);
   // A pod meshgate never admitted as meshed (created before its namespace opted in) is not made worse by any update.
   const meshed = meshContainers(oldPod, cfg);
@@ -62,6 +68,8 @@ export function checkUpdate(
       };
     }
   }
+  const targeting = targetsMeshContainer(oldPod, newPod, meshed);
+  if (targeting) return targeting;
   for (const [kind, keys, get] of [
     ['annotation', RECORDED_ANNOTATIONS, (p: Pod) => p.metadata?.annotations],
     ['label', RECORDED_LABELS, (p: Pod) => p.metadata?.labels],
@@ -75,6 +83,29 @@ export function checkUpdate(
   if (!after.ok && (before.ok || before.reason !== after.reason))
     return { ok: false, reason: after.reason, message: `after this update: ${after.message}` };
   return { ok: true, reason: 'ok' };
+}
+
+/**
+ * An ephemeral container added with `targetContainerName` naming a mesh container (`kubectl debug --target=istio-proxy`)
+ * shares that container's process namespace: as the proxy's UID or as root it reaches the proxy's processes and,
+ * through /proc, its files and the socket that hands out the workload's keys. Refused for everyone: an ephemeral
+ * container cannot be removed again; access.debuggers debug the proxy with kubectl exec (src/policy/access.ts).
+ */
+function targetsMeshContainer(oldPod: Pod, newPod: Pod, meshed: readonly MeshContainer[]): UpdateResult | undefined {
+  const names = new Set(meshed.map((m) => m.container.name));
+  const before = new Set((oldPod.spec.ephemeralContainers ?? []).map((c) => c.name));
+  for (const c of newPod.spec.ephemeralContainers ?? []) {
+    if (before.has(c.name) || c.targetContainerName === undefined || !names.has(c.targetContainerName)) continue;
+    return {
+      ok: false,
+      reason: 'mesh_container_access',
+      message:
+        `ephemeral container ${c.name} targets ${c.targetContainerName}, a mesh container: it would share its ` +
+        "processes and, through them, its files and the workload's keys; debug the proxy with kubectl exec as one " +
+        'of access.debuggers instead',
+    };
+  }
+  return undefined;
 }
 
 function recordedChange(

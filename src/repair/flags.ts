@@ -66,7 +66,8 @@ unmeshed pods in opted-in namespaces:
   --max-evictions-per-minute N    (default 10)
   --unmeshed-sweep-interval DURATION  full sweep period; a namespace whose labels change is swept at once (default 5m)
   --webhook-config NAME           meshgate's MutatingWebhookConfiguration, whose selectors say which namespaces
-                                  are opted in (default meshgate)
+                                  are opted in, and at which level (default meshgate); with config.ambient.enabled
+                                  also read to decide whether an ambient pod that lost its capture is deleted
 
 audit findings:
   --policy-reports BOOL           publish the pods admitted below enforce that enforce would refuse as one
@@ -138,10 +139,15 @@ export function unmeshedSettings(f: Values): UnmeshedSettings | undefined {
   const report = mode === 'report';
   const maxEvictionsPerMinute = count('max-evictions-per-minute', f['max-evictions-per-minute'], 1);
   const sweepIntervalMs = duration('unmeshed-sweep-interval', f['unmeshed-sweep-interval']);
-  const webhookConfig = f['webhook-config'];
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(webhookConfig))
-    throw new UsageError(`--webhook-config: "${webhookConfig}" is not an object name`);
+  const webhookConfig = webhookConfigName(f['webhook-config']);
   return evict || report ? { evict, maxEvictionsPerMinute, sweepIntervalMs, webhookConfig } : undefined;
+}
+
+/** --webhook-config, checked: also read by the capture repair of Istio ambient pods (src/repair/capture/). */
+export function webhookConfigName(name: string): string {
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name))
+    throw new UsageError(`--webhook-config: "${name}" is not an object name`);
+  return name;
 }
 
 /**

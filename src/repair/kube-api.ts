@@ -12,8 +12,11 @@ import type { RepairApi } from './failed/controller.ts';
 
 export function kubeRepairApi(client: KubeClient, component = 'meshgate-repair'): RepairApi {
   return {
-    async deletePod(namespace, name, uid) {
-      await client.delete(core('pods', { namespace, name }), { preconditions: { uid } });
+    async deletePod(namespace, name, uid, gracePeriodSeconds) {
+      await client.delete(core('pods', { namespace, name }), {
+        preconditions: { uid },
+        ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }),
+      });
     },
     async event(pod, type, reason, message) {
       // Pods come from a watch of the apiserver, which names every one.

@@ -13,7 +13,16 @@ import type { ReportWhy } from './unmeshed/judge.ts';
 import type { ReportWrite } from './reports/reports.ts';
 
 /** The API calls whose failures are counted (meshgate_repair_errors_total{action}), by every controller. */
-export type RepairCall = 'delete' | 'event' | 'read_node' | 'withdraw' | 'release' | 'probe' | 'evict' | 'sweep';
+export type RepairCall =
+  | 'delete'
+  | 'event'
+  | 'read_node'
+  | 'read_namespace'
+  | 'withdraw'
+  | 'release'
+  | 'probe'
+  | 'evict'
+  | 'sweep';
 
 export interface RepairMetrics {
   registry: Registry;
@@ -41,6 +50,9 @@ export interface RepairMetrics {
   evictionsBlocked: Counter;
   // Audit findings as PolicyReports (src/repair/reports/reports.ts)
   policyReportWrites: Labelled<{ result: ReportWrite }>;
+  // Guarded ambient pods that lost ztunnel's capture while running (src/repair/capture/controller.ts)
+  captureLost: Labelled<{ action: 'deleted' | 'reported' }>;
+  captureLostPods: Gauge;
 }
 
 export function createRepairMetrics(opts: { processMetrics?: boolean } = {}): RepairMetrics {
@@ -153,6 +165,19 @@ export function createRepairMetrics(opts: { processMetrics?: boolean } = {}): Re
         "Writes of a namespace's PolicyReport of audit findings: applied, deleted (its last finding gone), failed " +
         '(retried), no_crd (the apiserver serves no wgpolicyk8s.io PolicyReports; retried every 5 minutes)',
       labelNames: ['result'],
+      registers,
+    }),
+    captureLost: new Counter({
+      name: 'meshgate_repair_capture_lost_total',
+      help:
+        "Guarded ambient pods seen running without ztunnel's capture (istio-cni took them out of the mesh), by what " +
+        'was done: deleted (namespace at enforce) or reported (an Event only)',
+      labelNames: ['action'],
+      registers,
+    }),
+    captureLostPods: new Gauge({
+      name: 'meshgate_repair_capture_lost_pods',
+      help: "Guarded ambient pods running without ztunnel's capture now, as the repair controller's watch sees them",
       registers,
     }),
   };

@@ -23,6 +23,8 @@ import { watchRepairPods } from './failed/watch.ts';
 import { PodNotices } from './notices/notices.ts';
 import { watchWouldDenyPods } from './notices/watch.ts';
 import { MarkKeySource } from '../mark/key-source.ts';
+import { CaptureRepair } from './capture/controller.ts';
+import { kubeLevelOf } from './capture/level.ts';
 
 export interface RepairRunOptions {
   kube: KubeClient;
@@ -42,6 +44,11 @@ export interface RepairRunOptions {
   unmeshed?: UnmeshedSettings;
   /** Publish audit findings as PolicyReports (src/repair/reports/); default true. */
   policyReports?: boolean;
+  /**
+   * Istio ambient (config.ambient.enabled): guarded ambient pods that lose ztunnel's capture while running are
+   * recorded and, at enforce, deleted (src/repair/capture/); the levels are read from this MutatingWebhookConfiguration.
+   */
+  capture?: { webhookConfig: string };
   /** Serve /healthz, /readyz, /metrics here; undefined: no HTTP. */
   listen?: { host: string; port: number };
   logger: Logger;
@@ -49,6 +56,8 @@ export interface RepairRunOptions {
 
 export interface RunningRepair {
   controller: RepairController;
+  /** Guarded ambient pods that lost their capture (config.ambient.enabled and o.capture). */
+  capture?: CaptureRepair;
   /** Events on pods meshgate holds Pending or admitted below enforce (src/repair/notices/notices.ts). */
   notices: PodNotices;
   /** The audit findings as PolicyReports; undefined when off. */
@@ -93,6 +102,18 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
     logger: o.logger,
     onFailure: quarantine && ((f) => void quarantine.quarantine.recordFailure(f)),
   });
+  const capture =
+    o.capture &&
+    new CaptureRepair(kubeRepairApi(o.kube), {
+      validatorName: o.config.validator.name,
+      trust,
+      levelOf: kubeLevelOf(o.kube, o.capture.webhookConfig),
+      maxDeletesPerMinute: o.maxDeletesPerMinute,
+      dryRun: o.dryRun,
+      isLeader,
+      metrics,
+      logger: o.logger,
+    });
   const notices = new PodNotices(kubeRepairApi(o.kube), {
     excludedNamespaces: trust.excludedNamespaces,
     isLeader,
@@ -102,11 +123,12 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
     o.kube,
     {
       observe: async (p) => {
-        await Promise.all([controller.observe(p), notices.observe(p)]);
+        await Promise.all([controller.observe(p), notices.observe(p), capture?.observe(p)]);
       },
       forget: (uid) => {
         controller.forget(uid);
         notices.forget(uid);
+        capture?.forget(uid);
       },
     },
     o.logger,
@@ -131,6 +153,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
         void controller.resync();
         void notices.resync();
         void reports?.resync();
+        void capture?.resync();
         void quarantine?.quarantine.tick();
         unmeshed?.sweep();
       },
@@ -143,7 +166,10 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
     void quarantine?.quarantine.tick();
     unmeshed?.sweep();
   }
-  const resync = setInterval(() => void controller.resync(), RESYNC_MS);
+  const resync = setInterval(() => {
+    void controller.resync();
+    void capture?.resync();
+  }, RESYNC_MS);
   let app: FastifyInstance | undefined;
   let port: number | undefined;
   if (o.listen) {
@@ -167,6 +193,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
   }
   return {
     controller,
+    capture,
     notices,
     reports,
     metrics,

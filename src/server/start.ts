@@ -170,6 +170,8 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   registerCertificateMetrics(metrics.registry, certs);
   registerNodeMetrics(metrics.registry, nodes);
   registerConfigMetrics(metrics.registry, o.config.config.apps);
+  // Each exec or attach into a mesh container, as an Event on its pod (posted after the answer).
+  const access = o.kube ? (await import('./access-events.ts')).kubeAccessEvents(o.kube, logger) : undefined;
   const routes = admissionRoutes({
     get config() {
       return config();
@@ -179,6 +181,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     namespaces,
     onLookup: (source) => metrics.podLookups.inc({ source }),
     marker: marks,
+    onAccess: access && ((a) => access.record(a)),
   });
   let closing = false;
   const app = buildApp({

@@ -201,3 +201,85 @@ describe('updates of an admitted ambient pod', () => {
     expect(update(pod, stripped)).toMatchObject({ ok: false, reason: 'mesh_container_changed' });
   });
 });
+
+/**
+ * Issue 33 §8: an UPDATE of an existing pod may not set, change or remove ambient.istio.io/redirection — istio-cni's
+ * record that ztunnel captures the pod — unless it comes from istio-cni's node agent (ambient.cniServiceAccount)
+ * with a token bound to a pod on the pod's own node.
+ */
+describe('who may change ambient.istio.io/redirection on an existing pod', () => {
+  const REDIRECTION = 'ambient.istio.io/redirection';
+  const CNI = 'system:serviceaccount:istio-system:istio-cni';
+  const running = (value?: string) => {
+    const p = ambientPod({}, { nodeName: 'good' });
+    const a = applied(p, decide(inNs(p), verified, AMBIENT));
+    if (value !== undefined) a.metadata!.annotations = { ...a.metadata!.annotations, [REDIRECTION]: value };
+    return a;
+  };
+  const withValue = (p: Pod, value: string | undefined) => {
+    const next = structuredClone(p);
+    const annotations = { ...next.metadata!.annotations };
+    if (value === undefined) delete annotations[REDIRECTION];
+    else annotations[REDIRECTION] = value;
+    next.metadata!.annotations = annotations;
+    return next;
+  };
+  const as = (old: Pod, next: Pod, who?: string, node?: string, c = AMBIENT) =>
+    checkUpdate(old, next, 'demo', who, verified, c, AMBIENT_NS, node);
+
+  it.each<[string, string | undefined, string | undefined, string | undefined, string | undefined, RegExp]>([
+    [
+      'the pod author sets it',
+      undefined,
+      'enabled',
+      'alice',
+      undefined,
+      /\(null → "enabled"\).*alice is not istio-cni/,
+    ],
+    ['the pod author removes it', 'enabled', undefined, 'alice', undefined, /\("enabled" → null\)/],
+    ['the pod author changes it', 'pending', 'enabled', 'alice', undefined, /\("pending" → "enabled"\)/],
+    [
+      "istio-cni's account with a token of another node",
+      undefined,
+      'enabled',
+      CNI,
+      'other',
+      /token is bound to node other, not the pod's node good/,
+    ],
+    ["istio-cni's account with a token bound to no node", 'enabled', undefined, CNI, undefined, /bound to no node/],
+    [
+      'another namespace’s account of the same name',
+      undefined,
+      'enabled',
+      'system:serviceaccount:default:istio-cni',
+      'good',
+      /is not istio-cni \(system:serviceaccount:istio-system:istio-cni\)/,
+    ],
+  ])('%s: refused (ambient_redirection_changed)', (_n, was, is, who, node, message) => {
+    const r = as(running(was), withValue(running(was), is), who, node);
+    expect(r).toMatchObject({ ok: false, reason: 'ambient_redirection_changed' });
+    expect(!r.ok && r.message).toMatch(message);
+  });
+
+  it.each<[string, string | undefined, string | undefined]>([
+    ['enrols the pod', undefined, 'enabled'],
+    ['marks it half done', undefined, 'pending'],
+    ['takes it out of the mesh', 'enabled', undefined],
+  ])("istio-cni's node agent on the pod's node %s: admitted", (_n, was, is) => {
+    expect(as(running(was), withValue(running(was), is), CNI, 'good')).toEqual({ ok: true, reason: 'ok' });
+  });
+
+  it('the account is configurable (ambient.cniServiceAccount), e.g. istio-cni installed in kube-system', () => {
+    const c = cfg('istio', { ambient: { enabled: true, cniServiceAccount: 'kube-system/istio-cni' } });
+    const [old, next] = [running(), withValue(running(), 'enabled')];
+    expect(as(old, next, 'system:serviceaccount:kube-system:istio-cni', 'good', c)).toEqual({ ok: true, reason: 'ok' });
+    expect(as(old, next, CNI, 'good', c)).toMatchObject({ ok: false, reason: 'ambient_redirection_changed' });
+  });
+
+  it('holds on any pod of a guarded namespace, ambient or not, and with meshgate’s ambient mode off', () => {
+    const sidecar = pod({ nodeName: 'good' }, { name: 'plain', namespace: 'demo' });
+    expect(
+      checkUpdate(sidecar, withValue(sidecar, 'enabled'), 'demo', 'alice', verified, OFF, undefined, undefined),
+    ).toMatchObject({ ok: false, reason: 'ambient_redirection_changed' });
+  });
+});

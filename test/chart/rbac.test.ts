@@ -18,6 +18,8 @@ describe('RBAC', () => {
     expect(rules(r.one('ClusterRole', 'mesh-meshgate-webhook'))).toEqual([
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+      // One Event per kubectl exec or attach into a mesh container (issue 33 §1).
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
       // Which mesh ConfigMaps an installed injector reads (issue 33 §8): read-only, the configurations' clientConfig.
       {
         apiGroups: ['admissionregistration.k8s.io'],
@@ -76,8 +78,11 @@ describe('RBAC', () => {
 
   it('webhook with cert-manager: no write access but creating the admission mark’s Secret (the CA injector fills caBundle)', async () => {
     const r = await render(profileValues('istio', { certs: { mode: 'cert-manager' } }));
+    // Reads only, but the access Events (issue 33 §1: an Event on the pod per exec into a mesh container).
     for (const rule of r.one('ClusterRole', 'meshgate-webhook').rules)
-      expect(['get', 'list', 'watch']).toEqual(expect.arrayContaining(rule.verbs));
+      expect(rule.resources[0] === 'events' ? ['create'] : ['get', 'list', 'watch']).toEqual(
+        expect.arrayContaining(rule.verbs),
+      );
     expect(r.all('Role').map((x) => x.metadata.name)).toEqual([
       'meshgate-repair-controller',
       'meshgate-webhook-admission-mark',

@@ -9,9 +9,16 @@ import { selecting, type Labels } from './selectors.ts';
 
 const NAME_EXCLUSION = 'kubernetes.io/metadata.name';
 const EXCLUDED = ['meshgate', 'kube-system', 'kube-public', 'kube-node-lease'];
-/** The pod entries of a configuration (the validating one's workload entries aside: `workloads` below). */
+/**
+ * The pod entries of a configuration (the validating one's workload entries aside: `workloads` below; the exec/attach
+ * entries, `….connect.meshgate.io`, are test/chart/access.test.ts's).
+ */
 const hooks = (r: Rendered, kind: string): Obj[] =>
-  r.one(kind).webhooks.filter((w: Obj) => !w.name.endsWith('.workloads.meshgate.io'));
+  r
+    .one(kind)
+    .webhooks.filter(
+      (w: Obj) => !w.name.endsWith('.workloads.meshgate.io') && !w.name.endsWith('.connect.meshgate.io'),
+    );
 /** The validating configuration's workload-template entries (issue 34 §3). */
 const workloads = (r: Rendered): Obj[] =>
   r.one('ValidatingWebhookConfiguration').webhooks.filter((w: Obj) => w.name.endsWith('.workloads.meshgate.io'));

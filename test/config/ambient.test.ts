@@ -26,6 +26,7 @@ describe('config ambient', () => {
       ],
       dnsCapture: true,
       timeoutSeconds: 10,
+      cniServiceAccount: 'istio-system/istio-cni',
     });
   });
 
@@ -35,6 +36,10 @@ describe('config ambient', () => {
       /^ambient\.enabled: only mesh istio has an ambient mode, not linkerd$/,
     ],
     [{ mesh: 'istio', ambient: { timeoutSeconds: 0 } }, /^ambient\.timeoutSeconds: 0 is not/],
+    [
+      { mesh: 'istio', ambient: { cniServiceAccount: 'istio-cni' } },
+      /^ambient\.cniServiceAccount: "istio-cni" is not namespace\/name of a ServiceAccount/,
+    ],
     [
       { mesh: 'istio', ambient: { enablementSelectors: [{ podSelektor: {} }] } },
       /^ambient\.enablementSelectors\[0\]\.podSelektor: unknown key/,

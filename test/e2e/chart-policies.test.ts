@@ -345,9 +345,10 @@ describe('the chart’s admission policies on a real apiserver', () => {
       const m = await cp.kc
         .makeApiClient(AdmissionregistrationV1Api)
         .readMutatingWebhookConfiguration({ name: 'meshgate' });
-      // Five entries (mesh istio), once per enforcement level, in each configuration; and the validating one's workload
-      // entries (one per pod entry and level).
-      expect(patched).toBe(45);
+      // Five entries (mesh istio), once per enforcement level, in each configuration; the validating one's workload
+      // entries (one per pod entry and level); and its exec/attach entries: one per namespace entry (three) and level
+      // (issue 33 §1).
+      expect(patched).toBe(54);
       expect(m.webhooks!.every((w) => w.clientConfig.caBundle === Buffer.from(cp.ca.certPem).toString('base64'))).toBe(
         true,
       );

@@ -65,3 +65,36 @@ export const outcome = (call: Promise<unknown>): Promise<string> =>
     () => 'allowed',
     (err) => describeError(err),
   );
+
+/**
+ * In `namespace`, a Role `name` with `rules` (or, with `clusterRole`, that ClusterRole, e.g. the built-in `edit`),
+ * bound to the user `who`: what a namespace's RoleBinding grants a team.
+ */
+export async function grantRole(
+  admin: KubeConfig,
+  namespace: string,
+  name: string,
+  grant: { rules: V1PolicyRule[] } | { clusterRole: string },
+  who: Identity,
+) {
+  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+  if ('rules' in grant)
+    await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules: grant.rules } });
+  await rbac.createNamespacedRoleBinding({
+    namespace,
+    body: {
+      metadata: { name },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'rules' in grant ? 'Role' : 'ClusterRole',
+        name: 'rules' in grant ? name : grant.clusterRole,
+      },
+      subjects: [{ kind: 'User', name: who.user, apiGroup: 'rbac.authorization.k8s.io' }],
+    },
+  });
+}
+
+/** The Role a namespace admin may be given over their own Namespace object (the apiserver scopes it there). */
+export const EDIT_OWN_NAMESPACE: V1PolicyRule[] = [
+  { apiGroups: [''], resources: ['namespaces', 'namespaces/status'], verbs: ['get', 'patch'] },
+];

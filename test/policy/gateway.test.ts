@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import { decide } from '../../src/inject/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
+import { checkUpdate } from '../../src/policy/update.ts';
 import { cfg, input, istio, pod, verified } from '../inject/fixtures.ts';
 
 const router = (over: Partial<Container> = {}) =>
@@ -127,5 +128,77 @@ describe('what only looks like a gateway is refused', () => {
   it('a pod that only borrows the name, running no gateway mode, is judged as before (not a gateway)', () => {
     const p = controllerGateway(istio.proxy());
     expect(both(p).decision).toMatchObject({ kind: 'deny', reason: 'opt_out_refused' });
+  });
+});
+
+/**
+ * Issue 33 §2: "alone" counts every container of the pod. An ephemeral container (`kubectl debug`) runs in the
+ * gateway's network namespace — unredirected, and with the gateway's host network when it has one — so a gateway
+ * pod with one is refused at CREATE, and the update guard refuses the pods/ephemeralcontainers UPDATE that adds one
+ * to a running gateway (the gateway pod before it was admitted untouched).
+ */
+describe('an ephemeral container makes a gateway pod not alone', () => {
+  const debuggers: Array<[string, Container]> = [
+    ['as the proxy UID 1337', { name: 'debugger-x', image: 'busybox', securityContext: { runAsUser: 1337 } }],
+    [
+      'privileged with NET_ADMIN',
+      {
+        name: 'debugger-y',
+        image: 'nicolaka/netshoot',
+        securityContext: { privileged: true, capabilities: { add: ['NET_ADMIN'] } },
+      },
+    ],
+    [
+      'a compliant one (restricted, another UID)',
+      {
+        name: 'debugger-z',
+        image: 'busybox',
+        securityContext: {
+          runAsUser: 1000,
+          runAsGroup: 1000,
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ['ALL'] },
+        },
+      },
+    ],
+  ];
+
+  it.each(debuggers)('created with an ephemeral container %s: refused (gateway_shared)', (_n, eph) => {
+    const { posture, decision } = both(chartGateway({ ephemeralContainers: [eph] }));
+    expect(decision).toMatchObject({ kind: 'deny', reason: 'gateway_shared' });
+    expect(posture).toMatchObject({ ok: false, reason: 'gateway_shared' });
+    expect(!posture.ok && posture.message).toContain(`containers istio-proxy, ${eph.name} (ephemeral)`);
+  });
+
+  it.each(debuggers)(
+    'an ephemeral container %s added to a running gateway (host network too): the update is refused',
+    (_n, eph) => {
+      for (const hostNetwork of [false, true]) {
+        const old = chartGateway({ hostNetwork });
+        expect(checkPosture(input(old), verified, cfg('istio'))).toMatchObject({ ok: true, reason: 'mesh_gateway' });
+        const next = structuredClone(old);
+        next.spec.ephemeralContainers = [eph];
+        const r = checkUpdate(old, next, 'istio-ingress', 'alice', verified, cfg('istio'));
+        expect(r).toMatchObject({ ok: false, reason: 'gateway_shared' });
+        expect(!r.ok && r.message).toMatch(/^after this update: the pod runs the proxy as a gateway beside/);
+      }
+    },
+  );
+
+  it('a waypoint with an ephemeral container is refused the same way', () => {
+    const { posture } = both(
+      pod({ containers: [waypoint()], ephemeralContainers: [{ name: 'dbg', image: 'busybox' }] }),
+    );
+    expect(posture).toMatchObject({ ok: false, reason: 'gateway_shared' });
+  });
+
+  it('an update that leaves the gateway alone (a label) still passes', () => {
+    const old = chartGateway();
+    const next = structuredClone(old);
+    next.metadata!.labels!.version = 'v2';
+    expect(checkUpdate(old, next, 'istio-ingress', 'alice', verified, cfg('istio'))).toEqual({
+      ok: true,
+      reason: 'ok',
+    });
   });
 });

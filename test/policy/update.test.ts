@@ -98,6 +98,21 @@ describe('updates that would undo the mesh are refused', () => {
       /istio-init/,
     ],
     [
+      'add a compliant ephemeral container that targets the proxy (kubectl debug --target=istio-proxy)',
+      (p: Pod) => {
+        p.spec.ephemeralContainers = [
+          {
+            name: 'dbg',
+            image: 'busybox',
+            targetContainerName: 'istio-proxy',
+            securityContext: { runAsUser: 1000, runAsGroup: 1000, allowPrivilegeEscalation: false },
+          },
+        ];
+      },
+      'mesh_container_access',
+      /ephemeral container dbg targets istio-proxy, a mesh container/,
+    ],
+    [
       "opt out with Istio's label after creation",
       (p: Pod) => {
         p.metadata!.labels!['sidecar.istio.io/inject'] = 'false';
@@ -125,6 +140,14 @@ describe('updates that would undo the mesh are refused', () => {
     expect(
       update((p) => {
         p.spec.ephemeralContainers = [{ name: 'dbg', image: 'busybox', securityContext: { runAsUser: 1000 } }];
+      }),
+    ).toMatchObject({ ok: true });
+    // Sharing the app container's processes is the app's business.
+    expect(
+      update((p) => {
+        p.spec.ephemeralContainers = [
+          { name: 'dbg', image: 'busybox', targetContainerName: 'app', securityContext: { runAsUser: 1000 } },
+        ];
       }),
     ).toMatchObject({ ok: true });
   });

@@ -5,7 +5,8 @@
 // own, it runs:
 //   1. judge controls: pods outside meshgate, to show the judge tells a redirected pod from an unredirected one;
 //   2. the scenario matrix S1–S8 of issue 13 and S9 of issue 21 §3 (test/realnode/scenarios/), one table row each;
-//      on the ambient line (istio-ambient/…: istio-cni's real node agent and ztunnel on rn-1) A1–A4 of issue 26;
+//      on the ambient lines (istio-ambient/…: istio-cni's real node agent and ztunnel on rn-1) A1–A4 of issue 26
+//      and A5 of issue 33 §6;
 //   3. the emulation check: check-node's prediction against the chain containerd really runs (emulation/);
 // then one table of every scenario × line, and ends with `scenarios: N passed, M failed; pods running without
 // redirection: K` (then, apart, the apps S9 saw get past the proxy where apps.baselineNamespaces allows it), where
@@ -44,11 +45,12 @@ import { s11 } from './scenarios/s11-reboot.ts';
 import { s13 } from './scenarios/s13-cilium-exclusive.ts';
 import { a4 } from './scenarios/a4-ambient-components.ts';
 import { a1, a2, a2c, a3 } from './scenarios/a1-a3-ambient-chain.ts';
+import { a5 } from './scenarios/a5-dataplane-relabel.ts';
 import { ambientControlCases, startAmbientNode, type AmbientNode } from './harness/ambient.ts';
 import { runEmulationCheck } from './emulation/check.ts';
 
 /** S8 last: withdrawing a node's verification may keep it withdrawn until a probe passes (issue 13). */
-const SCENARIOS: Scenario[] = [s1, s2, s3, s10, s11, s13, s4, s5, s6, s7, s9, s8, a4, a1, a3, a2, a2c];
+const SCENARIOS: Scenario[] = [s1, s2, s3, s10, s11, s13, s4, s5, s6, s7, s9, s8, a4, a1, a3, a2, a2c, a5];
 const CONTROLS_NS = 'controls';
 
 /**

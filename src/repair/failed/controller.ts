@@ -14,7 +14,8 @@ import type { RepairMetrics } from '../metrics.ts';
 import { errorFields } from '../../log/fields.ts';
 
 export interface RepairApi {
-  deletePod(namespace: string, name: string, uid: string): Promise<void>;
+  /** `gracePeriodSeconds`: shorter than the pod's own (the capture repair's); undefined: the pod's. */
+  deletePod(namespace: string, name: string, uid: string, gracePeriodSeconds?: number): Promise<void>;
   event(pod: PodForRepair, type: 'Warning' | 'Normal', reason: string, message: string): Promise<void>;
 }
 

@@ -28,13 +28,16 @@ const DEFAULT_SCENARIOS: Record<string, readonly string[]> = {
   'istio/containerd-2.4': ['S1', 'S2', 'S3', 'EMU'],
   'linkerd/containerd-2.4': ['S1', 'S2', 'S3'],
   // Istio ambient (issue 26): istio-cni's node agent and ztunnel on rn-1 only (harness/ambient.ts says why).
-  'istio-ambient/containerd-1.6': ['A4', 'A1', 'A3', 'A2', 'A2C'],
+  'istio-ambient/containerd-1.6': ['A4', 'A1', 'A3', 'A2', 'A2C', 'A5'],
+  // Issue 33 §6: a guarded ambient namespace relabelled out of ambient, on the other runtime too (A5 alone: the
+  // chain scenarios' runtime differences are the sidecar 2.4 line's).
+  'istio-ambient/containerd-2.4': ['A5'],
 };
 
 export const lineName = (l: Pick<Line, 'mesh' | 'runtime' | 'ambient'>) =>
   `${l.mesh}${l.ambient ? '-ambient' : ''}/${l.runtime}`;
 
-/** What runs without MESHGATE_REALNODE_LINES: all five. */
+/** What runs without MESHGATE_REALNODE_LINES: all six. */
 const DEFAULT_LINES = Object.keys(DEFAULT_SCENARIOS);
 
 /** The lines to run: MESHGATE_REALNODE_LINES (comma-separated mesh/runtime), or the default ones. */
