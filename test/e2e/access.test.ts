@@ -325,7 +325,7 @@ describe('§6 a namespace admin cannot switch a guarded namespace off', () => {
     const off = await label(TEAM, 'team-a', { 'istio-injection': null });
     expect(off).toContain('HTTP 403');
     expect(off).toContain(
-      'only group system:masters may take namespace team-a out of the namespaces meshgate guards (team-admin may not): ' +
+      'only group system:masters or break-glass account meshgate/meshgate-break-glass may take namespace team-a out of the namespaces meshgate guards (team-admin may not): ' +
         'after this change no meshgate webhook selects it (labels istio-injection, istio.io/rev, meshgate.io/inject)',
     );
     expect(await label(TEAM, 'team-a', { 'istio-injection': 'disabled' })).toContain(
@@ -348,7 +348,7 @@ describe('§6 a namespace admin cannot switch a guarded namespace off', () => {
     for (const value of [null, 'none']) {
       const r = await label(TEAM, AMBIENT, { 'istio.io/dataplane-mode': value });
       expect(r).toContain(
-        `only group system:masters may take guarded namespace ${AMBIENT} out of Istio ambient mode (team-admin may not)`,
+        `only group system:masters or break-glass account meshgate/meshgate-break-glass may take guarded namespace ${AMBIENT} out of Istio ambient mode (team-admin may not)`,
       );
     }
   });
