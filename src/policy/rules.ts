@@ -11,6 +11,7 @@ import type { Pod } from '../contract/pod.ts';
 import type { MeshIdentity } from '../mesh/types.ts';
 import { canRewriteNetwork, effectiveGroup, effectiveUser } from '../pod/security.ts';
 import { escalationProblem } from './escalation.ts';
+import type { CapabilityReading } from '../pod/capabilities.ts';
 import { describeFound, type PodMesh } from './identify.ts';
 
 export interface RuleVerdict {
@@ -69,11 +70,12 @@ export function escalationRule(
   mesh: PodMesh,
   cfg: Compiled,
   id: Exempt,
+  reading: CapabilityReading = 'strictest',
 ): { verdict: RuleVerdict } | { warning: string } | undefined {
   const apps = cfg.config.apps;
   if (apps.privileges !== 'restricted') return undefined;
   for (const f of mesh.apps) {
-    const problem = escalationProblem(pod, f.container, id);
+    const problem = escalationProblem(pod, f.container, id, reading);
     if (!problem) continue;
     const message = `${describeFound(f)} ${problem}`;
     if (apps.baselineNamespaces.includes(namespace))

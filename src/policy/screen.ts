@@ -14,6 +14,7 @@ import { describeFound, identifyPod, type PodMesh } from './identify.ts';
 import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount, tooLargeToRead } from './limits.ts';
 import { podConfigProblem } from './judge/index.ts';
 import { escalationRule, type Exempt, networkRewriteRule, proxyIdentityRule } from './rules.ts';
+import type { CapabilityReading } from '../pod/capabilities.ts';
 
 export interface PodInput {
   pod: Pod;
@@ -44,7 +45,8 @@ function optOut(pod: Pod, cfg: Compiled): string | undefined {
   return cfg.profile.optOut(pod);
 }
 
-export function screen(input: PodInput, cfg: Compiled): Screened {
+/** `reading`: how the runtime on the pod's node reads capability names (escalation.ts podCapabilityReading). */
+export function screen(input: PodInput, cfg: Compiled, reading: CapabilityReading = 'strictest'): Screened {
   const { pod, namespace } = input;
   const c = cfg.config;
   if (c.systemNamespaces.includes(namespace)) return { kind: 'skip', reason: 'system_namespace' };
@@ -128,7 +130,7 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   if ('message' in exempt) return { kind: 'deny', reason: 'redirect_narrowed', message: exempt.message };
   const rule = proxyIdentityRule(pod, mesh, exempt) ?? networkRewriteRule(mesh);
   if (rule) return { kind: 'deny', ...rule };
-  const escalation = escalationRule(pod, namespace, mesh, cfg, exempt);
+  const escalation = escalationRule(pod, namespace, mesh, cfg, exempt, reading);
   if (escalation && 'verdict' in escalation) return { kind: 'deny', ...escalation.verdict };
   const warnings = escalation ? [escalation.warning] : [];
   const fromAnnotations = judgeSettings(annotations, cfg, "the pod's annotations");
