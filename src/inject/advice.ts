@@ -32,6 +32,11 @@ export const ADVICE: Partial<Record<ReasonCode, string>> = {
   proxy_escalation:
     'give every container runAsUser/runAsGroup (not the proxy’s), allowPrivilegeEscalation: false and ' +
     'capabilities drop [ALL]; while a namespace cannot comply, list it in config.apps.baselineNamespaces',
+  proxy_identity_stopped:
+    "run the container as a UID and GID other than the proxy's (its image's USER, or runAsUser/runAsGroup) and do " +
+    'not switch to it: drop SETUID/SETGID (or ALL) and set allowPrivilegeEscalation: false',
+  proxy_identity_refused:
+    "the image's USER (or runAsUser/runAsGroup) is the proxy's identity: give the container another UID and GID",
   redirect_narrowed: 'remove the annotation, flag or variable that narrows or switches off the redirect',
   exclusion_refused:
     'exclude fewer outbound CIDRs or ports from the redirect (config.exclusions sets how many a pod may exclude)',

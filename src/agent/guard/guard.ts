@@ -15,6 +15,7 @@
  *
  * Nothing guarded on the node: no pass reads /proc.
  */
+import type { ReasonCode } from '../../contract/reasons.ts';
 import { errorFields } from '../../log/fields.ts';
 import type { AgentLog } from '../agent.ts';
 import { type Finding, judgeRunning, judgeStatus } from './judge.ts';
@@ -22,8 +23,8 @@ import type { GuardedPod } from './pods.ts';
 import type { CgroupOwner } from './proc.ts';
 import type { ScanResult } from './scan.ts';
 
-/** Reason codes (src/contract/reasons.ts) the guard's Events and log lines carry. */
-export const STOPPED_CODE = 'proxy_identity_stopped';
+/** The reason code (src/contract/reasons.ts) the guard's Events and log lines carry. */
+export const STOPPED_CODE = 'proxy_identity_stopped' satisfies ReasonCode;
 
 /** The guarded pods on this node, kept current by a watch (guard/kube.ts). */
 export interface GuardedPods {
@@ -138,7 +139,7 @@ export class ProxyGuard {
       this.#reported.add(key);
       this.#deps.observer.acted('refused_by_runtime', f);
       this.#deps.log.warn({ pod: `${f.pod.namespace}/${f.pod.name}`, container: f.container }, f.message);
-      await this.#event(f, 'MeshProxyIdentityRefused', `${f.message} [proxy_identity_refused]`);
+      await this.#event(f, 'MeshProxyIdentityRefused', f.message);
       return;
     }
     if (this.#deleted.has(f.pod.uid)) return;

@@ -5,12 +5,13 @@
  * nri/). A mesh container (GuardedPod.exempt) is never a finding; a container the kubelet has not reported yet
  * (its ID not in the pod's status) is judged on a later pass, once its name is known.
  */
+import type { ReasonCode } from '../../contract/reasons.ts';
 import type { GuardedPod } from './pods.ts';
 import type { ScanResult } from './scan.ts';
 import type { IdSet } from './proc.ts';
 
 /** The code the NRI plugin puts in its refusal, which the kubelet copies into the container's waiting message. */
-export const REFUSED_CODE = 'proxy_identity_refused';
+export const REFUSED_CODE = 'proxy_identity_refused' satisfies ReasonCode;
 
 export interface Finding {
   pod: GuardedPod;
