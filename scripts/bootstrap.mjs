@@ -110,6 +110,8 @@ const go = [
   'linkerd',
   // containerd 2.x, containerd-shim-runc-v2, ctr.
   'containerd',
+  // meshgate's NRI plugin (nri/): what the containerd 2.4 real-node line connects to each node's NRI socket.
+  'nri',
 ];
 // Linkerd's linkerd-network-validator, Istio's ztunnel (--features testing).
 const rust = ['linkerd-validator', 'ztunnel'];
