@@ -53,6 +53,15 @@ func (p *plugin) CreateContainer(
 	return adjust, nil, nil
 }
 
+// Synchronize is the runtime's first call after the plugin registered: from here on every creation passes through
+// CreateContainer. (Containers already running are the node agent's guard's to judge.)
+func (p *plugin) Synchronize(
+	_ context.Context, pods []*api.PodSandbox, containers []*api.Container,
+) ([]*api.ContainerUpdate, error) {
+	p.logger.Printf("registered with the runtime: %d pods, %d containers running", len(pods), len(containers))
+	return nil, nil
+}
+
 type ids []uint32
 
 func (v *ids) String() string { return fmt.Sprint([]uint32(*v)) }
