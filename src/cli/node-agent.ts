@@ -60,11 +60,11 @@ flags:
   --ztunnel-socket PATH     with ambient: the ZDS socket ztunnel connects to (default ${DEFAULT_ZDS_SOCKET})
   --proc-net-unix PATH      with ambient: where the host's unix sockets are listed (default /proc/net/unix)
   --ambient-poll DURATION   with ambient: how often the two are checked (default ${DEFAULT_AMBIENT_POLL_MS / 1000}s)
-  --guard-proxy-identity    also stop any container of a meshgate-admitted pod on this node, other than the mesh's,
+  --proxy-guard             also stop any container of a meshgate-admitted pod on this node, other than the mesh's,
                             that runs as the proxy's UID or GID (image USER, setuid, file capabilities, set-user-ID
                             binaries): kill it, delete its pod, record an Event (needs --config or --mesh, hostPID,
                             CAP_KILL and the chart's pod rights; docs/security.md "Who can become the proxy")
-  --guard-interval DURATION how often the guard reads the node's processes (default 1s: the window it leaves)
+  --proxy-guard-interval D  how often the guard reads the node's processes (default 1s: the window it leaves)
   --proc-root DIR           the host's procfs, as the agent sees it (default /proc)
   --kubeconfig FILE         kubeconfig to use (default: in-cluster service account)
   --port N                  serve /healthz, /readyz and /metrics over plain HTTP on N (default: not served)
@@ -129,8 +129,8 @@ export function parseNodeAgentArgs(
       }),
     listen: values.port === undefined ? undefined : Object.freeze({ host: values.host, port: Number(values.port) }),
     guard: guardOptions(
-      values['guard-proxy-identity'],
-      durationFlag('--guard-interval', values['guard-interval']),
+      values['proxy-guard'],
+      durationFlag('--proxy-guard-interval', values['proxy-guard-interval']),
       values['proc-root'],
       config,
     ),

@@ -1,5 +1,5 @@
 /**
- * `meshgate node-agent --guard-proxy-identity`: the guard's options from the agent's flags and configuration, and
+ * `meshgate node-agent --proxy-guard`: the guard's options from the agent's flags and configuration, and
  * its start beside the verdict loop (src/cli/node-agent.ts). The chart turns it on with `nodeAgent.proxyGuard`
  * (hostPID, CAP_KILL, the pod rights of guard/kube.ts).
  */
@@ -27,10 +27,11 @@ export interface GuardOptions {
 /** The guard's view of the mesh: its containers' names and the identity its redirect exempts. */
 export function guardView(config: DeepReadonly<MeshgateConfig>): GuardView {
   const cfg = compileConfig(config);
-  const names = cfg.profile.names;
+  // The configured names (mesh custom names its own containers) and the profile's (the mesh's injector's).
+  const names = [cfg.names, cfg.profile.names].flatMap((n) => [n.proxy, n.init, n.validator]);
   return {
-    meshNames: new Set([names.proxy, names.init, names.validator]),
-    proxyName: names.proxy,
+    meshNames: new Set(names),
+    proxyName: cfg.names.proxy,
     proxyUid: cfg.identity.proxyUid,
     ...(cfg.identity.proxyGid === undefined ? {} : { proxyGid: cfg.identity.proxyGid }),
     exemptGids: (annotations) => cfg.profile.annotationSettings(annotations).exemptGids,
@@ -44,9 +45,8 @@ export function guardOptions(
   config: DeepReadonly<MeshgateConfig> | undefined,
 ): GuardOptions | undefined {
   if (!on) return undefined;
-  if (!config)
-    throw new UsageError('--guard-proxy-identity needs --config or --mesh: the mesh names its containers and proxy');
-  if (intervalMs < 100) throw new UsageError('--guard-interval must be at least 100ms (each pass reads /proc)');
+  if (!config) throw new UsageError('--proxy-guard needs --config or --mesh: the mesh names its containers and proxy');
+  if (intervalMs < 100) throw new UsageError('--proxy-guard-interval must be at least 100ms (each pass reads /proc)');
   if (!procRoot.startsWith('/')) throw new UsageError(`--proc-root must be an absolute path, got "${procRoot}"`);
   return { intervalMs, procRoot, view: guardView(config) };
 }

@@ -14,7 +14,7 @@ export interface ChartDefaults {
   repairArgs: string[];
   taintUnverified: boolean;
   /**
-   * nodeAgent.proxyGuard: the agent's guard of who runs as the proxy (--guard-proxy-identity, --guard-interval); the
+   * nodeAgent.proxyGuard: the agent's guard of who runs as the proxy (--proxy-guard, --proxy-guard-interval); the
    * guard reads meshgate's config, which the chart always passes (--config).
    */
   proxyGuard: { enabled: boolean; interval: string };
@@ -57,7 +57,7 @@ export function chartDefaults(root = repoRoot): ChartDefaults {
     agentArgs: [
       `--resync=${resync}`,
       ...(taint ? ['--taint-unverified'] : []),
-      ...(guard.enabled ? ['--guard-proxy-identity', `--guard-interval=${guard.interval}`] : []),
+      ...(guard.enabled ? ['--proxy-guard', `--proxy-guard-interval=${guard.interval}`] : []),
     ],
     repairArgs: [`--max-deletes-per-minute=${deletes}`],
     taintUnverified: taint,
