@@ -38,6 +38,24 @@ export function guardView(config: DeepReadonly<MeshgateConfig>): GuardView {
   };
 }
 
+/** Pod annotations naming a further exempt GID, per mesh (the linkerd profile's annotationSettings reads this one). */
+const GID_ANNOTATIONS: Readonly<Record<string, readonly string[]>> = { linkerd: ['config.linkerd.io/proxy-gid'] };
+
+/**
+ * The flags of meshgate's NRI plugin (nri/main.go) for this configuration: the same identity and container names as
+ * the guard's view, so the runtime's refusal and the agent's guard judge alike. The chart's nriPlugin DaemonSet
+ * renders these (test/chart/nri-plugin.test.ts holds it to this function); the real-node tier passes them.
+ */
+export function nriPluginArgs(config: DeepReadonly<MeshgateConfig>): string[] {
+  const v = guardView(config);
+  return [
+    `--proxy-uid=${v.proxyUid}`,
+    ...(v.proxyGid === undefined ? [] : [`--proxy-gid=${v.proxyGid}`]),
+    ...[...v.meshNames].map((n) => `--mesh-container=${n}`),
+    ...(GID_ANNOTATIONS[config.mesh] ?? []).map((a) => `--exempt-gid-annotation=${a}`),
+  ];
+}
+
 export function guardOptions(
   on: boolean,
   intervalMs: number,

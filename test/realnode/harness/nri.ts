@@ -1,9 +1,9 @@
 // meshgate's NRI plugin (nri/, scripts/build-nri.sh) on a containerd 2.4 node, as the chart's nriPlugin DaemonSet
 // runs it: a host process of the node connected to that node's NRI socket, with the mesh's identity and container
-// names taken from meshgate's configuration the same way the node agent's guard takes them (guardView), so the two
-// cannot disagree. containerd 1.6 has no NRI: nothing runs there.
+// names taken from meshgate's configuration the same way the node agent's guard takes them (nriPluginArgs), so the
+// two cannot disagree. containerd 1.6 has no NRI: nothing runs there.
 import { readFileSync } from 'node:fs';
-import { guardView } from '../../../src/agent/guard/start.ts';
+import { nriPluginArgs } from '../../../src/agent/guard/start.ts';
 import type { MeshgateConfig } from '../../../src/config/types.ts';
 import type { DeepReadonly } from '../../../src/util/readonly.ts';
 import * as procs from '../../e2e/harness/procs.ts';
@@ -11,20 +11,6 @@ import { waitFor } from '../../e2e/harness/wait.ts';
 import { findMeshBuild } from '../../meshbin/binaries.ts';
 import { nriSocket } from './containerd2.ts';
 import type { RealNode } from './node.ts';
-
-/** The annotations whose value is a further exempt GID, per mesh (meshgate's linkerd profile reads this one). */
-const GID_ANNOTATIONS: Record<string, string[]> = { linkerd: ['config.linkerd.io/proxy-gid'], istio: [] };
-
-/** The plugin's flags for meshgate's configuration (the chart's nriPlugin DaemonSet renders the same). */
-export function nriArgs(config: DeepReadonly<MeshgateConfig>): string[] {
-  const v = guardView(config);
-  return [
-    `--proxy-uid=${v.proxyUid}`,
-    ...(v.proxyGid === undefined ? [] : [`--proxy-gid=${v.proxyGid}`]),
-    ...[...v.meshNames].map((n) => `--mesh-container=${n}`),
-    ...(GID_ANNOTATIONS[config.mesh] ?? []).map((a) => `--exempt-gid-annotation=${a}`),
-  ];
-}
 
 export interface RunningNri {
   component: procs.Component;
@@ -35,7 +21,7 @@ export interface RunningNri {
 /** Starts the plugin on `node` and waits until containerd registered it (its Synchronize call). */
 export async function startNriPlugin(node: RealNode, config: DeepReadonly<MeshgateConfig>): Promise<RunningNri> {
   const bin = findMeshBuild('nri').bin('meshgate-nri');
-  const component = node.spawn('meshgate-nri', bin, [`--socket=${nriSocket(node.containerd)}`, ...nriArgs(config)]);
+  const component = node.spawn('meshgate-nri', bin, [`--socket=${nriSocket(node.containerd)}`, ...nriPluginArgs(config)]);
   const logs = (lines = 20) => procs.tail(component.logPath, lines);
   await waitFor(
     `meshgate's NRI plugin registered with ${node.name}'s containerd`,
