@@ -21,7 +21,10 @@ export interface RunningNri {
 /** Starts the plugin on `node` and waits until containerd registered it (its Synchronize call). */
 export async function startNriPlugin(node: RealNode, config: DeepReadonly<MeshgateConfig>): Promise<RunningNri> {
   const bin = findMeshBuild('nri').bin('meshgate-nri');
-  const component = node.spawn('meshgate-nri', bin, [`--socket=${nriSocket(node.containerd)}`, ...nriPluginArgs(config)]);
+  const component = node.spawn('meshgate-nri', bin, [
+    `--socket=${nriSocket(node.containerd)}`,
+    ...nriPluginArgs(config),
+  ]);
   const logs = (lines = 20) => procs.tail(component.logPath, lines);
   await waitFor(
     `meshgate's NRI plugin registered with ${node.name}'s containerd`,
