@@ -28,6 +28,8 @@ export const NODE_SHAPES: readonly NodeShape[] = ['image-user', 'setuid-later', 
 export const USER_REF = `${IMAGE_PREFIX}/become-proxy:user-${PROXY_UID}`;
 /** Seconds each app streams its connections after the switch (become-proxy.c). */
 const STREAM_S = 12;
+/** How long the guard's Event may take after its action (one pass and an API call; generous for a loaded host). */
+const EVENT_WAIT_MS = 10_000;
 /** The delayed switch of issue 31 §2. */
 const DELAY_S = 10;
 
@@ -147,9 +149,19 @@ export async function follow(
   const dials = lines.filter((l) => l.value.dial !== undefined);
   const switched = lines.find((l) => asProxy(l.value));
   const report = lines.find((l) => l.value.setuid !== undefined)?.value;
-  const events = (await api.listNamespacedEvent({ namespace: ns })).items
-    .filter((e) => e.involvedObject?.uid === uid && e.reason?.startsWith('MeshProxyIdentity'))
-    .map((e) => `${e.reason}: ${oneLine(e.message ?? '', 300)}`);
+  // The guard records its Event right after it acts (a pass later for a refusal it reads in the pod's status).
+  const expected = removed
+    ? 'MeshProxyIdentityStopped'
+    : waiting?.includes('[proxy_identity_refused]')
+      ? 'MeshProxyIdentityRefused'
+      : undefined;
+  let events: string[] = [];
+  for (const until = Date.now() + EVENT_WAIT_MS; ; await sleep(250)) {
+    events = (await api.listNamespacedEvent({ namespace: ns })).items
+      .filter((e) => e.involvedObject?.uid === uid && e.reason?.startsWith('MeshProxyIdentity'))
+      .map((e) => `${e.reason}: ${oneLine(e.message ?? '', 300)}`);
+    if (!expected || events.some((e) => e.startsWith(expected)) || Date.now() > until) break;
+  }
   return {
     shape,
     ran: lines.length > 0,
