@@ -17,14 +17,14 @@
 import type { V1Pod, V1SecurityContext } from '@kubernetes/client-node';
 import type { RealCluster } from '../harness/cluster.ts';
 import { assertIsolated } from '../harness/isolation.ts';
-import { BECOME_PROXY_FILE_CAPS, BECOME_PROXY_REF } from '../harness/images.ts';
-import { OUTBOUND_PORT, PROBE_HOST, PROBE_PORT } from '../harness/judge.ts';
+import { BECOME_PROXY_FILE_CAPS, BECOME_PROXY_REF, PROXY_UID } from '../harness/images.ts';
+import { LINKERD_OUTBOUND_PORT, OUTBOUND_PORT, PROBE_HOST, PROBE_PORT } from '../harness/judge.ts';
 import { NODE_SIDE_NAMESPACE, OPT_IN_LABELS } from '../harness/mesh.ts';
 import { APP_CONTAINER, PodMonitor, redirected } from '../harness/monitor.ts';
 import { cannotBecomeProxy } from '../harness/pods.ts';
 import { counts, oneLine, type Scenario, unredirectedDetail, waitRight } from './common.ts';
 import { readProbe, type Probe } from './probe-report.ts';
-import { follow, NODE_DESCRIBE, NODE_SHAPES, nodePod, userImage } from './s9-node-side.ts';
+import { follow, NODE_SHAPES, nodeDescribe, nodePod, userImage } from './s9-node-side.ts';
 import { judgeNodeSide } from './s9-verdict.ts';
 
 const NS = 's9';
@@ -32,8 +32,13 @@ const NS = 's9';
 const APP_ID = 1000;
 /** Pods start and report in about 5 s; the node side's delayed app streams until ~25 s; 90 s bounds a stuck one. */
 const DEADLINE_MS = 90_000;
-/** What the stand-in proxy answers a connection redirected to it. */
-export const PROXY_LINE = `meshgate-e2e-proxy port=${OUTBOUND_PORT} orig=${PROBE_HOST}:${PROBE_PORT}`;
+/** Linkerd's proxy UID (linkerd2-cni's proxy-uid, the linkerd profile's). */
+const LINKERD_UID = 2102;
+/** The UID the mesh's redirect exempts and the answer of its stand-in proxy to a connection redirected to it. */
+function proxyOf(c: RealCluster): { id: number; line: string } {
+  const [id, port] = c.meshName === 'linkerd' ? [LINKERD_UID, LINKERD_OUTBOUND_PORT] : [PROXY_UID, OUTBOUND_PORT];
+  return { id, line: `meshgate-e2e-proxy port=${port} orig=${PROBE_HOST}:${PROBE_PORT}` };
+}
 /** SETGID and SETUID are capability bits 6 and 7 (linux/capability.h). */
 const SETID_BITS = (1n << 6n) | (1n << 7n);
 
@@ -73,10 +78,10 @@ function probePod(shape: Shape): V1Pod {
 }
 
 /** What the app did, in a person's words. */
-function told(p: Probe): string {
-  const got = p.line === PROXY_LINE ? `reached the proxy (${p.line})` : `did not reach the proxy (${p.dial})`;
+function told(p: Probe, proxy: { id: number; line: string }): string {
+  const got = p.line === proxy.line ? `reached the proxy (${p.line})` : `did not reach the proxy (${p.dial})`;
   return (
-    `CapPrm ${p.capPrm}, NoNewPrivs ${p.noNewPrivs}; setgid(1337) ${p.setgid}, setuid(1337) ${p.setuid} → ` +
+    `CapPrm ${p.capPrm}, NoNewPrivs ${p.noNewPrivs}; setgid(${proxy.id}) ${p.setgid}, setuid(${proxy.id}) ${p.setuid} → ` +
     `uid ${p.uidAfter} gid ${p.gidAfter}; its connection to ${PROBE_HOST}:${PROBE_PORT} ${got}`
   );
 }
@@ -89,10 +94,10 @@ async function create(c: RealCluster, ns: string, pod: V1Pod) {
 }
 
 /** s9's pods at admission: refused with proxy_escalation naming SETUID, or (compliant) admitted without a warning. */
-async function admission(c: RealCluster, seen: string[], failures: string[]): Promise<Shape[]> {
+async function admission(c: RealCluster, id: number, seen: string[], failures: string[]): Promise<Shape[]> {
   const admitted: Shape[] = [];
   for (const shape of Object.keys(ADMIT) as Shape[]) {
-    const r = await create(c, NS, probePod(shape));
+    const r = await create(c, NS, probePod(shape, id));
     const what = `${NS}/${shape} (${DESCRIBE[shape]})`;
     if (r.pod) admitted.push(shape);
     if (!ADMIT[shape]) {
@@ -111,12 +116,13 @@ async function admission(c: RealCluster, seen: string[], failures: string[]): Pr
 
 export const s9: Scenario = {
   id: 'S9',
-  title: 'apps that are or become the proxy (uid 1337): refused at admission, on the node, or stopped',
+  title: "apps that are or become the proxy's UID: refused at admission, on the node, or stopped",
   namespaces: [NS, NODE_SIDE_NAMESPACE],
   async run({ cluster, mesh }) {
     await mesh.namespace(NS, OPT_IN_LABELS);
     await mesh.namespace(NODE_SIDE_NAMESPACE, OPT_IN_LABELS);
-    await cluster.importImage(await userImage(cluster));
+    const proxy = proxyOf(cluster);
+    await cluster.importImage(await userImage(cluster, proxy.id));
     const m = new PodMonitor(cluster, [NS]);
     m.start();
     const failures: string[] = [];
@@ -124,14 +130,14 @@ export const s9: Scenario = {
     let escaped = 0;
     try {
       assertIsolated(); // the apps dial the probe address from their pods, even as 1337
-      const admitted = await admission(cluster, seen, failures);
+      const admitted = await admission(cluster, proxy.id, seen, failures);
       const t0 = Date.now();
       // The node side: admitted with the namespace's warning, then followed on the node.
       const nodeSide = [];
       for (const shape of NODE_SHAPES) {
-        const r = await create(cluster, NODE_SIDE_NAMESPACE, nodePod(shape));
+        const r = await create(cluster, NODE_SIDE_NAMESPACE, nodePod(shape, proxy.id));
         if (!r.pod) failures.push(`${NODE_SIDE_NAMESPACE}/${shape} was not admitted: ${oneLine(r.stderr, 400)}`);
-        else nodeSide.push(follow(cluster, NODE_SIDE_NAMESPACE, r.pod, t0 + DEADLINE_MS, PROXY_LINE));
+        else nodeSide.push(follow(cluster, NODE_SIDE_NAMESPACE, r.pod, t0 + DEADLINE_MS, proxy));
       }
       const reports = [];
       for (const shape of admitted) reports.push({ shape, got: await readProbe(cluster, NS, shape, t0 + DEADLINE_MS) });
@@ -147,16 +153,16 @@ export const s9: Scenario = {
         if (pod.spec?.nodeName !== 'rn-1') failures.push(`${where}: not on the verified node rn-1`);
         if (redirected(m.pods.get(pod.metadata?.uid ?? '')?.redirection) !== true)
           failures.push(`${where}: the judge did not find its pod redirected`);
-        seen.push(`${where}: ${told(p)}`);
-        if (p.setuid === 'ok' || p.setgid === 'ok' || p.line !== PROXY_LINE) {
+        seen.push(`${where}: ${told(p, proxy)}`);
+        if (p.setuid === 'ok' || p.setgid === 'ok' || p.line !== proxy.line) {
           escaped++;
-          failures.push(`${where}: the admitted app got past the proxy: ${told(p)}`);
+          failures.push(`${where}: the admitted app got past the proxy: ${told(p, proxy)}`);
         }
         if ((BigInt(`0x${p.capPrm}`) & SETID_BITS) !== 0n)
           failures.push(`${where}: its permitted set holds SETUID/SETGID`);
       }
       const outcomes = await Promise.all(nodeSide);
-      const verdict = judgeNodeSide(cluster.nodes[0].runtime, outcomes, NODE_DESCRIBE);
+      const verdict = judgeNodeSide(cluster.nodes[0].runtime, outcomes, nodeDescribe(proxy.id));
       seen.push(...verdict.seen);
       failures.push(...verdict.failures);
       failures.push(...unredirectedDetail(m));

@@ -1,8 +1,8 @@
 // S9's node side (issue 31 §2, issue 33 §5; docs/security.md "Who can become the proxy"): four apps that admission
 // lets through where it judges only what the spec states (apps.privileges: node; in this tier the namespace is in
 // apps.baselineNamespaces, whose admission is the same) and that are, or become, the proxy's UID on the node:
-//   image-user     the image's USER is 1337, no runAsUser
-//   setuid-later   root with the runtime's default capabilities, setuid(1337) ten seconds after start
+//   image-user     the image's USER is the proxy's UID (Istio 1337, Linkerd 2102), no runAsUser
+//   setuid-later   root with the runtime's default capabilities, setuid to it ten seconds after start
 //   file-cap       runAsUser 1000, default capabilities, its entrypoint carries cap_setuid,cap_setgid+p
 //   drop-prefixed  root with `drop: [CAP_SETUID, CAP_SETGID, CAP_NET_RAW]` (containerd drops nothing: issue 33 §5)
 //                  and the runtime's default seccomp profile (RuntimeDefault: the NRI plugin's merge into an allowlist)
@@ -17,15 +17,15 @@
 import type { V1Pod, V1SecurityContext } from '@kubernetes/client-node';
 import type { RealCluster } from '../harness/cluster.ts';
 import type { BuiltImage } from '../harness/image.ts';
-import { baseFiles, BECOME_PROXY_REF, cachedImage, IMAGE_PREFIX, PROXY_UID } from '../harness/images.ts';
+import { baseFiles, BECOME_PROXY_REF, cachedImage, IMAGE_PREFIX } from '../harness/images.ts';
 import { APP_CONTAINER } from '../harness/monitor.ts';
 import { PodLogTail } from '../harness/pod-log.ts';
 import { core, oneLine, sleep } from './common.ts';
 
 export type NodeShape = 'image-user' | 'setuid-later' | 'file-cap' | 'drop-prefixed';
 export const NODE_SHAPES: readonly NodeShape[] = ['image-user', 'setuid-later', 'file-cap', 'drop-prefixed'];
-/** The image whose USER is the proxy's. */
-export const USER_REF = `${IMAGE_PREFIX}/become-proxy:user-${PROXY_UID}`;
+/** The image whose USER is the proxy's UID `id`. */
+export const userRef = (id: number) => `${IMAGE_PREFIX}/become-proxy:user-${id}`;
 /** Seconds each app streams its connections after the switch (become-proxy.c). */
 const STREAM_S = 12;
 /** How long the guard's Event may take after its action (one pass and an API call; generous for a loaded host). */
@@ -33,12 +33,12 @@ const EVENT_WAIT_MS = 10_000;
 /** The delayed switch of issue 31 §2. */
 const DELAY_S = 10;
 
-export const NODE_DESCRIBE: Record<NodeShape, string> = {
-  'image-user': `image USER ${PROXY_UID}, no runAsUser`,
-  'setuid-later': `root, default capabilities, setuid(${PROXY_UID}) ${DELAY_S} s after start`,
+export const nodeDescribe = (id: number): Record<NodeShape, string> => ({
+  'image-user': `image USER ${id}, no runAsUser`,
+  'setuid-later': `root, default capabilities, setuid(${id}) ${DELAY_S} s after start`,
   'file-cap': 'uid 1000, default capabilities, entrypoint cap_setuid,cap_setgid+p',
   'drop-prefixed': 'root, drop [CAP_SETUID, CAP_SETGID, CAP_NET_RAW], seccomp RuntimeDefault',
-};
+});
 const SECURITY: Record<NodeShape, V1SecurityContext | undefined> = {
   'image-user': undefined,
   'setuid-later': undefined,
@@ -51,21 +51,20 @@ const SECURITY: Record<NodeShape, V1SecurityContext | undefined> = {
   },
 };
 
-/** S9's app with USER 1337 (built once, cached like the tier's other images). */
-export function userImage(c: RealCluster): Promise<BuiltImage> {
+/** S9's app with USER `id` (built once, cached like the tier's other images). */
+export function userImage(c: RealCluster, id: number): Promise<BuiltImage> {
   const entry = 'usr/local/bin/become-proxy';
-  return cachedImage(
-    USER_REF,
-    new Map([[entry, c.bins.becomeProxy]]),
-    { entrypoint: [`/${entry}`], user: `${PROXY_UID}` },
-    baseFiles,
-  );
+  const config = { entrypoint: [`/${entry}`], user: `${id}` };
+  return cachedImage(userRef(id), new Map([[entry, c.bins.becomeProxy]]), config, baseFiles);
 }
 
-export function nodePod(shape: NodeShape): V1Pod {
-  const env = [{ name: 'BECOME_PROXY_STREAM_S', value: String(STREAM_S) }];
+export function nodePod(shape: NodeShape, id: number): V1Pod {
+  const env = [
+    { name: 'BECOME_PROXY_ID', value: String(id) },
+    { name: 'BECOME_PROXY_STREAM_S', value: String(STREAM_S) },
+  ];
   if (shape === 'setuid-later') env.push({ name: 'BECOME_PROXY_DELAY_S', value: String(DELAY_S) });
-  const image = shape === 'image-user' ? USER_REF : BECOME_PROXY_REF;
+  const image = shape === 'image-user' ? userRef(id) : BECOME_PROXY_REF;
   const sc = SECURITY[shape];
   return {
     apiVersion: 'v1',
@@ -117,7 +116,7 @@ export async function follow(
   ns: string,
   created: V1Pod,
   deadline: number,
-  proxyLine: string,
+  proxy: { id: number; line: string },
 ): Promise<NodeOutcome> {
   const shape = created.metadata?.name as NodeShape;
   const uid = created.metadata?.uid ?? '';
@@ -145,7 +144,7 @@ export async function follow(
   }
   tail?.stop();
   const lines = tail?.json<AppLine>() ?? [];
-  const asProxy = (l: AppLine) => l.uid === PROXY_UID || l.euid === PROXY_UID || l.uidAfter === PROXY_UID;
+  const asProxy = (l: AppLine) => l.uid === proxy.id || l.euid === proxy.id || l.uidAfter === proxy.id;
   const dials = lines.filter((l) => l.value.dial !== undefined);
   const switched = lines.find((l) => asProxy(l.value));
   const report = lines.find((l) => l.value.setuid !== undefined)?.value;
@@ -168,8 +167,8 @@ export async function follow(
     ranMs: lines.length ? lines[lines.length - 1].at - lines[0].at : 0,
     windowMs: switched ? lines[lines.length - 1].at - switched.at : undefined,
     setuid: report?.setuid,
-    past: dials.filter((l) => asProxy(l.value) && l.value.line !== proxyLine).length,
-    reached: dials.filter((l) => l.value.line === proxyLine).length,
+    past: dials.filter((l) => asProxy(l.value) && l.value.line !== proxy.line).length,
+    reached: dials.filter((l) => l.value.line === proxy.line).length,
     removed,
     events,
     waiting,

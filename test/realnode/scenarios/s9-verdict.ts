@@ -1,5 +1,5 @@
 // What S9's node side must show, per runtime (s9-node-side.ts says why): on containerd 2.4 meshgate's NRI plugin
-// refuses the image whose USER is 1337 before it runs and denies the others their set*id to 1337, so nothing gets
+// refuses the image whose USER is the proxy's before it runs and denies the others their set*id to it, so nothing gets
 // past; on containerd 1.6 (no NRI) every app switches, and the node agent's guard must kill it and remove its pod
 // with an Event. Everywhere: an app that got past and was not stopped is meshgate's failure (`unstopped`, in K).
 import type { TierRuntime } from '../harness/containerd2.ts';
@@ -19,8 +19,8 @@ const secs = (ms: number | undefined) => (ms === undefined ? '—' : `${(ms / 10
 
 function summary(o: NodeOutcome): string {
   const ran = o.ran ? `ran ${secs(o.ranMs)}` : `never ran${o.waiting ? ` (${o.waiting})` : ''}`;
-  const setuid = o.setuid === undefined ? '' : `; setuid(1337) ${o.setuid}`;
-  const window = o.windowMs === undefined ? '' : `; as 1337 for ${secs(o.windowMs)}`;
+  const setuid = o.setuid === undefined ? '' : `; setuid to the proxy's UID ${o.setuid}`;
+  const window = o.windowMs === undefined ? '' : `; as the proxy for ${secs(o.windowMs)}`;
   return (
     `${ran}${setuid}${window}; connections past the proxy ${o.past}, to the proxy ${o.reached}; ` +
     `${o.removed ? 'pod removed' : 'pod kept'}; Events: ${o.events.join(' | ') || 'none'}`
@@ -50,13 +50,14 @@ export function judgeNodeSide(
       if (!o.events.some((e) => e.startsWith('MeshProxyIdentityRefused')))
         fail('the node agent recorded no MeshProxyIdentityRefused Event');
     } else if (nri) {
-      if (!o.ran) fail('never ran: only its set*id to 1337 should have been denied');
-      if (o.setuid === 'ok' || o.past > 0) fail("switched to 1337: meshgate's NRI plugin's seccomp rules did not hold");
+      if (!o.ran) fail("never ran: only its set*id to the proxy's UID should have been denied");
+      if (o.setuid === 'ok' || o.past > 0)
+        fail("switched to the proxy's UID: meshgate's NRI plugin's seccomp rules did not hold");
       if (o.reached === 0) fail('no connection reached the proxy');
       if (o.removed) fail('its pod was removed although it never ran as the proxy');
     } else {
-      if (o.windowMs === undefined) fail('never ran as 1337: the case shows nothing on this runtime');
-      if (!stopped) fail('ran as 1337 and was not stopped by the node agent');
+      if (o.windowMs === undefined) fail("never ran as the proxy's UID: the case shows nothing on this runtime");
+      if (!stopped) fail("ran as the proxy's UID and was not stopped by the node agent");
     }
   }
   return v;
