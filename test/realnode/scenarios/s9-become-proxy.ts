@@ -62,12 +62,13 @@ const DESCRIBE: Record<Shape, string> = {
 };
 const ADMIT: Record<Shape, boolean> = { root: false, 'keeps-caps': false, 'drop-prefixed': false, compliant: true };
 
-function probePod(shape: Shape): V1Pod {
+function probePod(shape: Shape, id: number): V1Pod {
   const app = {
     name: APP_CONTAINER,
     image: BECOME_PROXY_REF,
     imagePullPolicy: 'Never',
     securityContext: SECURITY[shape],
+    env: [{ name: 'BECOME_PROXY_ID', value: String(id) }],
   };
   return {
     apiVersion: 'v1',
