@@ -14,7 +14,8 @@
  *      is not listening yet: retried every 250 ms for up to 30 s. Any other outcome ends the attempt;
  *   6. prints one JSON line (the report) on stdout;
  *   7. with BECOME_PROXY_STREAM_S > 0, connects again every 100 ms for that many seconds, one JSON line per attempt
- *      (`{"attempt":n,...}`: its IDs then and where the connection went), so a harness following the log counts the
+ *      (`{"attempt":n,...}`: its IDs then and where the connection went; each waits at most 250 ms: one the proxy has
+ *      not answered by then has sent its SYN past it), so a harness following the log counts the
  *      connections that got past the proxy until something stops the app; then `{"event":"done"}`;
  *   8. idles until SIGTERM (exit 0), so the harness reads the lines with the pod's log and judges the pod's network
  *      namespace while it runs.
@@ -46,8 +47,12 @@
 /* istio-proxy may start after the app (a regular container next to it): give it this long to listen. */
 #define PROXY_WAIT_MS 30000
 #define RETRY_MS 250
-/* The streamed attempts' period (BECOME_PROXY_STREAM_S). */
+/* The streamed attempts' period (BECOME_PROXY_STREAM_S), and how long each waits: a redirected connection is
+   answered by the proxy stand-in in milliseconds; an unredirected one has already left the pod with its SYN (the
+   node answers the first with ICMP unreachable, later ones not: ICMP is rate-limited), so waiting longer would only
+   make the app count fewer of them. */
 #define STREAM_PERIOD_MS 100
+#define STREAM_TIMEOUT_MS 250
 
 static void on_signal(int sig) {
   (void)sig;
@@ -94,8 +99,9 @@ static int raise_permitted(void) {
   return (int)syscall(SYS_capset, &h, d);
 }
 
-/* One connection attempt: 0 and the first line read into `line`, or -1 with errno set. */
-static int dial_once(char *line, size_t size) {
+/* One connection attempt, each step waiting up to `timeout_ms`: 0 and the first line read into `line`, or -1 with
+   errno set. */
+static int dial_once(char *line, size_t size, int timeout_ms) {
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(PROBE_PORT)};
   inet_pton(AF_INET, PROBE_HOST, &a.sin_addr);
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -105,7 +111,7 @@ static int dial_once(char *line, size_t size) {
   socklen_t len = sizeof err;
   if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
     if (errno != EINPROGRESS) goto fail;
-    int n = poll(&p, 1, STEP_TIMEOUT_MS);
+    int n = poll(&p, 1, timeout_ms);
     if (n == 0) errno = ETIMEDOUT;
     if (n <= 0) goto fail;
     if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) goto fail;
@@ -117,7 +123,7 @@ static int dial_once(char *line, size_t size) {
   size_t got = 0;
   p.events = POLLIN;
   while (got + 1 < size) {
-    int n = poll(&p, 1, STEP_TIMEOUT_MS);
+    int n = poll(&p, 1, timeout_ms);
     if (n == 0) errno = ETIMEDOUT;
     if (n <= 0) goto fail;
     ssize_t r = read(fd, line + got, size - 1 - got);
@@ -162,7 +168,7 @@ static void stream(long seconds, long t_start) {
   long until = now_ms() + seconds * 1000L;
   for (int n = 1; now_ms() < until; n++) {
     line[0] = 0;
-    int rc = dial_once(line, sizeof line);
+    int rc = dial_once(line, sizeof line, STREAM_TIMEOUT_MS);
     const char *dialled = outcome(rc, errno);
     json_text(line, text, sizeof text);
     printf("{\"attempt\":%d,\"t\":%ld,\"uid\":%u,\"euid\":%u,\"gid\":%u,\"egid\":%u,\"dial\":\"%s\",\"line\":\"%s\"}\n",
@@ -202,7 +208,7 @@ int main(void) {
   const char *dialled;
   for (;;) {
     attempts++;
-    rc = dial_once(line, sizeof line);
+    rc = dial_once(line, sizeof line, STEP_TIMEOUT_MS);
     dialled = outcome(rc, errno);
     if (rc == 0 || errno != ECONNREFUSED || now_ms() - t0 >= PROXY_WAIT_MS) break;
     usleep(RETRY_MS * 1000);

@@ -108,6 +108,9 @@ export interface NodeOutcome {
   events: string[];
   /** The kubelet's waiting message for the app, when it never started. */
   waiting?: string;
+  /** The app's lines read from the node (every start of its container), and the last one. */
+  lines: number;
+  last?: string;
 }
 
 /** Follows one admitted pod until it is decided (removed, refused, or its app finished streaming) or `deadline`. */
@@ -172,5 +175,7 @@ export async function follow(
     removed,
     events,
     waiting,
+    lines: lines.length,
+    last: lines.length ? JSON.stringify(lines[lines.length - 1].value) : undefined,
   };
 }

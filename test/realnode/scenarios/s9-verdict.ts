@@ -23,7 +23,8 @@ function summary(o: NodeOutcome): string {
   const window = o.windowMs === undefined ? '' : `; as the proxy for ${secs(o.windowMs)}`;
   return (
     `${ran}${setuid}${window}; connections past the proxy ${o.past}, to the proxy ${o.reached}; ` +
-    `${o.removed ? 'pod removed' : 'pod kept'}; Events: ${o.events.join(' | ') || 'none'}`
+    `${o.removed ? 'pod removed' : 'pod kept'}; Events: ${o.events.join(' | ') || 'none'}; ` +
+    `${o.lines} lines read, the last ${o.last ?? '—'}`
   );
 }
 
