@@ -5,6 +5,7 @@
 import type { TierRuntime } from '../harness/containerd2.ts';
 import { NODE_SIDE_NAMESPACE } from '../harness/mesh.ts';
 import type { NodeOutcome, NodeShape } from './s9-node-side.ts';
+import { oneLine } from './common.ts';
 
 export interface NodeVerdict {
   seen: string[];
@@ -18,7 +19,7 @@ export interface NodeVerdict {
 const secs = (ms: number | undefined) => (ms === undefined ? '—' : `${(ms / 1000).toFixed(1)} s`);
 
 function summary(o: NodeOutcome): string {
-  const ran = o.ran ? `ran ${secs(o.ranMs)}` : `never ran${o.waiting ? ` (${o.waiting})` : ''}`;
+  const ran = o.ran ? `ran ${secs(o.ranMs)}` : `never ran${o.waiting ? ` (${oneLine(o.waiting, 400)})` : ''}`;
   const setuid = o.setuid === undefined ? '' : `; setuid to the proxy's UID ${o.setuid}`;
   const window = o.windowMs === undefined ? '' : `; as the proxy for ${secs(o.windowMs)}`;
   return (
