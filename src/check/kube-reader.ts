@@ -3,6 +3,7 @@
  * facts of facts.ts. "Not found" is `undefined`; any other API refusal (403 from RBAC, 500) is a `ReadError` the
  * check reports; a failure to reach the apiserver at all is a `ConnectionError` (exit 2). Lists are paged.
  */
+import { istioOpenShiftProxyIds } from '../mesh/istio-openshift.ts';
 import {
   AdmissionregistrationV1Api,
   ApiException,
@@ -210,7 +211,11 @@ export class KubeReader {
       'Namespaces',
       (_continue) => this.#core.listNamespace({ limit: PAGE, _continue }),
       (ns) => {
-        out.push({ name: ns.metadata?.name ?? '', labels: ns.metadata?.labels ?? {} });
+        out.push({
+          name: ns.metadata?.name ?? '',
+          labels: ns.metadata?.labels ?? {},
+          proxyIds: istioOpenShiftProxyIds(ns.metadata?.annotations),
+        });
       },
     );
     return err ?? out;

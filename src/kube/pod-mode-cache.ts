@@ -33,17 +33,23 @@ export function needOf(p: unknown, cfg: Compiled): RedirectNeed {
   return redirectNeed(parsed.pod, parsed.pod.metadata?.namespace ?? '', cfg);
 }
 
+/**
+ * The configuration a namespace's pods are judged with, as the handlers read it now (it changes when the mesh's
+ * images are learned; on OpenShift it holds the namespace's proxy IDs: src/config/per-namespace.ts).
+ */
+export type ConfigOf = (namespace: string) => Compiled;
+
 export class PodNeedStore {
   #needs = new Map<string, RedirectNeed>();
-  /** The configuration as the handlers read it now (it changes when the mesh's images are learned). */
-  readonly #cfg: () => Compiled;
+  readonly #cfg: ConfigOf;
 
-  constructor(cfg: Compiled | (() => Compiled)) {
+  constructor(cfg: Compiled | ConfigOf) {
     this.#cfg = typeof cfg === 'function' ? cfg : () => cfg;
   }
 
   set(p: PodLike): void {
-    this.#needs.set(`${p.metadata?.namespace}/${p.metadata?.name}`, needOf(p, this.#cfg()));
+    const ns = p.metadata?.namespace ?? '';
+    this.#needs.set(`${ns}/${p.metadata?.name}`, needOf(p, this.#cfg(ns)));
   }
 
   delete(p: PodLike): void {
@@ -69,12 +75,12 @@ export class PodNeedStore {
  */
 export function startPodNeedCache(
   client: KubeClient,
-  cfg: Compiled | (() => Compiled),
+  cfg: Compiled | ConfigOf,
   onError?: (err: unknown) => void,
-  after: Promise<void> = Promise.resolve(),
+  after: Promise<unknown> = Promise.resolve(),
 ): PodNeeds & { stop(): void; store: PodNeedStore; ready: Promise<void> } {
   const store = new PodNeedStore(cfg);
-  const current = typeof cfg === 'function' ? cfg : () => cfg;
+  const current: ConfigOf = typeof cfg === 'function' ? cfg : () => cfg;
   const reflector = meshgatePodReflector(client, {
     replace: (items) => store.replace(items as PodLike[]),
     upsert: (p) => store.set(p as PodLike),
@@ -88,7 +94,7 @@ export function startPodNeedCache(
     ready,
     get: (ns, name) => store.get(ns, name),
     fetch: async (ns, name) =>
-      needOf(await client.get(core('pods', { namespace: ns, name }), ADMISSION_GET), current()),
+      needOf(await client.get(core('pods', { namespace: ns, name }), ADMISSION_GET), current(ns)),
     stop: () => reflector.stop(),
   };
 }

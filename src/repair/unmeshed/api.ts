@@ -3,6 +3,7 @@
  * (get, by name), pods (list, paged), namespaces from a watch (labels only; a label change that opts a namespace
  * in asks for a sweep at once), evictions (pods/eviction create, narrowed by the chart's eviction policy) and Events.
  */
+import { istioOpenShiftProxyIds, type ProxyIds } from '../../mesh/istio-openshift.ts';
 import type { Logger } from 'pino';
 import type { NamespaceFacts, ReadError } from '../../check/facts.ts';
 import { podRecord, webhookEntry, type PodLike, type WebhookLike } from '../../check/records.ts';
@@ -84,12 +85,15 @@ export async function watchNamespaces(
   logger: Logger,
 ): Promise<{ list(): NamespaceFacts[]; stop(): void }> {
   const labels = new Map<string, Record<string, string>>();
-  type Ns = { metadata?: { name?: string; labels?: Record<string, string> } };
+  // Istio on OpenShift: the proxy's IDs each namespace's pods get (src/config/per-namespace.ts), two numbers.
+  const ids = new Map<string, ProxyIds>();
+  type Ns = { metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> } };
   const set = (n: Ns): boolean => {
     const name = n.metadata?.name ?? '';
     const next = n.metadata?.labels ?? {};
     const prev = labels.get(name);
     labels.set(name, next);
+    ids.set(name, istioOpenShiftProxyIds(n.metadata?.annotations));
     return prev === undefined || JSON.stringify(prev) !== JSON.stringify(next);
   };
   const reflector = new Reflector({
@@ -102,9 +106,15 @@ export async function watchNamespaces(
     upsert: (n) => {
       if (set(n as Ns)) onChange((n as Ns).metadata?.name ?? '');
     },
-    remove: (n) => labels.delete((n as Ns).metadata?.name ?? ''),
+    remove: (n) => {
+      labels.delete((n as Ns).metadata?.name ?? '');
+      ids.delete((n as Ns).metadata?.name ?? '');
+    },
     onError: (err) => logger.warn({ err: errorFields(err) }, 'namespace watch interrupted; resuming'),
   });
   await reflector.start();
-  return { list: () => [...labels].map(([name, l]) => ({ name, labels: l })), stop: () => reflector.stop() };
+  return {
+    list: () => [...labels].map(([name, l]) => ({ name, labels: l, proxyIds: ids.get(name) })),
+    stop: () => reflector.stop(),
+  };
 }
