@@ -109,3 +109,27 @@ describe("restricted judges a root pod's `drop: [CAP_SETUID, CAP_SETGID, CAP_NET
     expect(r.ok === false && r.reason === 'proxy_escalation').toBe(false);
   });
 });
+
+describe('node (the default) reads the SETUID a container adds by name as its node’s runtime does', () => {
+  const nodes = facts({
+    ctrd: { verified: true, kubeletVersion: 'v1.34.1', containerRuntimeVersion: 'containerd://2.4.2' },
+    crio: { verified: true, kubeletVersion: 'v1.34.1', containerRuntimeVersion: 'cri-o://1.33.1' },
+  });
+  const node = cfg('istio', { apps: { privileges: 'node' } });
+  /** drop ALL, then `add: [CAP_SETUID]`: containerd adds CAP_CAP_SETUID (a name runc ignores), CRI-O adds SETUID. */
+  const addingPrefixed = (nodeName?: string) => {
+    const p = istioPod(nodeName ? { nodeName } : {});
+    p.spec.containers[0].securityContext = { capabilities: { drop: ['ALL'], add: ['CAP_SETUID'] } };
+    return p;
+  };
+  it('refuses it on a CRI-O node and on a pod without a node (the strictest reading)', () => {
+    for (const node_ of ['crio', undefined]) {
+      const r = checkPosture(input(addingPrefixed(node_)), nodes, node);
+      expect(r, String(node_)).toMatchObject({ ok: false, reason: 'proxy_escalation' });
+      expect(r.ok === false && r.message).toMatch(/adds SETUID/);
+    }
+  });
+  it('admits it bound to a containerd node, where it holds no SETUID at all', () => {
+    expect(checkPosture(input(addingPrefixed('ctrd')), nodes, node)).toMatchObject({ ok: true });
+  });
+});

@@ -69,16 +69,24 @@ export interface MeshStack {
 }
 
 /**
- * S9's node side (issue 31 §2): where admission judges only what the spec states and the node decides who runs as the
- * proxy. Until `apps.privileges: node` (the new default, issue 31) is in this branch, the tier lists it in
- * apps.baselineNamespaces, whose admission judges the same (the explicit proxy identity, network rewrites).
+ * S9's node side (issue 31 §2): under `apps.privileges: node`, the default, admission judges only what the spec
+ * states and the node decides who runs as the proxy.
  */
 export const NODE_SIDE_NAMESPACE = 's9-node';
 
 /**
+ * S9's admission side: held to `apps.privileges: restricted` by `apps.restrictedNamespaces`, as a cluster admin holds
+ * a namespace where no window is acceptable (docs/security.md).
+ */
+export const RESTRICTED_NAMESPACE = 's9';
+
+/** The apps section of the tier's config: the default level (`node`), with S9's admission side held to restricted. */
+export const TIER_APPS = { privileges: 'node', restrictedNamespaces: [RESTRICTED_NAMESPACE] } as const;
+
+/**
  * The webhook's config: the istio profile, recognising the stand-in proxyv2 and running the validator from meshgate's
- * image, with `apps.privileges: restricted` as a user's defaults have it (the unit tiers' base config relaxes it to
- * baseline), so every scenario's app containers must show they cannot become the proxy.
+ * image, with the default `apps.privileges` (the unit tiers' base config relaxes it to baseline); the scenarios' app
+ * containers show anyway that they cannot become the proxy, as `restricted` would ask.
  */
 export function meshgateConfig(meshName: TierMesh = 'istio', ambient = false): Record<string, unknown> {
   if (meshName === 'linkerd') return linkerdMeshgateConfig();
@@ -87,7 +95,7 @@ export function meshgateConfig(meshName: TierMesh = 'istio', ambient = false): R
     ...(ambient ? { ambient: { enabled: true } } : {}),
     validator: { image: MESHGATE_REF },
     recognisedImages: { proxy: [repo], init: [repo], validator: [repo] },
-    apps: { privileges: 'restricted', baselineNamespaces: [NODE_SIDE_NAMESPACE] },
+    apps: TIER_APPS,
   };
 }
 

@@ -3,13 +3,14 @@
 // network namespace still looks redirected. The app is test/realnode/images/become-proxy.c (its entrypoint carries
 // cap_setuid,cap_setgid+p): it tries setgid/setuid(1337), connects to the probe address and reports. Every pod is
 // bare and unbound; meshgate pins it to the verified node rn-1 (the real istio-cni).
-//   s9 (guarded at admission, apps.privileges: restricted)
+//   s9 (guarded at admission: in apps.restrictedNamespaces, held to apps.privileges: restricted)
 //     root           runAsUser 0, no escalation, the runtime's default capabilities   → refused (proxy_escalation)
 //     keeps-caps     runAsUser 1000, no escalation, default capabilities              → refused (proxy_escalation)
 //     drop-prefixed  root dropping CAP_SETUID, CAP_SETGID, CAP_NET_RAW by those names  → refused: containerd drops
 //                    nothing by them (issue 33 §5), and an unbound pod gets the strictest reading
 //     compliant      runAsUser 1000, no escalation, drop ALL                          → setuid EPERM, reaches the proxy
-//   s9-node (admission judges only what the spec states; the node decides): s9-node-side.ts
+//   s9-node (apps.privileges: node, the default: admission judges only what the spec states; the node decides):
+//     s9-node-side.ts
 // keeps-caps differs from compliant only by the drop: the file capability gives a non-root process SETUID even under
 // no_new_privs. The node side's connections that got past before the node stopped the app are the measured window,
 // counted apart (W); an app admitted in s9 that gets past, or one in s9-node that gets past and is not stopped, is
@@ -19,7 +20,7 @@ import type { RealCluster } from '../harness/cluster.ts';
 import { assertIsolated } from '../harness/isolation.ts';
 import { BECOME_PROXY_FILE_CAPS, BECOME_PROXY_REF, PROXY_UID } from '../harness/images.ts';
 import { LINKERD_OUTBOUND_PORT, OUTBOUND_PORT, PROBE_HOST, PROBE_PORT } from '../harness/judge.ts';
-import { NODE_SIDE_NAMESPACE, OPT_IN_LABELS } from '../harness/mesh.ts';
+import { NODE_SIDE_NAMESPACE, OPT_IN_LABELS, RESTRICTED_NAMESPACE } from '../harness/mesh.ts';
 import { APP_CONTAINER, PodMonitor, redirected } from '../harness/monitor.ts';
 import { cannotBecomeProxy } from '../harness/pods.ts';
 import { counts, oneLine, type Scenario, unredirectedDetail, waitRight } from './common.ts';
@@ -27,7 +28,7 @@ import { readProbe, type Probe } from './probe-report.ts';
 import { follow, NODE_SHAPES, nodeDescribe, nodePod, userImage } from './s9-node-side.ts';
 import { judgeNodeSide } from './s9-verdict.ts';
 
-const NS = 's9';
+const NS = RESTRICTED_NAMESPACE;
 /** The app's UID and GID where it is not root: anything but the proxy's 1337. */
 const APP_ID = 1000;
 /** Pods start and report in about 5 s; the node side's delayed app streams until ~25 s; 90 s bounds a stuck one. */

@@ -1,6 +1,6 @@
 // S9's node side (issue 31 §2, issue 33 §5; docs/security.md "Who can become the proxy"): four apps that admission
-// lets through where it judges only what the spec states (apps.privileges: node; in this tier the namespace is in
-// apps.baselineNamespaces, whose admission is the same) and that are, or become, the proxy's UID on the node:
+// lets through where it judges only what the spec states (apps.privileges: node, the default) and that are, or
+// become, the proxy's UID on the node:
 //   image-user     the image's USER is the proxy's UID (Istio 1337, Linkerd 2102), no runAsUser
 //   setuid-later   root with the runtime's default capabilities, setuid to it ten seconds after start
 //   file-cap       runAsUser 1000, default capabilities, its entrypoint carries cap_setuid,cap_setgid+p
