@@ -190,6 +190,18 @@ describe('node-agent DaemonSet', () => {
     expect(flag(c.args, 'proxy-guard-interval')).toEqual(['1s']);
   });
 
+  it('with Istio ambient too: one hostPID, UID 0; CAP_KILL only while the guard is on', async () => {
+    for (const guard of [true, false]) {
+      const values = { config: { ambient: { enabled: true } }, nodeAgent: { proxyGuard: { enabled: guard } } };
+      const p = (await render(values)).one('DaemonSet').spec.template.spec;
+      expect(p.hostPID, String(guard)).toBe(true);
+      expect(p.containers[0].securityContext).toMatchObject({ runAsUser: 0, runAsGroup: 0, runAsNonRoot: false });
+      expect(p.containers[0].securityContext.capabilities).toEqual(
+        guard ? { drop: ['ALL'], add: ['KILL'] } : { drop: ['ALL'] },
+      );
+    }
+  });
+
   it('follows values: CRI-O, two bin dirs, taint', async () => {
     const p = (
       await render({
