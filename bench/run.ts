@@ -15,7 +15,8 @@
  * against REF's, in-process and over HTTP in the same run: bench/compare), --decompose (the server's CPU per review
  * split by part, sampled by Linux perf: bench/decompose), --crafted [--before REF] (part 2's crafted reviews
  * alone, CPU ms each; with --before, REF's tree too in the same run: bench/crafted.ts), --footprint [--before REF]
- * (the daemons' memory after a steady minute against a real apiserver, beside a bare Node process: bench/footprint).
+ * (the daemons' memory after a steady minute against a real apiserver, beside a bare Node process: bench/footprint),
+ * --guard (one pass of the node agent's proxy guard over this machine's /proc with guarded containers: bench/guard.ts).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -56,6 +57,7 @@ const { values: flags } = parseArgs({
     decompose: { type: 'boolean', default: false },
     crafted: { type: 'boolean', default: false },
     footprint: { type: 'boolean', default: false },
+    guard: { type: 'boolean', default: false },
     before: { type: 'string' },
     pods: { type: 'string', default: '2000' },
     // Each mode has its own defaults (main and --before: DEFAULT_ROUNDS; --peers and --decompose: their main.ts).
@@ -91,6 +93,12 @@ if (flags.crafted) {
 // The daemons' memory, in a network namespace of its own; --before REF there runs REF's daemons beside this tree's.
 if (flags.footprint) {
   await (await import('./footprint/main.ts')).footprintMain(flags, resultsDir, log);
+  process.exit(0);
+}
+// The node agent's proxy guard: one pass over this machine's /proc with guarded containers (as root).
+if (flags.guard) {
+  const figures = await (await import('./guard.ts')).guardBench(log);
+  writeFileSync(`${resultsDir}/guard.json`, `${JSON.stringify(figures, null, 2)}\n`);
   process.exit(0);
 }
 // The comparisons that need other programs or another tree run on their own (each prints its targets last).

@@ -126,6 +126,8 @@ const go = [
   'crane',
   // The wg-policy PolicyReport CRDs from Kyverno's module (its source only, seconds), for test/e2e/day-one.test.ts.
   'policyreport',
+  // meshgate's NRI plugin (nri/): what the containerd 2.4 real-node line connects to each node's NRI socket.
+  'nri',
 ];
 // Linkerd's linkerd-network-validator, Istio's ztunnel (--features testing).
 const rust = ['linkerd-validator', 'ztunnel'];

@@ -21,6 +21,7 @@ import {
   registerNodeMetrics,
 } from '../src/server/metrics.ts';
 import { createAgentMetrics } from '../src/agent/metrics.ts';
+import { guardMetrics } from '../src/agent/guard/metrics.ts';
 import { createRepairMetrics } from '../src/repair/metrics.ts';
 import { issueSelfSigned } from '../src/tls/self-signed.ts';
 import { NodeFactStore } from '../src/facts/node-facts.ts';
@@ -54,9 +55,11 @@ export async function meshgateFamilies(): Promise<Map<string, Family>> {
   registerCertificateMetrics(webhook.registry, { current: () => pair });
   registerNodeMetrics(webhook.registry, new NodeFactStore());
   registerConfigMetrics(webhook.registry, { privileges: 'restricted', baselineNamespaces: ['legacy'] });
+  const agent = createAgentMetrics().registry;
+  guardMetrics(agent); // with nodeAgent.proxyGuard (the chart's default)
   const registries: Array<[Component, { getMetricsAsArray(): object[] }]> = [
     ['webhook', webhook.registry],
-    ['node-agent', createAgentMetrics().registry],
+    ['node-agent', agent],
     ['repair-controller', createRepairMetrics().registry],
   ];
   const out = new Map<string, Family>();

@@ -23,6 +23,7 @@ import { jsonLineLog } from '../agent/log.ts';
 import { liveness, readiness } from '../agent/health.ts';
 import { parsePort } from '../util/values.ts';
 import { parseFlags, UsageError } from '../util/args.ts';
+import { type GuardOptions, guardOptions, startGuard } from '../agent/guard/start.ts';
 import type { CliIO } from './io.ts';
 import { COMMANDS } from './commands.ts';
 
@@ -59,6 +60,12 @@ flags:
   --ztunnel-socket PATH     with ambient: the ZDS socket ztunnel connects to (default ${DEFAULT_ZDS_SOCKET})
   --proc-net-unix PATH      with ambient: where the host's unix sockets are listed (default /proc/net/unix)
   --ambient-poll DURATION   with ambient: how often the two are checked (default ${DEFAULT_AMBIENT_POLL_MS / 1000}s)
+  --proxy-guard             also stop any container of a meshgate-admitted pod on this node, other than the mesh's,
+                            that runs as the proxy's UID or GID (image USER, setuid, file capabilities, set-user-ID
+                            binaries): kill it, delete its pod, record an Event (needs --config or --mesh, hostPID,
+                            CAP_KILL and the chart's pod rights; docs/security.md "Who can become the proxy")
+  --proxy-guard-interval D  how often the guard reads the node's processes (default 1s: the window it leaves)
+  --proc-root DIR           the host's procfs, as the agent sees it (default /proc)
   --kubeconfig FILE         kubeconfig to use (default: in-cluster service account)
   --port N                  serve /healthz, /readyz and /metrics over plain HTTP on N (default: not served)
   --host ADDR               listen address for --port (default 0.0.0.0; the chart passes the node's own IP, the
@@ -70,7 +77,11 @@ examples:
   meshgate node-agent --config /etc/meshgate/config/config.yaml --port 9102 --host "$POD_IP"   # probes, metrics
 `;
 
-export type NodeAgentOptions = AgentConfig & { kubeconfig?: string; listen?: { host: string; port: number } };
+export type NodeAgentOptions = AgentConfig & {
+  kubeconfig?: string;
+  listen?: { host: string; port: number };
+  guard?: GuardOptions;
+};
 
 const FLAGS = COMMANDS['node-agent'].flags;
 
@@ -117,6 +128,12 @@ export function parseNodeAgentArgs(
         proxyUid: config.proxy.uid,
       }),
     listen: values.port === undefined ? undefined : Object.freeze({ host: values.host, port: Number(values.port) }),
+    guard: guardOptions(
+      values['proxy-guard'],
+      durationFlag('--proxy-guard-interval', values['proxy-guard-interval']),
+      values['proc-root'],
+      config,
+    ),
     ...(config?.ambient.enabled
       ? {
           ambient: Object.freeze({
@@ -167,7 +184,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     alive: () => liveness(agent.status(), Date.now(), startedAt),
     ready: () => readiness(agent.status(), Date.now()),
   };
-  log.info({ ...options }, 'node agent starting');
+  log.info({ ...options, guard: options.guard && { intervalMs: options.guard.intervalMs } }, 'node agent starting');
   // Listening first: the probes must answer while the first check runs.
   let server: AgentServer | undefined;
   if (options.listen) {
@@ -183,7 +200,10 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     for (const s of ['SIGTERM', 'SIGINT'] as const) process.once(s, () => resolve(s));
   });
   await agent.start();
+  const cluster = { kubeconfig: options.kubeconfig, env: io.env };
+  const guard = options.guard && (await startGuard(options.guard, options.nodeName, cluster, metrics.registry, log));
   log.info({ signal: await signal }, 'node agent stopping; the Node keeps its last verdict');
+  await guard?.stop();
   await agent.stop();
   await server?.close();
   return 0;

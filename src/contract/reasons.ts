@@ -157,6 +157,13 @@ export const REASONS = {
     "meshgate does not know the pod's namespace labels yet, so it cannot tell whether Istio enrols the pod in " +
     'ambient mode',
   ambient_validator_missing: "an Istio ambient pod must carry meshgate's ambient validator as its first init container",
+  // on the node (docs/security.md "Who can become the proxy"): the agent's guard and the NRI plugin
+  proxy_identity_stopped:
+    "a container other than the mesh's ran as the proxy's UID or GID on its node (its image's USER, setuid, a file " +
+    'capability or a set-user-ID binary): the node agent killed it and removed its pod',
+  proxy_identity_refused:
+    "the container runtime refused to create a container other than the mesh's that would run as the proxy's UID or " +
+    "GID (meshgate's NRI plugin)",
   init_mode: 'the pod redirects with its own privileged init container and may run on any node',
   ok: 'the pod is protected as meshgate decided',
 } as const;

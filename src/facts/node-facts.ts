@@ -22,6 +22,11 @@ export interface NodeFact {
   reason: string;
   message: string;
   kubeletVersion?: string;
+  /**
+   * The Node's `status.nodeInfo.containerRuntimeVersion` ("containerd://2.4.2"): how its runtime reads a pod's
+   * capabilities (src/pod/capabilities.ts).
+   */
+  runtimeVersion?: string;
   /** When the agent last stood by a verified verdict (the condition's lastHeartbeatTime), ms since the epoch. */
   heartbeatAt?: number;
 }
@@ -110,12 +115,14 @@ export function factFromNode(node: VerdictNode, expect: NodeExpectations, now = 
   const label = node.metadata?.labels?.[VERIFIED_LABEL];
   const { condition: cond, heartbeatAt } = verdictCondition(node);
   const kubeletVersion = node.status?.nodeInfo?.kubeletVersion;
+  const runtimeVersion = node.status?.nodeInfo?.containerRuntimeVersion || undefined;
+  const versions = runtimeVersion ? { kubeletVersion, runtimeVersion } : { kubeletVersion };
   const no = (reason: keyof typeof NODE_REASONS, detail?: string): NodeFact => ({
     name,
     verified: false,
     reason,
     message: detail ? `${NODE_REASONS[reason]} (${detail})` : NODE_REASONS[reason],
-    kubeletVersion,
+    ...versions,
   });
   if (!cond)
     return label === undefined ? no('not_published') : no('condition_missing', `label ${VERIFIED_LABEL}=${label}`);
@@ -125,13 +132,13 @@ export function factFromNode(node: VerdictNode, expect: NodeExpectations, now = 
       verified: false,
       reason: cond.reason || 'condition_false',
       message: cond.message || `condition ${CONDITION_TYPE} is ${cond.status}`,
-      kubeletVersion,
+      ...versions,
     };
   }
   // The repair controller's withdrawal (src/node/quarantine.ts) overrules a True condition until it gives the node
   // back.
   const mark = readMark(node.metadata?.annotations?.[QUARANTINE_ANNOTATION]);
-  if (mark) return { name, verified: false, reason: QUARANTINE_REASON, message: describeMark(mark), kubeletVersion };
+  if (mark) return { name, verified: false, reason: QUARANTINE_REASON, message: describeMark(mark), ...versions };
   if (label !== 'true')
     return no('label_mismatch', `label is ${label === undefined ? 'absent' : `"${label}"`}, the condition True`);
   let evidence: { pluginType?: unknown; runtime?: unknown; libcni?: unknown; runtimeVersion?: unknown } | null;
@@ -151,7 +158,7 @@ export function factFromNode(node: VerdictNode, expect: NodeExpectations, now = 
     verified: true,
     reason: cond.reason || 'verified',
     message: cond.message || 'verified',
-    kubeletVersion,
+    ...versions,
     heartbeatAt,
   };
   return aged(fact, expect.maxVerdictAgeMs, now);

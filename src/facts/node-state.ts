@@ -1,7 +1,7 @@
 /**
  * Node facts from a file, for `serve` without a cluster and for the CLI:
  *   nodes:
- *     node-a: {verified: true, kubeletVersion: v1.34.1}
+ *     node-a: {verified: true, kubeletVersion: v1.34.1, containerRuntimeVersion: containerd://2.4.2}
  *     node-b: {verified: false, reason: mesh_plugin_missing}
  */
 import { readFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { NodeFactStore } from './node-facts.ts';
 
 export class NodeStateError extends Error {}
 
-const KNOWN = new Set(['verified', 'kubeletVersion', 'reason', 'message']);
+const KNOWN = new Set(['verified', 'kubeletVersion', 'containerRuntimeVersion', 'reason', 'message']);
 
 export function nodeFactsFromState(raw: unknown, source: string): NodeFactStore {
   const store = new NodeFactStore();
@@ -33,8 +33,8 @@ export function nodeFactsFromState(raw: unknown, source: string): NodeFactStore 
       if (!KNOWN.has(key)) fail(`nodes.${name}.${key}: unknown key (known: ${[...KNOWN].join(', ')})`);
     if (typeof v.verified !== 'boolean')
       fail(`nodes.${name}.verified: expected true or false, got ${JSON.stringify(v.verified)}`);
-    if (v.kubeletVersion !== undefined && typeof v.kubeletVersion !== 'string')
-      fail(`nodes.${name}.kubeletVersion: expected a string`);
+    for (const key of ['kubeletVersion', 'containerRuntimeVersion'])
+      if (v[key] !== undefined && typeof v[key] !== 'string') fail(`nodes.${name}.${key}: expected a string`);
     const verified = v.verified as boolean;
     store.upsert({
       name,
@@ -47,6 +47,7 @@ export function nodeFactsFromState(raw: unknown, source: string): NodeFactStore 
             ? 'verified (node state file)'
             : 'not verified (node state file)',
       kubeletVersion: v.kubeletVersion as string | undefined,
+      ...(typeof v.containerRuntimeVersion === 'string' ? { runtimeVersion: v.containerRuntimeVersion } : {}),
     });
   }
   store.markSynced();

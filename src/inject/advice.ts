@@ -40,6 +40,11 @@ export const ADVICE: Partial<Record<ReasonCode, string>> = {
     'config.apps.restrictedNamespaces) also give every container runAsUser/runAsGroup (not the proxy’s), ' +
     'allowPrivilegeEscalation: false and capabilities drop [ALL]; while a namespace cannot comply, list it in ' +
     'config.apps.baselineNamespaces',
+  proxy_identity_stopped:
+    "run the container as a UID and GID other than the proxy's (its image's USER, or runAsUser/runAsGroup) and do " +
+    'not switch to it: drop SETUID/SETGID (or ALL) and set allowPrivilegeEscalation: false',
+  proxy_identity_refused:
+    "the image's USER (or runAsUser/runAsGroup) is the proxy's identity: give the container another UID and GID",
   mesh_unconfined:
     "remove seccompProfile/appArmorProfile Unconfined from the pod's securityContext (or give the mesh's containers " +
     'a confining profile of their own)',

@@ -15,6 +15,7 @@ import type { PodMesh } from '../policy/identify.ts';
 import { buildInjection } from './build.ts';
 import { adjust } from './companion.ts';
 import { screen, type PodInput } from '../policy/screen.ts';
+import { podCapabilityReading } from '../policy/escalation.ts';
 import { defaultNetworkOverride } from '../policy/multus.ts';
 import { MAX_PATCH_OPS } from '../policy/limits.ts';
 import { decideAmbient } from './ambient.ts';
@@ -54,7 +55,7 @@ function bounded(d: Decision): Decision {
 
 /** `o.hold` false at enforcement level audit: meshgate pins and holds no pod (src/policy/redirect.ts). */
 export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled, o: RedirectOptions = {}): Decision {
-  const s = screen(input, cfg);
+  const s = screen(input, cfg, podCapabilityReading(input.pod, facts));
   if (s.kind !== 'guard') return s;
   const { mesh } = s;
   const { pod } = input;

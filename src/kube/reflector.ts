@@ -31,6 +31,8 @@ export interface ReflectorOptions {
   /** Collection path, e.g. /api/v1/nodes or /api/v1/pods. */
   path: string;
   labelSelector?: string;
+  /** e.g. `spec.nodeName=<node>`: the node agent's guard watches only its own node's pods. */
+  fieldSelector?: string;
   replace: (items: unknown[]) => void;
   upsert: (item: unknown) => void;
   remove: (item: unknown) => void;
@@ -68,7 +70,7 @@ export class Reflector {
   async #list(): Promise<void> {
     const items: unknown[] = [];
     let rv = this.#rv;
-    const query = { labelSelector: this.#o.labelSelector };
+    const query = { labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector };
     for await (const page of this.#o.client.pages<unknown>(this.#o.path, LIST_PAGE, query)) {
       items.push(...page.items);
       rv = page.metadata?.resourceVersion ?? rv;
@@ -122,7 +124,11 @@ export class Reflector {
         else if (e.type === 'DELETED') this.#o.remove(e.object);
       },
       {
-        query: { resourceVersion: this.#rv, labelSelector: this.#o.labelSelector },
+        query: {
+          resourceVersion: this.#rv,
+          labelSelector: this.#o.labelSelector,
+          fieldSelector: this.#o.fieldSelector,
+        },
         signal: this.#abort.signal,
         timeoutSeconds: this.#o.watchTimeoutSeconds,
       },

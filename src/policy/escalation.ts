@@ -10,7 +10,8 @@
  *   2. where the mesh exempts a GID (Istio), its GID is known too (`runAsGroup`): the image's passwd entry decides
  *      it otherwise;
  *   3. `allowPrivilegeEscalation: false` (no set-user-ID binaries);
- *   4. SETUID, SETGID and NET_RAW are not in its capability set (drop them, or ALL) — whatever its UID: the runtime
+ *   4. SETUID, SETGID and NET_RAW are not in its capability set (drop them, or ALL), as the runtime on its node reads
+ *      the names (containerd drops `CAP_SETUID` as the unknown `CAP_CAP_SETUID`) — whatever its UID: the runtime
  *      hands a non-root process its capability set as permitted before the first execve, and a file capability on
  *      the entrypoint (which the pod's `command` chooses) keeps them even under no_new_privs (the kernel only
  *      intersects gained capabilities with the permitted set the process had: security/commoncap.c).
@@ -22,12 +23,23 @@
  */
 import type { AppPrivileges } from '../config/types.ts';
 import type { MeshIdentity } from '../mesh/types.ts';
-import { holdsCapability } from '../pod/capabilities.ts';
+import type { NodeFacts } from '../facts/node-facts.ts';
+import { type CapabilityReading, capabilityReading, holdsCapability } from '../pod/capabilities.ts';
 import { addedCapabilities, effectiveGroup, effectiveUser } from '../pod/security.ts';
 import type { Container, Pod } from '../contract/pod.ts';
 
 /** What no container may hold: a way to any UID, to any GID, and to packets past the nat table. */
 const MUST_LACK = ['SETUID', 'SETGID', 'NET_RAW'] as const;
+
+/**
+ * How the runtime on the pod's node reads its capabilities (issue 33 §5, src/pod/capabilities.ts): known only for a
+ * pod bound to a node the cache knows; a pod the scheduler has yet to place, or a node reporting another runtime,
+ * gets the strictest reading.
+ */
+export function podCapabilityReading(pod: Pod, nodes: NodeFacts): CapabilityReading {
+  const node = pod.spec.nodeName;
+  return node ? capabilityReading(nodes.get(node)?.runtimeVersion) : 'strictest';
+}
 
 /**
  * Why this container could run as, or become, the proxy's identity; undefined when it provably cannot. The text
@@ -37,6 +49,7 @@ export function escalationProblem(
   pod: Pod,
   c: Container,
   id: Pick<MeshIdentity, 'proxyUid' | 'proxyGid'>,
+  reading: CapabilityReading = 'strictest',
 ): string | undefined {
   const uid = effectiveUser(pod, c);
   if (uid === undefined)
@@ -54,7 +67,7 @@ export function escalationProblem(
       'does not set allowPrivilegeEscalation: false, so a set-user-ID binary or file capability in its image ' +
       `could switch it to the proxy's UID ${id.proxyUid}`
     );
-  const held = MUST_LACK.filter((cap) => holdsCapability(c, cap));
+  const held = MUST_LACK.filter((cap) => holdsCapability(c, cap, reading));
   if (held.length > 0)
     return (
       `holds ${held.join(', ')} (the runtime's default set): ${uid === 0 ? 'as root' : 'through a file capability on its entrypoint'} ` +
@@ -79,9 +92,10 @@ const STATED = ['SETUID', 'SETGID'] as const;
 export function statedEscalationProblem(
   c: Container,
   id: Pick<MeshIdentity, 'proxyUid' | 'proxyGid'>,
+  reading: CapabilityReading = 'strictest',
 ): string | undefined {
   const added = addedCapabilities(c);
-  const held = STATED.filter((cap) => added.has(cap) && holdsCapability(c, cap));
+  const held = STATED.filter((cap) => added.has(cap) && holdsCapability(c, cap, reading));
   if (held.length === 0) return undefined;
   const target = held.includes('SETUID') ? `UID ${id.proxyUid}` : `GID ${id.proxyGid ?? id.proxyUid}`;
   return (

@@ -15,6 +15,7 @@ import { containerNames } from '../contract/pod.ts';
 import type { PodMesh } from './identify.ts';
 import { defaultNetworkOverride, networkMissing } from './multus.ts';
 import { screen, type PodInput } from './screen.ts';
+import { podCapabilityReading } from './escalation.ts';
 import { ambientCase } from './ambient-case.ts';
 import { ambientPosture } from './ambient-posture.ts';
 
@@ -30,7 +31,7 @@ export function redirectOf(mesh: PodMesh): 'init' | 'cni' | undefined {
 }
 
 export function checkPosture(input: PodInput, nodes: NodeFacts, cfg: Compiled): PostureResult {
-  const s = screen(input, cfg);
+  const s = screen(input, cfg, podCapabilityReading(input.pod, nodes));
   if (s.kind === 'skip') return { ok: true, reason: s.reason, warnings: [] };
   if (s.kind === 'deny') return { ok: false, reason: s.reason, message: s.message };
   const { pod } = input;

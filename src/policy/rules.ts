@@ -11,6 +11,7 @@ import type { Pod } from '../contract/pod.ts';
 import type { MeshIdentity } from '../mesh/types.ts';
 import { canRewriteNetwork, effectiveGroup, effectiveUser } from '../pod/security.ts';
 import { escalationProblem, privilegesIn, statedEscalationProblem } from './escalation.ts';
+import type { CapabilityReading } from '../pod/capabilities.ts';
 import { describeFound, type PodMesh } from './identify.ts';
 
 export interface RuleVerdict {
@@ -70,12 +71,15 @@ export function escalationRule(
   mesh: PodMesh,
   cfg: Compiled,
   id: Exempt,
+  reading: CapabilityReading = 'strictest',
 ): { verdict: RuleVerdict } | { warning: string } | undefined {
   const { level, relaxed } = privilegesIn(cfg.config.apps, namespace);
   if (level === 'baseline') return undefined;
   for (const f of mesh.apps) {
     const problem =
-      level === 'restricted' ? escalationProblem(pod, f.container, id) : statedEscalationProblem(f.container, id);
+      level === 'restricted'
+        ? escalationProblem(pod, f.container, id, reading)
+        : statedEscalationProblem(f.container, id, reading);
     if (!problem) continue;
     const message = `${describeFound(f)} ${problem}`;
     if (relaxed) return { warning: `${message} (allowed here: namespace ${namespace} is in apps.baselineNamespaces)` };

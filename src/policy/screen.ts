@@ -17,6 +17,7 @@ import { podConfinementProblem } from './judge/confinement.ts';
 import { probeSysctlProblem } from './sysctls.ts';
 import { sharedVolumeRule, startedBeforeProxyRule } from './mesh-volumes.ts';
 import { escalationRule, type Exempt, networkRewriteRule, proxyIdentityRule } from './rules.ts';
+import type { CapabilityReading } from '../pod/capabilities.ts';
 
 export interface PodInput {
   pod: Pod;
@@ -53,7 +54,8 @@ const REDIRECTS_NOTHING: Readonly<Record<'proxyless_grpc' | 'interception_none',
   interception_none: "with interception mode NONE no rule sends the pod's traffic to the proxy",
 };
 
-export function screen(input: PodInput, cfg: Compiled): Screened {
+/** `reading`: how the runtime on the pod's node reads capability names (escalation.ts podCapabilityReading). */
+export function screen(input: PodInput, cfg: Compiled, reading: CapabilityReading = 'strictest'): Screened {
   const { pod, namespace } = input;
   const c = cfg.config;
   if (c.systemNamespaces.includes(namespace)) return { kind: 'skip', reason: 'system_namespace' };
@@ -155,7 +157,7 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   if (rule) return { kind: 'deny', ...rule };
   const shared = sharedVolumeRule(mesh, cfg) ?? startedBeforeProxyRule(pod, mesh);
   if (shared) return { kind: 'deny', ...shared };
-  const escalation = escalationRule(pod, namespace, mesh, cfg, exempt);
+  const escalation = escalationRule(pod, namespace, mesh, cfg, exempt, reading);
   if (escalation && 'verdict' in escalation) return { kind: 'deny', ...escalation.verdict };
   const warnings = escalation ? [escalation.warning] : [];
   const fromAnnotations = judgeSettings(annotations, cfg, "the pod's annotations");

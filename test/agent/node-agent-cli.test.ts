@@ -153,11 +153,42 @@ describe('node-agent flags', () => {
     },
     { argv: ['--plugin-type', 'istio-cni', '--port', '65536'], env: IN_CLUSTER, err: /--port: "65536" is not a port/ },
     { argv: ['--plugin-type', 'istio-cni', '--port', 'http'], env: IN_CLUSTER, err: /--port: "http" is not a port/ },
+    {
+      argv: ['--plugin-type', 'istio-cni', '--proxy-guard'],
+      env: IN_CLUSTER,
+      err: /--proxy-guard needs --config or --mesh/,
+    },
+    {
+      argv: ['--mesh', 'istio', '--proxy-guard', '--proxy-guard-interval', '50ms'],
+      env: IN_CLUSTER,
+      err: /--proxy-guard-interval must be at least 100ms/,
+    },
+    {
+      argv: ['--mesh', 'istio', '--proxy-guard', '--proc-root', 'proc'],
+      env: IN_CLUSTER,
+      err: /--proc-root must be an absolute path, got "proc"/,
+    },
   ])('usage error: $err', async ({ argv, env, err }) => {
     const io = memoryIO('', env as Record<string, string>);
     expect(await run(argv, io)).toBe(2);
     expect(io.err).toMatch(err);
     expect(io.err).toContain('usage: meshgate node-agent');
+  });
+
+  it('the proxy guard: off unless asked; its interval, procfs and the mesh’s view from the config', () => {
+    expect(parseNodeAgentArgs(['--mesh', 'istio'], IN_CLUSTER).guard).toBeUndefined();
+    const argv = ['--mesh', 'linkerd', '--proxy-guard', '--proxy-guard-interval', '500ms', '--proc-root', '/host/proc'];
+    const guard = parseNodeAgentArgs(argv, IN_CLUSTER).guard;
+    expect(guard).toMatchObject({ intervalMs: 500, procRoot: '/host/proc' });
+    expect(guard?.view).toMatchObject({ proxyName: 'linkerd-proxy', proxyUid: 2102 });
+    expect(guard?.view).not.toHaveProperty('proxyGid');
+    expect([...(guard?.view.meshNames ?? [])]).toEqual(['linkerd-proxy', 'linkerd-init', 'linkerd-network-validator']);
+    expect(guard?.view.exemptGids({ 'config.linkerd.io/proxy-gid': '1337' })).toEqual([1337]);
+    expect(parseNodeAgentArgs(['--mesh', 'istio', '--proxy-guard'], IN_CLUSTER).guard).toMatchObject({
+      intervalMs: 1000,
+      procRoot: '/proc',
+      view: { proxyUid: 1337, proxyGid: 1337 },
+    });
   });
 
   it('takes the plugin type and the redirect ports from the mesh profile', () => {

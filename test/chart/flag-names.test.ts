@@ -25,6 +25,7 @@ const VALUES: Record<Daemon, { root: string; values: Obj }> = {
       cniBinDirs: ['/opt/cni/bin', '/usr/libexec/cni'],
       resync: '7m',
       taintUnverified: true,
+      proxyGuard: { interval: '3s' },
       port: 9479,
     },
   },
@@ -68,6 +69,7 @@ const DERIVED: Record<Daemon, Record<string, string>> = {
   'node-agent': {
     config: 'the ConfigMap mounted at /etc/meshgate/config',
     host: "$(POD_IP): the node's own address",
+    'proxy-guard': 'nodeAgent.proxyGuard.enabled (the guard on; its group names the flag)',
   },
   'repair-controller': {
     config: 'the ConfigMap mounted at /etc/meshgate/config',

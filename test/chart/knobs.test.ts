@@ -62,13 +62,18 @@ describe('security contexts', () => {
         runAsGroup: 65532,
         seccompProfile: { type: 'RuntimeDefault' },
       });
+      // The one exception: the node agent's proxy guard kills processes of any UID (workloads.test.ts).
+      const guard = pod.hostPID === true;
       expect(pod.containers[0].securityContext).toMatchObject({
-        runAsUser: 65532,
+        runAsUser: guard ? 0 : 65532,
         allowPrivilegeEscalation: false,
         readOnlyRootFilesystem: true,
-        capabilities: { drop: ['ALL'] },
+        capabilities: guard ? { drop: ['ALL'], add: ['KILL'] } : { drop: ['ALL'] },
       });
     }
+    expect(WORKLOADS.filter(([, kind, name]) => r.one(kind, name).spec.template.spec.hostPID)).toEqual([
+      expect.arrayContaining(['DaemonSet', 'meshgate-node-agent']),
+    ]);
   });
 
   it('OpenShift: runAsUser and runAsGroup set to null are left out, so the platform assigns them; the rest stays', async () => {
@@ -79,6 +84,11 @@ describe('security contexts', () => {
     for (const [, kind, name] of WORKLOADS) {
       const pod = r.one(kind, name).spec.template.spec;
       expect(pod.securityContext, name).toEqual({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      // The proxy guard's UID 0 is the chart's own, whatever the platform assigns the others (its SCC allows only 0).
+      if (pod.hostPID) {
+        expect(pod.containers[0].securityContext, name).toMatchObject({ runAsUser: 0, runAsNonRoot: false });
+        continue;
+      }
       expect(pod.containers[0].securityContext, name).toEqual({
         runAsNonRoot: true,
         allowPrivilegeEscalation: false,

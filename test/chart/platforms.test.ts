@@ -111,7 +111,7 @@ describe('priorityClassQuota (GKE)', () => {
 
 describe('openshift.scc', () => {
   it('an SCC the node agent’s pod satisfies field by field, usable only by the agent’s ServiceAccount', async () => {
-    const r = await render({ openshift: { scc: { enabled: true } } });
+    const r = await render({ openshift: { scc: { enabled: true } }, nodeAgent: { proxyGuard: { enabled: false } } });
     const scc = r.one('SecurityContextConstraints');
     expect(scc.apiVersion).toBe('security.openshift.io/v1');
     const name = scc.metadata.name;
@@ -153,6 +153,25 @@ describe('openshift.scc', () => {
     // Nothing beyond: no privileged container, host PID/IPC or added capabilities.
     expect(scc).toMatchObject({ allowPrivilegedContainer: false, allowHostPID: false, allowHostIPC: false });
     expect(scc.allowedCapabilities).toEqual([]);
+  });
+
+  it('with the proxy guard (default): also the host PID namespace and UID 0 holding CAP_KILL alone', async () => {
+    const r = await render({ openshift: { scc: { enabled: true } } });
+    const scc = r.one('SecurityContextConstraints');
+    const pod = agentPod(r);
+    const c = pod.containers[0];
+    expect(pod.hostPID && scc.allowHostPID).toBe(true);
+    expect(c.securityContext.capabilities).toEqual({ drop: ['ALL'], add: ['KILL'] });
+    expect(scc.allowedCapabilities).toEqual(['KILL']);
+    expect(scc.requiredDropCapabilities).toEqual(['ALL']);
+    expect(c.securityContext.runAsUser).toBe(0);
+    expect(scc.runAsUser).toEqual({ type: 'MustRunAs', uid: 0 });
+    expect(scc).toMatchObject({
+      allowPrivilegedContainer: false,
+      allowPrivilegeEscalation: false,
+      allowHostIPC: false,
+    });
+    expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true });
   });
 
   it('no node agent, no SCC', async () => {

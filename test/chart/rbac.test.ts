@@ -96,10 +96,25 @@ describe('RBAC', () => {
   });
 
   it('node agent: get/patch on nodes and nodes/status, bound to the agent’s service account only', async () => {
+    const off = await render(profileValues('istio', { nodeAgent: { proxyGuard: { enabled: false } } }));
+    expect(rules(off.one('ClusterRole', 'meshgate-node-agent'))).toEqual([
+      { apiGroups: [''], resources: ['nodes', 'nodes/status'], verbs: ['get', 'patch'] },
+    ]);
+    expect(off.all('ValidatingAdmissionPolicy').map((p) => p.metadata.name)).not.toContain('meshgate-node-agent-pods');
+    // The proxy guard (default on): its node's pods, their removal (narrowed by node-agent-pods-policy.yaml), Events.
     const r = await render(profileValues('istio'));
     expect(rules(r.one('ClusterRole', 'meshgate-node-agent'))).toEqual([
       { apiGroups: [''], resources: ['nodes', 'nodes/status'], verbs: ['get', 'patch'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ]);
+    const policy = r.one('ValidatingAdmissionPolicy', 'meshgate-node-agent-pods');
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['pods'] },
+    ]);
+    expect(policy.spec.matchConditions[0].expression).toBe(
+      'request.userInfo.username == "system:serviceaccount:meshgate:meshgate-node-agent"',
+    );
     expect(r.one('ClusterRoleBinding', 'meshgate-node-agent').subjects).toEqual([
       { kind: 'ServiceAccount', name: 'meshgate-node-agent', namespace: 'meshgate' },
     ]);
@@ -271,6 +286,7 @@ describe('admission policies', () => {
     expect(names).toEqual([
       'meshgate-break-glass',
       'meshgate-enforcement',
+      'meshgate-node-agent-pods',
       'meshgate-node-verdict',
       'meshgate-node-writers',
       'meshgate-repair-controller',

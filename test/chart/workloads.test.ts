@@ -169,7 +169,38 @@ describe('node-agent DaemonSet', () => {
     expect(c.args).not.toContain('--taint-unverified');
   });
 
-  it('passes the restricted container checks (hostPath and hostNetwork aside)', () => expectRestricted(pod, c));
+  it('passes the restricted container checks without the proxy guard (hostPath and hostNetwork aside)', async () => {
+    const p = (await render({ nodeAgent: { proxyGuard: { enabled: false } } })).one('DaemonSet').spec.template.spec;
+    expectRestricted(p, p.containers[0]);
+    expect(p.containers[0].args.filter((a: string) => a.startsWith('--proxy-guard'))).toEqual([]);
+  });
+
+  it('with the proxy guard (default): hostPID, UID 0 holding CAP_KILL alone, the rest as restricted', () => {
+    expect(pod.hostPID).toBe(true);
+    expect(c.securityContext).toEqual({
+      runAsNonRoot: false,
+      runAsUser: 0,
+      runAsGroup: 0,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'], add: ['KILL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(c.args).toContain('--proxy-guard');
+    expect(flag(c.args, 'proxy-guard-interval')).toEqual(['1s']);
+  });
+
+  it('with Istio ambient too: one hostPID, UID 0; CAP_KILL only while the guard is on', async () => {
+    for (const guard of [true, false]) {
+      const values = { config: { ambient: { enabled: true } }, nodeAgent: { proxyGuard: { enabled: guard } } };
+      const p = (await render(values)).one('DaemonSet').spec.template.spec;
+      expect(p.hostPID, String(guard)).toBe(true);
+      expect(p.containers[0].securityContext).toMatchObject({ runAsUser: 0, runAsGroup: 0, runAsNonRoot: false });
+      expect(p.containers[0].securityContext.capabilities).toEqual(
+        guard ? { drop: ['ALL'], add: ['KILL'] } : { drop: ['ALL'] },
+      );
+    }
+  });
 
   it('follows values: CRI-O, two bin dirs, taint', async () => {
     const p = (

@@ -288,7 +288,7 @@ describe('chart lifecycle: previous version → upgrade under load → uninstall
     // keys; the schema refuses it before anything changes.
     const reused = await cp.helm(['upgrade', 'meshgate', chartDir, '-n', NS, '--reuse-values']);
     expect(reused.code).not.toBe(0);
-    expect(reused.stderr).toContain("missing properties 'admissionMark', 'enforcement', 'uninstall'");
+    expect(reused.stderr).toContain("missing properties 'nriPlugin', 'admissionMark', 'enforcement', 'uninstall'");
     const admission = cp.kc.makeApiClient(AdmissionregistrationV1Api);
     const caBefore = (await admission.readMutatingWebhookConfiguration({ name: 'meshgate' })).webhooks![0].clientConfig
       .caBundle;

@@ -1,7 +1,8 @@
 // The chart's admission policies against a real kube-apiserver, each request made as the user it is about
 // (impersonation): who may say a node is verified (kubelets, node-patching operators, the node lifecycle controller,
 // the repair controller), what the webhook's service account may change on its webhook configurations and which
-// Secret it may create, and which pods the repair controller's service account may delete.
+// Secret it may create, which pods the repair controller's service account may delete, and which the node agent's
+// proxy guard may delete.
 import {
   AdmissionregistrationV1Api,
   CoreV1Api,
@@ -547,6 +548,74 @@ describe('the chart’s admission policies on a real apiserver', () => {
     ])('allowed: a failed meshgate pod with a controller (%s, exit %s)', async (_who, exitCode) => {
       const name = `failed-${exitCode}`;
       await pod(name, { exitCode });
+      expect(await del(name)).toBe('allowed');
+    });
+  });
+
+  describe('the node agent’s proxy guard deletes only meshgate-admitted pods on its own node', () => {
+    const GUARDED = 'guarded';
+    const STATUS = JSON.stringify({ version: 1, mode: 'cni', initContainers: ['istio-validation'], containers: [] });
+    beforeAll(async () => {
+      await core.createNamespace({ body: { metadata: { name: GUARDED } } });
+      // Installed with the others: wait until it refuses what it must (a fresh look-alike each try).
+      let n = 0;
+      await waitFor('the node agent’s pods policy to be enforced', async () => {
+        const name = `probe-${n++}`;
+        await pod(name, 'node-a', 'none');
+        return (await del(name)).includes('ValidatingAdmissionPolicy');
+      });
+    });
+
+    /** A pod bound to `node` (nobody runs it), admitted by meshgate or not, in `namespace`. */
+    async function pod(
+      name: string,
+      node: string,
+      admitted: 'status' | 'mark' | 'bad-mark' | 'none',
+      namespace = GUARDED,
+    ) {
+      const annotations: Record<string, string> = {
+        status: { 'meshgate.io/status': STATUS },
+        mark: { 'meshgate.io/admitted': markFor(namespace, Math.floor(Date.now() / 1000)) },
+        'bad-mark': { 'meshgate.io/admitted': 'v1.trust-me' },
+        none: {},
+      }[admitted];
+      await core.createNamespacedPod({
+        namespace,
+        body: {
+          metadata: { name, annotations },
+          spec: { nodeName: node, containers: [{ name: 'app', image: 'docker.io/library/nginx:1.27' }] },
+        },
+      });
+    }
+    const del = (name: string, namespace = GUARDED, node = 'node-a') =>
+      outcome(api(AGENT, node).deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }));
+
+    it.each<[string, string, Parameters<typeof pod>[2], string]>([
+      ['a guarded pod on another node', 'node-b', 'status', 'may not delete pod guarded/'],
+      ['a pod meshgate did not admit, on its node', 'node-a', 'none', 'meshgate did not admit it'],
+      ['a look-alike whose mark is not of meshgate’s form', 'node-a', 'bad-mark', 'meshgate did not admit it'],
+    ])('refused: %s', async (_what, node, admitted, message) => {
+      const name = `g-${Math.random().toString(36).slice(2, 8)}`;
+      await pod(name, node, admitted);
+      const r = await del(name);
+      expect(r).toContain('HTTP 403');
+      expect(r).toContain(message);
+    });
+
+    it('refused in meshgate’s own namespace, and to an agent whose token names no node', async () => {
+      await pod('own', 'node-a', 'status', NS);
+      expect(await del('own', NS)).toContain(`meshgate never guards namespace ${NS}`);
+      await pod('nameless', 'node-a', 'status');
+      const r = await outcome(api(AGENT).deleteNamespacedPod({ name: 'nameless', namespace: GUARDED }));
+      expect(r).toContain('its token names no node');
+    });
+
+    it.each<[string, Parameters<typeof pod>[2]]>([
+      ['meshgate’s status annotation', 'status'],
+      ['an admission mark of meshgate’s form', 'mark'],
+    ])('allowed: a pod on its own node carrying %s', async (_what, admitted) => {
+      const name = `ok-${admitted}`;
+      await pod(name, 'node-a', admitted);
       expect(await del(name)).toBe('allowed');
     });
   });

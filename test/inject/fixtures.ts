@@ -4,7 +4,12 @@ import type { Container, Pod } from '../../src/contract/pod.ts';
 import type { PodInput } from '../../src/policy/screen.ts';
 export { testConfig as cfg } from '../support/config.ts';
 
-export function facts(nodes: Record<string, { verified: boolean; kubeletVersion?: string; reason?: string }>) {
+export function facts(
+  nodes: Record<
+    string,
+    { verified: boolean; kubeletVersion?: string; containerRuntimeVersion?: string; reason?: string }
+  >,
+) {
   return nodeFactsFromState({ nodes }, 'test');
 }
 

@@ -1,6 +1,7 @@
 /**
  * The real mesh binaries the bootstrap builds besides Istio's (test/e2e/harness/istio.ts) and the control plane's:
- * Linkerd's CNI plugin, proxy-init, proxy injector and network validator, containerd 2.x, and ztunnel. Each part's
+ * Linkerd's CNI plugin, proxy-init, proxy injector and network validator, containerd 2.x, meshgate's own NRI plugin
+ * (nri/), and ztunnel. Each part's
  * dir is found by its script's key inputs (test/support/build-cache.ts); a missing build is an error naming the
  * script, never a skip.
  */
@@ -41,6 +42,18 @@ export const MESH_BUILDS = {
     inputs: ['test/containerd/go.mod', 'test/containerd/go.sum', 'scripts/build-containerd.sh'],
     cold: 'about 4 minutes cold',
   },
+  nri: {
+    inputs: [
+      'nri/go.mod',
+      'nri/go.sum',
+      'nri/main.go',
+      'nri/policy.go',
+      'nri/seccomp.go',
+      'nri/print.go',
+      'scripts/build-nri.sh',
+    ],
+    cold: 'about 1 minute cold',
+  },
   ztunnel: {
     inputs: [
       `${VENDOR}/ztunnel/SOURCE`,
@@ -59,6 +72,7 @@ export interface MeshBinaryNames {
   linkerd: 'linkerd-cni' | 'linkerd2-proxy-init' | 'linkerd-proxy-injector';
   'linkerd-validator': 'linkerd-network-validator';
   containerd: 'containerd' | 'containerd-shim-runc-v2' | 'ctr';
+  nri: 'meshgate-nri';
   ztunnel: 'ztunnel';
 }
 

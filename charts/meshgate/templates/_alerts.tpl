@@ -184,6 +184,20 @@ groups:
           description: >-
             {{`Calls to the Kubernetes API fail (see meshgate_node_agent_publish_errors_total by operation and the
             agent's log): the Node keeps an old verdict, which goes stale after config.cni.maxVerdictAgeSeconds.`}}
+      {{- if .Values.nodeAgent.proxyGuard.enabled }}
+      - alert: MeshgateProxyIdentityStopped
+        expr: sum by (node) (increase(meshgate_node_agent_proxy_identity_total{ {{- $agent -}} ,action=~"killed|refused_by_runtime"}[10m])) > 0
+        labels:
+          {{- toYaml (merge (dict "severity" "critical") $extra) | nindent 10 }}
+        annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateProxyIdentityStopped") | nindent 10 }}
+          summary: {{ `A container on {{ $labels.node }} ran, or tried to run, as the mesh proxy's identity.` | quote }}
+          description: >-
+            {{`A container of a meshgate-admitted pod on {{ $labels.node }}, other than the mesh's, was or became the
+            proxy's UID/GID (image USER, setuid, a file capability, a set-user-ID binary), whose traffic the redirect
+            exempts: the node agent killed it and removed its pod, or meshgate's NRI plugin refused it. The Events
+            name the pod (kubectl get events -A --field-selector reason=MeshProxyIdentityStopped).`}}
+      {{- end }}
       {{- end }}
   {{- if .Values.repairController.enabled }}
   - name: meshgate-repair

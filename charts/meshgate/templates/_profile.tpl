@@ -95,3 +95,27 @@ the value, else the profile's default (src/config/defaults.ts: istio-system for 
 []
 {{- end -}}
 {{- end -}}
+
+{{/*
+The flags of meshgate's NRI plugin (nri/, nriPlugin.enabled) as a JSON list: the identity the mesh's redirect exempts
+and the mesh's container names — the configured ones and the injector's — as src/agent/guard/start.ts
+nriPluginArgs computes them from the config file (test/chart/nri-plugin.test.ts holds the two together).
+*/}}
+{{- define "meshgate.nriArgs" -}}
+{{- $defaults := dict
+  "istio" (dict "uid" 1337 "gid" 1337 "names" (list "istio-proxy" "istio-init" "istio-validation") "gidAnnotations" list)
+  "linkerd" (dict "uid" 2102 "names" (list "linkerd-proxy" "linkerd-init" "linkerd-network-validator") "gidAnnotations" (list "config.linkerd.io/proxy-gid"))
+  "custom" (dict "uid" 1337 "gid" 1337 "names" (list "meshgate-proxy" "meshgate-init" "meshgate-validate") "gidAnnotations" list) -}}
+{{- $d := get $defaults .Values.mesh -}}
+{{- $cfg := .Values.config | default dict -}}
+{{- $proxy := $cfg.proxy | default dict -}}
+{{- $init := $cfg.init | default dict -}}
+{{- $validator := $cfg.validator | default dict -}}
+{{- $args := list (printf "--proxy-uid=%v" ($proxy.uid | default $d.uid)) -}}
+{{- $gid := ternary $proxy.gid $d.gid (hasKey $proxy "gid") -}}
+{{- if $gid }}{{ $args = append $args (printf "--proxy-gid=%v" $gid) }}{{ end -}}
+{{- $names := list ($proxy.name | default (index $d.names 0)) ($init.name | default (index $d.names 1)) ($validator.name | default (index $d.names 2)) -}}
+{{- range (concat $names $d.names | uniq) }}{{ $args = append $args (printf "--mesh-container=%s" .) }}{{ end -}}
+{{- range $d.gidAnnotations }}{{ $args = append $args (printf "--exempt-gid-annotation=%s" .) }}{{ end -}}
+{{- toJson $args -}}
+{{- end -}}

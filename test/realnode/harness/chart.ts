@@ -13,6 +13,11 @@ export interface ChartDefaults {
   /** Repair controller flags: --max-deletes-per-minute from repairController.maxDeletesPerMinute. */
   repairArgs: string[];
   taintUnverified: boolean;
+  /**
+   * nodeAgent.proxyGuard: the agent's guard of who runs as the proxy (--proxy-guard, --proxy-guard-interval); the
+   * guard reads meshgate's config, which the chart always passes (--config).
+   */
+  proxyGuard: { enabled: boolean; interval: string };
   /** webhook.{mutating,validating}.failurePolicy: how meshgate's webhooks are registered outside S4 and S5. */
   webhook: { mutating: 'Fail' | 'Ignore'; validating: 'Fail' | 'Ignore' };
 }
@@ -20,7 +25,7 @@ export interface ChartDefaults {
 export function chartDefaults(root = repoRoot): ChartDefaults {
   const file = join(root, 'charts/meshgate/values.yaml');
   let values: {
-    nodeAgent?: { taintUnverified?: unknown; resync?: unknown };
+    nodeAgent?: { taintUnverified?: unknown; resync?: unknown; proxyGuard?: { enabled?: unknown; interval?: unknown } };
     repairController?: { maxDeletesPerMinute?: unknown };
     webhook?: { mutating?: { failurePolicy?: unknown }; validating?: { failurePolicy?: unknown } };
   };
@@ -36,6 +41,9 @@ export function chartDefaults(root = repoRoot): ChartDefaults {
     throw new Error(`${file}: nodeAgent.taintUnverified is ${JSON.stringify(taint)}, expected true or false`);
   if (typeof resync !== 'string')
     throw new Error(`${file}: nodeAgent.resync is ${JSON.stringify(resync)}, expected a duration`);
+  const guard = values.nodeAgent?.proxyGuard;
+  if (typeof guard?.enabled !== 'boolean' || typeof guard.interval !== 'string')
+    throw new Error(`${file}: nodeAgent.proxyGuard is ${JSON.stringify(guard)}, expected {enabled, interval}`);
   if (!Number.isInteger(deletes))
     throw new Error(`${file}: repairController.maxDeletesPerMinute is ${JSON.stringify(deletes)}, expected an integer`);
   const policy = (which: 'mutating' | 'validating') => {
@@ -46,8 +54,13 @@ export function chartDefaults(root = repoRoot): ChartDefaults {
   };
   return {
     webhook: { mutating: policy('mutating'), validating: policy('validating') },
-    agentArgs: [`--resync=${resync}`, ...(taint ? ['--taint-unverified'] : [])],
+    agentArgs: [
+      `--resync=${resync}`,
+      ...(taint ? ['--taint-unverified'] : []),
+      ...(guard.enabled ? ['--proxy-guard', `--proxy-guard-interval=${guard.interval}`] : []),
+    ],
     repairArgs: [`--max-deletes-per-minute=${deletes}`],
     taintUnverified: taint,
+    proxyGuard: { enabled: guard.enabled, interval: guard.interval },
   };
 }

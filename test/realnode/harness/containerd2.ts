@@ -4,7 +4,7 @@
 // (io.containerd.cri.v1.runtime) holds the CNI config (bin_dirs is a list) and the sandbox settings, the images part
 // (io.containerd.cri.v1.images) the snapshotter and the pinned sandbox image; the grpc part keeps the stream server.
 // The shim is 2.4.2's own containerd-shim-runc-v2, found first on the node's PATH (runtimePath()).
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { findMeshBuild } from '../../meshbin/binaries.ts';
 import type { ContainerdPaths } from './containerd.ts';
 
@@ -12,6 +12,12 @@ import type { ContainerdPaths } from './containerd.ts';
 export type TierRuntime = 'containerd-1.6' | 'containerd-2.4';
 
 const q = (s: string) => JSON.stringify(s);
+
+/**
+ * The node's NRI socket (containerd >= 1.7; on by default in 2.x at /var/run/nri/nri.sock, which two nodes on one host
+ * would share): meshgate's NRI plugin (nri/, harness/nri.ts) connects here.
+ */
+export const nriSocket = (p: ContainerdPaths) => join(dirname(p.socket), 'nri.sock');
 
 /** The 2.4.2 build's containerd, ctr, and the dir its shim is in (to put first on the node's PATH). */
 export function containerd2Binaries(): { containerd: string; ctr: string; binDir: string } {
@@ -41,6 +47,11 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 
 [plugins.'io.containerd.internal.v1.opt']
   path = ${q(p.opt)}
+
+# NRI: on (2.x's default), each node on its own socket.
+[plugins.'io.containerd.nri.v1.nri']
+  disable = false
+  socket_path = ${q(nriSocket(p))}
 
 [plugins.'io.containerd.grpc.v1.cri']
   stream_server_address = "127.0.0.1"

@@ -11,7 +11,7 @@ import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { LINKERD_PROXY_UID } from './linkerd-cni.ts';
 import { LINKERD_PROXY_REF, LINKERD_PROXY_REPO, LINKERD_PROXY_TAG } from './linkerd-image.ts';
 import { plainPod } from './pods.ts';
-import { BASELINE_NAMESPACE } from './mesh.ts';
+import { TIER_APPS } from './mesh.ts';
 import { PROBE_HOST, PROBE_PORT } from './judge.ts';
 
 /**
@@ -51,7 +51,7 @@ export function linkerdMeshgateConfig(): Record<string, unknown> {
   return {
     validator: { image: MESHGATE_REF, probeAddress: PROBE },
     recognisedImages: { proxy: [LINKERD_PROXY_REPO], init: [LINKERD_PROXY_REPO], validator: [LINKERD_PROXY_REPO] },
-    apps: { privileges: 'restricted', baselineNamespaces: [BASELINE_NAMESPACE] },
+    apps: TIER_APPS,
   };
 }
 

@@ -21,6 +21,8 @@ import type { LinkerdInjector } from '../../e2e/harness/linkerd.ts';
 import { linkerdMeshgateConfig, linkerdOptIn, startTierLinkerdInjector } from './linkerd-mesh.ts';
 import { MESH_NAMESPACE, startWebhook, type Webhook } from './webhook.ts';
 import { ambientAgentArgs, type AmbientNode } from './ambient.ts';
+import { type RunningNri, startNriPlugin } from './nri.ts';
+import { buildConfig } from '../../../src/config/load.ts';
 
 /** What opts a namespace in: Istio's injector selects istio-injection, meshgate's webhooks meshgate.io/inject. */
 export const OPT_IN_LABELS = { 'istio-injection': 'enabled', 'meshgate.io/inject': 'enabled' };
@@ -45,6 +47,8 @@ export interface MeshStack {
   ambient?: AmbientNode;
   webhook: Webhook;
   agents: Map<string, RunningNodeAgent>;
+  /** meshgate's NRI plugin on each containerd 2.4 node (harness/nri.ts); none on 1.6, which has no NRI. */
+  nri: Map<string, RunningNri>;
   /**
    * (Re)starts the node agent of `node` with the chart's flags, changed as `opts` says; a no-op when it already
    * runs that way.
@@ -64,13 +68,25 @@ export interface MeshStack {
   stop(): Promise<void>;
 }
 
-/** The one namespace the tier lists in apps.baselineNamespaces (scenario S9 measures what that setting allows). */
-export const BASELINE_NAMESPACE = 's9-baseline';
+/**
+ * S9's node side (issue 31 §2): under `apps.privileges: node`, the default, admission judges only what the spec
+ * states and the node decides who runs as the proxy.
+ */
+export const NODE_SIDE_NAMESPACE = 's9-node';
+
+/**
+ * S9's admission side: held to `apps.privileges: restricted` by `apps.restrictedNamespaces`, as a cluster admin holds
+ * a namespace where no window is acceptable (docs/security.md).
+ */
+export const RESTRICTED_NAMESPACE = 's9';
+
+/** The apps section of the tier's config: the default level (`node`), with S9's admission side held to restricted. */
+export const TIER_APPS = { privileges: 'node', restrictedNamespaces: [RESTRICTED_NAMESPACE] } as const;
 
 /**
  * The webhook's config: the istio profile, recognising the stand-in proxyv2 and running the validator from meshgate's
- * image, with `apps.privileges: restricted` as a user's defaults have it (the unit tiers' base config relaxes it to
- * baseline), so every scenario's app containers must show they cannot become the proxy.
+ * image, with the default `apps.privileges` (the unit tiers' base config relaxes it to baseline); the scenarios' app
+ * containers show anyway that they cannot become the proxy, as `restricted` would ask.
  */
 export function meshgateConfig(meshName: TierMesh = 'istio', ambient = false): Record<string, unknown> {
   if (meshName === 'linkerd') return linkerdMeshgateConfig();
@@ -79,7 +95,7 @@ export function meshgateConfig(meshName: TierMesh = 'istio', ambient = false): R
     ...(ambient ? { ambient: { enabled: true } } : {}),
     validator: { image: MESHGATE_REF },
     recognisedImages: { proxy: [repo], init: [repo], validator: [repo] },
-    apps: { privileges: 'restricted', baselineNamespaces: [BASELINE_NAMESPACE] },
+    apps: TIER_APPS,
   };
 }
 
@@ -106,10 +122,13 @@ export async function startMeshStack(
   await webhook.register(chart.webhook);
   // The same configuration file as the webhook's, as the chart mounts one ConfigMap into all three.
   const configFile = join(cluster.runDir, 'meshgate-config.json');
-  writeFileSync(configFile, JSON.stringify(rawConfig(meshName, { meshNamespace: MESH_NAMESPACE, ...config }), null, 2));
-  // Only the ambient line's agents read it (its ambient checks); the others stay as they were measured.
+  const raw = rawConfig(meshName, { meshNamespace: MESH_NAMESPACE, ...config });
+  writeFileSync(configFile, JSON.stringify(raw, null, 2));
+  // The ambient line's agents read it (their ambient checks), and every agent whose guard is on (the chart always
+  // passes it); the others stay as they were measured.
   const ambientArgs = (node: RealNode) =>
     cluster.ambient ? [`--config=${configFile}`, ...ambientAgentArgs(node, ambient)] : [];
+  const guardArgs = chart.proxyGuard.enabled && !cluster.ambient ? [`--config=${configFile}`] : [];
 
   const agents = new Map<string, RunningNodeAgent>();
   const variants = new Map<string, string>();
@@ -123,6 +142,7 @@ export async function startMeshStack(
       ...chart.agentArgs.filter((a) => a !== '--taint-unverified'),
       ...(taint ? ['--taint-unverified'] : []),
       ...ambientArgs(node),
+      ...guardArgs,
     ];
     const pluginType = meshName === 'linkerd' ? 'linkerd-cni' : 'istio-cni';
     agents.set(
@@ -132,6 +152,9 @@ export async function startMeshStack(
     variants.set(node.name, variant);
   };
   for (const n of cluster.nodes) await restartAgent(n);
+  const nri = new Map<string, RunningNri>();
+  const parsed = buildConfig(raw, configFile);
+  for (const n of cluster.nodes) if (n.runtime === 'containerd-2.4') nri.set(n.name, await startNriPlugin(n, parsed));
 
   const logs = join(cluster.runDir, 'logs');
   mkdirSync(logs, { recursive: true });
@@ -172,6 +195,7 @@ export async function startMeshStack(
     ambient,
     webhook,
     agents,
+    nri,
     chart,
     restartAgent,
     repair: () => repair!,
@@ -194,7 +218,7 @@ export async function startMeshStack(
     waitVerdict,
     async stop() {
       if (repair) await procs.stopComponent(repair);
-      await Promise.all([...agents.values()].map((a) => a.stop()));
+      await Promise.all([...agents.values(), ...nri.values()].map((a) => a.stop()));
       await webhook.down();
       await istio?.stop();
       await linkerd?.stop();

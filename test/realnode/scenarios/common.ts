@@ -30,11 +30,12 @@ export interface ScenarioResult {
   /** Pods whose app ran without redirection (judged in their netns), or could not be judged. */
   unredirected: number;
   /**
-   * Apps that got past their (redirected) pod's proxy by becoming it, in a namespace the config lists in
-   * apps.baselineNamespaces: the risk that setting accepts (docs/security.md), measured by S9. Not a failure of
-   * meshgate's guarantee, so not in `unredirected`; the same in a guarded namespace is counted there.
+   * Connections that got past their (redirected) pod's proxy from an app that became it, before the node stopped
+   * the app (S9's node side on a runtime without meshgate's NRI plugin): the window docs/security.md states,
+   * measured. Not a failure of meshgate's guarantee, so not in `unredirected`; an app that got past and was not
+   * stopped is counted there.
    */
-  baselineBypass?: number;
+  windowEscapes?: number;
   /** From the disturbance until the cluster is right again; undefined: not within the scenario's deadline. */
   rightMs?: number;
   /** What a person sees: admission messages, Events (reason ×count), the Node condition. */
