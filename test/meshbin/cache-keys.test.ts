@@ -36,6 +36,7 @@ const expected: Record<string, () => string> = {
   'linkerd-validator': () => meshBuildDir('linkerd-validator'),
   containerd: () => meshBuildDir('containerd'),
   ztunnel: () => meshBuildDir('ztunnel'),
+  nri: () => meshBuildDir('nri'),
   policyreport: () => join(cacheRoot(), `policyreport-${policyReportCacheKey()}`),
 };
 
