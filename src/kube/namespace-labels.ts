@@ -20,19 +20,19 @@ export function startNamespaceLabels(
   client: KubeClient,
   onError?: (err: unknown) => void,
 ): NamespaceLabels & { ready: Promise<void>; stop(): void } {
-  const labels = new Map<string, Readonly<Record<string, string>>>();
-  const put = (item: unknown) => {
+  let labels = new Map<string, Readonly<Record<string, string>>>();
+  const put = (item: unknown, into = labels) => {
     const m = (item as NamespaceItem).metadata;
-    if (m?.name) labels.set(m.name, Object.freeze({ ...(m.labels ?? {}) }));
+    if (m?.name) into.set(m.name, Object.freeze({ ...(m.labels ?? {}) }));
   };
   const reflector = new Reflector({
     client,
     path: core('namespaces'),
-    replace: (items) => {
-      labels.clear();
-      for (const item of items) put(item);
+    list: () => {
+      const next = new Map<string, Readonly<Record<string, string>>>();
+      return { add: (item) => put(item, next), done: () => (labels = next) };
     },
-    upsert: put,
+    upsert: (item) => put(item),
     remove: (item) => labels.delete((item as NamespaceItem).metadata?.name ?? ''),
     onError,
   });

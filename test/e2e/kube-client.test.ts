@@ -97,7 +97,7 @@ describe('watch', () => {
       path: cms,
       labelSelector: 'resume=yes',
       watchTimeoutSeconds: 1,
-      replace: () => undefined,
+      list: () => ({ add: () => undefined, done: () => undefined }),
       upsert: (o) => void seen.add((o as ConfigMap).metadata.name),
       remove: () => undefined,
     });
@@ -149,7 +149,9 @@ describe('watch', () => {
     const r = new Reflector({
       client,
       path: templates,
-      replace: () => undefined,
+      // A paged list, whose answer the proxy rewrites (a watch-list's initial state comes in a watch).
+      initial: 'pages',
+      list: () => ({ add: () => undefined, done: () => undefined }),
       upsert: (o) => void seen.add((o as ConfigMap).metadata.name),
       remove: () => undefined,
     });
@@ -219,7 +221,7 @@ describe('retries through a faulty proxy', () => {
       client,
       path: cms,
       labelSelector: 'cut=yes',
-      replace: () => undefined,
+      list: () => ({ add: () => undefined, done: () => undefined }),
       upsert: (o) => void seen.add((o as ConfigMap).metadata.name),
       remove: () => undefined,
       onError: (e) => void errors.push(e),

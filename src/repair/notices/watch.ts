@@ -19,13 +19,13 @@ export async function watchWouldDenyPods(client: KubeClient, notices: PodNotices
   const reflector = meshgatePodReflector(
     client,
     {
-      replace: (items) => items.forEach(observe),
+      list: () => ({ add: observe, done: () => undefined }),
       upsert: observe,
       remove: (p) => notices.forget((p as PodForRepair).metadata?.uid ?? ''),
       onSynced: () => (synced = true),
       onError: (err) => logger.warn({ err: errorFields(err) }, 'would-deny pod watch interrupted; resuming'),
     },
-    WOULD_DENY_LABEL,
+    { labelSelector: WOULD_DENY_LABEL },
   );
   await reflector.start();
   return { synced: () => synced, stop: () => reflector.stop() };

@@ -83,21 +83,21 @@ export async function watchNamespaces(
   onChange: (name: string) => void,
   logger: Logger,
 ): Promise<{ list(): NamespaceFacts[]; stop(): void }> {
-  const labels = new Map<string, Record<string, string>>();
+  let labels = new Map<string, Record<string, string>>();
   type Ns = { metadata?: { name?: string; labels?: Record<string, string> } };
-  const set = (n: Ns): boolean => {
+  const set = (n: Ns, into = labels): boolean => {
     const name = n.metadata?.name ?? '';
     const next = n.metadata?.labels ?? {};
-    const prev = labels.get(name);
-    labels.set(name, next);
+    const prev = into.get(name);
+    into.set(name, next);
     return prev === undefined || JSON.stringify(prev) !== JSON.stringify(next);
   };
   const reflector = new Reflector({
     client,
     path: core('namespaces'),
-    replace: (items) => {
-      labels.clear();
-      for (const n of items) set(n as Ns);
+    list: () => {
+      const next = new Map<string, Record<string, string>>();
+      return { add: (n) => void set(n as Ns, next), done: () => (labels = next) };
     },
     upsert: (n) => {
       if (set(n as Ns)) onChange((n as Ns).metadata?.name ?? '');
