@@ -7,6 +7,7 @@ import {
   AdmissionregistrationV1Api,
   ApiException,
   AppsV1Api,
+  CoordinationV1Api,
   CoreV1Api,
   DiscoveryV1Api,
   VersionApi,
@@ -15,6 +16,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { describeKubeError } from '../kube/errors.ts';
+import { leaseNode, NODE_LEASE_LABEL } from '../contract/node.ts';
 import { controllerOf, podRecord, webhookEntry } from './records.ts';
 import type {
   AgentPod,
@@ -49,6 +51,7 @@ export class KubeReader {
   readonly #admission: AdmissionregistrationV1Api;
   readonly #apps: AppsV1Api;
   readonly #core: CoreV1Api;
+  readonly #coordination: CoordinationV1Api;
   readonly #discovery: DiscoveryV1Api;
   readonly #version: VersionApi;
 
@@ -57,6 +60,7 @@ export class KubeReader {
     this.#admission = kc.makeApiClient(AdmissionregistrationV1Api);
     this.#apps = kc.makeApiClient(AppsV1Api);
     this.#core = kc.makeApiClient(CoreV1Api);
+    this.#coordination = kc.makeApiClient(CoordinationV1Api);
     this.#discovery = kc.makeApiClient(DiscoveryV1Api);
     this.#version = kc.makeApiClient(VersionApi);
   }
@@ -202,6 +206,22 @@ export class KubeReader {
 
   nodes(each: (n: V1Node) => void): Promise<ReadError | undefined> {
     return this.#pages('Nodes', (_continue) => this.#core.listNode({ limit: PAGE, _continue }), each);
+  }
+
+  /** The node agents' Lease renewals in meshgate's namespace (src/contract/node.ts): node → ms since the epoch. */
+  async nodeLeases(namespace: string): Promise<Map<string, number> | ReadError> {
+    const out = new Map<string, number>();
+    const err = await this.#pages(
+      `Leases of ${namespace}`,
+      (_continue) =>
+        this.#coordination.listNamespacedLease({ namespace, labelSelector: NODE_LEASE_LABEL, limit: PAGE, _continue }),
+      (l) => {
+        const node = leaseNode(l.metadata?.name);
+        const at = l.spec?.renewTime === undefined ? Number.NaN : new Date(l.spec.renewTime).getTime();
+        if (node !== undefined && !Number.isNaN(at)) out.set(node, at);
+      },
+    );
+    return err ?? out;
   }
 
   async namespaces(): Promise<NamespaceFacts[] | ReadError> {

@@ -19,6 +19,7 @@ import { ENFORCEMENT_LEVELS, type EnforcementLevel } from '../config/types.ts';
 import { UsageError } from '../util/args.ts';
 import { ambientFromConfigMap, combineLearned, learnFromConfigMap } from '../kube/learned-images.ts';
 import { decideTemplate } from './offline.ts';
+import { KubeReader } from '../check/kube-reader.ts';
 import { describeDecision } from './describe-decision.ts';
 
 /** `kubectl`'s names and short names of the kinds with a pod template, to their API version and kind. */
@@ -97,6 +98,24 @@ async function learned(core: CoreV1Api, cfg: Compiled): Promise<Compiled> {
   return withLearned(cfg, combineLearned(all, ambient));
 }
 
+/**
+ * Every Node's fact, read a page at a time and reduced as it comes (15,000 Nodes whole would be hundreds of MB), aged
+ * by the agents' Leases in meshgate's namespace as the webhook ages them.
+ */
+async function nodeFacts(reader: KubeReader, cfg: Compiled): Promise<NodeFactStore> {
+  const nodes = new NodeFactStore();
+  const expect = expectationsOf(cfg.config.cni);
+  const leases = await reader.nodeLeases(cfg.config.meshNamespace);
+  const now = Date.now();
+  const err = await reader.nodes((n) => {
+    const name = (n as { metadata?: { name?: string } }).metadata?.name ?? '';
+    nodes.upsert(factFromNode(n, expect, now, leases instanceof Map ? leases.get(name) : undefined));
+  });
+  if (err) throw new Error(`Nodes could not be listed: ${err.error}`);
+  nodes.markSynced();
+  return nodes;
+}
+
 export async function explainLive(
   kc: KubeConfig,
   base: Compiled,
@@ -107,12 +126,7 @@ export async function explainLive(
   const core = kc.makeApiClient(CoreV1Api);
   const objects = KubernetesObjectApi.makeApiClient(kc);
   const cfg = await learned(core, base);
-  const nodes = new NodeFactStore();
-  const expect = expectationsOf(cfg.config.cni);
-  nodes.replaceAll(
-    (await core.listNode()).items.map((n) => factFromNode(n as Parameters<typeof factFromNode>[0], expect)),
-  );
-  nodes.markSynced();
+  const nodes = await nodeFacts(new KubeReader(kc), cfg);
   const ns = await core.readNamespace({ name: namespace });
   const level = levelOf(ns.metadata?.labels, cfg);
   const out: Explained[] = [];

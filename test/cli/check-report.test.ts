@@ -106,6 +106,10 @@ class FakeCluster implements Omit<KubeReader, 'read'> {
     for (const n of this.nodeList) each(n as never);
     return undefined;
   }
+  leases: Map<string, number> | ReadError = new Map();
+  async nodeLeases() {
+    return this.leases;
+  }
   async namespaces() {
     return this.nsList;
   }
