@@ -97,11 +97,13 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
     o.kube,
     {
       observe: async (p) => {
+        unmeshed?.labelled.observe(p);
         await Promise.all([controller.observe(p), notices.observe(p)]);
       },
       forget: (uid) => {
         controller.forget(uid);
         notices.forget(uid);
+        unmeshed?.labelled.forget(uid);
       },
     },
     o.logger,

@@ -9,6 +9,7 @@ import type { Compiled } from '../../config/compile.ts';
 import type { RepairMetrics } from '../metrics.ts';
 import { kubeUnmeshedApi, watchNamespaces } from './api.ts';
 import { UnmeshedPods } from './sweep.ts';
+import { LabelledUnmeshed } from './labelled.ts';
 
 export interface UnmeshedSettings {
   /** Evict (true) or only report (false). */
@@ -24,6 +25,8 @@ const CHANGE_DEBOUNCE_MS = 1_000;
 
 export interface RunningUnmeshed {
   pods: UnmeshedPods;
+  /** Fed the labelled pods by the repair controller's pod watch (src/repair/run.ts). */
+  labelled: LabelledUnmeshed;
   /** Sweep now (on becoming leader). */
   sweep(): void;
   stop(): void;
@@ -36,6 +39,7 @@ export async function startUnmeshed(
   deps: { isLeader: () => boolean; dryRun: boolean; metrics: RepairMetrics; logger: Logger },
 ): Promise<RunningUnmeshed> {
   let namespaces: Awaited<ReturnType<typeof watchNamespaces>> | undefined;
+  const labelled = new LabelledUnmeshed(cfg);
   const pods = new UnmeshedPods(
     kubeUnmeshedApi(client, s.webhookConfig, () => namespaces?.list() ?? []),
     {
@@ -46,6 +50,7 @@ export async function startUnmeshed(
       isLeader: deps.isLeader,
       metrics: deps.metrics,
       logger: deps.logger,
+      labelled,
     },
   );
   let running: Promise<unknown> | undefined;
@@ -77,6 +82,7 @@ export async function startUnmeshed(
   const timer = setInterval(sweep, s.sweepIntervalMs);
   return {
     pods,
+    labelled,
     sweep,
     stop() {
       clearInterval(timer);
