@@ -67,6 +67,7 @@ const DERIVED: Record<Daemon, Record<string, string>> = {
   'node-agent': {
     config: 'the ConfigMap mounted at /etc/meshgate/config',
     host: "$(POD_IP): the node's own address",
+    'node-lease-namespace': "the release namespace: where the agents' Leases (their heartbeats) live",
   },
   'repair-controller': {
     config: 'the ConfigMap mounted at /etc/meshgate/config',
