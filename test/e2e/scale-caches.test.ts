@@ -31,7 +31,11 @@ function configMaps(client: KubeClient) {
     labelSelector: 'scale=yes',
     list: () => {
       let n = 0;
-      return { add: () => void (n++, adds++), done: () => void lists.push(n) };
+      const add = () => {
+        n++;
+        adds++;
+      };
+      return { add, done: () => void lists.push(n) };
     },
     upsert: () => undefined,
     remove: () => undefined,
