@@ -15,7 +15,9 @@
  * against REF's, in-process and over HTTP in the same run: bench/compare), --decompose (the server's CPU per review
  * split by part, sampled by Linux perf: bench/decompose), --crafted [--before REF] (part 2's crafted reviews
  * alone, CPU ms each; with --before, REF's tree too in the same run: bench/crafted.ts), --footprint [--before REF]
- * (the daemons' memory after a steady minute against a real apiserver, beside a bare Node process: bench/footprint).
+ * (the daemons' memory after a steady minute against a real apiserver, beside a bare Node process: bench/footprint),
+ * --scale [--scale-nodes N] [--scale-pods P] [--budget MIN] (the webhook and repair controller started fresh as a
+ * real apiserver's cluster grows to N Nodes and P pods, projected past what the budget reaches: bench/scale).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -56,6 +58,10 @@ const { values: flags } = parseArgs({
     decompose: { type: 'boolean', default: false },
     crafted: { type: 'boolean', default: false },
     footprint: { type: 'boolean', default: false },
+    scale: { type: 'boolean', default: false },
+    'scale-nodes': { type: 'string' },
+    'scale-pods': { type: 'string' },
+    budget: { type: 'string' },
     before: { type: 'string' },
     pods: { type: 'string', default: '2000' },
     // Each mode has its own defaults (main and --before: DEFAULT_ROUNDS; --peers and --decompose: their main.ts).
@@ -68,6 +74,9 @@ for (const [name, integer] of [
   ['duration', false],
   ['rounds', true],
   ['pods', true],
+  ['scale-nodes', true],
+  ['scale-pods', true],
+  ['budget', false],
 ] as const) {
   const v = flags[name];
   if (v !== undefined && !(Number(v) > 0 && (!integer || Number.isInteger(Number(v))))) {
@@ -91,6 +100,11 @@ if (flags.crafted) {
 // The daemons' memory, in a network namespace of its own; --before REF there runs REF's daemons beside this tree's.
 if (flags.footprint) {
   await (await import('./footprint/main.ts')).footprintMain(flags, resultsDir, log);
+  process.exit(0);
+}
+// The webhook's and repair controller's memory as the cluster grows to 15,000 Nodes and 150,000 pods (issue 32).
+if (flags.scale) {
+  await (await import('./scale/main.ts')).scaleMain(flags, resultsDir, log);
   process.exit(0);
 }
 // The comparisons that need other programs or another tree run on their own (each prints its targets last).

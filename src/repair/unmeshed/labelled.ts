@@ -4,19 +4,39 @@
  * pods without the label — what can be unmeshed without having claimed otherwise, by selector, so a sweep reads no
  * longer every pod of every opted-in namespace (issue 32) — and takes the labelled ones from here: the repair
  * controller's own pod watch (src/repair/failed/watch.ts) hands each labelled pod over as it arrives, it is judged
- * at once (judge.ts) and kept only when flagged. Holds: the flagged pods (normally none), by UID.
+ * at once (judge.ts) and kept only when flagged. A pod whose admission mark verifies (src/mark/mark.ts: meshgate's
+ * mutating webhook admitted it as meshed, and its validating webhook checked the pod and the mark at CREATE) and
+ * that carries no recorded refusal (meshgate.io/would-deny) is not judged again: at 90,000 guarded pods that is
+ * the difference between a few µs and a few hundred per pod while a fresh replica reads them all. Holds: per flagged pod (normally none) its name, UID, labels and
+ * what to do about it — never the pod: a configuration that makes every pod look unmeshed (the mesh's images not
+ * recognised) must cost a few hundred bytes per pod, not the pod's tens of KiB.
  */
 import type { Compiled } from '../../config/compile.ts';
-import type { PodRecord } from '../../check/facts.ts';
 import { podRecord, type PodLike } from '../../check/records.ts';
-import { judgeUnmeshed } from './judge.ts';
+import { judgeUnmeshed, type UnmeshedAction } from './judge.ts';
+import type { KeyRing } from '../../mark/keys.ts';
+import { WOULD_DENY_LABEL } from '../../admission/level.ts';
+import { markTrust, type PodForRepair } from '../failed/decide.ts';
+
+export interface Flagged {
+  namespace: string;
+  name: string;
+  uid: string;
+  labels?: Record<string, string>;
+  action: Exclude<UnmeshedAction, { action: 'none' }>;
+}
 
 export class LabelledUnmeshed {
   readonly #cfg: Compiled;
-  readonly #flagged = new Map<string, PodRecord>();
+  readonly #keys: () => KeyRing | undefined;
+  readonly #flagged = new Map<string, Flagged>();
+  /** Pods judged in full, and pods passed on their mark: for tests and the bench's logs. */
+  readonly stats = { judged: 0, marked: 0 };
 
-  constructor(cfg: Compiled) {
+  /** `keys`: the admission mark's keys as loaded now (none: every pod is judged). */
+  constructor(cfg: Compiled, keys: () => KeyRing | undefined = () => undefined) {
     this.#cfg = cfg;
+    this.#keys = keys;
   }
 
   /** A labelled pod as the watch delivers it (added or modified). */
@@ -25,8 +45,15 @@ export class LabelledUnmeshed {
     const uid = pod.metadata?.uid;
     if (!uid) return;
     const p = podRecord(pod.metadata?.namespace ?? '', pod);
-    if (judgeUnmeshed(p, this.#cfg).action === 'none') this.#flagged.delete(uid);
-    else this.#flagged.set(uid, p);
+    if (p.labels?.[WOULD_DENY_LABEL] === undefined && markTrust(object as PodForRepair, this.#keys()) === undefined) {
+      this.stats.marked++;
+      this.#flagged.delete(uid);
+      return;
+    }
+    this.stats.judged++;
+    const action = judgeUnmeshed(p, this.#cfg);
+    if (action.action === 'none') this.#flagged.delete(uid);
+    else this.#flagged.set(uid, { namespace: p.namespace, name: p.name, uid, labels: p.labels, action });
   }
 
   forget(uid: string): void {
@@ -34,7 +61,7 @@ export class LabelledUnmeshed {
   }
 
   /** The labelled pods judged unmeshed when last seen. */
-  flagged(): Iterable<PodRecord> {
+  flagged(): Iterable<Flagged> {
     return this.#flagged.values();
   }
 }

@@ -10,6 +10,7 @@ import type { RepairMetrics } from '../metrics.ts';
 import { kubeUnmeshedApi, watchNamespaces } from './api.ts';
 import { UnmeshedPods } from './sweep.ts';
 import { LabelledUnmeshed } from './labelled.ts';
+import type { KeyRing } from '../../mark/keys.ts';
 
 export interface UnmeshedSettings {
   /** Evict (true) or only report (false). */
@@ -36,10 +37,17 @@ export async function startUnmeshed(
   client: KubeClient,
   cfg: Compiled,
   s: UnmeshedSettings,
-  deps: { isLeader: () => boolean; dryRun: boolean; metrics: RepairMetrics; logger: Logger },
+  deps: {
+    isLeader: () => boolean;
+    dryRun: boolean;
+    metrics: RepairMetrics;
+    logger: Logger;
+    /** The admission mark's keys: a labelled pod whose mark verifies is not judged again (labelled.ts). */
+    keys?: () => KeyRing | undefined;
+  },
 ): Promise<RunningUnmeshed> {
   let namespaces: Awaited<ReturnType<typeof watchNamespaces>> | undefined;
-  const labelled = new LabelledUnmeshed(cfg);
+  const labelled = new LabelledUnmeshed(cfg, deps.keys);
   const pods = new UnmeshedPods(
     kubeUnmeshedApi(client, s.webhookConfig, () => namespaces?.list() ?? []),
     {

@@ -20,7 +20,7 @@ import type { PodRecord } from '../../check/facts.ts';
 import { listGuardedPods } from '../../check/list-pods.ts';
 import type { RepairMetrics } from '../metrics.ts';
 import { SlidingLimit } from '../rate-limit.ts';
-import { judgeUnmeshed, type ReportWhy } from './judge.ts';
+import { judgeUnmeshed, type ReportWhy, type UnmeshedAction } from './judge.ts';
 import type { ReasonCode } from '../../contract/reasons.ts';
 import { errorFields, errorText } from '../../log/fields.ts';
 import { WOULD_DENY_LABEL } from '../../admission/level.ts';
@@ -121,12 +121,10 @@ export class UnmeshedPods {
       const queue = new Map<string, Candidate>();
       const reports: Array<[PodRef, ReportWhy, string]> = [];
       const seen = new Set<string>();
-      const judge = (p: PodRecord) => {
-        if (below.has(p.namespace) && p.labels?.[WOULD_DENY_LABEL] !== undefined) return;
-        const a = judgeUnmeshed(p, this.#o.cfg);
+      const consider = (ref: PodRef, labels: PodRecord['labels'], a: UnmeshedAction) => {
+        if (below.has(ref.namespace) && labels?.[WOULD_DENY_LABEL] !== undefined) return;
         if (a.action === 'none') return;
-        const uid = (p.object as { metadata?: { uid?: string } }).metadata?.uid ?? '';
-        const ref = { namespace: p.namespace, name: p.name, uid };
+        const { uid } = ref;
         out.found++;
         seen.add(uid);
         if (a.action === 'evict' && this.#o.evict) {
@@ -144,12 +142,17 @@ export class UnmeshedPods {
         const why: ReportWhy = a.action === 'report' ? a.why : 'not_evicting';
         reports.push([ref, why, a.action === 'report' ? a.message : a.reportOnly]);
       };
+      const judge = (p: PodRecord) => {
+        const uid = (p.object as { metadata?: { uid?: string } }).metadata?.uid ?? '';
+        consider({ namespace: p.namespace, name: p.name, uid }, p.labels, judgeUnmeshed(p, this.#o.cfg));
+      };
       const also = this.#o.labelled ? `!${REDIRECT_LABEL}` : undefined;
       out.errors.push(...(await listGuardedPods(this.#api, opted, judge, { also })));
       const optedIn = new Map(opted.map((o) => [o.namespace, o]));
-      for (const p of this.#o.labelled?.flagged() ?? []) {
-        const o = optedIn.get(p.namespace);
-        if (o && guardsPod(o.mutating, p.labels)) judge(p);
+      for (const f of this.#o.labelled?.flagged() ?? []) {
+        const o = optedIn.get(f.namespace);
+        if (o && guardsPod(o.mutating, f.labels))
+          consider({ namespace: f.namespace, name: f.name, uid: f.uid }, f.labels, f.action);
       }
       this.#queue = queue;
       this.#reported = new Set([...this.#reported].filter((u) => seen.has(u)));
