@@ -39,8 +39,8 @@ export function startChurn(client: KubeClient, nodes: number): Churn {
         const path = core('nodes', { name: nodeName(n % nodes), sub: 'status' });
         calls.push(client.patch(path, 'strategic', body).then(() => counts.nodePatches++, fail));
       }
-      // Churned pods are numbered far above the populated ones (and guarded: pod i*300 lives in team-0).
-      const i = 10_000_000 + k++ * 300;
+      // Churned pods are numbered far above the populated ones, and guarded: pod 300 × j lives in team-0.
+      const i = 300 * (33_334 + k++);
       const pod = scalePod(i, nodes);
       calls.push(client.create(core('pods', { namespace: 'team-0' }), pod).then(() => counts.pods++, fail));
       if (k - first > 5) {

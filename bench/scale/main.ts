@@ -96,29 +96,31 @@ export async function scaleMain(
           .map((x) => round(x))
           .join(' ')}) ==`,
       );
+      let reached = size;
       try {
         await grow(client, have, size, MESHGATE_NS, log, started + budgetMs - MEASURE_RESERVE_MS);
       } catch (err) {
         if (!(err instanceof DeadlinePassed)) throw err;
-        stoppedAt = `${size.nodes} Nodes, ${size.pods} pods: ${err.message}`;
-        log(`  stopped growing: ${err.message}`);
-        break;
+        // Measured where the budget left the cluster, then no further.
+        reached = err.reached;
+        stoppedAt = `growing to ${size.nodes} Nodes, ${size.pods} pods: ${err.message}`;
+        log(`  stopped growing: ${err.message}; measuring at ${reached.nodes} Nodes, ${reached.pods} pods`);
       }
-      have = size;
+      have = reached;
       const createS = (Date.now() - t0) / 1000;
-      if (!heartbeats && size.nodes >= 1000) {
+      if (!heartbeats && reached.nodes >= 1000) {
         log('  a node agent’s heartbeat, on the Node and on its Lease (1,000 each)');
         heartbeats = await measureHeartbeats(client, cp.pids(), MESHGATE_NS);
       }
       await webhookConfigs(client, ports.webhook, 'create');
-      const churn = startChurn(client, size.nodes);
+      const churn = startChurn(client, reached.nodes);
       const webhook = await runReplica(
         tree,
         'webhook',
         webhookArgs(config, cp.kubeconfigPath, ports.webhook, keys),
         ports.webhook,
         daemonLog,
-        size.nodes,
+        reached.nodes,
       );
       log(`  webhook: ${describe(webhook)}`);
       const repair = await runReplica(
@@ -127,20 +129,21 @@ export async function scaleMain(
         repairArgs(config, cp.kubeconfigPath, ports.repair, keys),
         ports.repair,
         daemonLog,
-        size.nodes,
+        reached.nodes,
       );
       log(`  repair controller: ${describe(repair)}`);
       const churned = await churn.stop();
       log(
         `  churn meanwhile: ${churned.nodePatches} Node status reports, ${churned.pods} pods, ${churned.failures} failed${churned.firstFailure ? ` (first: ${churned.firstFailure})` : ''}`,
       );
-      steps.push({ ...size, guarded: guardedOf(size.pods), createS, webhook, repair });
-      if (size === sizes.at(-1) || Date.now() > started + budgetMs - MEASURE_RESERVE_MS) {
-        cli = await cliRuns(tree, cp.kubeconfigPath, config, log);
-      }
+      steps.push({ ...reached, guarded: guardedOf(reached.pods), createS, webhook, repair });
+      const spent = Date.now() > started + budgetMs - MEASURE_RESERVE_MS;
+      const last = size === sizes.at(-1) || reached !== size || spent;
+      if (last) cli = await cliRuns(tree, cp.kubeconfigPath, config, log);
       await webhookConfigs(client, ports.webhook, 'delete');
-      if (size !== sizes.at(-1) && Date.now() > started + budgetMs - MEASURE_RESERVE_MS) {
-        stoppedAt = `after ${size.nodes} Nodes, ${size.pods} pods: the time budget (${budgetMs / 60_000} min) is spent`;
+      if (last) {
+        if (size !== sizes.at(-1) && !stoppedAt)
+          stoppedAt = `after ${size.nodes} Nodes, ${size.pods} pods: the time budget (${budgetMs / 60_000} min) is spent`;
         break;
       }
     }

@@ -20,9 +20,15 @@ export interface Size {
   pods: number;
 }
 
-export class DeadlinePassed extends Error {}
+/** The time budget ran out while growing: `reached` is the size the cluster has (every object below it exists). */
+export class DeadlinePassed extends Error {
+  reached: Size = { nodes: 0, pods: 0 };
+}
 
-/** `body(i)` POSTed to `path(i)` for i in [from, to), CONCURRENCY at a time; an existing object is fine (409). */
+/**
+ * `body(i)` POSTed to `path(i)` for i in [from, to), CONCURRENCY at a time; an existing object is fine (409). Past
+ * the deadline no new create starts; those in flight finish, and the DeadlinePassed says how far it got.
+ */
 async function createRange(
   client: KubeClient,
   what: string,
@@ -34,11 +40,15 @@ async function createRange(
 ): Promise<void> {
   let next = from;
   let done = 0;
+  let late = false;
   const t0 = performance.now();
   let shown = t0;
   const worker = async () => {
-    while (next < to) {
-      if (Date.now() > deadline) throw new DeadlinePassed(`${what}: the bench's time budget ran out at ${next}`);
+    while (next < to && !late) {
+      if (Date.now() > deadline) {
+        late = true;
+        break;
+      }
       const { path, body } = create(next++);
       try {
         await client.create(path, body);
@@ -54,6 +64,11 @@ async function createRange(
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  if (late) {
+    const err = new DeadlinePassed(`${what}: the bench's time budget ran out at ${next} of ${to}`);
+    err.reached = { nodes: 0, pods: next };
+    throw err;
+  }
   if (to > from) log(`    ${what}: ${to - from} created in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 
@@ -92,7 +107,7 @@ export async function grow(
     to.nodes,
     (i) => ({ path: core('nodes'), body: scaleNode(i, now.toISOString()) }),
     log,
-    deadline,
+    Infinity, // Nodes and their Leases are few and come first: a budget that runs out stops in the pods.
   );
   await createRange(
     client,
@@ -101,19 +116,24 @@ export async function grow(
     to.nodes,
     (i) => ({ path: leases, body: scaleLease(i, meshgateNamespace, now) }),
     log,
-    deadline,
+    Infinity,
   );
-  await createRange(
-    client,
-    'pods',
-    from.pods,
-    to.pods,
-    (i) => {
-      const pod = scalePod(i, to.nodes);
-      const namespace = (pod.metadata as { namespace: string }).namespace;
-      return { path: core('pods', { namespace }), body: pod };
-    },
-    log,
-    deadline,
-  );
+  try {
+    await createRange(
+      client,
+      'pods',
+      from.pods,
+      to.pods,
+      (i) => {
+        const pod = scalePod(i, to.nodes);
+        const namespace = (pod.metadata as { namespace: string }).namespace;
+        return { path: core('pods', { namespace }), body: pod };
+      },
+      log,
+      deadline,
+    );
+  } catch (err) {
+    if (err instanceof DeadlinePassed) err.reached = { nodes: to.nodes, pods: err.reached.pods };
+    throw err;
+  }
 }
