@@ -9,16 +9,15 @@
  * (utime + stime from /proc, so the bench's own work is not in it) per heartbeat, and the bytes and events one
  * Node watcher (a raw watch of every Node, as each kubelet-side or controller informer holds) received meanwhile.
  */
-import { readFileSync } from 'node:fs';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
 import type { KubeClient } from '../../src/kube/api/client.ts';
 import { core } from '../../src/kube/api/paths.ts';
 import { nodeName } from './objects.ts';
+import { cpuSeconds } from './replica.ts';
 
 const BEATS = 1000;
 const CONCURRENCY = 8;
-/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these. */
-const TICKS_PER_S = 100;
+const cpuMs = (pid: number | undefined) => cpuSeconds(pid) * 1000;
 
 export interface BeatCost {
   beats: number;
@@ -32,14 +31,6 @@ export interface BeatCost {
 export interface HeartbeatFigures {
   node: BeatCost;
   lease: BeatCost;
-}
-
-function cpuMs(pid: number | undefined): number {
-  if (!pid) return 0;
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime are fields 14 and 15 of stat; after the command they are the 12th and 13th.
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
 }
 
 /** A raw watch of every Node from now on, counting what arrives. */

@@ -69,6 +69,7 @@ export async function scaleMain(
     startTimeoutMs: 300_000,
   });
   const client = daemonClient(cp.kc);
+  const pids = () => ({ apiserver: cp.pids()['kube-apiserver'], etcd: cp.pids().etcd });
   const daemonLog = createWriteStream(join(work, 'daemons.log'));
   const steps: Step[] = [];
   let heartbeats: HeartbeatFigures | undefined;
@@ -110,9 +111,8 @@ export async function scaleMain(
       const createS = (Date.now() - t0) / 1000;
       if (!heartbeats && reached.nodes >= 1000) {
         log('  a node agent’s heartbeat, on the Node and on its Lease (1,000 each)');
-        heartbeats = await measureHeartbeats(client, cp.pids(), MESHGATE_NS);
+        heartbeats = await measureHeartbeats(client, pids(), MESHGATE_NS);
       }
-      await webhookConfigs(client, ports.webhook, 'create');
       const churn = startChurn(client, reached.nodes);
       const webhook = await runReplica(
         tree,
@@ -121,6 +121,8 @@ export async function scaleMain(
         ports.webhook,
         daemonLog,
         reached.nodes,
+        pids(),
+        () => webhookConfigs(client, ports.webhook, 'create'),
       );
       log(`  webhook: ${describe(webhook)}`);
       const repair = await runReplica(
@@ -130,6 +132,7 @@ export async function scaleMain(
         ports.repair,
         daemonLog,
         reached.nodes,
+        pids(),
       );
       log(`  repair controller: ${describe(repair)}`);
       const churned = await churn.stop();
@@ -166,9 +169,18 @@ export async function scaleMain(
 const guardedOf = (pods: number) => Math.round((pods * GUARDED_NAMESPACES) / NAMESPACES);
 
 function describe(f: ReplicaFigures): string {
-  const ready = f.readyS === undefined ? `NOT READY (${f.exited})` : `ready in ${f.readyS.toFixed(1)} s`;
+  const cpu = f.startCpu
+    ? ` (CPU meanwhile: its own ${f.startCpu.replicaS.toFixed(1)} s, apiserver ${f.startCpu.apiserverS.toFixed(1)} s, etcd ${f.startCpu.etcdS.toFixed(1)} s)`
+    : '';
+  const ready = f.readyS === undefined ? `NOT READY (${f.exited})` : `ready in ${f.readyS.toFixed(1)} s${cpu}`;
+  const kinds = Object.entries(f.reviews?.byKind ?? {})
+    .map(
+      ([k, r]) =>
+        `${k}: p50 ${r.p50Ms.toFixed(1)}, worst ${r.maxMs.toFixed(1)}${r.failed ? `, ${r.failed} failed` : ''}`,
+    )
+    .join('; ');
   const reviews = f.reviews
-    ? `; reviews in the first ${WINDOW_S} s: ${f.reviews.count} (${f.reviews.failed} failed), p50 ${f.reviews.p50Ms.toFixed(1)} ms, p99 ${f.reviews.p99Ms.toFixed(1)} ms, worst ${f.reviews.maxMs.toFixed(1)} ms`
+    ? `; reviews in the first ${WINDOW_S} s: ${f.reviews.count} (${f.reviews.failed} failed), p50 ${f.reviews.p50Ms.toFixed(1)} ms, p99 ${f.reviews.p99Ms.toFixed(1)} ms, worst ${f.reviews.maxMs.toFixed(1)} ms (${kinds})`
     : '';
   return `${ready}, peak ${f.peakMiB.toFixed(1)} MiB, steady ${f.steadyMiB.toFixed(1)} MiB, heap ${f.heapMiB?.toFixed(1) ?? '?'} MiB${reviews}`;
 }

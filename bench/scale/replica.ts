@@ -11,6 +11,7 @@
  * - V8's heap in use at the end (its own /metrics, nodejs_heap_size_used_bytes).
  */
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { rssBytes } from '../footprint/daemons.ts';
@@ -27,13 +28,24 @@ const REVIEWS_PER_S = 10;
 const READY_TIMEOUT_MS = 300_000;
 const MiB = 1024 * 1024;
 
+export interface ReviewFigures {
+  count: number;
+  failed: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
 export interface ReplicaFigures {
   readyS?: number;
+  /** CPU seconds from spawn to ready: the replica's own, and the apiserver's and etcd's meanwhile. */
+  startCpu?: { replicaS: number; apiserverS: number; etcdS: number };
   peakMiB: number;
   steadyMiB: number;
   heapMiB?: number;
   exited?: string;
-  reviews?: { count: number; failed: number; p50Ms: number; p99Ms: number; maxMs: number };
+  /** All reviews, and each kind: a pod CREATE, a binding the cache answers, a binding that costs a GET. */
+  reviews?: ReviewFigures & { byKind: Record<string, ReviewFigures> };
 }
 
 interface Reply {
@@ -82,8 +94,8 @@ function review(uid: string, object: unknown, o: { name: string; namespace: stri
   });
 }
 
-/** The three reviews sent in turn. Pod 0 waits for a node (objects.ts PENDING_EVERY); pod 1 is bound. */
-function reviews(nodes: number): Array<{ route: string; body: string }> {
+/** The three reviews sent in turn. Pod 0 waits for a node (objects.ts PENDING_EVERY); pod 300 is bound. */
+function reviews(nodes: number): Array<{ kind: string; route: string; body: string }> {
   const pod = scalePod(1, 0);
   const binding = (i: number) => ({
     apiVersion: 'v1',
@@ -92,10 +104,44 @@ function reviews(nodes: number): Array<{ route: string; body: string }> {
     target: { apiVersion: 'v1', kind: 'Node', name: nodeName(i % Math.max(1, nodes)) },
   });
   return [
-    { route: 'mutate', body: review('m', pod, { name: 'app-1', namespace: 'team-1', binding: false }) },
-    { route: 'validate', body: review('b0', binding(0), { name: 'app-0', namespace: 'team-0', binding: true }) },
-    { route: 'validate', body: review('b1', binding(300), { name: 'app-300', namespace: 'team-0', binding: true }) },
+    {
+      kind: 'pod CREATE',
+      route: 'mutate',
+      body: review('m', pod, { name: 'app-1', namespace: 'team-1', binding: false }),
+    },
+    {
+      kind: 'binding, cached',
+      route: 'validate',
+      body: review('b0', binding(0), { name: 'app-0', namespace: 'team-0', binding: true }),
+    },
+    {
+      kind: 'binding, GET',
+      route: 'validate',
+      body: review('b1', binding(300), { name: 'app-300', namespace: 'team-0', binding: true }),
+    },
   ];
+}
+
+/** CPU seconds a process has used (utime + stime, /proc/<pid>/stat in clock ticks of 1/100 s); 0 once gone. */
+export function cpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+function summary(latencies: number[], failed: number): ReviewFigures {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    count: latencies.length,
+    failed,
+    p50Ms: percentile(sorted, 0.5),
+    p99Ms: percentile(sorted, 0.99),
+    maxMs: sorted.at(-1) ?? 0,
+  };
 }
 
 export async function runReplica(
@@ -105,9 +151,13 @@ export async function runReplica(
   port: number,
   log: NodeJS.WritableStream,
   nodes: number,
+  pids: { apiserver?: number; etcd?: number },
+  /** Once it is ready (the webhook's configurations are registered then: a Service sends only to ready pods). */
+  onReady: () => Promise<void> = async () => undefined,
 ): Promise<ReplicaFigures> {
   const base = role === 'webhook' ? `https://127.0.0.1:${port}` : `http://127.0.0.1:${port}`;
   const spawnedAt = performance.now();
+  const cpu0 = { apiserver: cpuSeconds(pids.apiserver), etcd: cpuSeconds(pids.etcd) };
   const child: ChildProcess = startMeshgate(tree, role, argv, log);
   const rss: Array<{ at: number; bytes: number }> = [];
   let exited: string | undefined;
@@ -126,19 +176,26 @@ export async function runReplica(
       return out;
     }
     out.readyS = (readyAt - spawnedAt) / 1000;
-    const latencies: number[] = [];
-    let failed = 0;
+    out.startCpu = {
+      replicaS: cpuSeconds(child.pid),
+      apiserverS: cpuSeconds(pids.apiserver) - cpu0.apiserver,
+      etcdS: cpuSeconds(pids.etcd) - cpu0.etcd,
+    };
+    await onReady();
+    const latencies: Record<string, number[]> = {};
+    const failed: Record<string, number> = {};
     const bodies = reviews(nodes);
     const until = readyAt + WINDOW_S * 1000;
     const pending: Promise<unknown>[] = [];
     for (let n = 0; performance.now() < until && !exited; n++) {
       if (role === 'webhook') {
-        const { route, body } = bodies[n % bodies.length];
+        const { kind, route, body } = bodies[n % bodies.length];
         const t0 = performance.now();
+        const fail = () => void (failed[kind] = (failed[kind] ?? 0) + 1);
         pending.push(
           call(`${base}/${route}`, body).then(
-            (r) => (r.status === 200 ? latencies.push(performance.now() - t0) : failed++),
-            () => failed++,
+            (r) => (r.status === 200 ? (latencies[kind] ??= []).push(performance.now() - t0) : fail()),
+            fail,
           ),
         );
       }
@@ -149,13 +206,13 @@ export async function runReplica(
     const heap = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics?.body ?? '')?.[1];
     if (heap) out.heapMiB = Number(heap) / MiB;
     if (role === 'webhook') {
-      const sorted = [...latencies].sort((a, b) => a - b);
+      const kinds = bodies.map((b) => b.kind);
       out.reviews = {
-        count: latencies.length,
-        failed,
-        p50Ms: percentile(sorted, 0.5),
-        p99Ms: percentile(sorted, 0.99),
-        maxMs: sorted.at(-1) ?? 0,
+        ...summary(
+          kinds.flatMap((k) => latencies[k] ?? []),
+          kinds.reduce((s, k) => s + (failed[k] ?? 0), 0),
+        ),
+        byKind: Object.fromEntries(kinds.map((k) => [k, summary(latencies[k] ?? [], failed[k] ?? 0)])),
       };
     }
     out.exited = exited;
