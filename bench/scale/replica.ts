@@ -191,13 +191,15 @@ export async function runReplica(
       if (role === 'webhook') {
         const { kind, route, body } = bodies[n % bodies.length];
         const t0 = performance.now();
-        const fail = () => void (failed[kind] = (failed[kind] ?? 0) + 1);
-        pending.push(
-          call(`${base}/${route}`, body).then(
-            (r) => (r.status === 200 ? (latencies[kind] ??= []).push(performance.now() - t0) : fail()),
-            fail,
-          ),
-        );
+        const fail = () => {
+          failed[kind] = (failed[kind] ?? 0) + 1;
+        };
+        const answered = (r: Reply) => {
+          if (r.status !== 200) return fail();
+          latencies[kind] ??= [];
+          latencies[kind].push(performance.now() - t0);
+        };
+        pending.push(call(`${base}/${route}`, body).then(answered, fail));
       }
       await new Promise((res) => setTimeout(res, 1000 / REVIEWS_PER_S));
     }

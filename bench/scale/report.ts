@@ -36,7 +36,7 @@ const guardedOf = (pods: number) => Math.round((pods * GUARDED_NAMESPACES) / NAM
  * Least squares over every measured size: figure = a + perNode × Nodes + perPod × guarded pods (the sizes vary
  * Nodes alone, then pods alone, then both, so the two costs are told apart). Undefined with fewer than three sizes.
  */
-function fit(steps: readonly Step[], d: Daemon, m: Metric): { perNode: number; perPod: number } | undefined {
+function leastSquares(steps: readonly Step[], d: Daemon, m: Metric): { perNode: number; perPod: number } | undefined {
   const pts = steps.filter((s) => s[d].readyS !== undefined).map((s) => [1, s.nodes, s.guarded, s[d][m]]);
   if (pts.length < 3) return undefined;
   // Normal equations XᵀX β = Xᵀy, solved by Cramer's rule (3 × 3).
@@ -57,7 +57,7 @@ export function costs(steps: readonly Step[]): Costs {
     Object.fromEntries(
       (['webhook', 'repair'] as const).map((d) => [
         d,
-        { steadyMiB: fit(steps, d, 'steadyMiB')?.[pick], peakMiB: fit(steps, d, 'peakMiB')?.[pick] },
+        { steadyMiB: leastSquares(steps, d, 'steadyMiB')?.[pick], peakMiB: leastSquares(steps, d, 'peakMiB')?.[pick] },
       ]),
     ) as Costs['perNode'];
   return { perNode: each('perNode'), perGuardedPod: each('perPod') };

@@ -121,7 +121,7 @@ describe('reflector', () => {
 
   it('a watch-list cut before its bookmark is thrown away and read again', async () => {
     let attempt = 0;
-    server.handle((s, res) => {
+    server.handle((_s, res) => {
       attempt++;
       res.writeHead(200);
       if (attempt === 1) return res.end(line('ADDED', obj('half', '3')));
