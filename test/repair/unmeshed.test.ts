@@ -13,8 +13,6 @@ import { BLOCKED_RETRY_MS, UnmeshedPods, type PodRef, type UnmeshedApi } from '.
 import type { Pod } from '../../src/contract/pod.ts';
 import { cfg, istioPod, pod } from '../inject/fixtures.ts';
 import { LabelledUnmeshed } from '../../src/repair/unmeshed/labelled.ts';
-import { keyRing } from '../../src/mark/keys.ts';
-import { issueMark } from '../../src/mark/mark.ts';
 
 const c = cfg('istio');
 const RS = { kind: 'ReplicaSet', name: 'web-6d4f' };
@@ -259,28 +257,5 @@ describe('the unmeshed-pod sweep', () => {
     labelled.forget('uid-copied');
     expect([...labelled.flagged()]).toEqual([]);
     s.sweeper.stop();
-  });
-
-  it('a labelled pod whose admission mark verifies is not judged again, unless it carries a recorded refusal', () => {
-    const ring = keyRing(Buffer.alloc(32, 1));
-    const created = '2026-05-01T10:00:00Z';
-    const mark = issueMark(ring, 'shop', Date.parse(created) / 1000);
-    const labelled = new LabelledUnmeshed(c, () => ring);
-    const forged = (name: string, extra: Record<string, string> = {}) => ({
-      ...pod(),
-      metadata: {
-        name,
-        namespace: 'shop',
-        uid: `uid-${name}`,
-        creationTimestamp: created,
-        labels: { 'meshgate.io/redirect': 'cni', ...extra },
-        annotations: { 'meshgate.io/admitted': mark },
-      },
-      status: { phase: 'Running' },
-    });
-    labelled.observe(forged('marked'));
-    labelled.observe(forged('recorded', { 'meshgate.io/would-deny': 'proxy_missing' }));
-    expect(labelled.stats).toEqual({ judged: 1, marked: 1 });
-    expect([...labelled.flagged()].map((f) => f.name)).toEqual(['recorded']);
   });
 });
