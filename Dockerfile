@@ -4,6 +4,8 @@
 # (including the `node` npm package, a second Node binary). The image holds dist/ only, no TypeScript: Node then
 # loads no type stripper, and a process starts in half the time and memory (bin/meshgate.js picks dist/).
 # test/docker/dockerfile.test.ts replays these steps outside Docker so this file cannot silently rot.
+# `npm run release` builds the runtime stage without Docker (scripts/release-image.ts: one layer per COPY, read from
+# this file) and adds /app/build-info.json (commit, chart, image reference) for `meshgate version`.
 
 FROM node:24-bookworm AS build
 WORKDIR /app

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '../test/e2e/harness/binaries.ts';
-import { envPairs, parseDockerfile } from '../test/docker/dockerfile.ts';
+import { envPairs, parseDockerfile } from '../scripts/dockerfile.ts';
 
 export interface CompiledServer {
   script: string;

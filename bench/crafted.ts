@@ -294,6 +294,93 @@ function crafted(): CraftedReview[] {
         }),
       ),
     },
+    // Issue 33 §7: every list of a mesh container, and the pod-level lists the mesh rules read.
+    {
+      name: 'istio-proxy: 60,000 volumeMounts of one pod volume (the issue)',
+      mesh: 'istio',
+      review: review(
+        istioPod({
+          volumes: [{ name: 'data', emptyDir: {} }],
+          containers: [
+            { name: 'app', image: 'nginx' },
+            istio.proxy({
+              volumeMounts: Array.from({ length: 60_000 }, (_, i) => ({ name: 'data', mountPath: `/d/${i}` })),
+            }),
+          ],
+        }),
+      ),
+    },
+    {
+      name: 'linkerd-proxy: 60,000 volumeMounts',
+      mesh: 'linkerd',
+      review: review(
+        linkerdPod({
+          volumes: [{ name: 'data', emptyDir: {} }],
+          containers: [
+            { name: 'app', image: 'nginx' },
+            linkerd.proxy({
+              volumeMounts: Array.from({ length: 60_000 }, (_, i) => ({ name: 'data', mountPath: `/d/${i}` })),
+            }),
+          ],
+        }),
+      ),
+    },
+    {
+      name: 'istio-proxy: 60,000 ports',
+      mesh: 'istio',
+      review: review(
+        istioPod({
+          containers: [
+            { name: 'app', image: 'nginx' },
+            istio.proxy({ ports: Array.from({ length: 60_000 }, (_, i) => ({ containerPort: (i % 65535) + 1 })) }),
+          ],
+        }),
+      ),
+    },
+    {
+      name: 'app container: 60,000 volumeMounts beside the proxy',
+      mesh: 'istio',
+      review: review(
+        istioPod({
+          volumes: [{ name: 'data', emptyDir: {} }],
+          containers: [
+            {
+              name: 'app',
+              image: 'nginx',
+              volumeMounts: Array.from({ length: 60_000 }, (_, i) => ({ name: 'data', mountPath: `/d/${i}` })),
+            } as Container,
+            istio.proxy(),
+          ],
+        }),
+      ),
+    },
+    {
+      name: '40,000 pod volumes beside the proxy',
+      mesh: 'istio',
+      review: review(
+        istioPod({ volumes: Array.from({ length: 40_000 }, (_, i) => ({ name: `v${i}`, emptyDir: {} })) }),
+      ),
+    },
+    {
+      name: '60,000 hostAliases',
+      mesh: 'istio',
+      review: review(
+        istioPod({
+          hostAliases: Array.from({ length: 60_000 }, (_, i) => ({ ip: '10.0.0.1', hostnames: [`h${i}.example`] })),
+        } as Partial<Pod['spec']>),
+      ),
+    },
+    {
+      name: '60,000 sysctls',
+      mesh: 'istio',
+      review: review(
+        istioPod({
+          securityContext: {
+            sysctls: Array.from({ length: 60_000 }, (_, i) => ({ name: `net.ipv4.x${i}`, value: '1' })),
+          },
+        } as Partial<Pod['spec']>),
+      ),
+    },
     {
       name: 'annotation meshgate.io/exclude-outbound-cidrs: 60,000 CIDRs',
       mesh: 'custom',

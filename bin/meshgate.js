@@ -11,14 +11,7 @@ if (major < 24) {
   );
   process.exit(2);
 }
-// A reader that stops early (`meshgate check-node | head -1`) closes the pipe: the next write fails with EPIPE.
-// That is the reader's choice, not an error of ours: drop further output quietly and finish with the command's
-// own exit code, as `cat` or `kubectl` would end without a trace. Any other stream error still surfaces.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (err) => {
-    if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
-  });
-}
 const fromSource = existsSync(new URL('../src/cli/main.ts', import.meta.url));
-const { main } = await import(fromSource ? '../src/cli/main.ts' : '../dist/cli/main.js');
-process.exitCode = await main(process.argv.slice(2));
+const { runProcess } = await import(fromSource ? '../src/cli/main.ts' : '../dist/cli/main.js');
+// runProcess also ends quietly when the reader of the output goes away (`meshgate … | head`).
+process.exitCode = await runProcess(process.argv.slice(2));

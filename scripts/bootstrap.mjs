@@ -36,6 +36,17 @@ if (!existsSync(stamp) || statSync(stamp).mtimeMs < statSync(lock).mtimeMs) {
 
 // start and bench need only npm packages (`npm run bench -- --with-apiserver` reports missing binaries itself).
 if (purpose === 'start' || purpose === 'bench') process.exit(0);
+// release (scripts/release.ts) needs helm, which the control-plane build makes; nothing else.
+if (purpose === 'release') {
+  const t = Date.now();
+  const failure = await chain(['controlplane']);
+  if (failure) {
+    log(`FAILED: ${failure}`);
+    process.exit(1);
+  }
+  log(`ready for the release step (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+  process.exit(0);
+}
 
 // 2. Debian packages for the network-namespace tests (iproute2, iptables) and the Dockerfile lint.
 const wanted = [
@@ -110,6 +121,11 @@ const go = [
   'linkerd',
   // containerd 2.x, containerd-shim-runc-v2, ctr.
   'containerd',
+  // go-containerregistry's crane: the OCI registry (`crane registry serve`) the release is installed from in tests
+  // and the real-node tier pulls meshgate's image from, and the client that pushes to it (about half a minute cold).
+  'crane',
+  // The wg-policy PolicyReport CRDs from Kyverno's module (its source only, seconds), for test/e2e/day-one.test.ts.
+  'policyreport',
 ];
 // Linkerd's linkerd-network-validator, Istio's ztunnel (--features testing).
 const rust = ['linkerd-validator', 'ztunnel'];

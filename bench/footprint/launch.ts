@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { helmWithValues, parseManifests, KUBE_VERSION, type Obj } from '../../test/chart/helm.ts';
-import { envPairs, parseDockerfile } from '../../test/docker/dockerfile.ts';
+import { envPairs, parseDockerfile } from '../../scripts/dockerfile.ts';
 
 export type Daemon = 'agent' | 'webhook' | 'repair';
 

@@ -14,6 +14,8 @@
  */
 import { ENFORCEMENT_LEVELS, type EnforcementLevel } from '../config/types.ts';
 import { escapePointer, type PatchOp } from '../contract/patch.ts';
+import { REASONS, type ReasonCode } from '../contract/reasons.ts';
+import { isObject } from '../util/json.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 
 export type Level = EnforcementLevel;
@@ -89,4 +91,47 @@ export function readWouldDeny(
   if ((level !== 'warn' && level !== 'audit') || note === undefined) return undefined;
   const m = /^([a-z_]{1,64}): ([\s\S]*)$/.exec(note);
   return m ? { level, reason: m[1], message: m[2] } : { level, reason: 'unknown', message: note };
+}
+
+/**
+ * The validating verdict at `level` (atLevel), made the pod's one record there on a pod CREATE (issue 34 §4): one
+ * reason per pod and level, counted once. The mutating webhook ran first: when it recorded a refusal on the pod at
+ * this level, that is the refusal enforce would have given (the mutating webhook refuses first there), so the
+ * validating webhook reports it too — instead of a second reason and warning of its own (a pod the mutating webhook
+ * left uninjected would add `proxy_missing`). The mutating webhook removes records it did not write (`scrubOps`),
+ * so what it finds here is its own. Dry runs are judged but not counted.
+ */
+export function validatedAtLevel(level: Level, raw: Verdict, r: AdmissionRequest): Verdict {
+  const creates = level !== 'enforce' && r.operation === 'CREATE' && !r.subResource;
+  if (!creates || raw.kind === 'error') return atLevel(level, raw, r, false);
+  const pod = r.dryRun ? {} : { pod: true as const };
+  const meta = isObject(r.object) && isObject(r.object.metadata) ? r.object.metadata : undefined;
+  const w = readWouldDeny(
+    meta?.labels as Record<string, string> | undefined,
+    meta?.annotations as Record<string, string> | undefined,
+  );
+  if (w?.level === level && Object.hasOwn(REASONS, w.reason))
+    return {
+      kind: 'allow',
+      reason: w.reason as ReasonCode,
+      ...(raw.warnings?.length ? { warnings: raw.warnings } : {}),
+      audited: { level, message: w.message, ...pod },
+    };
+  const v = atLevel(level, raw, r, false);
+  return v.kind === 'allow' && v.audited ? { ...v, audited: { ...v.audited, ...pod } } : v;
+}
+
+/**
+ * Ops removing a would-deny record the pod brings (copied from a running pod into a template, or written by its
+ * author) when meshgate does not record a refusal now: the record on a pod is meshgate's own, so the Events, reports
+ * and counts built on it say what meshgate found.
+ */
+export function scrubOps(object: unknown): PatchOp[] {
+  const meta = isObject(object) && isObject(object.metadata) ? object.metadata : undefined;
+  const ops: PatchOp[] = [];
+  if (isObject(meta?.labels) && Object.hasOwn(meta.labels, WOULD_DENY_LABEL))
+    ops.push({ op: 'remove', path: `/metadata/labels/${escapePointer(WOULD_DENY_LABEL)}` });
+  if (isObject(meta?.annotations) && Object.hasOwn(meta.annotations, WOULD_DENY_ANNOTATION))
+    ops.push({ op: 'remove', path: `/metadata/annotations/${escapePointer(WOULD_DENY_ANNOTATION)}` });
+  return ops;
 }

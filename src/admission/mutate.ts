@@ -9,9 +9,10 @@ import type { PatchOp } from '../contract/patch.ts';
 import type { ReasonCode } from '../contract/reasons.ts';
 import { type AdmissionScope, type Marker, markOps } from '../mark/admission.ts';
 import type { PodInput } from '../policy/screen.ts';
+import type { RedirectOptions } from '../policy/redirect.ts';
 import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import { MAX_PATCH_OPS } from '../policy/limits.ts';
-import { isPodCreate, podInput } from './pod-request.ts';
+import { isPodCreate, namespaceConfig, podInput } from './pod-request.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 
 export interface HandlerDeps {
@@ -19,15 +20,23 @@ export interface HandlerDeps {
   nodes: NodeFacts;
   /** Signs the admission mark; undefined: pods are not marked (no key configured, as offline). */
   marker?: Marker;
-  /** Istio ambient: namespace labels from the watch-backed cache. */
+  /** Istio ambient's namespace labels and OpenShift's proxy IDs, from the watch-backed cache. */
   namespaces?: NamespaceLabels;
 }
 
-export function mutate(r: AdmissionRequest, deps: HandlerDeps, scope: AdmissionScope = 'namespace'): Verdict {
+/** `o.hold` false at enforcement level audit: no pod is pinned or held (src/policy/redirect.ts). */
+export function mutate(
+  r: AdmissionRequest,
+  deps: HandlerDeps,
+  scope: AdmissionScope = 'namespace',
+  o: RedirectOptions = {},
+): Verdict {
   if (!isPodCreate(r)) return { kind: 'allow', reason: 'not_a_pod_create' };
   const input = podInput(r, deps.namespaces?.get);
   if (!input.ok) return input.verdict;
-  const d = decide(input.value, deps.nodes, deps.config);
+  const cfg = namespaceConfig(deps.config, input.value.namespace, deps.namespaces?.proxyIds);
+  if (!cfg.ok) return cfg.verdict;
+  const d = decide(input.value, deps.nodes, cfg.value, o);
   switch (d.kind) {
     case 'skip':
       // Meshed already (a reinvocation, or `meshgate inject` output applied): marked like a pod patched now.

@@ -2,6 +2,9 @@
  * Adapts admission requests about pods to the pure core: which request is which, and the pod (or pods, for an
  * UPDATE) parsed once by the one pod parser, with a verdict naming the problem when a body is not a pod.
  */
+import type { Compiled } from '../config/compile.ts';
+import { configForNamespace } from '../config/per-namespace.ts';
+import type { ProxyIds } from '../mesh/istio-openshift.ts';
 import { parsePod } from '../pod/parse.ts';
 import type { Pod } from '../contract/pod.ts';
 import type { PodInput } from '../policy/screen.ts';
@@ -71,4 +74,19 @@ export function podUpdateInput(
     ok: true,
     value: { old: old.value, pod: p.value, namespace: namespaceOf(r, p.value), requester: r.userInfo?.username },
   };
+}
+
+/**
+ * The configuration the namespace's pods are judged with (src/config/per-namespace.ts): with `proxy.idsFrom:
+ * openshift`, the namespace's proxy IDs from the cache; refused, retryably, while the namespace is not known.
+ */
+export function namespaceConfig(
+  cfg: Compiled,
+  namespace: string,
+  idsOf: ((namespace: string) => ProxyIds | undefined) | undefined,
+): Parsed<Compiled> {
+  const r = configForNamespace(cfg, namespace, idsOf);
+  return r.ok
+    ? { ok: true, value: r.cfg }
+    : { ok: false, verdict: { kind: 'deny', reason: 'proxy_ids_unknown', message: r.message } };
 }

@@ -63,6 +63,12 @@ export function decodeReview(body: unknown): DecodeResult {
 export interface Audited {
   level: 'warn' | 'audit';
   message: string;
+  /**
+   * This verdict is the pod's one count at its level (meshgate_audited_pods_total): set by the validating webhook on
+   * a pod CREATE (not a dry run), which the apiserver calls exactly once per pod, never on reinvocations, bindings or
+   * updates.
+   */
+  pod?: true;
 }
 
 export type Verdict =

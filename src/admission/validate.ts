@@ -13,7 +13,7 @@ import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import { type AdmissionScope, judgeMark, type Marker } from '../mark/admission.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
-import { isBinding, isPodCreate, isPodUpdate, podInput, podUpdateInput } from './pod-request.ts';
+import { isBinding, isPodCreate, isPodUpdate, namespaceConfig, podInput, podUpdateInput } from './pod-request.ts';
 
 export interface ValidateDeps {
   config: Compiled;
@@ -74,13 +74,17 @@ export async function validate(
     if (!input.ok) return input.verdict;
     const { old, pod, namespace, requester } = input.value;
     const labels = deps.namespaces?.get(namespace);
-    const res = checkUpdate(old, pod, namespace, requester, deps.nodes, deps.config, labels);
+    const cfg = namespaceConfig(deps.config, namespace, deps.namespaces?.proxyIds);
+    if (!cfg.ok) return cfg.verdict;
+    const res = checkUpdate(old, pod, namespace, requester, deps.nodes, cfg.value, labels);
     return res.ok ? { kind: 'allow', reason: res.reason } : { kind: 'deny', reason: res.reason, message: res.message };
   }
   if (!isPodCreate(r)) return { kind: 'allow', reason: 'not_a_pod_create' };
   const input = podInput(r, deps.namespaces?.get);
   if (!input.ok) return input.verdict;
-  const res = checkPosture(input.value, deps.nodes, deps.config);
+  const cfg = namespaceConfig(deps.config, input.value.namespace, deps.namespaces?.proxyIds);
+  if (!cfg.ok) return cfg.verdict;
+  const res = checkPosture(input.value, deps.nodes, cfg.value);
   if (!res.ok) return { kind: 'deny', reason: res.reason, message: res.message };
   // Meshed: the posture check guarded the pod ('ok'), rather than skipping it (an opt-out, a system namespace…).
   const mark = judgeMark(input.value.pod, input.value.namespace, scope, res.reason === 'ok', deps.marker);

@@ -18,10 +18,10 @@ export const RUN_CHECKS = {
   },
   webhook_failure_policy: {
     section: 'webhook',
-    verifies: 'the validating webhooks fail closed (failurePolicy Fail)',
+    verifies: 'the validating webhooks fail closed (failurePolicy Fail); audit and workload entries fail open',
     hint:
-      'set failurePolicy: Fail on the validating webhooks (the chart always does): ' +
-      'with Ignore, an outage lets pods run unchecked',
+      'set failurePolicy: Fail on the validating webhooks of enforce and warn (the chart always does): with Ignore, ' +
+      'an outage lets pods run unchecked; and Ignore on audit and workload entries, which must never refuse',
   },
   webhook_endpoints_ready: {
     section: 'webhook',

@@ -3,6 +3,7 @@
  * through the API, the judges (judge-*.ts) turn them into results, and the unit tests write them by hand.
  * Only the fields a judge uses are kept, so 5,000 Nodes or 50,000 Pods never sit in memory as whole objects.
  */
+import type { ProxyIds } from '../mesh/istio-openshift.ts';
 import type { LabelSelector } from '../util/selector.ts';
 
 /** A read that failed for a reason other than "not found" (403 forbidden, 500, …): the check says so. */
@@ -91,6 +92,8 @@ export interface AgentPod {
 export interface NamespaceFacts {
   name: string;
   labels: Record<string, string>;
+  /** The proxy's IDs Istio gives the namespace's pods on OpenShift (src/mesh/istio-openshift.ts). */
+  proxyIds?: ProxyIds;
 }
 
 /** Who owns a pod, as its controller ownerReference says. */

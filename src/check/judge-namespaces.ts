@@ -3,9 +3,10 @@
  * evaluated against the namespace's labels (kubernetes.io/metadata.name included, which the apiserver sets). An
  * entry with an objectSelector guards only the pods it selects there. Pure.
  */
+import type { ProxyIds } from '../mesh/istio-openshift.ts';
 import { LEVELS, type Level } from '../admission/level.ts';
 import type { NamespaceFacts, Read, WebhookConfig, WebhookEntry } from './facts.ts';
-import { entriesOf } from './judge-webhook.ts';
+import { entriesOf, isWorkloadEntry } from './judge-webhook.ts';
 import { result, type CheckResult, type Item } from './report.ts';
 import { matchesSelector, narrows } from '../util/selector.ts';
 
@@ -16,6 +17,8 @@ export interface OptedIn {
   validating: WebhookEntry[];
   /** The enforcement level its pods are judged at: the route of the entries selecting it (entryLevel). */
   level: Level;
+  /** Istio on OpenShift: the proxy's IDs its pods get (proxy.idsFrom: openshift, src/config/per-namespace.ts). */
+  proxyIds?: ProxyIds;
 }
 
 /**
@@ -48,7 +51,10 @@ export function optedInNamespaces(
   validating: Read<WebhookConfig>,
 ): OptedIn[] {
   const m = entriesOf([mutating]).map((e) => e.entry);
-  const v = entriesOf([validating]).map((e) => e.entry);
+  // Workload-template entries judge Deployments and their kin, not pods: they guard no namespace.
+  const v = entriesOf([validating])
+    .map((e) => e.entry)
+    .filter((e) => !isWorkloadEntry(e));
   const out: OptedIn[] = [];
   for (const ns of namespaces) {
     const labels = { 'kubernetes.io/metadata.name': ns.name, ...ns.labels };
@@ -60,6 +66,7 @@ export function optedInNamespaces(
       mutating: mutatingHere,
       validating: validatingHere,
       level: namespaceLevel(validatingHere, mutatingHere),
+      ...(ns.proxyIds ? { proxyIds: ns.proxyIds } : {}),
     };
     if (o.mutating.length || o.validating.length) out.push(o);
   }

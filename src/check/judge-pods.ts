@@ -16,6 +16,8 @@ import { adviceFor } from '../inject/advice.ts';
 import { MIRROR_ANNOTATION, STATUS_ANNOTATION } from '../contract/names.ts';
 import { heldMessage, heldPending } from '../inject/held.ts';
 import { parsePod } from '../pod/parse.ts';
+import { configForNamespace } from '../config/per-namespace.ts';
+import { changeText, promotionChecklist } from '../policy/checklist.ts';
 import { checkPosture } from '../policy/posture.ts';
 import { screen } from '../policy/screen.ts';
 import type { Owner, PodRecord } from './facts.ts';
@@ -59,13 +61,18 @@ export class PodTally {
         ? `system:node:${p.nodeName}`
         : undefined;
     const input = { pod: parsed.pod, namespace: p.namespace, requester };
-    if (screen(input, this.#cfg).kind === 'skip') return false;
-    const posture = checkPosture(input, this.#nodes, this.#cfg);
+    // The namespace's configuration: on OpenShift its proxy IDs (read with the namespace; known here).
+    const found = configForNamespace(this.#cfg, p.namespace, () => opted.proxyIds);
+    const cfg = found.ok ? found.cfg : this.#cfg;
+    if (screen(input, cfg).kind === 'skip') return false;
+    const posture = checkPosture(input, this.#nodes, cfg);
     const recorded = readWouldDeny(p.labels, p.annotations);
-    if (!posture.ok) return this.#flag(refused, p, posture.reason, posture.message);
+    // Every change the pod's own spec needs, not only the refusal named (src/policy/checklist.ts).
+    const changes = () => promotionChecklist(parsed.pod, p.namespace, cfg).map(changeText);
+    if (!posture.ok) return this.#flag(refused, p, posture.reason, posture.message, changes());
     if (recorded) {
       const at = `admitted at level ${recorded.level}, refused at enforce: ${recorded.message}`;
-      return this.#flag('pods_would_be_refused', p, recorded.reason, at);
+      return this.#flag('pods_would_be_refused', p, recorded.reason, at, changes());
     }
     if (p.annotations?.[STATUS_ANNOTATION] === undefined) {
       return this.#flag(
@@ -78,10 +85,10 @@ export class PodTally {
     return false;
   }
 
-  #flag(kind: Kind, p: PodRecord, reason: string, message: string): true {
+  #flag(kind: Kind, p: PodRecord, reason: string, message: string, changes: readonly string[] = []): true {
     if (kind === 'pods_would_be_refused')
       this.#wouldRefuse.set(p.namespace, (this.#wouldRefuse.get(p.namespace) ?? 0) + 1);
-    return this.#groups.flag(kind, p, reason, message);
+    return this.#groups.flag(kind, p, reason, message, changes);
   }
 
   /** ReplicaSets owning flagged pods: the reader finds their Deployment, which is what to restart. */

@@ -47,6 +47,25 @@ export function endpointOf(w: WebhookEntry): Endpoint | undefined {
   return undefined;
 }
 
+/** The path an entry calls (its Service's path, or its URL's); '' when it names none or an invalid URL. */
+export function entryPath(e: WebhookEntry): string {
+  if (!e.url) return e.service?.path ?? '';
+  try {
+    return new URL(e.url).pathname;
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * A workload-template entry (src/admission/workload.ts: `/validate/workloads…`): it judges Deployments and their kin
+ * at apply time, not pods, so it neither guards a namespace's pods nor has to fail closed.
+ */
+export const isWorkloadEntry = (e: WebhookEntry): boolean => entryPath(e).startsWith('/validate/workloads');
+
+/** An entry of the audit level (`…/audit`), which refuses nothing and so must fail open (docs/security.md). */
+const isAuditEntry = (e: WebhookEntry): boolean => entryPath(e).endsWith('/audit');
+
 /** Every entry of the configurations found, with the configuration it belongs to. */
 export function entriesOf(
   configs: readonly Read<WebhookConfig>[],
@@ -93,26 +112,37 @@ export function judgeFailurePolicy(mutating: Read<WebhookConfig>, validating: Re
   for (const { config, entry } of entriesOf([mutating, validating])) {
     // The v1 API defaults failurePolicy to Fail.
     const policy = entry.failurePolicy ?? 'Fail';
-    if (config.kind === 'validating' && policy !== 'Fail') {
+    const name = `${config.name}/${entry.name}`;
+    if (isWorkloadEntry(entry) || isAuditEntry(entry)) {
+      // These refuse nothing a pod needs (audit records; workload templates only tell earlier what pods meet).
+      if (policy === 'Fail')
+        items.push({
+          name,
+          status: 'warn',
+          message:
+            `failurePolicy Fail on an entry that ${isWorkloadEntry(entry) ? 'judges workload templates' : 'audits'}: ` +
+            'while meshgate is unreachable the apiserver refuses what meshgate itself would admit (the chart renders Ignore)',
+        });
+    } else if (config.kind === 'validating' && policy !== 'Fail') {
       items.push({
-        name: `${config.name}/${entry.name}`,
+        name,
         status: 'fail',
         message: `validating failurePolicy is ${policy}: while meshgate is unreachable, pods start unchecked`,
       });
     } else if (config.kind === 'mutating' && policy !== 'Fail') {
       const outage = 'pods created during an outage are refused by the validating webhook';
-      items.push({
-        name: `${config.name}/${entry.name}`,
-        status: 'ok',
-        message: `mutating failurePolicy ${policy}: ${outage}`,
-      });
+      items.push({ name, status: 'ok', message: `mutating failurePolicy ${policy}: ${outage}` });
     }
   }
   if (entriesOf([validating]).length === 0)
     return { code: 'webhook_failure_policy', status: 'skip', message: 'not checked: no validating webhooks' };
   const status = worst(items.map((i) => i.status).concat('ok'));
   const message =
-    status === 'ok' ? 'the validating webhooks fail closed (failurePolicy Fail)' : 'a validating webhook fails open';
+    status === 'fail'
+      ? 'a validating webhook fails open'
+      : status === 'warn'
+        ? 'an audit or workload entry fails closed'
+        : 'the validating webhooks fail closed (failurePolicy Fail); audit and workload entries fail open';
   return result(
     'webhook_failure_policy',
     status,

@@ -3,6 +3,7 @@
  * facts of facts.ts. "Not found" is `undefined`; any other API refusal (403 from RBAC, 500) is a `ReadError` the
  * check reports; a failure to reach the apiserver at all is a `ConnectionError` (exit 2). Lists are paged.
  */
+import { istioOpenShiftProxyIds } from '../mesh/istio-openshift.ts';
 import {
   AdmissionregistrationV1Api,
   ApiException,
@@ -231,8 +232,12 @@ export class KubeReader {
       'Namespaces',
       core('namespaces'),
       {},
-      (ns: { metadata?: { name?: string; labels?: Record<string, string> } }) => {
-        out.push({ name: ns.metadata?.name ?? '', labels: ns.metadata?.labels ?? {} });
+      (ns: { metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> } }) => {
+        out.push({
+          name: ns.metadata?.name ?? '',
+          labels: ns.metadata?.labels ?? {},
+          proxyIds: istioOpenShiftProxyIds(ns.metadata?.annotations),
+        });
       },
     );
     return err ?? out;

@@ -16,6 +16,8 @@ export interface Group<K extends string> {
   reasons: Set<string>;
   /** The first flagged pod's message: one per group, the pods of a workload share their template. */
   message: string;
+  /** What to change so enforce admits the group's pods (src/policy/checklist.ts), each once, in order. */
+  changes: Set<string>;
 }
 
 /** Kinds `kubectl rollout restart` knows; pods of anything else are deleted for their controller to recreate. */
@@ -24,8 +26,8 @@ const RESTARTABLE = new Set(['Deployment', 'StatefulSet', 'DaemonSet']);
 export class PodGroups<K extends string> {
   readonly #groups = new Map<string, Group<K>>();
 
-  /** Adds a pod under `kind`, grouped with the other pods of its owner. */
-  flag(kind: K, p: PodRecord, reason: string, message: string): true {
+  /** Adds a pod under `kind`, grouped with the other pods of its owner, with the changes it needs. */
+  flag(kind: K, p: PodRecord, reason: string, message: string, changes: readonly string[] = []): true {
     const key =
       p.owner && p.owner.kind !== 'Node'
         ? `${kind}/${p.namespace}/${p.owner.kind}/${p.owner.name}`
@@ -37,9 +39,11 @@ export class PodGroups<K extends string> {
       pods: [],
       reasons: new Set<string>(),
       message,
+      changes: new Set<string>(),
     };
     if (!g.pods.includes(p.name)) g.pods.push(p.name);
     g.reasons.add(reason);
+    for (const c of changes) g.changes.add(c);
     this.#groups.set(key, g);
     return true;
   }
@@ -68,8 +72,9 @@ export class PodGroups<K extends string> {
       if (prev) {
         prev.pods.push(...g.pods);
         for (const r of g.reasons) prev.reasons.add(r);
+        for (const c of g.changes) prev.changes.add(c);
       } else {
-        merged.set(key, { ...g, owner, pods: [...g.pods], reasons: new Set(g.reasons) });
+        merged.set(key, { ...g, owner, pods: [...g.pods], reasons: new Set(g.reasons), changes: new Set(g.changes) });
       }
     }
     return [...merged.values()];
@@ -95,11 +100,12 @@ export function describeGroup<K extends string>(
 ): Item {
   const reason = [...g.reasons].join(',');
   const { namespace: ns, owner } = g;
+  const changes = g.changes.size ? { changes: [...g.changes] } : {};
   const pods = `${g.pods.length} pod${g.pods.length === 1 ? '' : 's'} (${preview(g.pods)})`;
   const advice = o.advice ? `; to fix: ${o.advice}` : '';
   if (owner && RESTARTABLE.has(owner.kind)) {
     const ref = `${owner.kind.toLowerCase()}/${owner.name}`;
-    const item: Item = { name: `${ns}/${ref}`, status, reason, message: `${pods}: ${g.message}${advice}` };
+    const item: Item = { name: `${ns}/${ref}`, status, reason, message: `${pods}: ${g.message}${advice}`, ...changes };
     return o.restart ? { ...item, command: `kubectl -n ${ns} rollout restart ${ref}` } : item;
   }
   const command = o.restart ? `kubectl -n ${ns} delete pod ${g.pods.join(' ')}` : undefined;
@@ -109,6 +115,7 @@ export function describeGroup<K extends string>(
       status,
       reason,
       message: `${pods}: ${g.message}${advice}${o.restart ? ` (its ${owner.kind} recreates deleted pods)` : ''}`,
+      ...changes,
       ...(command ? { command } : {}),
     };
   }
@@ -119,6 +126,7 @@ export function describeGroup<K extends string>(
     message:
       `${g.message}${advice}` +
       (o.restart ? ' (a bare pod: nothing recreates it; apply its manifest again after deleting it)' : ''),
+    ...changes,
     ...(command ? { command } : {}),
   };
 }

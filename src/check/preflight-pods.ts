@@ -6,15 +6,15 @@
  * verdicts as they are now. Refused pods are grouped by workload with the reason and what to fix; adjusted ones
  * with what meshgate would change (redirect mode, pinned to verified nodes). Pure; only flagged pods are kept.
  */
-import jsonpatch from 'fast-json-patch';
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { adviceFor } from '../inject/advice.ts';
 import { MIRROR_ANNOTATION } from '../contract/names.ts';
-import { decide } from '../inject/decide.ts';
+import { asAdmitted } from '../inject/admitted.ts';
 import { reasonText, type ReasonCode } from '../contract/reasons.ts';
 import { parsePod } from '../pod/parse.ts';
-import { checkPosture } from '../policy/posture.ts';
+import { configForNamespace } from '../config/per-namespace.ts';
+import { changeText, promotionChecklist } from '../policy/checklist.ts';
 import type { Owner } from './facts.ts';
 import { guardsPod, type OptedIn } from './judge-namespaces.ts';
 import type { PodRecord } from './facts.ts';
@@ -46,29 +46,25 @@ export class PreflightTally {
     // Static pods are created by their node's kubelet, not by a controller through the webhooks.
     if (p.owner?.kind === 'Node' || p.annotations?.[MIRROR_ANNOTATION] !== undefined) return false;
     this.#judged++;
-    const refuse = (reason: string, message: string) => {
+    // The namespace's configuration: on OpenShift its proxy IDs (src/config/per-namespace.ts).
+    const found = configForNamespace(this.#cfg, p.namespace, () => opted.proxyIds);
+    const cfg = found.ok ? found.cfg : this.#cfg;
+    const refuse = (reason: string, message: string, checklist: string[] = []) => {
       if (opted.level === 'enforce') this.#enforced++;
-      return this.#groups.flag('pods_would_refuse', p, reason, message);
+      return this.#groups.flag('pods_would_refuse', p, reason, message, checklist);
     };
     const raw = structuredClone(p.object) as { spec?: { nodeName?: string }; status?: unknown };
     delete raw.status;
     if (raw.spec) delete raw.spec.nodeName;
-    const parsed = parsePod(raw, `pod ${p.namespace}/${p.name}`);
-    if (!parsed.ok) return refuse('invalid_object', parsed.error);
-    const d = decide({ pod: parsed.pod, namespace: p.namespace }, this.#nodes, this.#cfg);
-    if (d.kind === 'deny') return refuse(d.reason, d.message);
-    let final = raw;
-    if (d.kind === 'patch') {
-      try {
-        final = jsonpatch.applyPatch(raw, jsonpatch.deepClone(d.ops), true, false).newDocument;
-      } catch (err) {
-        return refuse('invalid_object', `meshgate's patch does not apply: ${(err as Error).message}`);
-      }
+    const where = `pod ${p.namespace}/${p.name}`;
+    const admitted = asAdmitted(raw, p.namespace, where, this.#nodes, cfg);
+    if (admitted.kind === 'refused') {
+      // Every change the pod's own spec needs (src/policy/checklist.ts), so one pass over the workload suffices.
+      const parsed = parsePod(raw, where);
+      const checklist = parsed.ok ? promotionChecklist(parsed.pod, p.namespace, cfg).map(changeText) : [];
+      return refuse(admitted.reason, admitted.message, checklist);
     }
-    const again = parsePod(final, `pod ${p.namespace}/${p.name}`);
-    if (!again.ok) return refuse('invalid_object', again.error);
-    const posture = checkPosture({ pod: again.pod, namespace: p.namespace }, this.#nodes, this.#cfg);
-    if (!posture.ok) return refuse(posture.reason, posture.message);
+    const d = admitted.decision;
     if (d.kind === 'patch') {
       const pinned = d.status.affinity ? ', pinned to verified nodes' : '';
       const what = `redirect mode ${d.status.mode}${pinned}: ${reasonText(d.reason as ReasonCode)}`;

@@ -82,7 +82,8 @@ function profileEntries(c: DeepReadonly<MeshgateConfig>): Base[] {
 
 /**
  * The chart's entries (both configurations have the same), each once per level, with the path it would call on the
- * chart's Service `service` in `c.meshNamespace`.
+ * chart's Service `service` in `c.meshNamespace`, and its failurePolicy with the chart's defaults: Fail, but Ignore
+ * at the audit level, which refuses nothing and so must not refuse while meshgate is down either.
  */
 export function chartEntries(c: DeepReadonly<MeshgateConfig>, service = 'meshgate'): WebhookEntry[] {
   const excluded = [...new Set([c.meshNamespace, ...c.systemNamespaces])];
@@ -100,6 +101,7 @@ export function chartEntries(c: DeepReadonly<MeshgateConfig>, service = 'meshgat
       const scope = e.objectSelector ? '/selected-pods' : '';
       const entry: WebhookEntry = {
         name: level === 'enforce' ? e.name : `${e.name}-${level}`,
+        failurePolicy: level === 'audit' ? 'Ignore' : 'Fail',
         service: {
           namespace: c.meshNamespace,
           name: service,

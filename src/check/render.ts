@@ -11,6 +11,7 @@ export const TABLE_ITEMS = 20;
 function itemLine(i: Item): string[] {
   const reason = i.reason ? ` [${i.reason}]` : '';
   const lines = [`      ${MARK[i.status]} ${i.name}: ${i.message}${reason}`];
+  for (const c of i.changes ?? []) lines.push(`          change ${c}`);
   if (i.command) lines.push(`          run: ${i.command}`);
   return lines;
 }

@@ -41,6 +41,11 @@ export interface Item {
   message: string;
   /** A command that fixes it (restart a workload). */
   command?: string;
+  /**
+   * Every change that makes it admissible at enforce (src/policy/checklist.ts), one line each, for all of a
+   * workload's flagged pods together: what to change in one pass.
+   */
+  changes?: string[];
 }
 
 export interface CheckResult {

@@ -222,6 +222,7 @@ async function judgeWorkloads(
 /** apps.privileges relaxed anywhere (docs/security.md): a warning naming where, so it is not forgotten. */
 export function judgeAppPrivileges(apps: {
   readonly privileges: string;
+  readonly restrictedNamespaces?: readonly string[];
   readonly baselineNamespaces: readonly string[];
 }): CheckResult {
   if (apps.privileges === 'baseline')
@@ -237,5 +238,13 @@ export function judgeAppPrivileges(apps: {
       `apps.baselineNamespaces relaxes ${apps.baselineNamespaces.length} namespace(s) to baseline: ` +
         apps.baselineNamespaces.join(', '),
     );
-  return result('app_privileges', 'ok', 'apps.privileges is restricted in every guarded namespace');
+  if (apps.privileges === 'restricted')
+    return result('app_privileges', 'ok', 'apps.privileges is restricted in every guarded namespace');
+  const restricted = apps.restrictedNamespaces ?? [];
+  return result(
+    'app_privileges',
+    'ok',
+    "apps.privileges is node: admission refuses what the spec states, the node side what only the node sees (an image's USER, capabilities, set-user-ID binaries)" +
+      (restricted.length ? `; restricted at admission in ${restricted.join(', ')}` : ''),
+  );
 }

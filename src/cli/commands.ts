@@ -87,6 +87,7 @@ export const COMMANDS = {
       'drain-seconds': { type: 'string', default: '5' },
       'webhook-timeout-seconds': text,
       'max-connections': text,
+      'max-connections-per-client': text,
       'max-inflight-reviews': text,
       'max-inflight-body-mib': text,
       ...LOG_LEVEL,
@@ -120,6 +121,7 @@ export const COMMANDS = {
     flags: {
       ...OFFLINE,
       node: text,
+      'mesh-config': file,
       namespace: { type: 'string', short: 'n' },
       kubeconfig: file,
       context: text,
@@ -204,6 +206,7 @@ export const COMMANDS = {
       name: text,
       'mark-secret': text,
       timeout: text,
+      'remove-enforcement-labels': flag,
       'dry-run': flag,
       ...HELP,
     },

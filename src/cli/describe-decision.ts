@@ -2,9 +2,18 @@
 import { reasonText } from '../contract/reasons.ts';
 import type { Decision } from '../inject/decide.ts';
 
-export function describeDecision(d: Decision): string[] {
+/**
+ * `changes`: under a refusal, every change that makes the pod admissible (src/policy/checklist.ts), so one pass over
+ * the workload's spec suffices.
+ */
+export function describeDecision(d: Decision, changes: readonly string[] = []): string[] {
   if (d.kind === 'skip') return [`not injected (${d.reason}): ${reasonText(d.reason)}`];
-  if (d.kind === 'deny') return [`REJECTED (${d.reason}): ${reasonText(d.reason)}`, `  ${d.message}`];
+  if (d.kind === 'deny')
+    return [
+      `REJECTED (${d.reason}): ${reasonText(d.reason)}`,
+      `  ${d.message}`,
+      ...(changes.length ? ['  to be admitted, change:', ...changes.map((c) => `    - ${c}`)] : []),
+    ];
   const s = d.status;
   const lines = [`injected; redirect mode ${s.mode.toUpperCase()} (${d.reason}): ${reasonText(d.reason)}`];
   if (s.node) lines.push(`  target node: ${s.node}`);

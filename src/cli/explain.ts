@@ -4,18 +4,20 @@
  * webhook; `--node` evaluates the pods as if already bound to that node.
  */
 import type { CliIO } from './io.ts';
-import { OFFLINE_USAGE, decideTemplate, runOffline } from './offline.ts';
+import { OFFLINE_USAGE, runOffline } from './offline.ts';
 import { COMMANDS } from './commands.ts';
 import { parseArgs } from 'node:util';
 import { loadConfig, buildConfig, ConfigError } from '../config/load.ts';
 import { compileConfig, type Compiled } from '../config/compile.ts';
 import { UsageError } from '../util/args.ts';
-import { describeDecision } from './describe-decision.ts';
-import { explainLive, OUTCOME_EXIT, renderExplained } from './explain-live.ts';
+import { explainLive, OUTCOME_EXIT, renderExplained, withLearnedConfigMaps } from './explain-live.ts';
+import { judgeTemplate, simulationContext } from './explain-judge.ts';
+import { injectorsOf, type MeshInjectors, readMeshConfigFile } from './explain-simulate.ts';
+import { supportsNativeSidecars } from '../facts/node-facts.ts';
 import { kubeConfig } from './kubeconfig.ts';
 
 const USAGE = `usage: meshgate explain -f FILE|- (--config FILE | --mesh NAME) [--node NAME] [--node-state FILE]
-                        [--progress]
+                        [--mesh-config FILE] [--progress]
        meshgate explain KIND/NAME... [-n NS] [--kubeconfig FILE] [--context NAME] [--config FILE | --mesh NAME]
                         [--meshgate-namespace NS] [-o text|json|yaml]
 
@@ -23,7 +25,14 @@ Says in words what meshgate would do with each pod (template), and why: offline 
 the cluster (KIND/NAME: pod, deploy, sts, ds, rs, job, cronjob) with its Nodes' verdicts, the namespace's
 enforcement level (meshgate.io/enforcement) and the images the mesh's own ConfigMaps name (config.learnImages).
 
+A template the mesh's own injector has not injected yet (Istio, Linkerd) is first injected by a simulation of
+that injector, made from the mesh's ConfigMaps (live: read from the cluster; offline: --mesh-config), then judged;
+the answer says when a simulation was used and what it may differ in.
+
 ${OFFLINE_USAGE}  --node NAME          judge the pods as if already bound to this node
+  --mesh-config FILE   the mesh's ConfigMaps, to simulate its injector (Istio: istio-sidecar-injector[-REV] and
+                       istio[-REV]; Linkerd: linkerd-config), e.g. from
+                       kubectl get cm -n istio-system istio-sidecar-injector istio -o yaml
 
 live:
   -n, --namespace NS   the workloads' namespace (default: default)
@@ -33,17 +42,19 @@ live:
                        meshgate there, unless --config or --mesh (default: meshgate)
   -o, --output FORMAT  text | json | yaml (default text)
 
-exit codes (live): 0 every object admitted as is, 3 one adjusted, 4 one admitted with a record of a refusal (its
-namespace is below enforce), 5 one refused; 1 the cluster could not be read, 2 usage or configuration error
+exit codes: 5 one pod (template) refused, so CI can gate on it (like istioctl analyze); offline otherwise 0;
+live otherwise 0 every object admitted as is, 3 one adjusted, 4 one admitted with a record of a refusal (its
+namespace is below enforce); 1 the cluster or an input could not be read, 2 usage or configuration error
 
 examples:
   meshgate explain --mesh istio --node-state nodes.yaml --node worker-1 -f deploy.yaml
+  meshgate explain --mesh istio --mesh-config istio-cms.yaml -f deploy.yaml || echo refused
   meshgate explain deploy/web pod/web-6d9f-x2x7q -n shop -o json
 `;
 
 const FLAGS = COMMANDS.explain.flags;
 /** Flags of reading manifests (-f), which the live form (objects named KIND/NAME) refuses. */
-const OFFLINE_ONLY = ['filename', 'node-state', 'progress', 'node'];
+const OFFLINE_ONLY = ['filename', 'node-state', 'progress', 'node', 'mesh-config'];
 
 const LIVE_ONLY = ['namespace', 'kubeconfig', 'context', 'meshgate-namespace', 'output'];
 
@@ -115,6 +126,8 @@ async function runLive(argv: string[], io: CliIO): Promise<number> {
 
 export function run(argv: string[], io: CliIO): Promise<number> {
   if (isLive(argv)) return runLive(argv, io);
+  let injectors: MeshInjectors | undefined;
+  let refused = false;
   return runOffline(
     'explain',
     USAGE,
@@ -125,18 +138,39 @@ export function run(argv: string[], io: CliIO): Promise<number> {
       if (refs.length === 0)
         return `document ${doc.index + 1}: ${String(doc.value.kind)} has no pod template: unchanged\n`;
       const out: string[] = [];
+      const node = flags.node as string | undefined;
+      // istiod's ENABLE_NATIVE_SIDECARS=auto: the pod's node, else every node; with none known it assumes them.
+      const native = node
+        ? supportsNativeSidecars(facts.get(node)?.kubeletVersion)
+        : (facts.nativeSidecars('all') ?? true);
       for (const ref of refs) {
         out.push(
           `document ${doc.index + 1}: ${ref.kind} ${ref.name}${ref.namespace ? ` (namespace ${ref.namespace})` : ''}:`,
         );
-        for (const line of describeDecision(
-          decideTemplate(ref, where(ref), facts, cfg, flags.node as string | undefined),
-        ))
-          out.push(`  ${line}`);
+        const ctx = simulationContext(ref, ref.namespace ?? 'default', native);
+        const j = judgeTemplate(ref, where(ref), facts, cfg, injectors, ctx, node);
+        if (j.decision.kind === 'deny') refused = true;
+        for (const line of j.lines) out.push(`  ${line}`);
+        if (j.simulation?.injected && facts.size() === 0)
+          out.push(
+            '  (no node versions known, --node-state: native sidecars assumed, as istiod assumes with no Nodes)',
+          );
       }
       return out.map((line) => `${line}\n`).join('');
     },
-    // With no document at all, one empty line, as before.
-    { separator: '', ifEmpty: '\n' },
+    {
+      // With no document at all, one empty line, as before.
+      separator: '',
+      ifEmpty: '\n',
+      prepare: (cfg, flags) => {
+        const file = flags['mesh-config'];
+        if (typeof file !== 'string') return cfg;
+        const cms = readMeshConfigFile(file);
+        injectors = injectorsOf(cms);
+        for (const p of injectors.problems) io.stderr(`meshgate explain: --mesh-config ${file}: ${p}\n`);
+        return withLearnedConfigMaps(cfg, cms);
+      },
+      exitCode: () => (refused ? OUTCOME_EXIT.refused : 0),
+    },
   );
 }

@@ -51,3 +51,20 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
   const mod = await LOADERS[name as CommandName]();
   return mod.run(rest, io);
 }
+
+/**
+ * The process entry of every form of the CLI (bin/meshgate.js, the single executable of scripts/release-cli.ts):
+ * runs the command with this process's argv and streams and returns its exit code.
+ *
+ * A reader that stops early (`meshgate check-node | head -1`) closes the pipe: the next write fails with EPIPE.
+ * That is the reader's choice, not an error of ours: drop further output quietly and finish with the command's
+ * own exit code, as `cat` or `kubectl` would end without a trace. Any other stream error still surfaces.
+ */
+export function runProcess(argv: string[]): Promise<number> {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+    });
+  }
+  return main(argv);
+}

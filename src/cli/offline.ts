@@ -3,6 +3,7 @@
  * naming file and document), reading manifests into documents, and deciding each pod template through the same
  * core — and the same pod parser — as the webhook.
  */
+import { changeText, promotionChecklist } from '../policy/checklist.ts';
 import type { CliIO } from './io.ts';
 import { parseFlags, UsageError } from '../util/args.ts';
 import { InputError, readDocuments, type ParsedDoc } from './documents.ts';
@@ -13,6 +14,7 @@ import { compileConfig, type Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { NodeStateError, loadNodeState } from '../facts/node-state.ts';
 import { decide, type Decision } from '../inject/decide.ts';
+import type { RedirectOptions } from '../policy/redirect.ts';
 import { parsePod } from '../pod/parse.ts';
 import { podTemplates, type PodTemplateRef } from '../manifests/workloads.ts';
 import { COMMANDS } from './commands.ts';
@@ -27,6 +29,7 @@ export function decideTemplate(
   facts: NodeFacts,
   cfg: Compiled,
   nodeName?: string,
+  o: RedirectOptions = {},
 ): Decision {
   // The template's own metadata, absent or not: ops must apply to the document exactly as it is.
   const parsed = parsePod(
@@ -35,7 +38,16 @@ export function decideTemplate(
   );
   if (!parsed.ok) throw new InputError(`${where}: not a valid pod template: ${parsed.error}`);
   if (nodeName) parsed.pod.spec.nodeName = nodeName;
-  return decide({ pod: parsed.pod, namespace: ref.namespace ?? 'default' }, facts, cfg);
+  return decide({ pod: parsed.pod, namespace: ref.namespace ?? 'default' }, facts, cfg, o);
+}
+
+/** Every change that makes the template's pods admissible at enforce (src/policy/checklist.ts), one line each. */
+export function templateChecklist(ref: PodTemplateRef, cfg: Compiled): string[] {
+  const parsed = parsePod(
+    { metadata: ref.template.metadata, spec: { ...ref.template.spec } },
+    `${ref.kind} ${ref.name}`,
+  );
+  return parsed.ok ? promotionChecklist(parsed.pod, ref.namespace ?? 'default', cfg).map(changeText) : [];
 }
 
 /** The usage lines of the flags every offline command takes (commands.ts OFFLINE). */
@@ -46,12 +58,16 @@ export const OFFLINE_USAGE = `  -f FILE|-            manifests to read (- for st
   --progress           show progress on stderr when a run takes over 2 s (the default when stderr is a terminal)
 `;
 
-/** How an offline command's per-document outputs are joined on stdout. */
+/** How an offline command's per-document outputs are joined on stdout, and what else a command adds. */
 export interface OutputShape {
   /** Between two documents' outputs. */
   separator: string;
   /** Written when no document had any output. */
   ifEmpty: string;
+  /** Reads what else the command needs once the configuration is compiled (explain: the mesh's ConfigMaps). */
+  prepare?: (cfg: Compiled, flags: Record<string, unknown>) => Compiled;
+  /** The exit code once every document was read without error (default 0; explain: 5 when one was refused). */
+  exitCode?: () => number;
 }
 
 /**
@@ -90,9 +106,10 @@ export async function runOffline(
   const out = new DocumentOutput((t) => io.stdout(t), shape.separator, shape.ifEmpty);
   let progress: Progress | undefined;
   try {
-    const cfg = compileConfig(
+    const compiled = compileConfig(
       configFromFlags({ config: flags.config as string | undefined, mesh: flags.mesh as string | undefined }),
     );
+    const cfg = shape.prepare ? shape.prepare(compiled, flags) : compiled;
     const facts = loadNodeState(flags['node-state'] as string | undefined);
     const source = flags.filename === '-' ? '<stdin>' : (flags.filename as string);
     const input = await io.openInput(flags.filename as string);
@@ -108,12 +125,13 @@ export async function runOffline(
     }
     out.finish();
     progress?.end();
-    return 0;
+    return shape.exitCode?.() ?? 0;
   } catch (err) {
     if (
       err instanceof InputError ||
       err instanceof ConfigError ||
       err instanceof NodeStateError ||
+      err instanceof UsageError ||
       (err as NodeJS.ErrnoException).code
     ) {
       progress?.end();

@@ -13,7 +13,13 @@ import { ConfigError, configFromFlags } from '../config/load.ts';
 import { connectCluster } from '../kube/client.ts';
 import { durationFlag } from '../agent/flags.ts';
 import { startRepair } from '../repair/run.ts';
-import { QUARANTINE_USAGE, quarantineSettings, rewriteDeprecatedFlags, unmeshedSettings } from '../repair/flags.ts';
+import {
+  policyReportsSetting,
+  QUARANTINE_USAGE,
+  quarantineSettings,
+  rewriteDeprecatedFlags,
+  unmeshedSettings,
+} from '../repair/flags.ts';
 import { parsePort } from '../util/values.ts';
 import { COMMANDS } from './commands.ts';
 
@@ -98,6 +104,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     const config = configFromFlags({ config: f.config, mesh: f.mesh });
     const quarantine = quarantineSettings(f, config.meshNamespace);
     const unmeshed = unmeshedSettings(f);
+    const policyReports = policyReportsSetting(f);
     const kube = await connectCluster({ kubeconfig: f.kubeconfig, env: io.env });
     if (!kube) throw new UsageError('no cluster credentials: pass --kubeconfig or run in a cluster');
     const logger = createLogger({ level: f['log-level'] });
@@ -115,6 +122,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       dryRun: f['dry-run'],
       quarantine,
       unmeshed,
+      policyReports,
       listen: f.port === undefined ? undefined : { host: f.host, port: Number(f.port) },
       logger,
     });
@@ -126,6 +134,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
         port: running.port,
         quarantine: quarantine !== undefined,
         unmeshed: unmeshed ? (unmeshed.evict ? 'evict' : 'report') : 'off',
+        policyReports,
       },
       'repair controller started',
     );

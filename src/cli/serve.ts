@@ -48,7 +48,11 @@ const USAGE =
                         the webhooks' timeoutSeconds (1-30): a request slower to arrive is answered 408, a
                         connection silent 5 s longer mid-request is cut (default ${MAX_WEBHOOK_TIMEOUT_SECONDS}, ` +
   `the apiserver's maximum)
-  --max-connections N   open connections; more are closed at accept (default ${DEFAULT_LIMITS.maxConnections})
+  --max-connections N   open connections; at the cap a new one takes the slot of the oldest that never sent a
+                        request, else it is closed at accept (default ${DEFAULT_LIMITS.maxConnections})
+  --max-connections-per-client N
+                        open connections from one address; more are closed at accept (default: a quarter of
+                        --max-connections, ${DEFAULT_LIMITS.maxConnectionsPerClient})
   --max-inflight-reviews N
                         reviews decided or answered at once; more get 429 + Retry-After ` +
   `(default ${DEFAULT_LIMITS.maxInflightReviews})
@@ -90,6 +94,7 @@ function transportLimits(f: Record<string, unknown>): Partial<TransportLimits> {
       headersTimeoutMs: Math.min(DEFAULT_LIMITS.headersTimeoutMs, timeout * 1000),
     }),
     maxConnections: count(f, 'max-connections'),
+    maxConnectionsPerClient: count(f, 'max-connections-per-client'),
     maxInflightReviews: count(f, 'max-inflight-reviews'),
     maxInflightBodyBytes: bodyMib && bodyMib * 1024 * 1024,
   };

@@ -37,7 +37,11 @@ in a post-delete hook Job; with --no-hooks, or after deleting rendered manifests
   - deletes Pending pods held by meshgate's verified-node affinity whose controller recreates them (without it
     now), and names those without a controller;
   - deletes the Secrets NAME-tls and the admission mark's, and the Lease NAME-repair-controller, when meshgate
-    (or cert-manager, for meshgate's Certificate NAME-serving) made them; anything else is kept and named.
+    (or cert-manager, for meshgate's Certificate NAME-serving) made them; anything else is kept and named;
+  - deletes meshgate's PolicyReports (named meshgate, label app.kubernetes.io/managed-by=meshgate);
+  - keeps the namespaces' label meshgate.io/enforcement (your admins' levels: a reinstall starts each namespace at
+    its level, as an upgrade would) and says so with the command that removes it; --remove-enforcement-labels
+    removes it instead; names how many pods keep their record meshgate.io/would-deny.
 Idempotent: run it again and it finds nothing.
 
 flags:
@@ -48,9 +52,12 @@ flags:
                          RELEASE-meshgate (default ${DEFAULT_NAME})
   --mark-secret NAME     the admission mark's Secret (default NAME-admission-mark)
   --timeout DURATION     how long to wait for meshgate's pods to be gone (default ${DEFAULT_TIMEOUT})
+  --remove-enforcement-labels
+                         also remove the label meshgate.io/enforcement from every namespace, so that a
+                         reinstall starts them all at its default level (default: keep them, and say so)
   --dry-run              print what would be removed; change nothing, wait for nothing
 
-exit codes: 0 nothing of meshgate is left (with --dry-run: the plan was printed), 1 it could not finish (meshgate
+exit codes: 0 nothing of meshgate is left but what it names as kept (with --dry-run: the plan was printed), 1 it could not finish (meshgate
 still installed, pods that would not stop, the API refused or was unreachable: the reason is printed; run it again),
 2 usage error or no credentials
 
@@ -95,6 +102,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       names: chartNames(f.namespace ?? DEFAULT_NAMESPACE, f.name ?? DEFAULT_NAME, f['mark-secret']),
       dryRun: f['dry-run'] === true,
       timeoutMs,
+      removeEnforcementLabels: f['remove-enforcement-labels'] === true,
       pollMs: POLL_MS,
       out: (line) => io.stdout(`${line}\n`),
     });

@@ -13,6 +13,13 @@ import { deepFreeze } from '../util/json.ts';
 import { preEncode, type PreEncoded } from '../util/base64-json.ts';
 import type { DeepReadonly } from '../util/readonly.ts';
 import { exclusionEnv } from '../mesh/own-init.ts';
+import {
+  type ControlPlane,
+  type ControlPlaneFacts,
+  defaultControlPlane,
+  mergeControlPlane,
+  pemBodies,
+} from '../mesh/control-plane.ts';
 
 /** What mesh custom injects, each with its JSON (util/base64-json.ts). */
 export interface OwnTemplates {
@@ -33,6 +40,11 @@ export type Compiled = DeepReadonly<{
   ambientValidator: PreEncoded<Container>;
   /** mesh custom: what meshgate injects. Absent for companion profiles, whose mesh injects. */
   own?: OwnTemplates;
+  /**
+   * Where the mesh's proxy may connect and whom it trusts (src/mesh/control-plane.ts): the profile's defaults, the
+   * configured controlPlane and what the mesh's ConfigMaps say (learned).
+   */
+  controlPlane: ControlPlane;
 }>;
 
 function restricted(uid: number, gid: number): SecurityContext {
@@ -116,7 +128,8 @@ function ownTemplates(c: DeepReadonly<MeshgateConfig>): OwnTemplates {
   };
 }
 
-export function compileConfig(config: DeepReadonly<MeshgateConfig>): Compiled {
+/** `learned`: what the mesh's own ConfigMaps say about its control plane (src/config/learned.ts). */
+export function compileConfig(config: DeepReadonly<MeshgateConfig>, learned?: ControlPlaneFacts): Compiled {
   const profile = PROFILES[config.mesh];
   const probe = parseHostPort(config.validator.probeAddress);
   if (!probe.ok) throw new Error(`validator.probeAddress: ${probe.error}`); // config/semantics.ts refused it already
@@ -138,5 +151,13 @@ export function compileConfig(config: DeepReadonly<MeshgateConfig>): Compiled {
     validator: preEncode(validatorContainer(config, loopback)),
     ambientValidator: preEncode(ambientValidatorContainer(config)),
     own: profile.companion ? undefined : ownTemplates(config),
+    controlPlane: mergeControlPlane(
+      defaultControlPlane(config.mesh),
+      {
+        addresses: [...(config.controlPlane?.addresses ?? [])],
+        trustAnchors: (config.controlPlane?.trustAnchors ?? []).flatMap(pemBodies),
+      },
+      learned,
+    ),
   });
 }

@@ -31,8 +31,10 @@ function base(
     // One /8 of outbound destinations and 64 ports each way: room for real exemptions (a database subnet, SMTP),
     // never "everything" however the entries are split up.
     exclusions: { outboundCidrCoverage: 8, maxOutboundPorts: 64, maxInboundPorts: 64 },
-    // The redirect exempts the proxy's identity: no other container may be able to take it (docs/security.md).
-    apps: { privileges: 'restricted', baselineNamespaces: [] },
+    // The redirect exempts the proxy's identity: no other container may be able to take it (docs/security.md). What
+    // the spec states is refused at admission, what only the node can see is the node side's: legitimate workloads
+    // that pin no UID are admitted at enforce.
+    apps: { privileges: 'node', restrictedNamespaces: [], baselineNamespaces: [] },
     // A new install audits first: next to a running mesh, nothing is refused until the operator has seen what
     // would be (docs/security.md, "Enforcement levels"); the chart keeps an upgraded release's level.
     enforcement: { default: 'audit' },
@@ -89,11 +91,13 @@ export const PROFILE_DEFAULTS: Readonly<Record<MeshName, MeshgateConfig>> = {
       maxVerdictAgeSeconds: MAX_VERDICT_AGE,
       multusNetwork: null,
     },
-    proxy: { name: 'istio-proxy', uid: 1337, gid: 1337, outboundPort: 15001, inboundPort: 15006 },
+    proxy: { name: 'istio-proxy', uid: 1337, gid: 1337, idsFrom: 'config', outboundPort: 15001, inboundPort: 15006 },
     init: { name: 'istio-init' },
     validator: { name: 'istio-validation', ...validator, uid: 1337, gid: 1337, probeAddress: ISTIO_PROBE },
     recognisedImages: { proxy: istioImages, init: istioImages, validator: istioImages },
     learnImages: { namespaces: ['istio-system'] },
+    // Beside the mesh's defaults and what its ConfigMaps say (src/mesh/control-plane.ts): nothing more by default.
+    controlPlane: { addresses: [], trustAnchors: [] },
   },
   linkerd: {
     ...base('linkerd'),
@@ -118,6 +122,7 @@ export const PROFILE_DEFAULTS: Readonly<Record<MeshName, MeshgateConfig>> = {
     },
     recognisedImages: { proxy: linkerdProxyImages, init: linkerdInitImages, validator: linkerdInitImages },
     learnImages: { namespaces: ['linkerd'] },
+    controlPlane: { addresses: [], trustAnchors: [] },
   },
   custom: {
     ...base('custom'),

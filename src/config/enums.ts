@@ -6,7 +6,16 @@
 export const REDIRECT_MODES = ['auto', 'required', 'off'] as const;
 export const ON_UNVERIFIED_NODE = ['reject', 'validate'] as const;
 export const NATIVE_SIDECAR_MODES = ['auto', 'on', 'off'] as const;
-export const APP_PRIVILEGES = ['restricted', 'baseline'] as const;
+/**
+ * Who decides that no container but the mesh's can run as or become the proxy (src/policy/escalation.ts, docs/security.md
+ * "Who can become the proxy"): `node` (default) refuses at admission only what the spec itself states and leaves what
+ * only the node can see (an image's USER, the runtime's capabilities, set-user-ID binaries) to the node side;
+ * `restricted` demands at admission that every container provably cannot; `baseline` refuses only the explicit proxy
+ * UID/GID.
+ */
+export const APP_PRIVILEGES = ['node', 'restricted', 'baseline'] as const;
+/** Where Istio's proxy UID/GID come from (src/mesh/istio-openshift.ts): the config, or each namespace's OpenShift range. */
+export const PROXY_IDS_FROM = ['config', 'openshift'] as const;
 /**
  * How much of what meshgate decides is enforced in a namespace (src/admission/level.ts): `enforce` refuses,
  * `warn` admits with an admission warning, `audit` admits and records. Ordered from the strictest.

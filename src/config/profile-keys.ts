@@ -25,8 +25,15 @@ export const NOT_USED: Record<string, Partial<Record<MeshName, string>>> = {
     linkerd: "the mesh's injector decides whether its proxy is a native sidecar",
   },
   'proxy.gid': { linkerd: "Linkerd's rules exempt the proxy UID only" },
+  'proxy.idsFrom': {
+    linkerd: "Linkerd's injector writes the configured proxy UID on every platform",
+    custom: 'meshgate injects the proxy with the configured uid and gid',
+  },
   recognisedImages: { custom: 'meshgate injects from its own templates and recognises its containers by them' },
   learnImages: { custom: 'meshgate injects from its own templates: there is no mesh injector to learn from' },
+  controlPlane: {
+    custom: "meshgate's own proxy is its template, field by field: its configuration names the control plane",
+  },
 };
 /** Keys of earlier versions, with what replaced them. */
 export const REMOVED: Record<string, string> = {

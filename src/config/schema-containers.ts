@@ -11,8 +11,10 @@ import {
   Port,
   SecretName,
   Section,
+  StringEnum,
   StringList,
 } from './schema-kinds.ts';
+import { PROXY_IDS_FROM } from './enums.ts';
 
 /** Kubernetes objects meshgate copies into the injected proxy: free-form beyond their required keys. */
 export const EnvVarSchema = Type.Object({
@@ -46,6 +48,17 @@ export const ProxySchema = Section({
   uid: NonRootId("the proxy's UID: the redirect rules exempt it, so only the proxy may run as it"),
   /** Absent for Linkerd, whose rules match the UID only. */
   gid: Type.Optional(NonRootId("the proxy's GID when the mesh's rules exempt one (Istio)")),
+  /**
+   * Istio only. `openshift`: istiod runs with PLATFORM=openshift and takes the proxy's UID/GID from each namespace's
+   * UID range (src/mesh/istio-openshift.ts); meshgate reads the same annotations from its namespace cache and judges
+   * every pod of that namespace, and runs its validator, with those IDs. `config`: uid and gid above everywhere.
+   */
+  idsFrom: Type.Optional(
+    StringEnum(PROXY_IDS_FROM, {
+      description:
+        "istio: config (uid/gid above) or openshift: as istiod with PLATFORM=openshift, each namespace's openshift.io/sa.scc.uid-range and supplemental-groups decide the proxy's UID/GID (and the validator's)",
+    }),
+  ),
   outboundPort: Port('where redirected outbound TCP lands (Istio 15001, Linkerd 4140)'),
   inboundPort: Port('where redirected inbound TCP lands (Istio 15006, Linkerd 4143)'),
   // mesh custom only: the template meshgate injects.

@@ -180,6 +180,14 @@ export const CONFIG_SCHEMA: SchemaNode = {
           "description": "the proxy's GID when the mesh's rules exempt one (Istio)",
           "type": "integer"
         },
+        "idsFrom": {
+          "type": "string",
+          "enum": [
+            "config",
+            "openshift"
+          ],
+          "description": "istio: config (uid/gid above) or openshift: as istiod with PLATFORM=openshift, each namespace's openshift.io/sa.scc.uid-range and supplemental-groups decide the proxy's UID/GID (and the validator's)"
+        },
         "outboundPort": {
           "minimum": 1,
           "maximum": 65535,
@@ -466,6 +474,27 @@ export const CONFIG_SCHEMA: SchemaNode = {
         }
       }
     },
+    "controlPlane": {
+      "description": "istio, linkerd: the mesh's control plane and trust roots where the webhook cannot learn them (learnImages off, an external control plane)",
+      "additionalProperties": false,
+      "type": "object",
+      "properties": {
+        "addresses": {
+          "description": "host:port the mesh's proxy may connect to for its configuration and certificates (Istio's discoveryAddress and CA_ADDR, Linkerd's *_SVC_ADDR), beside the mesh's defaults and what its ConfigMaps say",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        },
+        "trustAnchors": {
+          "description": "linkerd: PEM certificates the proxy's LINKERD2_PROXY_IDENTITY_TRUST_ANCHORS may hold, beside linkerd-identity-trust-roots (learned)",
+          "type": "array",
+          "items": {
+            "type": "string"
+          }
+        }
+      }
+    },
     "exclusions": {
       "additionalProperties": false,
       "type": "object",
@@ -503,19 +532,31 @@ export const CONFIG_SCHEMA: SchemaNode = {
       "type": "object",
       "required": [
         "privileges",
+        "restrictedNamespaces",
         "baselineNamespaces"
       ],
       "properties": {
         "privileges": {
           "type": "string",
           "enum": [
+            "node",
             "restricted",
             "baseline"
           ],
-          "description": "restricted: no container but the mesh's may run as or become the proxy's UID/GID; baseline: only the explicit proxy UID/GID is refused"
+          "description": "node: admission refuses what the spec states (the proxy's UID/GID, network-admin rights, SETUID/SETGID added), the node side what only the node can see (image USER, the runtime's capabilities, set-user-ID binaries); restricted: no container but the mesh's may be able to run as or become the proxy's UID/GID, proven at admission; baseline: only the explicit proxy UID/GID is refused"
+        },
+        "restrictedNamespaces": {
+          "description": "namespaces held to restricted whatever apps.privileges says (no window between a container start and the node side is acceptable there)",
+          "type": "array",
+          "items": {
+            "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+            "maxLength": 63,
+            "errorMessage": "is not a namespace name",
+            "type": "string"
+          }
         },
         "baselineNamespaces": {
-          "description": "namespaces that cannot comply with restricted yet (admitted with a warning)",
+          "description": "namespaces that cannot comply yet: what apps.privileges would refuse there is admitted with a warning",
           "type": "array",
           "items": {
             "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",

@@ -142,6 +142,33 @@ export const MeshgateConfigSchema = Section({
       { description: "istio, linkerd: repositories of the mesh's own images (a mirror, a private registry)" },
     ),
   ),
+  /**
+   * Companion profiles: the control plane the mesh's proxy may use besides the mesh's defaults and what its ConfigMaps
+   * say (learnImages; src/mesh/control-plane.ts, issue 33 §3): where the proxy connects for configuration and
+   * certificates, and the trust anchors Linkerd's proxy is given.
+   */
+  controlPlane: Type.Optional(
+    Section(
+      {
+        addresses: Type.Optional(
+          StringList({
+            description:
+              "host:port the mesh's proxy may connect to for its configuration and certificates (Istio's discoveryAddress and CA_ADDR, Linkerd's *_SVC_ADDR), beside the mesh's defaults and what its ConfigMaps say",
+          }),
+        ),
+        trustAnchors: Type.Optional(
+          StringList({
+            description:
+              "linkerd: PEM certificates the proxy's LINKERD2_PROXY_IDENTITY_TRUST_ANCHORS may hold, beside linkerd-identity-trust-roots (learned)",
+          }),
+        ),
+      },
+      {
+        description:
+          "istio, linkerd: the mesh's control plane and trust roots where the webhook cannot learn them (learnImages off, an external control plane)",
+      },
+    ),
+  ),
   exclusions: Section({
     outboundCidrCoverage: Type.Integer({
       description: 'excluded outbound CIDRs together may cover at most 2^-N of their address family (8: one /8)',
@@ -162,20 +189,32 @@ export const MeshgateConfigSchema = Section({
     }),
   }),
   /**
-   * docs/security.md, "Who can become the proxy". `restricted` (default): each other container must provably neither
-   * run as nor become the proxy's UID/GID — a known runAsUser (and runAsGroup where the mesh exempts a GID),
-   * allowPrivilegeEscalation false, and as root SETUID, SETGID and NET_RAW dropped. `baseline`: as Istio and Linkerd
-   * do (root containers can then setuid to the proxy and bypass it).
+   * docs/security.md, "Who can become the proxy". Admission sees the spec, the node sees the process (STYLE.md §20):
+   * `node` (default) refuses at admission only what the spec itself states — the proxy's UID/GID, privileged or
+   * NET_ADMIN/SYS_ADMIN/ALL (under every setting), and SETUID/SETGID added by name — and leaves an image's USER, the
+   * runtime's default capabilities, set-user-ID binaries and file capabilities to the node side, which keys on the
+   * pods meshgate guards (meshgate.io/status and the admission mark). `restricted` demands at admission what only
+   * the node could otherwise prove: a known runAsUser (and runAsGroup where the mesh exempts a GID),
+   * allowPrivilegeEscalation false, SETUID/SETGID/NET_RAW dropped — the hardening for namespaces where no window
+   * between start and the node's verdict is acceptable. `baseline`: as Istio and Linkerd do (root containers can
+   * setuid to the proxy and bypass it). The namespace lists are the cluster admin's (this config), never a namespace
+   * label a namespace admin could write; a namespace may be in at most one (config/semantics.ts).
    */
   apps: Section(
     {
       privileges: StringEnum(APP_PRIVILEGES, {
         description:
-          "restricted: no container but the mesh's may run as or become the proxy's UID/GID; baseline: only the explicit proxy UID/GID is refused",
+          "node: admission refuses what the spec states (the proxy's UID/GID, network-admin rights, SETUID/SETGID added), the node side what only the node can see (image USER, the runtime's capabilities, set-user-ID binaries); restricted: no container but the mesh's may be able to run as or become the proxy's UID/GID, proven at admission; baseline: only the explicit proxy UID/GID is refused",
+      }),
+      /** With `node`: where admission-time hardening is wanted. Reported by `meshgate check`. */
+      restrictedNamespaces: Type.Array(NamespaceName(), {
+        description:
+          'namespaces held to restricted whatever apps.privileges says (no window between a container start and the node side is acceptable there)',
       }),
       /** Reported by `meshgate check` and the metric meshgate_baseline_namespaces. */
       baselineNamespaces: Type.Array(NamespaceName(), {
-        description: 'namespaces that cannot comply with restricted yet (admitted with a warning)',
+        description:
+          'namespaces that cannot comply yet: what apps.privileges would refuse there is admitted with a warning',
       }),
     },
     { description: "what a guarded pod's other containers must be unable to do (docs/security.md)" },

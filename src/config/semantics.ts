@@ -62,8 +62,18 @@ function probeProblems(c: MeshgateConfig, p: string[]): void {
   }
 }
 
+/** A namespace is held to one level: listed as unable to comply and as needing hardening at once says neither. */
+function appsProblems(c: MeshgateConfig, p: string[]): void {
+  const both = c.apps.restrictedNamespaces.filter((ns) => c.apps.baselineNamespaces.includes(ns));
+  if (both.length)
+    p.push(
+      `apps.restrictedNamespaces and apps.baselineNamespaces both list ${both.join(', ')}: a namespace is held to one level`,
+    );
+}
+
 export function checkSemantics(c: MeshgateConfig): string[] {
   const p: string[] = [];
+  appsProblems(c, p);
   if (new Set([c.proxy.name, c.init.name, c.validator.name]).size !== 3)
     p.push('proxy.name, init.name and validator.name must differ');
   image(p, 'validator.image', c.validator.image);

@@ -12,10 +12,20 @@ export const REASONS = {
   host_network_allowed:
     'hostNetwork pods share the node network and cannot be meshed; ' +
     'this configuration allows them (injection.allowPodOptOut)',
+  proxyless_grpc_allowed:
+    "the pod uses Istio's proxyless gRPC (its agent runs without Envoy and nothing is redirected), an opt-out this " +
+    'configuration allows (injection.allowPodOptOut)',
+  interception_none_allowed:
+    "the pod sets Istio's interception mode NONE (no redirect: the app sends to the proxy itself), an opt-out this " +
+    'configuration allows (injection.allowPodOptOut)',
   no_proxy_yet:
     "the mesh's own injector has not injected this pod (yet): meshgate adjusts after it, " +
     'and the validating webhook refuses the pod if it never does',
   already_injected: 'the pod already holds what meshgate would add; nothing to change',
+  no_pod_template:
+    "the object holds no pod template meshgate can read (a workload that refers to another's, such as an Argo " +
+    "Rollout's workloadRef): its pods are judged when they are created",
+  template_unchanged: "the update leaves the workload's pod template as it was: the pods it creates do not change",
   mesh_gateway:
     "the pod is one of the mesh's gateways (ingress, egress, east-west, waypoint): its only container is the mesh's " +
     'proxy, judged field by field, so there is no traffic to redirect',
@@ -36,6 +46,9 @@ export const REASONS = {
   validator_moved_first:
     'another webhook put an init container before the validation container: meshgate moved the validator back to ' +
     'the front, so nothing runs before the redirect is proven',
+  audit_unpinned:
+    'the namespace is at enforcement level audit, where meshgate holds no pod: the pod keeps the redirect the mesh ' +
+    'gave it (its privileged init container), not pinned to verified nodes, not held Pending, no validator added',
   cni_skips_pod:
     "the node's CNI plugin would not redirect this pod (a native-sidecar proxy it does not support, " +
     "or what the mesh's plugin keys on is missing): the privileged init container stays",
@@ -50,6 +63,12 @@ export const REASONS = {
   host_network:
     'a hostNetwork pod shares the node network and cannot be meshed; ' +
     'it may not run in a namespace that requires the mesh',
+  proxyless_grpc:
+    "the pod uses Istio's proxyless gRPC: its agent runs without Envoy and nothing is redirected, an opt-out pods " +
+    'may not take here (injection.allowPodOptOut is false)',
+  interception_none:
+    "the pod sets Istio's interception mode NONE: nothing is redirected to the proxy, an opt-out pods may not take " +
+    'here (injection.allowPodOptOut is false)',
   impostor_container: "a container uses a name reserved for the mesh's containers but is not the real one",
   proxy_identity: "a container other than the proxy runs as the proxy's UID or GID, which the redirect exempts",
   redirect_tamper: "a container other than the mesh init container could rewrite the pod's network rules",
@@ -58,6 +77,16 @@ export const REASONS = {
   proxy_escalation:
     "a container other than the mesh's could run as, or switch to, the proxy's UID or GID (which the redirect " +
     'exempts) or send raw packets past the redirect',
+  mesh_unconfined:
+    "the pod runs one of the mesh's containers without a confining seccomp or AppArmor profile (Unconfined)",
+  mesh_volume_shared:
+    "a container that is not the mesh's mounts a volume the mesh's containers use (the proxy's bootstrap, sockets, " +
+    'identity or working files)',
+  started_before_proxy:
+    "an app container starts before the mesh's proxy and keeps running beside it (a native sidecar ordered first)",
+  probe_sysctl:
+    "the pod sets a sysctl that stops the redirect validator's probe from running, so a healthy redirect would " +
+    'look broken',
   redirect_narrowed: 'a setting narrows or switches off the redirect itself',
   exclusion_refused: 'the pod exempts more from redirection than a pod may',
   mesh_cni_skips: "the mesh's CNI plugin would not redirect this pod",
@@ -68,6 +97,9 @@ export const REASONS = {
   gateway_shared:
     "a pod runs the mesh's proxy as a gateway (proxy router or waypoint) beside other containers, whose traffic " +
     'nothing would redirect: a gateway runs the proxy alone',
+  proxy_ids_unknown:
+    "meshgate does not know the pod's namespace yet, so it cannot tell the proxy UID/GID Istio gives that " +
+    "namespace's pods on OpenShift (proxy.idsFrom: openshift)",
   // validating webhook
   proxy_missing: 'the pod is opted in but carries no real mesh proxy',
   redirect_missing: 'the pod carries the proxy but neither the privileged init container nor a validation container',

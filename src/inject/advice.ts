@@ -21,6 +21,12 @@ export const ADVICE: Partial<Record<ReasonCode, string>> = {
   host_network:
     'a hostNetwork pod cannot be meshed: run it in a namespace meshgate does not guard ' +
     '(config.injection.allowPodOptOut admits such pods unmeshed)',
+  proxyless_grpc:
+    'proxyless gRPC redirects nothing: run the workload with the sidecar (drop the grpc-agent/grpc-simple template ' +
+    'from inject.istio.io/templates), or allow opt-outs (config.injection.allowPodOptOut) where that is acceptable',
+  interception_none:
+    'remove sidecar.istio.io/interceptionMode: NONE (or the mesh-wide interceptionMode NONE), or allow opt-outs ' +
+    '(config.injection.allowPodOptOut) where that is acceptable',
   impostor_container:
     "rename the container; if it is the mesh's own, from an image meshgate does not know yet (a mirror, a managed " +
     'mesh), add that repository to config.recognisedImages',
@@ -30,8 +36,18 @@ export const ADVICE: Partial<Record<ReasonCode, string>> = {
   redirect_tamper: 'drop privileged and NET_ADMIN/NET_RAW/SYS_ADMIN from the container (securityContext)',
   proxy_config_refused: "remove the annotation that changes the proxy's binary, bootstrap or control plane",
   proxy_escalation:
-    'give every container runAsUser/runAsGroup (not the proxy’s), allowPrivilegeEscalation: false and ' +
-    'capabilities drop [ALL]; while a namespace cannot comply, list it in config.apps.baselineNamespaces',
+    'remove SETUID/SETGID from capabilities.add; under apps.privileges restricted (or in ' +
+    'config.apps.restrictedNamespaces) also give every container runAsUser/runAsGroup (not the proxy’s), ' +
+    'allowPrivilegeEscalation: false and capabilities drop [ALL]; while a namespace cannot comply, list it in ' +
+    'config.apps.baselineNamespaces',
+  mesh_unconfined:
+    "remove seccompProfile/appArmorProfile Unconfined from the pod's securityContext (or give the mesh's containers " +
+    'a confining profile of their own)',
+  mesh_volume_shared:
+    "remove the mount of the mesh's volume from the app container; share files with the proxy through a volume of " +
+    'your own (sidecar.istio.io/userVolumeMount)',
+  started_before_proxy: "move the native sidecar after the mesh's proxy in initContainers",
+  probe_sysctl: 'remove the sysctl the message names, or give it a value that leaves the probe its ports',
   redirect_narrowed: 'remove the annotation, flag or variable that narrows or switches off the redirect',
   exclusion_refused:
     'exclude fewer outbound CIDRs or ports from the redirect (config.exclusions sets how many a pod may exclude)',

@@ -12,7 +12,7 @@ import type { Decision } from './decision.ts';
 import { toFront } from '../policy/order.ts';
 import * as patch from './patch.ts';
 import type { ReasonCode } from '../contract/reasons.ts';
-import { decideRedirect, type Allowed } from '../policy/redirect.ts';
+import { decideRedirect, type Allowed, type RedirectOptions } from '../policy/redirect.ts';
 import { tokenMountOps } from './service-account.ts';
 import { readStatus, recordStatus } from '../policy/status.ts';
 import type { Container } from '../contract/pod.ts';
@@ -21,7 +21,13 @@ import type { PodInput } from '../policy/screen.ts';
 import { ambientRefusal } from '../ambient/refusals.ts';
 import { isAmbientValidator } from '../ambient/validator.ts';
 
-export function decideAmbient(input: PodInput, mesh: PodMesh, facts: NodeFacts, cfg: Compiled): Decision {
+export function decideAmbient(
+  input: PodInput,
+  mesh: PodMesh,
+  facts: NodeFacts,
+  cfg: Compiled,
+  o: RedirectOptions = {},
+): Decision {
   const { pod } = input;
   const refusal = ambientRefusal(pod, cfg);
   if (refusal) return { kind: 'deny', ...refusal };
@@ -49,8 +55,10 @@ export function decideAmbient(input: PodInput, mesh: PodMesh, facts: NodeFacts, 
     };
     return { kind: 'patch', reason: 'validator_moved_first', ops, status, redirect, warnings: [] };
   }
-  const r = decideRedirect(pod, facts, cfg);
+  const r = decideRedirect(pod, facts, cfg, o);
   if (r.kind === 'deny') return { kind: 'deny', reason: r.reason, message: r.message, redirect: r };
+  // At audit: left to istio-cni and ztunnel as they are, neither pinned nor refused.
+  if (r.reason === 'audit_unpinned') return { kind: 'skip', reason: r.reason };
   let allowed: Allowed;
   if (r.kind === 'cni') {
     const reason: ReasonCode =

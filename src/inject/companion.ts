@@ -18,8 +18,14 @@ import { NODE_VERIFIED_LABEL } from '../contract/names.ts';
 import * as patch from './patch.ts';
 import type { PatchOp } from '../contract/patch.ts';
 import { recordStatus, readStatus, type InjectionStatus } from '../policy/status.ts';
-import { decideRedirect, unverifiedWhy, type Allowed, type RedirectDecision } from '../policy/redirect.ts';
-import type { ReasonCode } from '../contract/reasons.ts';
+import {
+  decideRedirect,
+  unverifiedWhy,
+  type Allowed,
+  type RedirectDecision,
+  type RedirectOptions,
+} from '../policy/redirect.ts';
+import { REASONS, type ReasonCode } from '../contract/reasons.ts';
 import { tokenMountOps } from './service-account.ts';
 import { toFront } from '../policy/order.ts';
 import type { DeepReadonly } from '../util/readonly.ts';
@@ -29,6 +35,7 @@ import { defaultNetworkOverride, networkEntries } from '../policy/multus.ts';
 export type InjectedMesh = PodMesh & { proxy: NonNullable<PodMesh['proxy']> };
 
 export type Adjusted =
+  | { kind: 'skip'; reason: ReasonCode }
   | { kind: 'deny'; reason: ReasonCode; message: string; redirect?: RedirectDecision }
   | { kind: 'patch'; reason: ReasonCode; ops: PatchOp[]; status: InjectionStatus; redirect: Allowed };
 
@@ -41,8 +48,12 @@ export function companionRedirect(
   mesh: InjectedMesh,
   facts: NodeFacts,
   cfg: Compiled,
-): RedirectDecision | { kind: 'refuse'; reason: ReasonCode; message: string } {
-  const r = decideRedirect(pod, facts, cfg);
+  o: RedirectOptions = {},
+):
+  | RedirectDecision
+  | { kind: 'refuse'; reason: ReasonCode; message: string }
+  | { kind: 'untouched'; reason: ReasonCode; message: string } {
+  const r = decideRedirect(pod, facts, cfg, o);
   const native = mesh.proxy.native;
   const plugin = cfg.config.cni.pluginType;
   const cniBlocked =
@@ -58,6 +69,8 @@ export function companionRedirect(
         message: `${cniBlocked}, and the pod has no ${cfg.names.init} to fall back to`,
       };
     if (r.kind !== 'init') return r.kind === 'cni' ? { ...r, native } : r;
+    // At audit: left as the mesh made it, neither pinned nor refused (redirect.ts RedirectOptions).
+    if (r.reason === 'audit_unpinned') return { kind: 'untouched', reason: r.reason, message: REASONS[r.reason] };
     if (r.node === undefined) return { kind: 'cni', reason: 'cni_only', affinity: true, native };
     const why = facts.get(r.node)?.verified
       ? `redirect mode "${cfg.config.redirect.mode}" asks for`
@@ -76,8 +89,16 @@ export function companionRedirect(
   return r.kind === 'deny' ? r : { ...r, native };
 }
 
-export function adjust(pod: Pod, namespace: string, mesh: InjectedMesh, facts: NodeFacts, cfg: Compiled): Adjusted {
-  const r = companionRedirect(pod, mesh, facts, cfg);
+export function adjust(
+  pod: Pod,
+  namespace: string,
+  mesh: InjectedMesh,
+  facts: NodeFacts,
+  cfg: Compiled,
+  o: RedirectOptions = {},
+): Adjusted {
+  const r = companionRedirect(pod, mesh, facts, cfg, o);
+  if (r.kind === 'untouched') return { kind: 'skip', reason: r.reason };
   if (r.kind === 'refuse') return { kind: 'deny', reason: r.reason, message: r.message };
   if (r.kind === 'deny') return { kind: 'deny', reason: r.reason, message: r.message, redirect: r };
   const validator = cfg.validator;

@@ -7,7 +7,7 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { decideRedirect, type Allowed } from '../policy/redirect.ts';
+import { decideRedirect, type Allowed, type RedirectOptions } from '../policy/redirect.ts';
 import { readStatus } from '../policy/status.ts';
 import { toFront } from '../policy/order.ts';
 import type { Pod } from '../contract/pod.ts';
@@ -52,7 +52,8 @@ function bounded(d: Decision): Decision {
   };
 }
 
-export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decision {
+/** `o.hold` false at enforcement level audit: meshgate pins and holds no pod (src/policy/redirect.ts). */
+export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled, o: RedirectOptions = {}): Decision {
   const s = screen(input, cfg);
   if (s.kind !== 'guard') return s;
   const { mesh } = s;
@@ -61,7 +62,7 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
   // Istio ambient: no sidecar to wait for; the validator alone (src/ambient/).
   const ambient = ambientCase(input, mesh, cfg);
   if (ambient === 'ambient') {
-    const d = bounded(decideAmbient(input, mesh, facts, cfg));
+    const d = bounded(decideAmbient(input, mesh, facts, cfg, o));
     return d.kind === 'patch' ? { ...d, warnings: s.warnings } : d;
   }
   if (ambient) return ambient;
@@ -72,8 +73,8 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
     // The mesh's injector has not run yet (webhook order): the apiserver calls meshgate again after it.
     const { proxy } = mesh;
     if (!proxy) return { kind: 'skip', reason: 'no_proxy_yet' };
-    const a = adjust(pod, input.namespace, { ...mesh, proxy }, facts, cfg);
-    if (a.kind === 'deny') return a;
+    const a = adjust(pod, input.namespace, { ...mesh, proxy }, facts, cfg, o);
+    if (a.kind === 'deny' || a.kind === 'skip') return a;
     if (a.ops.length === 0) return { kind: 'skip', reason: 'already_injected' };
     return bounded({ ...a, warnings: s.warnings });
   }
@@ -81,7 +82,7 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled): Decisi
   // A pod holding meshgate's proxy and a redirect (judged by content) is injected: reinvocation, re-applied output.
   if (mesh.proxy && (mesh.init || mesh.validator))
     return reordered(input.pod, mesh) ?? { kind: 'skip', reason: 'already_injected' };
-  const decided = decideRedirect(pod, facts, cfg);
+  const decided = decideRedirect(pod, facts, cfg, o);
   if (decided.kind === 'deny')
     return { kind: 'deny', reason: decided.reason, message: decided.message, redirect: decided };
   // A pod that names its own Multus default network is not redirected by the verified chain: its own init container.

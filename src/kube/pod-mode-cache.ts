@@ -42,17 +42,22 @@ export function needOf(p: unknown, cfg: Compiled): RedirectNeed {
   return redirectNeed(parsed.pod, parsed.pod.metadata?.namespace ?? '', cfg);
 }
 
+/**
+ * The configuration a namespace's pods are judged with, as the handlers read it now (it changes when the mesh's
+ * images are learned; on OpenShift it holds the namespace's proxy IDs: src/config/per-namespace.ts).
+ */
+export type ConfigOf = (namespace: string) => Compiled;
+
 export class PodNeedStore {
   #needs = new Map<string, RedirectNeed>();
-  /** The configuration as the handlers read it now (it changes when the mesh's images are learned). */
-  readonly #cfg: () => Compiled;
+  readonly #cfg: ConfigOf;
 
-  constructor(cfg: Compiled | (() => Compiled)) {
+  constructor(cfg: Compiled | ConfigOf) {
     this.#cfg = typeof cfg === 'function' ? cfg : () => cfg;
   }
 
   set(p: PodLike): void {
-    this.#needs.set(key(p), needOf(p, this.#cfg()));
+    this.#needs.set(key(p), needOf(p, this.#cfg(p.metadata?.namespace ?? '')));
   }
 
   delete(p: PodLike): void {
@@ -63,7 +68,7 @@ export class PodNeedStore {
   list(): ListSink {
     return mapSink<RedirectNeed>(
       (p) => key(p as PodLike),
-      (p) => needOf(p, this.#cfg()),
+      (p) => needOf(p, this.#cfg((p as PodLike).metadata?.namespace ?? '')),
       (next) => (this.#needs = next),
     );
   }
@@ -88,12 +93,12 @@ export class PodNeedStore {
  */
 export function startPodNeedCache(
   client: KubeClient,
-  cfg: Compiled | (() => Compiled),
+  cfg: Compiled | ConfigOf,
   onError?: (err: unknown) => void,
-  after: Promise<void> = Promise.resolve(),
+  after: Promise<unknown> = Promise.resolve(),
 ): PodNeeds & { stop(): void; store: PodNeedStore; ready: Promise<void> } {
   const store = new PodNeedStore(cfg);
-  const current = typeof cfg === 'function' ? cfg : () => cfg;
+  const current: ConfigOf = typeof cfg === 'function' ? cfg : () => cfg;
   const reflector = meshgatePodReflector(
     client,
     {
@@ -111,7 +116,7 @@ export function startPodNeedCache(
     ready,
     get: (ns, name) => store.get(ns, name),
     fetch: async (ns, name) =>
-      needOf(await client.get(core('pods', { namespace: ns, name }), ADMISSION_GET), current()),
+      needOf(await client.get(core('pods', { namespace: ns, name }), ADMISSION_GET), current(ns)),
     stop: () => reflector.stop(),
   };
 }

@@ -13,6 +13,8 @@ import { fromRepositories } from './images.ts';
 import { isIstioInjectorConfigMap, istioInjectorImages } from './learn.ts';
 import { goBool } from './flags.ts';
 import { readIstioIptables, type IstioIptables } from './istio-iptables.ts';
+import { REROUTE_ANNOTATIONS, rerouteProblem } from './reroute-interfaces.ts';
+import { ISTIO_TEMPLATES, redirectOptOut } from './istio-opt-outs.ts';
 import {
   addCidrs,
   addPortRanges,
@@ -61,7 +63,7 @@ const GATEWAY_MODES: readonly string[] = ['router', 'waypoint'];
  * chart's pods, the `kube-gateway` and `waypoint` templates of its deployment controller): one container,
  * istio-proxy, running `proxy router` or `proxy waypoint`, and no init container (none of the three has one).
  */
-function istioGateway(pod: Pod): { kind: string; alone: boolean } | undefined {
+export function istioGateway(pod: Pod): { kind: string; alone: boolean } | undefined {
   const proxy = pod.spec.containers.find((c) => c.name === 'istio-proxy');
   const mode = proxy?.args?.[0] === 'proxy' ? proxy.args[1] : undefined;
   if (mode === undefined || !GATEWAY_MODES.includes(mode)) return undefined;
@@ -88,6 +90,10 @@ function annotationSettings(a: Readonly<Record<string, string>>): RedirectSettin
     s.narrowing.push(
       `${key('excludeInterfaces')} is "${excludeInterfaces}": traffic on those interfaces would bypass the proxy`,
     );
+  }
+  for (const k of REROUTE_ANNOTATIONS) {
+    const reroute = rerouteProblem(`annotation ${k}`, a[k]);
+    if (reroute) s.narrowing.push(reroute);
   }
   const mode = a['sidecar.istio.io/interceptionMode'];
   if (mode !== undefined && mode !== 'REDIRECT' && mode !== 'TPROXY') {
@@ -143,6 +149,8 @@ function iptablesSettings(t: IstioIptables, id: MeshIdentity, who: string): Redi
     s.narrowing.push(
       `${flag('istio-exclude-interfaces', 'c')} is set: traffic on those interfaces would bypass the proxy`,
     );
+  const reroute = rerouteProblem(flag('kube-virt-interfaces', 'k'), t.get('kube-virt-interfaces'));
+  if (reroute) s.narrowing.push(reroute);
   for (const off of ['dry-run', 'skip-rule-apply', 'cleanup-only', 'cni-mode'])
     if (t.bool(off)) s.narrowing.push(`${who} --${off} is set: no rules would be installed`);
   if ((t.get('network-namespace') ?? '') !== '')
@@ -168,9 +176,11 @@ export const istio: MeshProfile = {
   annotations: [
     INJECT,
     ISTIO_STATUS,
+    ISTIO_TEMPLATES,
     'sidecar.istio.io/interceptionMode',
-    // pilot-agent's ProxyConfig override, parsed as YAML by src/policy/judge/istio-pod.ts.
+    // pilot-agent's ProxyConfig override, parsed as YAML by src/policy/judge/istio-pod.ts, and its discovery address.
     'proxy.istio.io/config',
+    'sidecar.istio.io/discoveryAddress',
     // Ambient mode's per-pod switches (src/ambient/refusals.ts).
     'ambient.istio.io/redirection',
     'ambient.istio.io/bypass-inbound-capture',
@@ -183,6 +193,8 @@ export const istio: MeshProfile = {
       'includeInboundPorts',
       'excludeInterfaces',
     ].map((k) => `${TRAFFIC}/${k}`),
+    // Interfaces whose inbound traffic is rerouted to the outbound listener (src/mesh/reroute-interfaces.ts).
+    ...REROUTE_ANNOTATIONS,
   ],
 
   // istiod's injector replaces `image: auto` with the revision's proxy image (pkg/kube/inject/webhook.go AutoImage).
@@ -191,6 +203,8 @@ export const istio: MeshProfile = {
   learnFrom: { configMap: isIstioInjectorConfigMap, format: 'json', images: istioInjectorImages },
 
   optOut: (pod) => injectSwitch(pod),
+
+  redirectOptOut,
 
   gateway: istioGateway,
 
@@ -207,7 +221,10 @@ export const istio: MeshProfile = {
         'do not run the proxy as a sidecar ("proxy sidecar")' +
         (istioGateway(pod) ? ', and a gateway runs the proxy as its only container' : '')
       );
-    // istio-cni exempts the UID/GID the proxy container declares (1337 when unset): it must be the configured one.
+    // A lone gateway is not redirected at all: whatever it runs as, it exempts no one (on OpenShift its chart leaves
+    // the UID to the SCC). Beside an app, istio-cni exempts the UID/GID the proxy container declares (1337 when
+    // unset): it must be the configured one.
+    if (gatewayAlone) return undefined;
     const uid = c.securityContext?.runAsUser ?? 1337;
     if (uid !== id.proxyUid) return `it runs as UID ${uid}, but the redirect exempts the proxy UID ${id.proxyUid}`;
     const gid = c.securityContext?.runAsGroup ?? 1337;

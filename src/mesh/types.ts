@@ -110,6 +110,12 @@ export interface MeshProfile {
   /** Pod-level switches with which the mesh lets a pod opt out; the sentence names the one that is set. */
   optOut(pod: Pod): string | undefined;
   /**
+   * Ways the mesh runs a pod's proxy without redirecting its traffic, each an opt-out with a code of its own (Istio's
+   * proxyless gRPC, interception mode NONE); `what` names the setting. injection.allowPodOptOut decides, as for
+   * every opt-out (src/policy/screen.ts).
+   */
+  redirectOptOut?(pod: Pod): { code: 'proxyless_grpc' | 'interception_none'; what: string } | undefined;
+  /**
    * A gateway of the mesh (its proxy as the pod's workload: Istio's ingress, egress and east-west gateways, waypoints):
    * `alone` when the proxy is the pod's only container, as the mesh deploys them — such a pod needs no redirect, it
    * is the proxy. Undefined: no container runs the proxy as a gateway.

@@ -8,7 +8,7 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import type { ReasonCode } from '../contract/reasons.ts';
+import { REASONS, type ReasonCode } from '../contract/reasons.ts';
 import type { Pod } from '../contract/pod.ts';
 import { unverifiedWhy } from './redirect.ts';
 import { redirectOf } from './posture.ts';
@@ -17,14 +17,23 @@ import { isAmbientValidator } from '../ambient/validator.ts';
 
 /**
  * What a pod needs from its node: `exempt` (meshgate does not guard it), `init` (its own privileged init container
- * redirects), `cni` (the node's chained plugin must), `unmeshed` (it has no real proxy and redirect).
+ * redirects), `cni` (the node's chained plugin must), `unmeshed` (it has no real proxy and redirect), `refused:<code>`
+ * (meshgate's rules refuse it for that reason, e.g. a pod admitted at enforcement level audit: the binding then
+ * carries the pod's own reason, one per pod, not a second one).
  */
-export type RedirectNeed = 'exempt' | 'init' | 'cni' | 'unmeshed';
+export type RedirectNeed = 'exempt' | 'init' | 'cni' | 'unmeshed' | Refused;
+type Refused = `refused:${ReasonCode}`;
+
+/** One string per code, made once: the pod cache holds a reference per pod, not a copy. */
+const REFUSED = Object.fromEntries(Object.keys(REASONS).map((c) => [c, `refused:${c}`])) as Record<ReasonCode, Refused>;
+
+/** Whether the pod cannot be bound anywhere: no real proxy and redirect, or refused by meshgate's rules. */
+export const isUnmeshedNeed = (need: RedirectNeed): boolean => need === 'unmeshed' || need.startsWith('refused:');
 
 export function redirectNeed(pod: Pod, namespace: string, cfg: Compiled): RedirectNeed {
   const s = screen({ pod, namespace }, cfg);
   if (s.kind === 'skip') return 'exempt';
-  if (s.kind === 'deny') return 'unmeshed';
+  if (s.kind === 'deny') return REFUSED[s.reason];
   return redirectOf(s.mesh) ?? ambientNeed(s.mesh.validator, cfg);
 }
 
@@ -51,6 +60,16 @@ export function checkBinding(pod: string, node: string, need: RedirectNeed, node
         `pod ${pod} has no real mesh proxy and redirect ` +
         '(it was created while meshgate could not check it, or is refused by it) ' +
         `and cannot be bound to node ${node}; recreate it so it is injected`,
+    };
+  }
+  if (need.startsWith('refused:')) {
+    const reason = need.slice('refused:'.length) as ReasonCode;
+    return {
+      ok: false,
+      reason,
+      message:
+        `pod ${pod} is refused by meshgate's rules (${reason}: ${REASONS[reason]}) and cannot be bound to node ` +
+        `${node}; fix what the reason names in its spec or its workload's pod template, then recreate it`,
     };
   }
   if (need === 'init') return { ok: true, reason: 'init_mode' };

@@ -83,10 +83,13 @@ function judgeProxy(f: Found, pod: Pod, cfg: Compiled): string | undefined {
     const own = f.list === 'initContainers' ? contracts.own.proxyNative : contracts.own.proxy;
     return contractProblem(f, 'proxy', own, pod, cfg);
   }
-  return (
-    cfg.profile.judgeProxy(f.container, pod, cfg.identity) ??
-    contractProblem(f, 'proxy', contracts.mesh?.proxy, pod, cfg)
-  );
+  const judged = cfg.profile.judgeProxy(f.container, pod, cfg.identity);
+  if (judged) return judged;
+  const injected = contractProblem(f, 'proxy', contracts.mesh?.proxy, pod, cfg);
+  // A lone gateway proxy its chart wrote without the injector (Istio's legacy gateway charts) has a contract of its own.
+  if (!injected || !contracts.gatewayProxy || !cfg.profile.gateway?.(pod)?.alone) return injected;
+  const chart = contractProblem(f, 'proxy', contracts.gatewayProxy, pod, cfg);
+  return chart && `${injected}; nor is it the proxy of ${contracts.gatewayProxy.producer} (${chart})`;
 }
 
 function judgeInit(

@@ -41,6 +41,23 @@ export const MAX_MESH_ARGS = 256;
 export const MAX_MESH_ENV = 256;
 
 /**
+ * Entries of each other list of such a container that its contract walks (volumeMounts, ports, envFrom,
+ * volumeDevices, resizePolicy) and capabilities dropped (issue 33 §7: 60,000 proxy volumeMounts, each a valid
+ * user mount, cost 220-420 ms of CPU per review). istiod writes about ten mounts and one port on istio-proxy,
+ * Linkerd's injector four mounts and two ports; sidecar.istio.io/userVolumeMount adds a few. 256 is far beyond both.
+ */
+export const MAX_MESH_LIST = 256;
+
+/** The lists of a mesh container bounded by MAX_MESH_LIST, with how a message names each. */
+const MESH_LISTS = [
+  ['volumeMounts', 'volume mounts'],
+  ['ports', 'ports'],
+  ['envFrom', 'envFrom sources'],
+  ['volumeDevices', 'volume devices'],
+  ['resizePolicy', 'resize policies'],
+] as const;
+
+/**
  * Characters of such a container's arguments and variable values together. The longest real value is an exclusion
  * list at its entry cap (util/values.ts MAX_LIST_ENTRIES: 256 IPv6 CIDRs of at most 43 characters, 11 KiB), and
  * istio-init takes four lists; what is read is also quoted back in messages, so it is bounded before it is read.
@@ -55,7 +72,7 @@ export const MAX_MESH_TEXT = 64 * 1024;
 export const MAX_ANNOTATION_VALUE = 16 * 1024;
 
 /**
- * Capabilities one container may add: Linux names 41 (CAP_CHOWN to CAP_CHECKPOINT_RESTORE), so 128 holds each
+ * Capabilities one container may add, and may drop: Linux names 41 (CAP_CHOWN to CAP_CHECKPOINT_RESTORE), so 128 holds each
  * spelled with and without `CAP_`, and ALL. Every container's list is read (src/policy/rules.ts: who may rewrite
  * the network), one name at a time.
  */
@@ -78,6 +95,11 @@ function meshContainerTooLarge(c: Container): string | undefined {
   const ours = "for the mesh's own containers";
   if (args > MAX_MESH_ARGS) return ` has ${args} arguments; meshgate reads at most ${MAX_MESH_ARGS} ${ours}`;
   if (env > MAX_MESH_ENV) return ` has ${env} environment variables; meshgate reads at most ${MAX_MESH_ENV} ${ours}`;
+  for (const [field, what] of MESH_LISTS) {
+    const list = (c as Record<string, unknown>)[field];
+    const n = Array.isArray(list) ? list.length : 0;
+    if (n > MAX_MESH_LIST) return ` has ${n} ${what}; meshgate reads at most ${MAX_MESH_LIST} ${ours}`;
+  }
   let text = 0;
   for (const a of c.args ?? []) text += a.length;
   for (const e of c.env ?? []) text += e.value?.length ?? 0;
@@ -107,9 +129,13 @@ export function tooLargeToRead(pod: Pod, cfg: Compiled): string | undefined {
     const containers = pod.spec[list];
     if (!containers) continue;
     for (const container of containers) {
-      const caps = container.securityContext?.capabilities?.add?.length ?? 0;
-      if (caps > MAX_CAPABILITIES)
-        return `${describeFound({ list, container })} adds ${caps} capabilities; meshgate reads at most ${MAX_CAPABILITIES} (Linux has 41)`;
+      const caps = container.securityContext?.capabilities;
+      for (const [verb, n] of [
+        ['adds', caps?.add?.length ?? 0],
+        ['drops', caps?.drop?.length ?? 0],
+      ] as const)
+        if (n > MAX_CAPABILITIES)
+          return `${describeFound({ list, container })} ${verb} ${n} capabilities; meshgate reads at most ${MAX_CAPABILITIES} (Linux has 41)`;
       const problem =
         container.name === proxy || container.name === init || container.name === validator
           ? meshContainerTooLarge(container)

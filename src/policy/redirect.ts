@@ -11,6 +11,9 @@
  *   node unknown, mode required→ CNI mode pinned by affinity (Pending, visibly, until a node is verified)
  *   mode off                   → always init mode
  * A node named by the pod but absent from the cache is treated as not verified: missing facts never verify.
+ * At enforcement level audit (`hold: false`) meshgate holds no pod (issue 34 §2): only a pod whose node is known and
+ * verified gets CNI mode; every other pod keeps the mesh's own redirect (init mode without meshgate's validator,
+ * `audit_unpinned`) instead of a pin to verified nodes, a hold Pending or a refusal for its node.
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
@@ -44,6 +47,15 @@ export type RedirectDecision =
 
 export type Allowed = Exclude<RedirectDecision, { kind: 'deny' }>;
 
+/**
+ * What meshgate may do to a pod beyond judging it. `hold` false (enforcement level audit): nothing that could keep a
+ * pod from running that would run without meshgate — no required affinity to verified nodes, no hold Pending, no
+ * added validator on a node not known to be verified. Default true.
+ */
+export interface RedirectOptions {
+  readonly hold?: boolean;
+}
+
 function native(cfg: Compiled, auto: () => boolean | undefined): boolean {
   const mode = cfg.config.injection.nativeSidecar ?? 'auto';
   if (mode !== 'auto') return mode === 'on';
@@ -59,7 +71,7 @@ export function unverifiedWhy(node: string, facts: NodeFacts): { code: string; t
     : { code: 'node_not_found', text: 'the node is not known to meshgate (no Node object in its cache)' };
 }
 
-export function decideRedirect(pod: Pod, facts: NodeFacts, cfg: Compiled): RedirectDecision {
+export function decideRedirect(pod: Pod, facts: NodeFacts, cfg: Compiled, o: RedirectOptions = {}): RedirectDecision {
   const target = targetNode(pod);
   const node = target?.name;
   const fact = node === undefined ? undefined : facts.get(node);
@@ -75,9 +87,18 @@ export function decideRedirect(pod: Pod, facts: NodeFacts, cfg: Compiled): Redir
       native: native(cfg, node ? nodeNative : () => facts.nativeSidecars('all')),
     };
   }
+  if (node !== undefined && fact?.verified)
+    return { kind: 'cni', reason: 'node_verified', node, affinity: false, native: native(cfg, nodeNative) };
+  if (o.hold === false) {
+    return {
+      kind: 'init',
+      reason: 'audit_unpinned',
+      node,
+      validate: false,
+      native: native(cfg, node ? nodeNative : () => facts.nativeSidecars('all')),
+    };
+  }
   if (node !== undefined) {
-    if (fact?.verified)
-      return { kind: 'cni', reason: 'node_verified', node, affinity: false, native: native(cfg, nodeNative) };
     if (onUnverifiedNode === 'reject') {
       if (target?.by === 'affinity')
         return { kind: 'cni', reason: 'node_unverified_wait', node, affinity: true, native: native(cfg, nodeNative) };

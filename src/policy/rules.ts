@@ -10,7 +10,7 @@ import type { Compiled } from '../config/compile.ts';
 import type { Pod } from '../contract/pod.ts';
 import type { MeshIdentity } from '../mesh/types.ts';
 import { canRewriteNetwork, effectiveGroup, effectiveUser } from '../pod/security.ts';
-import { escalationProblem } from './escalation.ts';
+import { escalationProblem, privilegesIn, statedEscalationProblem } from './escalation.ts';
 import { describeFound, type PodMesh } from './identify.ts';
 
 export interface RuleVerdict {
@@ -59,9 +59,10 @@ export function networkRewriteRule(mesh: PodMesh): RuleVerdict | undefined {
 }
 
 /**
- * `apps.privileges: restricted` (src/policy/escalation.ts): no container but the mesh's may be able to run as, or
- * become, the proxy. In `apps.baselineNamespaces` the same finding is a warning instead (a namespace that cannot
- * comply yet), so the pod is admitted and the operator still sees it.
+ * Who can become the proxy beyond the explicit UID/GID (src/policy/escalation.ts), at the level the namespace is held
+ * to: `node` refuses what the spec states (SETUID/SETGID added by name), `restricted` whatever could run as or become
+ * the proxy, `baseline` nothing more. In `apps.baselineNamespaces` a finding is a warning instead (a namespace that
+ * cannot comply yet), so the pod is admitted and the operator still sees it.
  */
 export function escalationRule(
   pod: Pod,
@@ -70,15 +71,19 @@ export function escalationRule(
   cfg: Compiled,
   id: Exempt,
 ): { verdict: RuleVerdict } | { warning: string } | undefined {
-  const apps = cfg.config.apps;
-  if (apps.privileges !== 'restricted') return undefined;
+  const { level, relaxed } = privilegesIn(cfg.config.apps, namespace);
+  if (level === 'baseline') return undefined;
   for (const f of mesh.apps) {
-    const problem = escalationProblem(pod, f.container, id);
+    const problem =
+      level === 'restricted' ? escalationProblem(pod, f.container, id) : statedEscalationProblem(f.container, id);
     if (!problem) continue;
     const message = `${describeFound(f)} ${problem}`;
-    if (apps.baselineNamespaces.includes(namespace))
-      return { warning: `${message} (allowed here: namespace ${namespace} is in apps.baselineNamespaces)` };
-    return { verdict: { reason: 'proxy_escalation', message } };
+    if (relaxed) return { warning: `${message} (allowed here: namespace ${namespace} is in apps.baselineNamespaces)` };
+    const where =
+      level === 'restricted' && cfg.config.apps.privileges !== 'restricted'
+        ? ` (namespace ${namespace} is in apps.restrictedNamespaces)`
+        : '';
+    return { verdict: { reason: 'proxy_escalation', message: `${message}${where}` } };
   }
   return undefined;
 }

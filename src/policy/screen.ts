@@ -8,11 +8,14 @@
 import type { Compiled } from '../config/compile.ts';
 import { INJECT_LABEL, MIRROR_ANNOTATION } from '../contract/names.ts';
 import type { ReasonCode } from '../contract/reasons.ts';
-import type { Pod } from '../contract/pod.ts';
+import type { Container, Pod } from '../contract/pod.ts';
 import { judgeSettings } from './exclusions.ts';
 import { describeFound, identifyPod, type PodMesh } from './identify.ts';
 import { MAX_NODE_SELECTOR_TERMS, nodeSelectorTermCount, tooLargeToRead } from './limits.ts';
 import { podConfigProblem } from './judge/index.ts';
+import { podConfinementProblem } from './judge/confinement.ts';
+import { probeSysctlProblem } from './sysctls.ts';
+import { sharedVolumeRule, startedBeforeProxyRule } from './mesh-volumes.ts';
 import { escalationRule, type Exempt, networkRewriteRule, proxyIdentityRule } from './rules.ts';
 
 export interface PodInput {
@@ -43,6 +46,12 @@ function optOut(pod: Pod, cfg: Compiled): string | undefined {
   if (pod.metadata?.labels?.[INJECT_LABEL] === 'false') return `label ${INJECT_LABEL}=false`;
   return cfg.profile.optOut(pod);
 }
+
+/** What each of the mesh's redirect opt-outs means for the pod's traffic, for the message. */
+const REDIRECTS_NOTHING: Readonly<Record<'proxyless_grpc' | 'interception_none', string>> = {
+  proxyless_grpc: "Istio's proxyless gRPC runs its agent without Envoy and redirects none of the pod's traffic",
+  interception_none: "with interception mode NONE no rule sends the pod's traffic to the proxy",
+};
 
 export function screen(input: PodInput, cfg: Compiled): Screened {
   const { pod, namespace } = input;
@@ -84,6 +93,18 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
             '(injection.allowPodOptOut is false)',
         };
   }
+  const noRedirect = gateway ? undefined : cfg.profile.redirectOptOut?.(pod);
+  if (noRedirect) {
+    return c.injection.allowPodOptOut
+      ? { kind: 'skip', reason: `${noRedirect.code}_allowed` }
+      : {
+          kind: 'deny',
+          reason: noRedirect.code,
+          message:
+            `the pod sets ${noRedirect.what}: ${REDIRECTS_NOTHING[noRedirect.code]}, an opt-out pods in this ` +
+            'namespace may not take (injection.allowPodOptOut is false)',
+        };
+  }
   if (pod.spec.hostNetwork && !gateway) {
     return c.injection.allowPodOptOut
       ? { kind: 'skip', reason: 'host_network_allowed' }
@@ -114,6 +135,10 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   }
   const config = podConfigProblem(pod, cfg);
   if (config) return { kind: 'deny', reason: 'proxy_config_refused', message: config };
+  const unconfined = podConfinementProblem(pod, meshContainers(mesh));
+  if (unconfined) return { kind: 'deny', reason: 'mesh_unconfined', message: unconfined };
+  const sysctl = probeSysctlProblem(pod, cfg);
+  if (sysctl) return { kind: 'deny', reason: 'probe_sysctl', message: sysctl };
   if (gateway) {
     if (!mesh.proxy)
       return {
@@ -128,6 +153,8 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
   if ('message' in exempt) return { kind: 'deny', reason: 'redirect_narrowed', message: exempt.message };
   const rule = proxyIdentityRule(pod, mesh, exempt) ?? networkRewriteRule(mesh);
   if (rule) return { kind: 'deny', ...rule };
+  const shared = sharedVolumeRule(mesh, cfg) ?? startedBeforeProxyRule(pod, mesh);
+  if (shared) return { kind: 'deny', ...shared };
   const escalation = escalationRule(pod, namespace, mesh, cfg, exempt);
   if (escalation && 'verdict' in escalation) return { kind: 'deny', ...escalation.verdict };
   const warnings = escalation ? [escalation.warning] : [];
@@ -138,6 +165,11 @@ export function screen(input: PodInput, cfg: Compiled): Screened {
     if (fromInit) return { kind: 'deny', ...fromInit };
   }
   return { kind: 'guard', mesh, warnings };
+}
+
+/** The mesh's containers identified in the pod (the proxy, the init container, the validator). */
+function meshContainers(mesh: PodMesh): Container[] {
+  return [mesh.proxy, mesh.init, mesh.validator].flatMap((f) => (f ? [f.container] : []));
 }
 
 /** The pod's containers by name, for a message. */

@@ -34,6 +34,7 @@ export const QUARANTINE_FLAGS = {
   'max-evictions-per-minute': { type: 'string', default: '10' },
   'unmeshed-sweep-interval': { type: 'string', default: '5m' },
   'webhook-config': { type: 'string', default: 'meshgate' },
+  'policy-reports': { type: 'string', default: 'true', complete: BOOL },
 } as const;
 
 /** The help lines of the quarantine and unmeshed-pod flags. */
@@ -66,6 +67,12 @@ unmeshed pods in opted-in namespaces:
   --unmeshed-sweep-interval DURATION  full sweep period; a namespace whose labels change is swept at once (default 5m)
   --webhook-config NAME           meshgate's MutatingWebhookConfiguration, whose selectors say which namespaces
                                   are opted in (default meshgate)
+
+audit findings:
+  --policy-reports BOOL           publish the pods admitted below enforce that enforce would refuse as one
+                                  wg-policy PolicyReport per namespace (wgpolicyk8s.io/v1alpha2, named meshgate:
+                                  kubectl get polr -A), written by the leader (default true; without the CRD,
+                                  nothing is written and the log says so)
 `;
 
 /** The parsed flags: those with a default above are typed `string`, the rest `string | undefined`. */
@@ -178,4 +185,9 @@ export function rewriteDeprecatedFlags(argv: readonly string[]): { argv: string[
   }
   if (unmeshed) out.push(`--unmeshed-pods=${unmeshed}`);
   return { argv: out, warnings };
+}
+
+/** --policy-reports. */
+export function policyReportsSetting(f: Values): boolean {
+  return bool('policy-reports', f['policy-reports']);
 }

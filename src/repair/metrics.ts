@@ -10,6 +10,7 @@ import type { ReasonCode } from '../contract/reasons.ts';
 import type { HoldReason } from '../node/quarantine.ts';
 import type { FailureReason, UntrustedWhy } from './failed/decide.ts';
 import type { ReportWhy } from './unmeshed/judge.ts';
+import type { ReportWrite } from './reports/reports.ts';
 
 /** The API calls whose failures are counted (meshgate_repair_errors_total{action}), by every controller. */
 export type RepairCall = 'delete' | 'event' | 'read_node' | 'withdraw' | 'release' | 'probe' | 'evict' | 'sweep';
@@ -38,6 +39,8 @@ export interface RepairMetrics {
   unmeshedReported: Labelled<{ why: ReportWhy }>;
   evictionsThrottled: Counter;
   evictionsBlocked: Counter;
+  // Audit findings as PolicyReports (src/repair/reports/reports.ts)
+  policyReportWrites: Labelled<{ result: ReportWrite }>;
 }
 
 export function createRepairMetrics(opts: { processMetrics?: boolean } = {}): RepairMetrics {
@@ -142,6 +145,14 @@ export function createRepairMetrics(opts: { processMetrics?: boolean } = {}): Re
     evictionsBlocked: new Counter({
       name: 'meshgate_repair_evictions_blocked_total',
       help: 'Evictions refused by a PodDisruptionBudget (retried)',
+      registers,
+    }),
+    policyReportWrites: new Counter({
+      name: 'meshgate_repair_policy_report_writes_total',
+      help:
+        "Writes of a namespace's PolicyReport of audit findings: applied, deleted (its last finding gone), failed " +
+        '(retried), no_crd (the apiserver serves no wgpolicyk8s.io PolicyReports; retried every 5 minutes)',
+      labelNames: ['result'],
       registers,
     }),
   };

@@ -14,7 +14,8 @@ import { kubeLeaseStore } from '../kube/lease-store.ts';
 import { RepairController } from './failed/controller.ts';
 import { VALIDATION_FAILURES } from './failed/failures.ts';
 import { buildRepairApp } from './http.ts';
-import { kubeRepairApi } from './kube-api.ts';
+import { kubeRepairApi, kubeReportApi } from './kube-api.ts';
+import { PolicyReports } from './reports/reports.ts';
 import { createRepairMetrics, type RepairMetrics } from './metrics.ts';
 import { startQuarantine, type QuarantineSettings, type RunningQuarantine } from './quarantine/run.ts';
 import { startUnmeshed, type RunningUnmeshed, type UnmeshedSettings } from './unmeshed/run.ts';
@@ -39,6 +40,8 @@ export interface RepairRunOptions {
   quarantine?: QuarantineSettings;
   /** Find (and evict, or report) pods of opted-in namespaces running without meshgate's redirect; undefined: no. */
   unmeshed?: UnmeshedSettings;
+  /** Publish audit findings as PolicyReports (src/repair/reports/); default true. */
+  policyReports?: boolean;
   /** Serve /healthz, /readyz, /metrics here; undefined: no HTTP. */
   listen?: { host: string; port: number };
   logger: Logger;
@@ -48,6 +51,8 @@ export interface RunningRepair {
   controller: RepairController;
   /** Events on pods meshgate holds Pending or admitted below enforce (src/repair/notices/notices.ts). */
   notices: PodNotices;
+  /** The audit findings as PolicyReports; undefined when off. */
+  reports?: PolicyReports;
   metrics: RepairMetrics;
   elector?: LeaderElector;
   quarantine?: RunningQuarantine;
@@ -108,7 +113,16 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
     },
     o.logger,
   );
-  const wouldDeny = await watchWouldDenyPods(o.kube, notices, o.logger);
+  const reports =
+    o.policyReports === false
+      ? undefined
+      : new PolicyReports(kubeReportApi(o.kube), {
+          excludedNamespaces: trust.excludedNamespaces,
+          isLeader,
+          logger: o.logger,
+          onWrite: (result) => metrics.policyReportWrites.inc({ result }),
+        });
+  const wouldDeny = await watchWouldDenyPods(o.kube, notices, o.logger, reports);
   if (o.lease) {
     elector = new LeaderElector(kubeLeaseStore(o.kube, o.lease.namespace, o.lease.name), {
       ...o.lease,
@@ -118,6 +132,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
         metrics.leaderTransitions.inc();
         void controller.resync();
         void notices.resync();
+        void reports?.resync();
         void quarantine?.quarantine.tick();
         unmeshed?.sweep();
       },
@@ -126,6 +141,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
     elector.start();
   } else {
     metrics.leader.set(1);
+    void reports?.resync();
     void quarantine?.quarantine.tick();
     unmeshed?.sweep();
   }
@@ -154,6 +170,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
   return {
     controller,
     notices,
+    reports,
     metrics,
     elector,
     quarantine,
@@ -166,6 +183,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
       await elector?.stop();
       watch.stop();
       wouldDeny.stop();
+      reports?.stop();
       keys.stop();
       quarantine?.stop();
       unmeshed?.stop();

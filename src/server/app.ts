@@ -13,9 +13,14 @@ import { BODY_LIMIT, DEFAULT_LIMITS, type TransportLimits } from './limits.ts';
 import { TLS_POLICY } from './tls-policy.ts';
 import { overloadGuard } from './overload.ts';
 import { admissionPlugin } from './plugins/admission.ts';
+import { guardConnections } from './connection-guard.ts';
+import type { Server as HttpsServer } from 'node:https';
 import { probesPlugin } from './plugins/probes.ts';
 
 export { BODY_LIMIT };
+
+/** Accepts beyond maxConnections that node lets through for the connection guard to judge (a burst at the cap). */
+const CONNECTION_HEADROOM = 64;
 
 export interface AppDeps {
   logger: Logger;
@@ -60,9 +65,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     forceCloseConnections: 'idle',
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
-  app.server.maxConnections = limits.maxConnections;
+  // node's own cap is the hard ceiling, a little above ours: at maxConnections the connection guard frees the slot of
+  // a connection that never sent a request for a new one (src/server/connection-guard.ts), and a burst of accepts
+  // must reach it before node drops them.
+  app.server.maxConnections = limits.maxConnections + CONNECTION_HEADROOM;
   const guard = overloadGuard(limits, deps.metrics.registry);
   app.server.on('drop', () => guard.connectionDropped());
+  guardConnections(app.server as HttpsServer, limits, (limit) => guard.connectionRefused(limit));
 
   void app.register(admissionPlugin, { metrics: deps.metrics, routes: deps.routes, guard, onReview: deps.onReview });
   void app.register(probesPlugin, { metrics: deps.metrics, ready: deps.ready });

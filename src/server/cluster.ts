@@ -12,6 +12,7 @@ import { expectationsOf, type NodeFacts } from '../facts/node-facts.ts';
 import { startNodeCache } from '../kube/node-cache.ts';
 import { startNamespaceLabels, type NamespaceLabels } from '../kube/namespace-labels.ts';
 import { startPodNeedCache, type PodNeeds } from '../kube/pod-mode-cache.ts';
+import { configForNamespace } from '../config/per-namespace.ts';
 import { kubeSecretStore } from '../kube/secret-store.ts';
 import { caBundleHolds, syncCaBundle } from '../kube/ca-bundle.ts';
 import { SecretSource } from '../tls/secret-source.ts';
@@ -121,18 +122,29 @@ function startCaches(kube: KubeClient, config: Compiled, logger: Logger): Cluste
         { ambient: config.config.ambient.enabled },
       )
     : undefined;
+  // Namespaces are watched only for what needs them: ambient's selectors, Istio's OpenShift proxy IDs.
+  const keep = { labels: config.config.ambient.enabled, proxyIds: config.config.proxy.idsFrom === 'openshift' };
+  const namespaces =
+    keep.labels || keep.proxyIds
+      ? startNamespaceLabels(
+          kube,
+          (err) => logger.warn({ err: errorFields(err) }, 'namespace watch interrupted; resuming'),
+          keep,
+        )
+      : undefined;
+  namespaces?.ready.catch((err) => logger.error({ err: errorFields(err) }, 'namespace list failed'));
+  // A pod is judged with its namespace's configuration (the OpenShift proxy IDs); one not known yet is judged with
+  // the configured IDs, which refuses the binding of a pod whose proxy runs as others (the scheduler retries it).
+  const configOf = (ns: string) => {
+    const r = configForNamespace(current, ns, namespaces?.proxyIds);
+    return r.ok ? r.cfg : current;
+  };
   const pods = startPodNeedCache(
     kube,
-    () => current,
+    configOf,
     (err) => logger.warn({ err: errorFields(err) }, 'pod watch interrupted; resuming'),
-    learned?.synced,
+    Promise.all([learned?.synced, namespaces?.ready]),
   );
-  const namespaces = config.config.ambient.enabled
-    ? startNamespaceLabels(kube, (err) =>
-        logger.warn({ err: errorFields(err) }, 'namespace watch interrupted; resuming'),
-      )
-    : undefined;
-  namespaces?.ready.catch((err) => logger.error({ err: errorFields(err) }, 'namespace list failed'));
   const synced = Promise.all([cache.ready, pods.ready, learned?.synced, namespaces?.ready]).then(() => undefined);
   // Each cache logs its own failure; a caller that never awaits synced must not crash on an unhandled rejection.
   synced.catch(() => undefined);

@@ -62,6 +62,19 @@ export interface TransportLimits {
    */
   maxConnections: number;
   /**
+   * Concurrent connections from one client address (issue 33 §7: one client holding 1,024 idle connections took every
+   * slot, and every new connection, the apiserver's too, was reset). The apiserver needs at most
+   * maxInflightReviews (64) at once plus its transport's idle pool; a quarter of maxConnections leaves that several
+   * times over, and three other clients (apiservers of an HA control plane) room beside a greedy one.
+   */
+  maxConnectionsPerClient: number;
+  /**
+   * Time from the end of the TLS handshake to the first byte of a request on a new connection: a connection that
+   * only holds a slot is closed, and at the global cap the oldest such connection gives its slot to a new one
+   * (src/server/connection-guard.ts). 10 s, as the handshake: the apiserver writes its review at once after dialling.
+   */
+  firstRequestTimeoutMs: number;
+  /**
    * Reviews on one connection before we ask the client to reconnect (Connection: close on the last answer, no
    * race). The apiserver keeps a busy connection for good (idle ones it drops after 90 s), so after a rollout
    * one replica can keep all of a loaded apiserver's traffic; 100,000 reviews is under two minutes at 1,000
@@ -99,6 +112,8 @@ export const DEFAULT_LIMITS: Readonly<TransportLimits> = Object.freeze({
   keepAliveTimeoutMs: 95_000,
   connectionsCheckingIntervalMs: 1_000,
   maxConnections: 1024,
+  maxConnectionsPerClient: 1024 / 4,
+  firstRequestTimeoutMs: 10_000,
   maxRequestsPerSocket: 100_000,
   maxInflightReviews: 64,
   maxInflightBodyBytes: 2 * BODY_LIMIT,
@@ -120,10 +135,19 @@ export function resolveLimits(overrides: Partial<TransportLimits> = {}): Readonl
     }
     l[key] = value;
   }
+  // Derived from maxConnections unless given: a quarter of the slots for one client.
+  if (overrides.maxConnectionsPerClient === undefined)
+    l.maxConnectionsPerClient = Math.max(1, Math.floor(l.maxConnections / 4));
   if (l.headersTimeoutMs > l.requestTimeoutMs) {
     throw new LimitsError(
       `transport limit headersTimeoutMs (${l.headersTimeoutMs}) exceeds requestTimeoutMs (${l.requestTimeoutMs}): ` +
         'headers are part of the request',
+    );
+  }
+  if (l.maxConnectionsPerClient > l.maxConnections) {
+    throw new LimitsError(
+      `transport limit maxConnectionsPerClient (${l.maxConnectionsPerClient}) exceeds maxConnections ` +
+        `(${l.maxConnections}): one client could still take every connection`,
     );
   }
   if (l.maxInflightBodyBytes < BODY_LIMIT) {

@@ -33,6 +33,11 @@ export interface Metrics {
     namespace?: string;
   }>;
   refusalNamespace: (decision: string, namespace: string | undefined) => string | undefined;
+  /**
+   * Pods, not calls (issue 34 §4): one per pod CREATE admitted below enforce that enforce would refuse, counted by the
+   * validating webhook (src/admission/level.ts podRecord), by level and the pod's one reason.
+   */
+  auditedPods: Labelled<{ level: 'warn' | 'audit'; reason: VerdictReason }>;
   podLookups: Counter<'source'>;
   /** Every answered request on an admission route, including refusals (413, 415, 429) and bad reviews (400). */
   requests: Counter<'route' | 'code'>;
@@ -93,6 +98,14 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
       registers,
     }),
     refusalNamespace: refusalNamespaces(),
+    auditedPods: new Counter({
+      name: 'meshgate_audited_pods_total',
+      help:
+        'Pods admitted at enforcement level warn or audit that enforce would refuse: one per pod created (dry runs ' +
+        "not), counted by the validating webhook, by level and the pod's one reason code",
+      labelNames: ['level', 'reason'],
+      registers,
+    }),
     podLookups: new Counter({
       name: 'meshgate_binding_pod_lookups_total',
       help: "How the binding guard learnt a pod's redirect mode: cache hit, GET after a cache miss, or failed GET",

@@ -35,6 +35,8 @@ export interface OverloadGuard {
   inflight(): { reviews: number; bodyBytes: number };
   /** Counts a connection node dropped at maxConnections (wire to the server's 'drop' event). */
   connectionDropped(): void;
+  /** Counts a connection the connection guard refused, evicted or closed (src/server/connection-guard.ts). */
+  connectionRefused(limit: string): void;
 }
 
 export type Refusal = Error & { statusCode: number; code: string };
@@ -159,5 +161,6 @@ export function overloadGuard(
     },
     inflight: () => ({ reviews, bodyBytes }),
     connectionDropped: () => refusals.inc({ limit: 'maxConnections' }),
+    connectionRefused: (limit) => refusals.inc({ limit }),
   };
 }

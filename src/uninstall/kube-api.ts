@@ -9,6 +9,7 @@ import {
   AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
+  CustomObjectsApi,
   type KubeConfig,
   PatchStrategy,
   setHeaderOptions,
@@ -42,6 +43,15 @@ export interface UninstallApi {
   deleteSecret(namespace: string, name: string, uid: string | undefined): Promise<void>;
   lease(namespace: string, name: string): Promise<{ metadata?: V1ObjectMeta } | undefined>;
   deleteLease(namespace: string, name: string, uid: string | undefined): Promise<void>;
+  /** The namespaces carrying `label`, with its value. */
+  labelledNamespaces(label: string): Promise<Array<{ name: string; value: string }>>;
+  /** JSON merge patch removing one label of a namespace. */
+  removeNamespaceLabel(name: string, label: string): Promise<void>;
+  /** How many pods, in every namespace, carry `label`. */
+  countPods(label: string): Promise<number>;
+  /** The PolicyReports (wgpolicyk8s.io/v1alpha2) matching `selector`; [] when the apiserver serves none. */
+  policyReports(selector: string): Promise<Array<{ metadata?: V1ObjectMeta }>>;
+  deletePolicyReport(namespace: string, name: string, uid: string | undefined): Promise<void>;
 }
 
 const absent = (err: unknown) => err instanceof ApiException && err.code === 404;
@@ -78,8 +88,11 @@ async function allPages<T>(list: (cont?: string) => Promise<{ items: T[]; metada
 
 const PAGE = 500;
 
+const REPORTS = { group: 'wgpolicyk8s.io', version: 'v1alpha2', plural: 'policyreports' } as const;
+
 export function kubeUninstallApi(kc: KubeConfig): UninstallApi {
   const core = kc.makeApiClient(CoreV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
   const apps = kc.makeApiClient(AppsV1Api);
   const coordination = kc.makeApiClient(CoordinationV1Api);
   const admission = kc.makeApiClient(AdmissionregistrationV1Api);
@@ -130,5 +143,37 @@ export function kubeUninstallApi(kc: KubeConfig): UninstallApi {
     lease: (namespace, name) => orUndefined(() => coordination.readNamespacedLease({ name, namespace })),
     deleteLease: (namespace, name, uid) =>
       deleted(() => coordination.deleteNamespacedLease({ name, namespace, ...precondition(uid) })),
+    async labelledNamespaces(label) {
+      const list = await allPages((cont) => core.listNamespace({ labelSelector: label, limit: PAGE, _continue: cont }));
+      return list.map((n) => ({ name: n.metadata?.name ?? '', value: n.metadata?.labels?.[label] ?? '' }));
+    },
+    async removeNamespaceLabel(name, label) {
+      await core.patchNamespace(
+        { name, body: { metadata: { labels: { [label]: null } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    },
+    async countPods(label) {
+      const pods = await allPages((cont) =>
+        core.listPodForAllNamespaces({ labelSelector: label, limit: PAGE, _continue: cont }),
+      );
+      return pods.length;
+    },
+    async policyReports(selector) {
+      try {
+        const list = (await custom.listClusterCustomObject({ ...REPORTS, labelSelector: selector })) as {
+          items?: Array<{ metadata?: V1ObjectMeta }>;
+        };
+        return list.items ?? [];
+      } catch (err) {
+        // No PolicyReport CRD: nothing of meshgate's can be there.
+        if (absent(err)) return [];
+        throw err;
+      }
+    },
+    deletePolicyReport: (namespace, name, uid) =>
+      deleted(() =>
+        custom.deleteNamespacedCustomObject({ ...REPORTS, namespace, name, body: { preconditions: { uid } } }),
+      ),
   };
 }

@@ -7,12 +7,20 @@
  *   3. remove its label, annotations, condition and taint from every Node;
  *   4. delete Pending pods pinned to verified nodes by its affinity that a controller recreates (now without it),
  *      and name the bare ones, which only their owner can recreate;
- *   5. delete the Secrets and the Lease its components made (never one it did not make).
+ *   5. delete the Secrets and the Lease its components made (never one it did not make), and the PolicyReports of
+ *      its audit findings (src/repair/reports/);
+ *   6. the namespaces' enforcement levels (label meshgate.io/enforcement): kept, and said so with the command that
+ *      removes them — they are the cluster admins' decisions, and a reinstall starts each namespace at its level,
+ *      as an upgrade would (removing them would lower enforcement unasked) — or, with removeEnforcementLabels,
+ *      removed. Pods admitted below enforce keep their record (meshgate.io/would-deny) until they are replaced:
+ *      counted and said.
  * Idempotent: a second run finds nothing and says so. With dryRun nothing is written and nothing waited for.
  */
 import { ApiException, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { describeKubeError } from '../kube/errors.ts';
 import type { UninstallApi } from './kube-api.ts';
+import { deleteReports, enforcementLabels, keptRecords } from './leftovers.ts';
+import { POLICY_GRACE_MS, sleeper, Stop, type UninstallOptions } from './options.ts';
 import {
   controllerOf,
   madeByMeshgate,
@@ -23,32 +31,14 @@ import {
   workloadOf,
 } from './plan.ts';
 
-export interface UninstallOptions {
-  names: Names;
-  dryRun: boolean;
-  /** How long to wait for meshgate's pods to be gone. */
-  timeoutMs: number;
-  pollMs: number;
-  out(line: string): void;
-  sleep?(ms: number): Promise<void>;
-  now?(): number;
-}
+export type { UninstallOptions } from './options.ts';
 
 /** 0: nothing of meshgate left (or, dry run, nothing would be); 1: it could not finish, and says what is left. */
 export type UninstallExit = 0 | 1;
 
 /** A Node changed by someone else between our read and our patch: re-read and retry this often. */
 const CONFLICT_RETRIES = 5;
-/**
- * A deleted admission policy still refuses for a moment (the apiserver's policy cache); longer, and it is another
- * release's policy that still holds (two meshgate releases share the Node keys).
- */
-const POLICY_GRACE_MS = 30_000;
-
-const sleeper = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const podName = (p: V1Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`;
-
-class Stop extends Error {}
 
 export async function uninstall(api: UninstallApi, o: UninstallOptions): Promise<UninstallExit> {
   const n = o.names;
@@ -61,16 +51,25 @@ export async function uninstall(api: UninstallApi, o: UninstallOptions): Promise
     const own = await stopOwnPods(api, o);
     const nodes = await cleanNodes(api, o);
     const pods = await unpinPods(api, o);
-    const objects = await deleteObjects(api, o);
-    const changed = own + nodes + pods.deleted + objects;
-    o.out(
-      changed === 0
-        ? 'nothing of meshgate was left'
-        : would(
-            `done: ${changed} removed, nothing of meshgate is left`,
-            `would remove ${changed}; nothing was changed`,
-          ),
-    );
+    const objects = (await deleteObjects(api, o)) + (await deleteReports(api, o));
+    const levels = await enforcementLabels(api, o);
+    const kept = await keptRecords(api, levels.kept);
+    const changed = own + nodes + pods.deleted + objects + levels.removed;
+    if (kept.length === 0)
+      o.out(
+        changed === 0
+          ? 'nothing of meshgate was left'
+          : would(
+              `done: ${changed} removed, nothing of meshgate is left`,
+              `would remove ${changed}; nothing was changed`,
+            ),
+      );
+    else
+      o.out(
+        `${changed === 0 ? 'nothing of meshgate was left to remove' : would(`done: ${changed} removed`, `would remove ${changed}; nothing was changed`)}; ` +
+          'left on purpose, with how to remove it:',
+      );
+    for (const line of kept) o.out(line);
     if (pods.bare.length > 0)
       o.out(
         `needs you: ${pods.bare.length} pod(s) without a controller stay Pending on meshgate's affinity; recreate them ` +

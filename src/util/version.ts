@@ -1,13 +1,18 @@
 /**
  * meshgate's version (package.json), the Node.js running it, and the git commit when one was recorded at build time
- * — `build-info.json` next to package.json, `{"commit": "…"}`, written by the image build — or, in a source checkout,
- * the commit its .git names. Read from files only: git is never run (the image has none, and a version must not
- * depend on a tool being on PATH). `meshgate version` prints it; every daemon exports it as meshgate_build_info.
+ * — `build-info.json` next to package.json, `{"commit": "…", "chart": "meshgate 0.2.0", "image": "…"}`, written by
+ * the release step (scripts/release.ts) into the image and the single-file CLI — or, in a source checkout, the
+ * commit its .git names. Read from files only: git is never run (the image has none, and a version must not depend
+ * on a tool being on PATH). In the single-file CLI (a Node single executable application) package.json and
+ * build-info.json are its embedded assets. `meshgate version` prints it; every daemon exports it as
+ * meshgate_build_info.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { getAsset, isSea } from 'node:sea';
 
-const ROOT = join(import.meta.dirname, '..', '..');
+/** The dir of package.json: the checkout, or /app in the image (the single executable's own dir there). */
+export const PACKAGE_ROOT = join(import.meta.dirname, '..', '..');
 const COMMIT = /^[0-9a-f]{7,64}$/;
 
 export interface VersionInfo {
@@ -15,6 +20,10 @@ export interface VersionInfo {
   commit?: string;
   /** Where the commit came from: build-info.json, or a source checkout's .git. */
   commitSource?: 'build-info.json' | 'git checkout';
+  /** The chart this build was released with, "meshgate 0.2.0" (build-info.json of a release). */
+  chart?: string;
+  /** The image reference this build was released as (build-info.json of a release). */
+  image?: string;
   node: string;
   platform: string;
 }
@@ -26,6 +35,19 @@ function readText(path: string): string | undefined {
     return undefined;
   }
 }
+
+/** A file of the build: beside package.json, or an asset of the single executable. */
+function buildFile(root: string, name: string): string | undefined {
+  if (!isSea()) return readText(join(root, name));
+  try {
+    return getAsset(name, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** A release's chart ("name version") and image reference: printable words only, else left out. */
+const RELEASE_TEXT = /^[\w.@:/+ -]{1,300}$/;
 
 /** HEAD of a checkout: a detached commit, or the branch's loose ref, or its line in packed-refs. */
 function checkoutCommit(root: string): string | undefined {
@@ -43,22 +65,26 @@ function checkoutCommit(root: string): string | undefined {
   return packed && COMMIT.test(packed) ? packed : undefined;
 }
 
-export function versionInfo(root = ROOT): VersionInfo {
-  const pkg = JSON.parse(readText(join(root, 'package.json')) ?? '{}') as { version?: string };
+export function versionInfo(root = PACKAGE_ROOT): VersionInfo {
+  const pkg = JSON.parse(buildFile(root, 'package.json') ?? '{}') as { version?: string };
   const info: VersionInfo = {
     version: pkg.version ?? 'unknown',
     node: process.version,
     platform: `${process.platform}/${process.arch}`,
   };
-  let built: { commit?: unknown } | undefined;
+  let built: { commit?: unknown; chart?: unknown; image?: unknown } | undefined;
   try {
-    built = JSON.parse(readText(join(root, 'build-info.json')) ?? 'null') as { commit?: unknown } | undefined;
+    built = JSON.parse(buildFile(root, 'build-info.json') ?? 'null') as typeof built;
   } catch {
     built = undefined;
   }
+  for (const key of ['chart', 'image'] as const) {
+    const v = built?.[key];
+    if (typeof v === 'string' && RELEASE_TEXT.test(v)) info[key] = v;
+  }
   if (typeof built?.commit === 'string' && COMMIT.test(built.commit))
     return { ...info, commit: built.commit, commitSource: 'build-info.json' };
-  const checkout = checkoutCommit(root);
+  const checkout = isSea() ? undefined : checkoutCommit(root);
   return checkout ? { ...info, commit: checkout, commitSource: 'git checkout' } : info;
 }
 

@@ -44,6 +44,18 @@ export function classify(outcome: Unproved, ctx: ClassifyContext): [Reason, stri
             'it must be an address of this pod',
         ];
       }
+      if (outcome.code === 'EADDRNOTAVAIL' || outcome.code === 'EADDRINUSE') {
+        // connect() found no free local port: the pod's ephemeral range (net.ipv4.ip_local_port_range,
+        // ip_local_reserved_ports) left none — EADDRNOTAVAIL, or EADDRINUSE where the source address was bound first
+        // (libuv reports that bind's error at connect). Nothing was sent, so nothing about the redirect is known
+        // (issue 33 §7).
+        return [
+          'internal_error',
+          `connect to ${probe} failed with ${outcome.code} (${outcome.message}) before anything was sent: no local ` +
+            "port was free for the probe (the pod's net.ipv4.ip_local_port_range and ip_local_reserved_ports); " +
+            'the redirect could not be checked',
+        ];
+      }
       if (opts.scope === 'pod' && outcome.code === 'ECONNREFUSED') {
         return [
           'redirect_missing',

@@ -48,6 +48,15 @@ const SENTENCES: Record<Reason, string> = {
     'ztunnel (its in-pod rules are missing or ztunnel does not serve the pod); nothing left the pod',
 };
 
+/**
+ * The reasons that say the validator could NOT CHECK the redirect (issue 33 §7): it could not listen on the proxy
+ * ports (a pod sysctl made them privileged, something already held them) or failed for a reason of its own. They
+ * still exit 42 — the pod must not start unproven — but they are no evidence against the node: the repair
+ * controller never counts them towards withdrawing a verdict, and the quarantine's probe pod calls them
+ * inconclusive. Every other reason is a probe that ran and was not redirected.
+ */
+export const COULD_NOT_CHECK: ReadonlySet<Reason> = new Set<Reason>(['listen_failed', 'internal_error']);
+
 /** One readable sentence per reason, for stderr and the termination message. */
 export function describeReason(reason: Reason): string {
   return SENTENCES[reason];

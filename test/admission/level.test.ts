@@ -14,9 +14,11 @@ import { cfg, pod, verified } from '../inject/fixtures.ts';
 
 const routes = admissionRoutes({ config: cfg(), nodes: verified });
 
-/** A pod bound to the unverified node: every level's decision core refuses it (node_unverified). */
+/** A pod bound to the unverified node: enforce's and warn's decision core refuses it (node_unverified). */
 const refused = (labels?: Record<string, string>): Pod =>
   pod({ nodeName: 'bad' }, { name: 'w', namespace: 'demo', ...(labels ? { labels } : {}) });
+/** A pod in the host network: refused at every level (host_network), whatever its node. */
+const hostNetwork = (): Pod => pod({ hostNetwork: true }, { name: 'w', namespace: 'demo' });
 
 function review(p: unknown): AdmissionRequest {
   return {
@@ -40,7 +42,8 @@ function applied(p: Pod, v: Verdict): Pod {
 describe('the routes', () => {
   it('are one per kind, scope and level, each its own path', () => {
     const paths = ROUTES.map(routePath);
-    expect(new Set(paths).size).toBe(12);
+    expect(new Set(paths).size).toBe(15);
+    expect(paths).toContain('/validate/workloads/audit');
     expect(paths).toContain('/mutate');
     expect(paths).toContain('/validate/selected-pods/audit');
     expect(Object.keys(routes).sort()).toEqual([...paths].sort());
@@ -55,22 +58,46 @@ describe('enforcement levels', () => {
   });
 
   it('audit admits silently, keeps the reason and records it on the pod', async () => {
-    const m = await call('/mutate/audit', refused());
-    expect(m).toMatchObject({ kind: 'patch', reason: 'node_unverified', audited: { level: 'audit' } });
+    const m = await call('/mutate/audit', hostNetwork());
+    expect(m).toMatchObject({ kind: 'patch', reason: 'host_network', audited: { level: 'audit' } });
     expect(m.kind === 'patch' && m.warnings).toBeFalsy();
-    const out = applied(refused(), m);
+    const out = applied(hostNetwork(), m);
     expect(out.metadata?.labels?.[WOULD_DENY_LABEL]).toBe('audit');
-    expect(out.metadata?.annotations?.[WOULD_DENY_ANNOTATION]).toMatch(
-      /^node_unverified: node bad has no verified CNI chain/,
-    );
+    expect(out.metadata?.annotations?.[WOULD_DENY_ANNOTATION]).toMatch(/^host_network: hostNetwork: true shares/);
     // The pod is otherwise unchanged: meshgate admitted it as it came.
-    expect(out.spec).toEqual(refused().spec);
+    expect(out.spec).toEqual(hostNetwork().spec);
     const v = await call('/validate/audit', out);
-    expect(v).toMatchObject({ kind: 'allow', reason: 'proxy_missing', audited: { level: 'audit' } });
+    expect(v).toMatchObject({ kind: 'allow', reason: 'host_network', audited: { level: 'audit' } });
     expect(encodeResponse('admission.k8s.io/v1', 'u', v).response).toMatchObject({
       allowed: true,
-      auditAnnotations: { 'meshgate.io/reason': 'proxy_missing', 'meshgate.io/would-deny': 'audit' },
+      auditAnnotations: { 'meshgate.io/reason': 'host_network', 'meshgate.io/would-deny': 'audit' },
     });
+  });
+
+  it('audit holds no pod (issue 34 §2): its node unverified or unknown, it gets the init container, unpinned', async () => {
+    const bound = await call('/mutate/audit', refused());
+    expect(bound).toMatchObject({ kind: 'patch', reason: 'audit_unpinned' });
+    expect('audited' in bound && bound.audited).toBeFalsy();
+    const nodeless = pod({}, { name: 'w', namespace: 'demo' });
+    for (const [path, pinned] of [
+      ['/mutate', true],
+      ['/mutate/warn', true],
+      ['/mutate/audit', false],
+    ] as const) {
+      const out = applied(nodeless, await call(path, nodeless));
+      expect(out.spec.affinity?.nodeAffinity !== undefined, path).toBe(pinned);
+      expect(
+        out.spec.initContainers?.some((c) => c.securityContext?.capabilities?.add?.includes('NET_ADMIN')),
+        path,
+      ).toBe(!pinned);
+      const v = await call(path.replace('mutate', 'validate'), out);
+      expect(v.kind, `${path}: ${JSON.stringify(v)}`).toBe('allow');
+    }
+    // On a verified node, audit swaps as enforce does: no privileged container (what passes Pod Security).
+    const onGood = pod({ nodeName: 'good' }, { name: 'w', namespace: 'demo' });
+    const good = applied(onGood, await call('/mutate/audit', onGood));
+    expect(good.spec.initContainers?.length).toBeGreaterThan(0);
+    expect(good.spec.initContainers?.some((c) => c.securityContext?.capabilities?.add?.length)).toBe(false);
   });
 
   it('warn also returns the refusal as an admission warning', async () => {
@@ -106,8 +133,9 @@ describe('enforcement levels', () => {
         },
       },
     );
-    const m = await call('/mutate/audit', big);
+    const m = await call('/mutate/warn', big);
     const note = applied(big, m).metadata?.annotations?.[WOULD_DENY_ANNOTATION] ?? '';
+    expect(note).not.toBe('');
     expect(note.length).toBeLessThanOrEqual(1024);
   });
 

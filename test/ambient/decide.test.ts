@@ -134,6 +134,17 @@ describe('the ambient validator and the node', () => {
     });
   });
 
+  it('at audit (hold: false): the validator on a verified node; elsewhere left to istio-cni as it is, never pinned or refused', () => {
+    const audit = { hold: false };
+    const good = decide(inNs(ambientPod({}, { nodeName: 'good' })), verified, AMBIENT, audit);
+    expect(good).toMatchObject({ kind: 'patch', reason: 'ambient_node_verified' });
+    for (const spec of [{}, { nodeName: 'bad' }, pinnedTo('bad')])
+      expect(decide(inNs(ambientPod({}, spec)), verified, AMBIENT, audit)).toEqual({
+        kind: 'skip',
+        reason: 'audit_unpinned',
+      });
+  });
+
   it('another webhook prepended an init container: the validator is moved back first', () => {
     const p = ambientPod();
     const out = applied(p, decide(inNs(p), verified, AMBIENT));

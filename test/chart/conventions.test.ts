@@ -71,6 +71,7 @@ describe('names', () => {
     );
     expect(policyUsers(r)).toEqual([
       'system:serviceaccount:ns:gate',
+      'system:serviceaccount:ns:gate-break-glass',
       'system:serviceaccount:ns:gate-node-agent',
       'system:serviceaccount:ns:gate-repair-controller',
     ]);
@@ -137,8 +138,10 @@ describe('serviceAccount per workload', () => {
     const subjects = [...r.all('ClusterRoleBinding'), ...r.all('RoleBinding')].flatMap((b) =>
       b.subjects.map((s: Obj) => s.name),
     );
-    expect(new Set(subjects)).toEqual(new Set(KEYS.map((k) => `sa-${k.toLowerCase()}`)));
+    // And the break-glass account (enforcement.breakGlass), which no workload runs as.
+    expect(new Set(subjects)).toEqual(new Set([...KEYS.map((k) => `sa-${k.toLowerCase()}`), 'meshgate-break-glass']));
     expect(policyUsers(r)).toEqual([
+      'system:serviceaccount:ns:meshgate-break-glass',
       'system:serviceaccount:ns:sa-nodeagent',
       'system:serviceaccount:ns:sa-repaircontroller',
       'system:serviceaccount:ns:sa-webhook',
@@ -189,12 +192,13 @@ describe('placement per workload', () => {
     const r = await render(profileValues('istio', values));
     for (const [k, t] of pods(r)) {
       expect(t.spec.affinity, k).toEqual(affinity(k));
-      expect(t.spec.nodeSelector, k).toEqual({ pool: k });
+      // Merged over the default Linux selector (docs/chart.md).
+      expect(t.spec.nodeSelector, k).toEqual({ 'kubernetes.io/os': 'linux', pool: k });
       expect(t.spec.tolerations, k).toEqual([{ key: 'dedicated', operator: 'Equal', value: k, effect: 'NoSchedule' }]);
     }
   });
 
-  it('defaults: replicas spread over nodes, the node agent tolerating every taint, the rest unconstrained', async () => {
+  it('defaults: replicas spread over nodes, the node agent tolerating every taint, Linux nodes only', async () => {
     const r = await render(profileValues('istio'));
     const t = Object.fromEntries(pods(r));
     for (const k of ['webhook', 'repairController']) {
@@ -207,7 +211,7 @@ describe('placement per workload', () => {
     expect(t.nodeAgent.spec.tolerations).toEqual([{ operator: 'Exists' }]);
     for (const k of ['nodeAgent', 'uninstall', 'tests']) {
       expect(t[k].spec.affinity, k).toBeUndefined();
-      expect(t[k].spec.nodeSelector, k).toBeUndefined();
+      expect(t[k].spec.nodeSelector, k).toEqual({ 'kubernetes.io/os': 'linux' });
     }
   });
 });

@@ -47,6 +47,7 @@ const VALUES: Record<Daemon, { root: string; values: Obj }> = {
       unmeshedPods: 'evict',
       maxEvictionsPerMinute: 12,
       unmeshedSweepInterval: '6m',
+      policyReports: false,
       port: 9091,
       logLevel: 'debug',
       leaderElection: { leaseDuration: '16s', renewDeadline: '11s', retryPeriod: '3s' },

@@ -1,9 +1,9 @@
 // Renders charts/meshgate with the real helm binary that scripts/build-controlplane.sh built (found through the
 // e2e harness, the same lookup every test uses) and returns the manifests as plain objects to assert on.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { findControlPlaneBinaries, repoRoot } from '../e2e/harness/binaries.ts';
 import { runTool, type RunResult } from '../e2e/harness/net.ts';
 
@@ -96,4 +96,21 @@ export function parseManifests(text: string): Rendered {
     return hits[0];
   };
   return { docs, one, all };
+}
+
+/**
+ * A parent chart (in a new temporary dir, the caller removes it) with meshgate as a file:// dependency, copied under
+ * charts/ as `helm dependency build` copies it, and `values` (global included) as its values.yaml.
+ */
+export function parentChart(values: Obj): string {
+  const dir = mkdtempSync(join(tmpdir(), 'meshgate-parent-'));
+  const version = (parse(readFileSync(join(chartDir, 'Chart.yaml'), 'utf8')) as { version: string }).version;
+  mkdirSync(join(dir, 'charts'));
+  cpSync(chartDir, join(dir, 'charts', 'meshgate'), { recursive: true });
+  writeFileSync(
+    join(dir, 'Chart.yaml'),
+    `apiVersion: v2\nname: platform\nversion: 1.0.0\ndependencies:\n  - name: meshgate\n    version: "${version}"\n    repository: file://${chartDir}\n`,
+  );
+  writeFileSync(join(dir, 'values.yaml'), JSON.stringify(values));
+  return dir;
 }

@@ -1,6 +1,7 @@
 // `meshgate check --pre` computes the chart's webhook entries itself (src/check/profile-entries.ts), since nothing is
 // installed yet: here they are held equal to what the real helm renders — names, selectors and paths — per mesh
-// profile, with pod opt-in, other system namespaces, another release namespace and every default level.
+// profile, with pod opt-in, other system namespaces, another release namespace and every default level; and the
+// failurePolicy of each (audit entries fail open: issue 34 §2).
 import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../src/config/load.ts';
 import { chartEntries } from '../../src/check/profile-entries.ts';
@@ -23,6 +24,7 @@ describe.each(MESHES)('the chart’s webhook entries as check --pre computes the
     const rendered = r.one('MutatingWebhookConfiguration').webhooks.map((w: Obj) => ({
       name: w.name.replace(/\.mutate\.meshgate\.io$/, ''),
       path: w.clientConfig.service.path,
+      failurePolicy: w.failurePolicy,
       namespaceSelector: w.namespaceSelector,
       objectSelector: w.objectSelector,
     }));
@@ -30,6 +32,7 @@ describe.each(MESHES)('the chart’s webhook entries as check --pre computes the
     const computed = chartEntries(cfg, 'mg-meshgate').map((e) => ({
       name: e.name,
       path: e.service?.path,
+      failurePolicy: e.failurePolicy,
       namespaceSelector: e.namespaceSelector,
       objectSelector: e.objectSelector,
     }));

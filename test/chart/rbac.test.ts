@@ -18,6 +18,12 @@ describe('RBAC', () => {
     expect(rules(r.one('ClusterRole', 'mesh-meshgate-webhook'))).toEqual([
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+      // Which mesh ConfigMaps an installed injector reads (issue 33 §8): read-only, the configurations' clientConfig.
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['mutatingwebhookconfigurations'],
+        verbs: ['list', 'watch'],
+      },
       {
         apiGroups: ['admissionregistration.k8s.io'],
         resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
@@ -48,10 +54,30 @@ describe('RBAC', () => {
     );
   });
 
+  it('webhook: no list of MutatingWebhookConfigurations when it learns nothing (learnImages [] or mesh custom)', async () => {
+    const readsWebhookConfigs = (r: Awaited<ReturnType<typeof render>>) =>
+      r
+        .one('ClusterRole', 'meshgate-webhook')
+        .rules.some((x: Obj) => x.resources.includes('mutatingwebhookconfigurations') && x.verbs.includes('list'));
+    expect(readsWebhookConfigs(await render(profileValues('linkerd')))).toBe(true);
+    expect(
+      readsWebhookConfigs(await render(profileValues('istio', { config: { learnImages: { namespaces: [] } } }))),
+    ).toBe(false);
+    expect(readsWebhookConfigs(await render(profileValues('custom')))).toBe(false);
+  });
+
+  it('webhook: watches namespaces only for Istio on OpenShift (proxy.idsFrom) or ambient', async () => {
+    const namespaces = { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] };
+    const openshift = await render(profileValues('istio', { config: { proxy: { idsFrom: 'openshift' } } }));
+    expect(rules(openshift.one('ClusterRole', 'meshgate-webhook'))).toContainEqual(namespaces);
+    const plain = await render(profileValues('istio', { config: { proxy: { idsFrom: 'config' } } }));
+    expect(rules(plain.one('ClusterRole', 'meshgate-webhook'))).not.toContainEqual(namespaces);
+  });
+
   it('webhook with cert-manager: no write access but creating the admission mark’s Secret (the CA injector fills caBundle)', async () => {
     const r = await render(profileValues('istio', { certs: { mode: 'cert-manager' } }));
     for (const rule of r.one('ClusterRole', 'meshgate-webhook').rules)
-      expect(rule.verbs).toEqual(['get', 'list', 'watch']);
+      expect(['get', 'list', 'watch']).toEqual(expect.arrayContaining(rule.verbs));
     expect(r.all('Role').map((x) => x.metadata.name)).toEqual([
       'meshgate-node-agent',
       'meshgate-repair-controller',
@@ -111,6 +137,12 @@ describe('RBAC', () => {
     expect(rules(r.one('ClusterRole', 'mesh-meshgate-repair-controller'))).toEqual([
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      // policyReports (the default): its own PolicyReports, held to them by the repair-controller-reports policy.
+      {
+        apiGroups: ['wgpolicyk8s.io'],
+        resources: ['policyreports'],
+        verbs: ['get', 'list', 'create', 'patch', 'delete'],
+      },
       // unmeshedPods: report (the default) reads which namespaces are opted in (test/chart/repair-features.test.ts).
       { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
       {
@@ -142,7 +174,7 @@ describe('RBAC', () => {
     const withdraw = await render(
       profileValues('linkerd', { repairController: { withdrawVerdicts: true, unmeshedPods: 'off' } }),
     );
-    expect(rules(withdraw.one('ClusterRole', 'meshgate-repair-controller')).slice(2)).toEqual([
+    expect(rules(withdraw.one('ClusterRole', 'meshgate-repair-controller')).slice(3)).toEqual([
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
       { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
     ]);
@@ -154,7 +186,13 @@ describe('RBAC', () => {
       for (const rule of role.rules) expect(JSON.stringify(rule), role.metadata.name).not.toContain('"*"');
     }
     const accounts = r.all('ServiceAccount').map((s) => s.metadata.name);
-    expect(accounts).toEqual(['meshgate-node-agent', 'meshgate-repair-controller', 'meshgate', 'meshgate-uninstall']);
+    expect(accounts).toEqual([
+      'meshgate-break-glass',
+      'meshgate-node-agent',
+      'meshgate-repair-controller',
+      'meshgate',
+      'meshgate-uninstall',
+    ]);
     for (const b of [...r.all('ClusterRoleBinding'), ...r.all('RoleBinding')]) {
       for (const s of b.subjects) expect(accounts).toContain(s.name);
     }
@@ -209,7 +247,19 @@ describe('the uninstall hook (post-delete)', () => {
         resourceNames: ['mesh-meshgate'],
         verbs: ['get'],
       },
+      // What it leaves (the namespaces' levels, listed) and meshgate's PolicyReports (deleted).
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list'] },
+      { apiGroups: ['wgpolicyk8s.io'], resources: ['policyreports'], verbs: ['list', 'delete'] },
     ]);
+    const removing = await render(profileValues('istio', { uninstall: { removeEnforcementLabels: true } }));
+    expect(rules(removing.one('ClusterRole', 'meshgate-uninstall'))).toContainEqual({
+      apiGroups: [''],
+      resources: ['namespaces'],
+      verbs: ['list', 'patch'],
+    });
+    expect(removing.one('Job', 'meshgate-uninstall').spec.template.spec.containers[0].args).toContain(
+      '--remove-enforcement-labels',
+    );
     expect(rules(r.one('Role', 'mesh-meshgate-uninstall'))).toEqual([
       {
         apiGroups: ['apps'],
@@ -246,11 +296,13 @@ describe('admission policies', () => {
       .map((p) => p.metadata.name)
       .sort();
     expect(names).toEqual([
+      'meshgate-break-glass',
       'meshgate-enforcement',
       'meshgate-node-leases',
       'meshgate-node-verdict',
       'meshgate-node-writers',
       'meshgate-repair-controller',
+      'meshgate-repair-controller-reports',
       'meshgate-webhook-configs',
       'meshgate-webhook-secret',
     ]);
@@ -343,13 +395,18 @@ describe('admission policies', () => {
     );
     expect(r.all('DaemonSet')).toEqual([]);
     expect(r.all('Deployment').map((d) => d.metadata.name)).toEqual(['meshgate']);
-    expect(r.all('ServiceAccount').map((s) => s.metadata.name)).toEqual(['meshgate', 'meshgate-uninstall']);
+    expect(r.all('ServiceAccount').map((s) => s.metadata.name)).toEqual([
+      'meshgate-break-glass',
+      'meshgate',
+      'meshgate-uninstall',
+    ]);
     expect(
       r
         .all('ValidatingAdmissionPolicy')
         .map((p) => p.metadata.name)
         .sort(),
     ).toEqual([
+      'meshgate-break-glass',
       'meshgate-enforcement',
       'meshgate-node-leases',
       'meshgate-node-verdict',
@@ -357,5 +414,50 @@ describe('admission policies', () => {
       'meshgate-webhook-configs',
       'meshgate-webhook-secret',
     ]);
+  });
+});
+
+describe('break-glass (issue 34 §8)', () => {
+  it('a ServiceAccount that is an enforcement admin, may patch namespaces, only their level, used by impersonation', async () => {
+    const oncall = { kind: 'Group', name: 'platform-oncall', apiGroup: 'rbac.authorization.k8s.io' };
+    const r = await render(
+      profileValues('istio', { enforcement: { breakGlass: { enabled: true, subjects: [oncall] } } }),
+      {
+        release: 'mesh',
+        namespace: 'mesh-system',
+      },
+    );
+    const sa = r.one('ServiceAccount', 'mesh-meshgate-break-glass');
+    expect(sa.automountServiceAccountToken).toBe(false);
+    expect(rules(r.one('ClusterRole', 'mesh-meshgate-break-glass'))).toEqual([
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'patch', 'update'] },
+    ]);
+    expect(r.one('ClusterRoleBinding', 'mesh-meshgate-break-glass').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'mesh-meshgate-break-glass', namespace: 'mesh-system' },
+    ]);
+    expect(rules(r.one('Role', 'mesh-meshgate-break-glass-impersonate'))).toEqual([
+      {
+        apiGroups: [''],
+        resources: ['serviceaccounts'],
+        resourceNames: ['mesh-meshgate-break-glass'],
+        verbs: ['impersonate'],
+      },
+    ]);
+    expect(r.one('RoleBinding', 'mesh-meshgate-break-glass-impersonate').subjects).toEqual([oncall]);
+    const enforcement = JSON.stringify(r.one('ValidatingAdmissionPolicy', 'mesh-meshgate-enforcement').spec);
+    expect(enforcement).toContain(SA('mesh-meshgate-break-glass'));
+    const own = r.one('ValidatingAdmissionPolicy', 'mesh-meshgate-break-glass');
+    expect(own.spec.matchConditions[0].expression).toBe(
+      `request.userInfo.username == "${SA('mesh-meshgate-break-glass')}"`,
+    );
+    expect(own.spec.auditAnnotations.map((a: Obj) => a.key)).toEqual(['level']);
+    // No subjects: no Role to impersonate it (cluster admins still may); off: none of it, and not an admin.
+    const plain = await render(profileValues('istio'));
+    expect(plain.all('Role').map((x) => x.metadata.name)).not.toContain('meshgate-break-glass-impersonate');
+    const off = await render(profileValues('istio', { enforcement: { breakGlass: { enabled: false, subjects: [] } } }));
+    expect(off.all('ServiceAccount').map((x) => x.metadata.name)).not.toContain('meshgate-break-glass');
+    expect(JSON.stringify(off.one('ValidatingAdmissionPolicy', 'meshgate-enforcement').spec)).not.toContain(
+      'break-glass',
+    );
   });
 });

@@ -9,7 +9,17 @@ import { selecting, type Labels } from './selectors.ts';
 
 const NAME_EXCLUSION = 'kubernetes.io/metadata.name';
 const EXCLUDED = ['meshgate', 'kube-system', 'kube-public', 'kube-node-lease'];
-const hooks = (r: Rendered, kind: string): Obj[] => r.one(kind).webhooks;
+/** The pod entries of a configuration (the validating one's workload entries aside: `workloads` below). */
+const hooks = (r: Rendered, kind: string): Obj[] =>
+  r.one(kind).webhooks.filter((w: Obj) => !w.name.endsWith('.workloads.meshgate.io'));
+/** The validating configuration's workload-template entries (issue 34 §3). */
+const workloads = (r: Rendered): Obj[] =>
+  r.one('ValidatingWebhookConfiguration').webhooks.filter((w: Obj) => w.name.endsWith('.workloads.meshgate.io'));
+/** Audit entries fail open, with their own timeout (issue 34 §2); the others as webhook.* says. */
+const failOpen = (w: Obj) =>
+  levelOf(w) === 'audit'
+    ? { failurePolicy: 'Ignore', timeoutSeconds: 2 }
+    : { failurePolicy: 'Fail', timeoutSeconds: 10 };
 const LEVELS = ['enforce', 'warn', 'audit'];
 /** The level an entry serves, from its meshgate.io/enforcement requirement (NotIn the others: the default's). */
 function levelOf(w: Obj): string {
@@ -71,11 +81,10 @@ describe.each(MESHES)('webhook configurations, mesh %s', (mesh) => {
         service: { name: 'meshgate', namespace: 'meshgate', path, port: 443 },
       });
       expect(w).toMatchObject({
-        failurePolicy: 'Fail',
+        ...failOpen(w),
         matchPolicy: 'Equivalent',
         sideEffects: 'None',
         reinvocationPolicy: 'IfNeeded',
-        timeoutSeconds: 10,
         admissionReviewVersions: ['v1'],
       });
       expect(w.matchConditions).toBeUndefined();
@@ -115,7 +124,7 @@ describe.each(MESHES)('webhook configurations, mesh %s', (mesh) => {
       expect(w.clientConfig.service.path).toBe(
         `${bindings ? '/validate' : '/validate/selected-pods'}${levelSuffix(levelOf(w))}`,
       );
-      expect(w).toMatchObject({ failurePolicy: 'Fail', sideEffects: 'None', timeoutSeconds: 10 });
+      expect(w).toMatchObject({ ...failOpen(w), sideEffects: 'None' });
       expect(w.reinvocationPolicy).toBeUndefined();
       expect(w.matchConditions.map((c: Obj) => c.name)).toEqual(['skip-routine-pod-updates']);
     }
@@ -333,9 +342,13 @@ describe('webhook configurations (values)', () => {
       profileValues('istio', { webhook: { mutating: { failurePolicy: 'Ignore' }, timeoutSeconds: 5 } }),
     );
     for (const w of hooks(r, 'MutatingWebhookConfiguration'))
-      expect(w).toMatchObject({ failurePolicy: 'Ignore', timeoutSeconds: 5 });
+      expect(w).toMatchObject({ failurePolicy: 'Ignore', timeoutSeconds: levelOf(w) === 'audit' ? 2 : 5 });
     for (const w of hooks(r, 'ValidatingWebhookConfiguration'))
-      expect(w).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 5 });
+      expect(w).toMatchObject(
+        levelOf(w) === 'audit'
+          ? { failurePolicy: 'Ignore', timeoutSeconds: 2 }
+          : { failurePolicy: 'Fail', timeoutSeconds: 5 },
+      );
   });
 
   it('config.systemNamespaces (even empty) replaces the system list; the release namespace stays excluded', async () => {
@@ -355,6 +368,89 @@ describe('webhook configurations (values)', () => {
         operator: 'NotIn',
         values,
       });
+    }
+  });
+});
+
+describe('audit entries fail open (issue 34 §2)', () => {
+  it('every audit entry, mutating and validating, is Ignore with webhook.audit.timeoutSeconds; the others unchanged', async () => {
+    const r = await render(
+      profileValues('istio', { webhook: { audit: { timeoutSeconds: 3 }, mutating: { failurePolicy: 'Fail' } } }),
+    );
+    let audit = 0;
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'])
+      for (const w of hooks(r, kind)) {
+        const isAudit = w.clientConfig.service.path.endsWith('/audit');
+        expect(isAudit).toBe(levelOf(w) === 'audit');
+        if (isAudit) audit++;
+        expect(w, w.name).toMatchObject(
+          isAudit ? { failurePolicy: 'Ignore', timeoutSeconds: 3 } : { failurePolicy: 'Fail', timeoutSeconds: 10 },
+        );
+      }
+    expect(audit).toBe(10); // istio's five entries, in both configurations
+  });
+});
+
+describe('workload entries: pod templates judged at apply time (issue 34 §3)', () => {
+  it.each(MESHES)('mesh %s: one per pod entry and level, at /validate/workloads, failing open', async (mesh) => {
+    const r = await render(profileValues(mesh, { config: { injection: { podOptInNamespaceLabels: { team: 'a' } } } }));
+    const pods = hooks(r, 'ValidatingWebhookConfiguration');
+    const ws = workloads(r);
+    expect(ws.map((w) => w.name.split('.')[0])).toEqual(pods.map((w) => w.name.split('.')[0]));
+    for (const [i, w] of ws.entries()) {
+      expect(w.namespaceSelector).toEqual(pods[i].namespaceSelector);
+      expect(w.objectSelector).toBeUndefined();
+      expect(w.clientConfig.service.path).toBe(`/validate/workloads${levelSuffix(levelOf(w))}`);
+      expect(w).toMatchObject({ failurePolicy: 'Ignore', timeoutSeconds: 2, sideEffects: 'None' });
+      expect(w.rules).toEqual([
+        {
+          apiGroups: ['apps'],
+          apiVersions: ['v1'],
+          operations: ['CREATE', 'UPDATE'],
+          resources: ['deployments', 'statefulsets', 'daemonsets', 'replicasets'],
+          scope: 'Namespaced',
+        },
+        {
+          apiGroups: ['batch'],
+          apiVersions: ['v1'],
+          operations: ['CREATE', 'UPDATE'],
+          resources: ['jobs', 'cronjobs'],
+          scope: 'Namespaced',
+        },
+        {
+          apiGroups: [''],
+          apiVersions: ['v1'],
+          operations: ['CREATE', 'UPDATE'],
+          resources: ['replicationcontrollers'],
+          scope: 'Namespaced',
+        },
+      ]);
+      // A pod entry's objectSelector selects by the template's labels instead (a workload's own labels are not its
+      // pods'), a CronJob's one level deeper.
+      const names = w.matchConditions.map((c: Obj) => c.name);
+      expect(names).toEqual(
+        pods[i].objectSelector ? ['pod-template-changed', 'pod-template-labels'] : ['pod-template-changed'],
+      );
+      expect(w.matchConditions[0].expression).toBe("request.operation != 'UPDATE' || object.spec != oldObject.spec");
+      if (pods[i].objectSelector) {
+        const cel: string = w.matchConditions[1].expression;
+        expect(cel).toContain("request.resource.resource == 'cronjobs'");
+        expect(cel).toContain('object.spec.?jobTemplate.?spec.?template.?metadata.?labels.orValue({})');
+        for (const e of pods[i].objectSelector.matchExpressions ?? []) expect(cel).toContain(`'${e.key}'`);
+      }
+    }
+  });
+
+  it('webhook.workloads: off renders none; extraRules add kinds (Argo Rollouts); its own timeout', async () => {
+    const off = await render(profileValues('istio', { webhook: { workloads: { enabled: false } } }));
+    expect(workloads(off)).toEqual([]);
+    const argo = { apiGroups: ['argoproj.io'], apiVersions: ['*'], resources: ['rollouts'] };
+    const r = await render(
+      profileValues('linkerd', { webhook: { workloads: { extraRules: [argo], timeoutSeconds: 4 } } }),
+    );
+    for (const w of workloads(r)) {
+      expect(w.rules.at(-1)).toEqual({ ...argo, operations: ['CREATE', 'UPDATE'], scope: 'Namespaced' });
+      expect(w.timeoutSeconds).toBe(4);
     }
   });
 });

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseDockerfile } from '../docker/dockerfile.ts';
+import { parseDockerfile } from '../../scripts/dockerfile.ts';
 import { repoRoot } from '../e2e/harness/binaries.ts';
 import { render as renderChart, type Obj, type Rendered, type RenderOptions } from './helm.ts';
 import { profileValues } from './profiles.ts';

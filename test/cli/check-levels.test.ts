@@ -11,7 +11,8 @@ import { judgeEnforcement } from '../../src/check/judge-levels.ts';
 import { entryLevel, optedInNamespaces } from '../../src/check/judge-namespaces.ts';
 import { PodTally } from '../../src/check/judge-pods.ts';
 import type { PodRecord } from '../../src/check/facts.ts';
-import { auditReport, type Report } from '../../src/check/report.ts';
+import { auditReport, type Names, type Report } from '../../src/check/report.ts';
+import { renderTable } from '../../src/check/render.ts';
 import { NodeFactStore } from '../../src/facts/node-facts.ts';
 import { decide } from '../../src/inject/decide.ts';
 import type { Pod } from '../../src/contract/pod.ts';
@@ -179,5 +180,44 @@ describe('enforcement levels in meshgate check', () => {
     const a = auditReport(report);
     expect(a.context.view).toBe('audit');
     expect(a.results.map((r) => r.code)).toEqual(['namespaces_opted_in', 'enforcement_level', 'pods_would_be_refused']);
+  });
+});
+
+describe('the audit report is a checklist per workload (issue 31 §4)', () => {
+  it("lists every change of all a workload's pods once, and the table prints one line each", () => {
+    const restricted = testConfig('custom', { apps: { privileges: 'restricted' } });
+    const tally = new PodTally(opted, facts, restricted);
+    // Two pods of one StatefulSet, each refused for something else: one pass must fix both.
+    const meshed = (pod: Pod) => {
+      const d = decide({ pod, namespace: 'new' }, facts, testConfig('custom'));
+      if (d.kind !== 'patch') throw new Error(`expected a patch, got ${d.kind}`);
+      return jsonpatch.applyPatch(structuredClone(pod), structuredClone(d.ops), true, false).newDocument;
+    };
+    const a = meshed(plain('web-0'));
+    const b = meshed(plain('web-1'));
+    // Admitted at audit with its refusal recorded (the webhook admits below enforce).
+    b.spec.containers[0].securityContext = { runAsUser: 1000, runAsGroup: 1000, capabilities: { add: ['NET_ADMIN'] } };
+    expect(tally.add(record('new', a))).toBe(true);
+    expect(tally.add(record('new', b))).toBe(true);
+    const would = tally.results(new Map(), true).find((r) => r.code === 'pods_would_be_refused')!;
+    expect(would.items).toHaveLength(1);
+    expect(would.items![0]).toMatchObject({
+      name: 'new/statefulset/web',
+      changes: [
+        'container app: securityContext.runAsUser: set a UID (not 1337) [proxy_escalation]',
+        'container app: securityContext.runAsGroup: set a GID (not 1337) [proxy_escalation]',
+        'container app: securityContext.allowPrivilegeEscalation: set false [proxy_escalation]',
+        'container app: securityContext.capabilities.drop: add ALL (SETUID, SETGID and NET_RAW must not be held; add back only what it needs) [proxy_escalation]',
+        "meshgate's config: apps.baselineNamespaces: or list new while its workloads cannot comply (admitted with a warning) [proxy_escalation]",
+        'container app: securityContext.capabilities.add: remove NET_ADMIN [redirect_tamper]',
+      ],
+    });
+    const report: Report = auditReport({
+      context: { mesh: 'custom', names: { namespace: 'meshgate' } as Names, configSource: 'test', checkedAt: '' },
+      results: [would],
+    });
+    expect(renderTable(report)).toContain(
+      '          change container app: securityContext.capabilities.add: remove NET_ADMIN [redirect_tamper]\n',
+    );
   });
 });

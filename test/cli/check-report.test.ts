@@ -378,6 +378,13 @@ describe('app_privileges: a relaxed apps.privileges is reported where it applies
       /relaxes 2 namespace\(s\) to baseline: legacy, batch/,
     ],
     [{ privileges: 'baseline', baselineNamespaces: [] }, 'warn', /apps.privileges is baseline/],
+    [{ privileges: 'node', restrictedNamespaces: [], baselineNamespaces: [] }, 'ok', /node: admission refuses what/],
+    [
+      { privileges: 'node', restrictedNamespaces: ['pay'], baselineNamespaces: [] },
+      'ok',
+      /; restricted at admission in pay$/,
+    ],
+    [{ privileges: 'node', restrictedNamespaces: [], baselineNamespaces: ['old'] }, 'warn', /baseline: old/],
   ] as const)('%j → %s', (apps, status, message) => {
     const r = judgeAppPrivileges(apps);
     expect(r).toMatchObject({ code: 'app_privileges', status });

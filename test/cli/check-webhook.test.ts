@@ -102,6 +102,35 @@ describe('webhook configurations', () => {
     expect(judgeFailurePolicy(m, undefined).status).toBe('skip');
   });
 
+  it('audit and workload entries fail open by design (issue 34 §2); one that fails closed is a warning', () => {
+    const path = (p: string) => ({ service: { namespace: 'meshgate', name: 'meshgate', port: 443, path: p } });
+    const m = config('mutating', [entry('m'), entry('m-audit', { ...path('/mutate/audit'), failurePolicy: 'Ignore' })]);
+    const open = [
+      entry('v'),
+      entry('v-audit', { ...path('/validate/audit'), failurePolicy: 'Ignore' }),
+      entry('v.workloads', { ...path('/validate/workloads'), failurePolicy: 'Ignore' }),
+      entry('v-warn.workloads', { ...path('/validate/workloads/warn'), failurePolicy: 'Ignore' }),
+    ];
+    expect(judgeFailurePolicy(m, config('validating', open)).status).toBe('ok');
+    const closed = judgeFailurePolicy(
+      m,
+      config('validating', [...open, entry('v2-audit', { ...path('/validate/selected-pods/audit') })]),
+    );
+    expect(closed.status).toBe('warn');
+    expect(closed.items).toEqual([
+      expect.objectContaining({
+        name: 'meshgate/v2-audit',
+        message: expect.stringMatching(/Fail on an entry that audits/),
+      }),
+    ]);
+    // A warn entry is no audit entry: it must still fail closed.
+    const warn = judgeFailurePolicy(
+      m,
+      config('validating', [entry('v-warn', { ...path('/validate/warn'), failurePolicy: 'Ignore' })]),
+    );
+    expect(warn.status).toBe('fail');
+  });
+
   it('judges each endpoint once: a Service by its ready endpoints, a URL by a TLS handshake', () => {
     const svc = (over: Partial<ServiceEndpoints>): ServiceEndpoints => ({
       namespace: 'meshgate',

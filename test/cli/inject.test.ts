@@ -126,4 +126,21 @@ describe('meshgate explain', () => {
       /REJECTED \(node_unverified\)[\s\S]*node node-b has no verified CNI chain \(mesh_plugin_missing/,
     );
   });
+
+  it('under a refusal, lists every change that makes the pod admissible (issue 31 §4)', async () => {
+    const state = new URL('../golden/testdata/node-state-verified.yaml', import.meta.url).pathname;
+    const risky = deployment.replace(
+      'containers: [{name: web, image: nginx}]',
+      'securityContext: {runAsUser: 1337}\n      containers: [{name: web, image: nginx, securityContext: {privileged: true, capabilities: {add: [SETUID]}}}]',
+    );
+    const r = await cli(['explain', '-f', '-', '--node-state', state], risky);
+    expect(r.out).toContain(
+      [
+        '    to be admitted, change:',
+        "      - the pod: spec.securityContext.runAsUser: set a UID other than 1337, the proxy's, which the redirect exempts [proxy_identity]",
+        '      - container web: securityContext.privileged: set false [redirect_tamper]',
+        '      - container web: securityContext.capabilities.add: remove SETUID [proxy_escalation]',
+      ].join('\n'),
+    );
+  });
 });

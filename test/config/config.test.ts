@@ -223,9 +223,18 @@ describe('the loader reads its shape from the schema', () => {
     expect(c.proxy.env).toEqual([{ name: 'A', valueFrom: { secretKeyRef: { name: 's' } } }]);
   });
 
+  it('holds a namespace to one apps level: listed as restricted and as baseline at once is refused', () => {
+    expect(() =>
+      buildConfig({ mesh: 'istio', apps: { restrictedNamespaces: ['a', 'pay'], baselineNamespaces: ['pay'] } }),
+    ).toThrow('apps.restrictedNamespaces and apps.baselineNamespaces both list pay: a namespace is held to one level');
+    expect(buildConfig({ mesh: 'istio', apps: { restrictedNamespaces: ['pay'] } }).apps.restrictedNamespaces).toEqual([
+      'pay',
+    ]);
+  });
+
   it("checks an enum against the schema's members before any value check", () => {
     expect(() => buildConfig({ mesh: 'istio', apps: { privileges: 'lax' } })).toThrow(
-      'apps.privileges: "lax" is not one of restricted, baseline',
+      'apps.privileges: "lax" is not one of node, restricted, baseline',
     );
     expect(() => buildConfig({ mesh: 'istio', enforcement: { default: 3 } })).toThrow(
       'enforcement.default: expected string, got number (3)',

@@ -1,5 +1,5 @@
 // The Dockerfile cannot silently rot: its structure is checked (stages, base images, user, entrypoint), hadolint
-// lints it when installed, and its build is replayed outside Docker (test/docker/dockerfile.ts) in a temp dir —
+// lints it when installed, and its build is replayed outside Docker (scripts/dockerfile.ts) in a temp dir —
 // npm ci, typecheck, prune — after which the resulting /app is started the way the image's ENTRYPOINT would.
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -8,7 +8,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../e2e/harness/binaries.ts';
-import { dockerignore, envPairs, parseDockerfile, replay, type ReplayedStage } from './dockerfile.ts';
+import { buildImage, releaseFacts } from '../../scripts/release.ts';
+import {
+  dockerignore,
+  envPairs,
+  listFiles,
+  parseDockerfile,
+  replay,
+  type ReplayedStage,
+} from '../../scripts/dockerfile.ts';
 
 const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
 const stages = parseDockerfile(dockerfile);
@@ -127,6 +135,25 @@ describe('Dockerfile build, replayed', () => {
       expect(existsSync(join(app(), p)), p).toBe(false);
     }
   });
+
+  it('the release image (scripts/release-image.ts) holds in /app what this replayed build leaves there', async () => {
+    // The release takes the build stage's output from the checkout (production node_modules as npm lists them,
+    // src/ compiled); this replay ran the stage itself. npm's bookkeeping (node_modules/.package-lock.json, .bin
+    // links), which Node never loads, and the release's build-info.json aside, the two must hold the same files.
+    const image = await buildImage(releaseFacts(), join(work, 'release-image'));
+    const released = new Set<string>();
+    for (const layer of image.layers) {
+      const blob = join(image.layout, 'blobs/sha256', layer.digest.slice('sha256:'.length));
+      for (const entry of spawnSync('tar', ['-tzf', blob], { encoding: 'utf8', maxBuffer: 256 << 20 }).stdout.split(
+        '\n',
+      ))
+        if (entry.startsWith('./app/') && !entry.endsWith('/')) released.add(entry.slice('./app/'.length));
+    }
+    const ours = (p: string) => !/^node_modules\/(\.bin\/|\.package-lock\.json$)/.test(p) && p !== 'build-info.json';
+    const replayed = listFiles(app()).filter(ours).sort();
+    expect(released.has('build-info.json')).toBe(true);
+    expect([...released].filter(ours).sort()).toEqual(replayed);
+  }, 170_000);
 
   /** The ENTRYPOINT with the base image's node replaced by this Node 24 and /app by the replayed one. */
   function entrypoint(args: string[]) {

@@ -362,6 +362,11 @@ describe('chart lifecycle: previous version → upgrade under load → uninstall
   }, 360_000);
 
   it('helm uninstall: the post-delete hook runs meshgate uninstall; nothing of meshgate is left', async () => {
+    // An admin promoted the app namespace: uninstall keeps that decision and says how to undo it (issue 34 §8).
+    await core.patchNamespace(
+      { name: APP, body: { metadata: { labels: { 'meshgate.io/enforcement': 'enforce' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     const uninstalling = cp.helm(['uninstall', 'meshgate', '-n', NS, '--timeout', '4m'], { timeoutMs: 300_000 });
     const hookPod = await waitFor(
       'the uninstall hook Job’s pod',
@@ -428,6 +433,11 @@ describe('chart lifecycle: previous version → upgrade under load → uninstall
     expect(real.out).toContain('Secret meshgate/meshgate-tls: deleted (made by meshgate)');
     expect(real.out).toContain('Secret meshgate/meshgate-admission-mark: deleted (made by meshgate)');
     expect(real.out).toContain('Lease meshgate/meshgate-repair-controller: deleted (made by meshgate)');
+    expect(real.out).toContain(
+      `kept: label meshgate.io/enforcement on 1 namespace(s) (${APP}=enforce): the levels your admins set; a ` +
+        `reinstall starts these namespaces at them, not at the default. To start over at the default: kubectl label ` +
+        `namespace ${APP} meshgate.io/enforcement-`,
+    );
     // The Job's container exited 0: tell the Job controller, as the kubelet would.
     await core.patchNamespacedPodStatus(
       {
@@ -517,6 +527,16 @@ describe('chart lifecycle: previous version → upgrade under load → uninstall
       encoding: 'utf8',
     });
     expect(again.status, again.stdout + again.stderr).toBe(0);
-    expect(again.stdout).toContain('nothing of meshgate was left');
+    expect(again.stdout).toContain('nothing of meshgate was left to remove; left on purpose');
+    expect((await core.readNamespace({ name: APP })).metadata!.labels!['meshgate.io/enforcement']).toBe('enforce');
+    // Asked to, it removes the levels too, so a reinstall starts every namespace at the default.
+    const levels = spawnSync(
+      process.execPath,
+      [BIN, 'uninstall', '-n', NS, '--remove-enforcement-labels', `--kubeconfig=${cp.kubeconfigPath}`],
+      { encoding: 'utf8' },
+    );
+    expect(levels.status, levels.stdout + levels.stderr).toBe(0);
+    expect(levels.stdout).toContain(`namespace ${APP}: removed label meshgate.io/enforcement=enforce`);
+    expect((await core.readNamespace({ name: APP })).metadata!.labels!['meshgate.io/enforcement']).toBeUndefined();
   }, 420_000);
 });

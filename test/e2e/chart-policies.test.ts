@@ -438,7 +438,9 @@ describe('the chart’s admission policies on a real apiserver', () => {
       const m = await cp.kc
         .makeApiClient(AdmissionregistrationV1Api)
         .readMutatingWebhookConfiguration({ name: 'meshgate' });
-      expect(patched).toBe(30); // five entries (mesh istio), once per enforcement level, in each configuration
+      // Five entries (mesh istio), once per enforcement level, in each configuration; and the validating one's workload
+      // entries (one per pod entry and level).
+      expect(patched).toBe(45);
       expect(m.webhooks!.every((w) => w.clientConfig.caBundle === Buffer.from(cp.ca.certPem).toString('base64'))).toBe(
         true,
       );

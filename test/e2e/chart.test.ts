@@ -184,10 +184,12 @@ describe('meshgate chart on a real apiserver', () => {
         const res = await cp.kubectl(['patch', kind, 'meshgate', '--type=json', '-p', JSON.stringify(ops)]);
         expect(res.code, res.stderr).toBe(0);
       }
-      for (const ns of ['app', NS, 'kube-system']) {
-        if (ns === 'app') await core.createNamespace({ body: { metadata: { name: ns } } });
+      // app at enforce: its entries fail closed (at audit, the default, they fail open: asserted below).
+      for (const ns of ['app', 'trial', NS, 'kube-system']) {
+        if (ns === 'app' || ns === 'trial') await core.createNamespace({ body: { metadata: { name: ns } } });
+        const level = ns === 'app' ? { 'meshgate.io/enforcement': 'enforce' } : {};
         await core.patchNamespace(
-          { name: ns, body: { metadata: { labels: { 'meshgate.io/inject': 'enabled' } } } },
+          { name: ns, body: { metadata: { labels: { 'meshgate.io/inject': 'enabled', ...level } } } },
           setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
         );
         await waitFor(`ServiceAccount ${ns}/default`, () =>
@@ -199,8 +201,9 @@ describe('meshgate chart on a real apiserver', () => {
         (err) => describeError(err),
       );
       expect(refused).toContain('failed calling webhook');
-      expect(refused).toContain('ns-meshgate-audit.mutate.meshgate.io');
-      for (const ns of [NS, 'kube-system']) {
+      expect(refused).toContain('failed calling webhook \\"ns-meshgate.mutate.meshgate.io\\"');
+      // trial is at the default level, audit, whose entries fail open (issue 34 §2): the same outage refuses nothing.
+      for (const ns of ['trial', NS, 'kube-system']) {
         const created = await core.createNamespacedPod({ namespace: ns, body: pod('allowed') });
         expect(created.metadata?.name).toBe('allowed');
       }

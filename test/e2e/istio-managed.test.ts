@@ -4,10 +4,12 @@
  * names. meshgate learns it from Istio's own istio-sidecar-injector ConfigMap (config.learnImages, default
  * istio-system) through a watch — before the ConfigMap exists the pod is an impostor and refused; once it exists the
  * same pod is admitted with no configuration beyond `mesh: istio`. A second revision (ConfigMap
- * istio-sidecar-injector-canary, GKE's ASM hub, rendered by the same chart) is trusted side by side, and no longer
- * once its ConfigMap is deleted.
+ * istio-sidecar-injector-canary, GKE's ASM hub, rendered by the same chart) is trusted side by side once its
+ * MutatingWebhookConfiguration calls the canary's istiod (a ConfigMap no installed injector reads is not: issue 33
+ * §8), and no longer once its ConfigMap is deleted. The control plane is learned the same way (issue 33 §3): the
+ * canary's proxies use istiod-canary, refused until the revision is installed.
  */
-import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   renderIstioDiscovery,
@@ -66,6 +68,28 @@ const injectorConfigMap = (name: string, data: { config: string; values: string 
     body: { metadata: { name, labels: { 'istio.io/rev': rev } }, data },
   });
 
+/**
+ * A revision's MutatingWebhookConfiguration as istiod's chart renders it (calling Service istiod-<rev> in
+ * istio-system), selecting no namespace here: what makes the revision's ConfigMaps an installed injector's (issue 33 §8).
+ */
+const revisionWebhook = (rev: string) =>
+  cp.kc.makeApiClient(AdmissionregistrationV1Api).createMutatingWebhookConfiguration({
+    body: {
+      metadata: { name: `istio-sidecar-injector-${rev}`, labels: { 'istio.io/rev': rev } },
+      webhooks: [
+        {
+          name: 'rev.namespace.sidecar-injector.istio.io',
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Ignore',
+          clientConfig: { service: { namespace: 'istio-system', name: `istiod-${rev}`, path: '/inject' } },
+          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+          namespaceSelector: { matchLabels: { 'istio.io/rev': rev } },
+        },
+      ],
+    },
+  });
+
 describe("images learned from Istio's own injector ConfigMaps", () => {
   let admitted: V1Pod;
 
@@ -107,8 +131,20 @@ describe("images learned from Istio's own injector ConfigMaps", () => {
       const p = structuredClone(admitted);
       const retag = (cs: V1Container[]) =>
         cs.map((c) => (c.image?.startsWith(AKS_HUB) ? { ...c, image: `${ASM_HUB}/proxyv2:1.27.0-asm.1` } : c));
-      p.spec!.containers = retag(p.spec!.containers);
-      p.spec!.initContainers = retag(p.spec!.initContainers ?? []);
+      // The canary revision's injector points its proxies at its own istiod (injection-template.yaml CA_ADDR).
+      const caAddr = (cs: V1Container[]) =>
+        cs.map((c) =>
+          c.name === 'istio-proxy'
+            ? {
+                ...c,
+                env: c.env?.map((e) =>
+                  e.name === 'CA_ADDR' ? { name: 'CA_ADDR', value: 'istiod-canary.istio-system.svc:15012' } : e,
+                ),
+              }
+            : c,
+        );
+      p.spec!.containers = caAddr(retag(p.spec!.containers));
+      p.spec!.initContainers = caAddr(retag(p.spec!.initContainers ?? []));
       p.metadata = { name, labels: p.metadata?.labels, annotations: p.metadata?.annotations };
       delete p.status;
       return p;
@@ -116,9 +152,19 @@ describe("images learned from Istio's own injector ConfigMaps", () => {
     expect((await create('canary-before', asCanary('canary-before'))).error).toMatch(/\[impostor_container\]/);
     await injectorConfigMap(
       'istio-sidecar-injector-canary',
-      { config: canary.injectorConfig, values: canary.injectorValues },
+      {
+        config: canary.injectorConfig,
+        values: JSON.stringify({ ...JSON.parse(canary.injectorValues), revision: 'canary' }),
+      },
       'canary',
     );
+    // Issue 33 §8: a ConfigMap alone is no installed revision. Anyone who may write ConfigMaps in istio-system could
+    // otherwise name an image; until a MutatingWebhookConfiguration calls the canary's istiod it is not trusted.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await create('canary-no-injector', asCanary('canary-no-injector'))).error).toMatch(
+      /\[impostor_container\]/,
+    );
+    await revisionWebhook('canary');
     let n = 0;
     await waitFor(
       'the canary revision trusted',

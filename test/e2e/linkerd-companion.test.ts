@@ -39,6 +39,15 @@ beforeAll(async () => {
   l5d = await startLinkerdInjector(cp);
   // Fail, not the chart's Ignore: an injector error must fail the test, not let an uninjected pod through to it.
   await l5d.register({ failurePolicy: 'Fail' });
+  // Linkerd's control plane as its chart installs it: meshgate learns the trust anchors and services the injector
+  // writes from these ConfigMaps, trusted because the injector's MutatingWebhookConfiguration names the namespace
+  // (issue 33 §3, §8).
+  await core.createNamespace({ body: { metadata: { name: 'linkerd' } } });
+  for (const [name, data] of [
+    ['linkerd-config', { values: l5d.rendered.values }],
+    ['linkerd-identity-trust-roots', { 'ca-bundle.crt': l5d.rendered.trustRoots }],
+  ] as const)
+    await core.createNamespacedConfigMap({ namespace: 'linkerd', body: { metadata: { name }, data } });
   mg = await startMeshgate(cp, {}, 'linkerd');
   await mg.register({ name: 'z-meshgate' });
   // Linkerd's opt-in is the namespace annotation; meshgate's the label. Pod Security restricted enforced.

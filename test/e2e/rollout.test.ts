@@ -132,11 +132,23 @@ function deployment(name: string, pod: V1Pod): V1Deployment {
   };
 }
 
-/** An app container that sets no UID and keeps its capabilities: `apps.privileges: restricted` refuses it. */
+/**
+ * An app container that adds SETUID by name: the default `apps.privileges: node` refuses what the spec states (one
+ * that merely sets no UID is the node side's to judge, and admitted here).
+ */
 const legacyPod = (): V1Pod => ({
   metadata: { name: 'legacy' },
-  spec: { containers: [{ name: 'app', image: 'registry.example/legacy:1' }] },
+  spec: {
+    containers: [
+      { name: 'app', image: 'registry.example/legacy:1', securityContext: { capabilities: { add: ['SETUID'] } } },
+    ],
+  },
 });
+/** What `check --audit` lists for it: the change, and the setting that would admit it instead. */
+const LEGACY_CHANGES = [
+  'container app: securityContext.capabilities.add: remove SETUID [proxy_escalation]',
+  "meshgate's config: apps.baselineNamespaces: or list shop while its workloads cannot comply (admitted with a warning) [proxy_escalation]",
+];
 
 /** Meshgate's webhook and repair controller in this process, from the chart's ConfigMap; the chart's webhooks here. */
 async function startMeshgateFromChart(): Promise<void> {
@@ -264,7 +276,8 @@ describe('the rollout of docs/istio.md, as printed', () => {
       expect.objectContaining({
         name: 'shop/deployment/legacy',
         reason: 'proxy_escalation',
-        message: expect.stringContaining('to fix: give every container runAsUser/runAsGroup'),
+        message: expect.stringContaining('to fix: remove SETUID/SETGID from capabilities.add'),
+        changes: LEGACY_CHANGES,
       }),
     ]);
     expect(result(pre, 'pods_would_adjust').items).toEqual([
@@ -320,7 +333,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
       (await events('MeshWouldDeny')).find((e) => e.involvedObject.name === recorded.metadata!.name),
     );
     expect(ev.message).toMatch(
-      /^meshgate admitted this pod only because its namespace is at enforcement level audit; at enforce it would be refused \[proxy_escalation\].*To fix: give every container runAsUser/,
+      /^meshgate admitted this pod only because its namespace is at enforcement level audit; at enforce it would be refused \[proxy_escalation\].*To fix: remove SETUID\/SETGID from capabilities.add/,
     );
     expect(ev.type).toBe('Warning');
     for (const line of rollout.split('\n').map((l) => l.trim()))
@@ -338,9 +351,12 @@ describe('the rollout of docs/istio.md, as printed', () => {
       expect.objectContaining({
         name: 'shop/deployment/legacy',
         reason: 'proxy_escalation',
-        message: expect.stringContaining('to fix: give every container runAsUser/runAsGroup'),
+        message: expect.stringContaining('to fix: remove SETUID/SETGID from capabilities.add'),
+        // Issue 31 §4: every change the workload needs, field by field.
+        changes: LEGACY_CHANGES,
       }),
     ]);
+    expect(audit.table).toContain(`          change ${LEGACY_CHANGES[0]}\n`);
     const level = result(audit, 'enforcement_level');
     expect(level.status).toBe('warn');
     expect(level.items).toEqual([
@@ -446,7 +462,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
         /^all 2 guarded namespaces are at enforce, and so are pods opting in by label in \d+ more; unlabelled guarded namespaces are at enforce \(config\.enforcement\.default\)$/,
       ),
     });
-  });
+  }, 120_000);
 
   it("8. at enforce, Istio's own gateway chart: its pods admitted untouched, a gateway with an app beside refused", async () => {
     // The istio/gateway chart of the Istio module, installed with real helm into an unlabelled namespace: its pods
@@ -536,6 +552,11 @@ describe('the rollout of docs/istio.md, as printed', () => {
           level: 'enforce',
           outcome: 'admitted',
           decision: expect.objectContaining({ kind: 'skip', reason: 'no_proxy_yet' }),
+          // Its pods use istiod's gateway template, which explain does not simulate, and says so.
+          simulation: expect.objectContaining({
+            injected: false,
+            why: expect.stringMatching(/template gateway is not simulated/),
+          }),
         },
       ],
     });
@@ -546,14 +567,22 @@ describe('the rollout of docs/istio.md, as printed', () => {
     expect(gwPod.code).toBe(0);
     expect(gwPod.out).toContain('level enforce): ADMITTED\n  not injected (mesh_gateway)');
     // A workload enforce refuses, at enforce (exit 5), and the same template in a namespace at audit (exit 4).
-    await apps.createNamespacedDeployment({
-      namespace: 'blog',
-      body: { ...deployment('legacy', legacyPod()), metadata: { name: 'legacy', namespace: 'blog' } },
-    });
+    // At enforce meshgate refuses the Deployment itself (its workload entry, issue 34 §3): it was created while blog
+    // was at warn, then blog went back to its default, enforce.
+    const body = { ...deployment('legacy', legacyPod()), metadata: { name: 'legacy', namespace: 'blog' } };
+    expect(await apps.createNamespacedDeployment({ namespace: 'blog', body }).then(String, apiError)).toContain(
+      'admission webhook "ns-istio-injection.workloads.meshgate.io" denied the request',
+    );
+    await shell('kubectl label namespace blog meshgate.io/enforcement=warn --overwrite');
+    await apps.createNamespacedDeployment({ namespace: 'blog', body });
+    await shell('kubectl label namespace blog meshgate.io/enforcement-');
     const refused = await explain(['deploy/legacy', '-n', 'blog']);
     expect(refused.code).toBe(5);
     expect(refused.out).toMatch(
       /^deployment\/legacy \(namespace blog, level enforce\): REFUSED\n {2}REJECTED \(proxy_escalation\)/,
+    );
+    expect(refused.out).toContain(
+      '  to be admitted, change:\n      - container app: securityContext.capabilities.add: remove SETUID [proxy_escalation]\n',
     );
     await createNamespace(cp, 'trial', { 'istio-injection': 'enabled', 'meshgate.io/enforcement': 'audit' });
     await apps.createNamespacedDeployment({

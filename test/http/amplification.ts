@@ -101,8 +101,14 @@ export async function holdConnections(child: ServerChild, n: number): Promise<()
   await Promise.all(
     Array.from({ length: 16 }, async () => {
       while (next++ < n) {
+        // From eight addresses (127.0.1.1-8): one client may hold only a quarter of the connections
+        // (maxConnectionsPerClient), and the flood comes from 127.0.0.1.
+        const localAddress = `127.0.1.${(next % 8) + 1}`;
         await new Promise<void>((resolve) => {
-          const s = tls.connect({ host: '127.0.0.1', port: child.port, ca: child.ca }, () => resolve());
+          const s = tls.connect(
+            { host: '127.0.0.1', port: child.port, ca: child.ca, ...({ localAddress } as object) },
+            () => resolve(),
+          );
           s.on('error', () => resolve());
           s.resume();
           sockets.push(s);

@@ -25,6 +25,8 @@ describe('defaults', () => {
       keepAliveTimeoutMs: 95_000,
       connectionsCheckingIntervalMs: 1_000,
       maxConnections: 1024,
+      maxConnectionsPerClient: 256,
+      firstRequestTimeoutMs: 10_000,
       maxRequestsPerSocket: 100_000,
       maxInflightReviews: 64,
       maxInflightBodyBytes: 14 * 1024 * 1024,
@@ -86,7 +88,8 @@ describe('the listening server', () => {
       requestTimeout: 30_000,
       keepAliveTimeout: 95_000,
       timeout: 35_000,
-      maxConnections: 1024,
+      // node's hard ceiling, above which the connection guard's eviction has no say (src/server/app.ts).
+      maxConnections: 1024 + 64,
       maxRequestsPerSocket: 100_000,
     });
   });

@@ -3,7 +3,7 @@ import jsonpatch from 'fast-json-patch';
 import { decide, type Decision } from '../../src/inject/decide.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 import { readStatus } from '../../src/policy/status.ts';
-import { cfg, facts, input, istio, istioPod, linkerdPod, pod, verified } from './fixtures.ts';
+import { cfg, facts, input, istio, istioPod, linkerdPod, pinnedTo, pod, verified } from './fixtures.ts';
 
 function apply(p: Pod, d: Decision): Pod {
   if (d.kind !== 'patch')
@@ -274,6 +274,29 @@ describe("mesh istio: companion of Istio's injector", () => {
     expect(
       decide(input(p({ nodeName: 'bad' })), verified, cfg('istio', { redirect: { onUnverifiedNode: 'validate' } })),
     ).toMatchObject({ kind: 'deny', reason: 'no_fallback' });
+  });
+
+  it('at audit (hold: false): swapped on a verified node, istio-init kept and unpinned elsewhere, a CNI-only pod untouched', () => {
+    const audit = { hold: false };
+    const onGood = apply(
+      istioPod({ nodeName: 'good' }),
+      decide(input(istioPod({ nodeName: 'good' })), verified, c(), audit),
+    );
+    expect(names(onGood).init).toEqual(['istio-validation']);
+    for (const spec of [{}, { nodeName: 'bad' }, pinnedTo('bad')]) {
+      const d = decide(input(istioPod(spec)), verified, c(), audit);
+      expect(d).toMatchObject({ kind: 'patch', reason: 'audit_unpinned' });
+      const out = apply(istioPod(spec), d);
+      expect(names(out).init).toEqual(['istio-init']);
+      expect(out.spec.affinity).toEqual(istioPod(spec).spec.affinity);
+    }
+    // istiod's CNI mode (istio-validation, no istio-init): nothing to fall back to, and nothing pinned or refused.
+    const cniOnly = istioPod({ initContainers: [istio.validation()], nodeName: 'bad' });
+    expect(decide(input(cniOnly), verified, c(), audit)).toEqual({ kind: 'skip', reason: 'audit_unpinned' });
+    expect(decide(input(istioPod({ initContainers: [istio.validation()] })), verified, c(), audit)).toEqual({
+      kind: 'skip',
+      reason: 'audit_unpinned',
+    });
   });
 
   it('is idempotent (the apiserver reinvokes meshgate after later webhooks)', () => {

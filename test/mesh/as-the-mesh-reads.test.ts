@@ -24,9 +24,12 @@ describe('DISABLE_ENVOY on istio-proxy, read with ParseBool as istio-cni reads i
   it.each(refused)('%s: refused', (_n, env) => {
     const p = withProxyEnv(env);
     const r = checkPosture(input(p), verified, cfg('istio'));
-    expect(r).toMatchObject({ ok: false, reason: 'impostor_container' });
-    expect(!r.ok && r.message).toMatch(/env DISABLE_ENVOY=\S+: Envoy does not run and the CNI plugin skips the pod/);
-    expect(decide(input(p), verified, cfg('istio'))).toMatchObject({ kind: 'deny', reason: 'impostor_container' });
+    // Envoy switched off is Istio's proxyless gRPC: an opt-out with its own code (issue 31 §1).
+    expect(r).toMatchObject({ ok: false, reason: 'proxyless_grpc' });
+    expect(!r.ok && r.message).toMatch(
+      /istio-proxy's DISABLE_ENVOY=\S+: Istio's proxyless gRPC runs its agent without Envoy/,
+    );
+    expect(decide(input(p), verified, cfg('istio'))).toMatchObject({ kind: 'deny', reason: 'proxyless_grpc' });
   });
 
   const allowed: Array<[string, EnvVar[]]> = [

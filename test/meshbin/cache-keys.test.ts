@@ -14,8 +14,10 @@ import { ocicniCacheKey, oracleCacheKey } from '../cni/oracle-binary.ts';
 import { controlPlaneCacheKey } from '../e2e/harness/binaries.ts';
 import { certManagerCacheKey } from '../e2e/harness/cert-manager.ts';
 import { istioCacheKey } from '../e2e/harness/istio.ts';
+import { policyReportCacheKey } from '../e2e/harness/policy-report.ts';
 import { toolsCacheKey } from '../monitoring/tools.ts';
 import { realNodeCacheKey } from '../realnode/harness/binaries.ts';
+import { craneCacheKey } from '../release/crane.ts';
 import { cacheRoot, repoRoot } from '../support/build-cache.ts';
 import { meshBuildDir } from './binaries.ts';
 
@@ -28,11 +30,13 @@ const expected: Record<string, () => string> = {
   istio: () => join(cacheRoot(), `istio-${istioCacheKey()}`),
   realnode: () => join(cacheRoot(), `realnode-${realNodeCacheKey()}`),
   promtool: () => join(cacheRoot(), `promtool-${toolsCacheKey()}`),
+  crane: () => join(cacheRoot(), `crane-${craneCacheKey()}`),
   kyverno: kyvernoDir,
   linkerd: () => meshBuildDir('linkerd'),
   'linkerd-validator': () => meshBuildDir('linkerd-validator'),
   containerd: () => meshBuildDir('containerd'),
   ztunnel: () => meshBuildDir('ztunnel'),
+  policyreport: () => join(cacheRoot(), `policyreport-${policyReportCacheKey()}`),
 };
 
 const scripts = readdirSync(join(repoRoot, 'scripts'))

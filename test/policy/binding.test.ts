@@ -26,7 +26,11 @@ describe('what a pod needs from its node, from its spec', () => {
       'cni',
     ],
     ['no proxy at all', pod(), 'unmeshed'],
-    ['look-alike containers', pod({ initContainers: [{ name: 'istio-init', image: 'busybox' }] }), 'unmeshed'],
+    [
+      'look-alike containers: refused by its own reason',
+      pod({ initContainers: [{ name: 'istio-init', image: 'busybox' }] }),
+      'refused:impostor_container',
+    ],
     ['system namespace', pod(), 'exempt'],
   ] as const)('%s → %s', (name, p, want) => {
     expect(redirectNeed(p as never, name === 'system namespace' ? 'kube-system' : 'demo', c)).toBe(want);
@@ -44,13 +48,13 @@ describe('what a pod needs from its node, from its spec', () => {
     const admitted = jsonpatch.applyPatch(structuredClone(created), d.ops, true, false).newDocument as Pod;
     expect(redirectNeed(admitted, 'demo', ambient)).toBe('cni');
     // The same spec with ambient off, or with the validator moved behind another init container: nothing to rely on.
-    expect(redirectNeed(admitted, 'demo', cfg('istio'))).toBe('unmeshed');
+    expect(redirectNeed(admitted, 'demo', cfg('istio'))).toMatch(/^(unmeshed|refused:)/);
     const [validator] = admitted.spec.initContainers ?? [];
     const behind = {
       ...admitted,
       spec: { ...admitted.spec, initContainers: [{ name: 'first', image: 'busybox' }, validator] },
     };
-    expect(redirectNeed(behind as Pod, 'demo', ambient)).toBe('unmeshed');
+    expect(redirectNeed(behind as Pod, 'demo', ambient)).toMatch(/^(unmeshed|refused:)/);
   });
 
   it('the decision per need and node', () => {
@@ -64,6 +68,13 @@ describe('what a pod needs from its node, from its spec', () => {
       ok: false,
       reason: 'binding_unmeshed',
     });
+    // A pod meshgate's rules refuse (admitted at audit, say) keeps its own reason: one per pod, and a true message.
+    const refused = checkBinding('demo/w', 'good', 'refused:proxy_escalation', verified);
+    expect(refused).toMatchObject({ ok: false, reason: 'proxy_escalation' });
+    expect(!refused.ok && refused.message).toMatch(
+      /^pod demo\/w is refused by meshgate's rules \(proxy_escalation: a container other than the mesh's could run as/,
+    );
+    expect(!refused.ok && refused.message).not.toContain('no real mesh proxy');
     expect(checkBinding('demo/w', 'nowhere', 'cni', verified)).toMatchObject({
       ok: false,
       message: expect.stringMatching(/node_not_found/),

@@ -11,18 +11,12 @@ import { decide } from '../../src/inject/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import { cfg, input, verified } from '../inject/fixtures.ts';
-import { corpusPod } from '../support/corpus.ts';
+import { injectedPod } from '../support/corpus.ts';
 
 type Edit = (p: Pod) => void;
 
-function base(file: string): Pod {
-  const p = corpusPod(file) as unknown as Pod;
-  p.metadata = { ...(p.metadata ?? {}), name: 'w', namespace: 'demo' };
-  p.spec.nodeName = 'good';
-  return p;
-}
-const istioBase = () => base('istio__hello.yaml.injected');
-const linkerdBase = () => base('linkerd__inject_emojivoto_pod.golden.yaml');
+const istioBase = () => injectedPod('istio__hello.yaml.injected');
+const linkerdBase = () => injectedPod('linkerd__inject_emojivoto_pod.golden.yaml');
 
 function container(p: Pod, name: string): Container {
   const c = [...(p.spec.initContainers ?? []), ...p.spec.containers].find((x) => x.name === name);
@@ -362,8 +356,9 @@ const refused: Array<[string, 'istio' | 'linkerd', () => Pod, Edit, string, RegE
     'istio',
     istioBase,
     (p) => env(p, 'istio-proxy', { name: 'DISABLE_ENVOY', value: v }),
-    'impostor_container',
-    /DISABLE_ENVOY=.*Envoy (would not run|does not run)/,
+    // Envoy switched off is Istio's proxyless gRPC: an opt-out with its own code (issue 31 §1).
+    'proxyless_grpc',
+    /istio-proxy's DISABLE_ENVOY=.*: Istio's proxyless gRPC runs its agent without Envoy/,
   ]),
   // as whom
   [

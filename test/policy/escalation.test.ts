@@ -1,16 +1,21 @@
 /**
- * Who can become the proxy (issue 21 §3, docs/security.md): under `apps.privileges: restricted` (the default) no
+ * Who can become the proxy (issue 21 §3, issue 31 §2, docs/security.md): under `apps.privileges: restricted` no
  * container but the mesh's may be able to run as, or switch to, the proxy's UID/GID. Each row is a pod a hostile
  * author could submit; the validating webhook (checkPosture) and the mutating one (decide) both refuse it with
- * `proxy_escalation`. In `apps.baselineNamespaces` the same pod is admitted with a warning.
+ * `proxy_escalation`. In `apps.baselineNamespaces` the same pod is admitted with a warning. Under the default
+ * `apps.privileges: node`, admission refuses only what the spec states (SETUID/SETGID added by name, besides the
+ * proxy's UID/GID and network-admin rights under every setting); `apps.restrictedNamespaces` holds a namespace to
+ * restricted.
  */
 import { describe, expect, it } from 'vitest';
 import { checkPosture } from '../../src/policy/posture.ts';
 import { decide } from '../../src/inject/decide.ts';
-import { escalationProblem } from '../../src/policy/escalation.ts';
+import { escalationProblem, privilegesIn, statedEscalationProblem } from '../../src/policy/escalation.ts';
 import { holdsCapability } from '../../src/pod/capabilities.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
+import { buildConfig } from '../../src/config/load.ts';
+import { rawConfig } from '../support/config.ts';
 import { cfg, input, istioPod, linkerdPod, pod, verified } from '../inject/fixtures.ts';
 
 const restricted = (mesh: MeshName, baselineNamespaces: string[] = []) =>
@@ -215,14 +220,136 @@ describe("no container but the mesh's can become the proxy (apps.privileges: res
     });
   });
 
-  it('is the default of every profile', () => {
-    for (const mesh of ['istio', 'linkerd', 'custom'] as const) {
-      const c = cfg(mesh, { apps: { privileges: 'restricted' } });
-      expect(c.config.apps.privileges).toBe('restricted');
-    }
-    // A plain pod in mesh custom (meshgate injects): its app container is judged the same way.
+  it('judges the app containers of mesh custom (meshgate injects) the same way', () => {
     const d = decide(input(pod({ nodeName: 'good' })), verified, restricted('custom'));
     expect(d).toMatchObject({ kind: 'deny', reason: 'proxy_escalation' });
+  });
+});
+
+describe('apps.privileges: node (the default) refuses at admission only what the spec states', () => {
+  const node = (mesh: MeshName, apps: Record<string, unknown> = {}) =>
+    cfg(mesh, { apps: { privileges: 'node', ...apps } });
+
+  /** [case, mesh, pod, reason, message fragment]: each is stated in the spec itself. */
+  const stated: Array<[string, MeshName, Pod, string, RegExp]> = [
+    [
+      'SETUID added by name',
+      'istio',
+      istioWith([app({ capabilities: { add: ['SETUID'] } })]),
+      'proxy_escalation',
+      /container app adds SETUID .*switch to the proxy's UID 1337; remove SETUID from capabilities.add/,
+    ],
+    [
+      'SETGID added by name, lower case with the CAP_ prefix (the runtime reads it so)',
+      'istio',
+      istioWith([app({ capabilities: { drop: ['ALL'], add: ['cap_setgid'] } })]),
+      'proxy_escalation',
+      /adds SETGID .*GID 1337/,
+    ],
+    [
+      'both, on an init container',
+      'linkerd',
+      linkerdPod({
+        nodeName: 'good',
+        initContainers: [
+          ...linkerdPod().spec.initContainers!,
+          app({ capabilities: { add: ['SETUID', 'SETGID'] } }, 'w'),
+        ],
+      }),
+      'proxy_escalation',
+      /init container w adds SETUID and SETGID .*UID 2102/,
+    ],
+    ['the proxy UID itself', 'istio', istioWith([app({ runAsUser: 1337 })]), 'proxy_identity', /runs as UID 1337/],
+    [
+      "the proxy GID on the pod's securityContext",
+      'istio',
+      istioWith([app({})], { securityContext: { runAsGroup: 1337 } }),
+      'proxy_identity',
+      /runAsGroup is 1337/,
+    ],
+    ['privileged', 'istio', istioWith([app({ privileged: true })]), 'redirect_tamper', /runs privileged/],
+    [
+      'NET_ADMIN added',
+      'linkerd',
+      linkerdWith([app({ capabilities: { add: ['NET_ADMIN'] } })]),
+      'redirect_tamper',
+      /adds capability NET_ADMIN/,
+    ],
+  ];
+  it.each(stated)('%s is refused', (_n, mesh, p, reason, message) => {
+    const posture = checkPosture(input(p), verified, node(mesh));
+    expect(posture).toMatchObject({ ok: false, reason });
+    expect(!posture.ok && posture.message).toMatch(message);
+    expect(decide(input(p), verified, node(mesh))).toMatchObject({ kind: 'deny', reason });
+  });
+
+  /** What only the node can see: left to the node side, admitted here. */
+  const nodeSide: Array<[string, MeshName, Pod]> = [
+    ['no securityContext at all (the image USER decides)', 'istio', istioWith([{ name: 'app', image: 'nginx' }])],
+    ['root with the runtime default capabilities', 'istio', istioWith([app({ runAsUser: 0 })])],
+    ['escalation allowed (a set-user-ID binary would be the node side to see)', 'linkerd', linkerdWith([app({})])],
+    [
+      'NET_RAW added back after drop ALL (an ICMP prober: no more than a root container holds by default)',
+      'istio',
+      istioWith([app({ capabilities: { drop: ['ALL'], add: ['NET_RAW'] } })]),
+    ],
+    [
+      "NET_BIND_SERVICE added, ALL dropped (ingress-nginx's controller)",
+      'linkerd',
+      linkerdWith([app({ runAsUser: 101, capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] } })]),
+    ],
+    [
+      'SETUID added and dropped: the named drop wins, as the runtimes apply it',
+      'istio',
+      istioWith([app({ capabilities: { add: ['SETUID'], drop: ['SETUID'] } })]),
+    ],
+  ];
+  it.each(nodeSide)('%s is admitted', (_n, mesh, p) => {
+    expect(checkPosture(input(p), verified, node(mesh))).toMatchObject({ ok: true, warnings: [] });
+    expect(decide(input(p), verified, node(mesh)).kind).not.toBe('deny');
+  });
+
+  it('is the default of every profile', () => {
+    for (const mesh of ['istio', 'linkerd', 'custom'] as const) {
+      expect(buildConfig(mesh === 'custom' ? rawConfig('custom') : { mesh }).apps).toEqual({
+        privileges: 'node',
+        restrictedNamespaces: [],
+        baselineNamespaces: [],
+      });
+    }
+  });
+
+  it('apps.restrictedNamespaces holds a namespace to restricted, and says so', () => {
+    const p = istioWith([{ name: 'app', image: 'nginx' }]);
+    const c = node('istio', { restrictedNamespaces: ['payments'] });
+    const there = checkPosture(input(p, 'payments'), verified, c);
+    expect(there).toMatchObject({ ok: false, reason: 'proxy_escalation' });
+    expect(!there.ok && there.message).toMatch(
+      /sets no runAsUser.*\(namespace payments is in apps.restrictedNamespaces\)/,
+    );
+    expect(checkPosture(input(p, 'shop'), verified, c)).toMatchObject({ ok: true });
+  });
+
+  it('apps.baselineNamespaces turns what the spec states into a warning', () => {
+    const p = istioWith([app({ capabilities: { add: ['SETUID'] } })]);
+    const posture = checkPosture(input(p, 'legacy'), verified, node('istio', { baselineNamespaces: ['legacy'] }));
+    expect(posture).toMatchObject({ ok: true });
+    expect(posture.ok && posture.warnings.join('\n')).toMatch(/adds SETUID .*apps.baselineNamespaces/);
+  });
+
+  it('privilegesIn: the namespace lists beat the cluster-wide setting', () => {
+    const apps = { privileges: 'node' as const, restrictedNamespaces: ['a'], baselineNamespaces: ['b'] };
+    expect(privilegesIn(apps, 'a')).toEqual({ level: 'restricted', relaxed: false });
+    expect(privilegesIn(apps, 'b')).toEqual({ level: 'node', relaxed: true });
+    expect(privilegesIn({ ...apps, privileges: 'baseline' }, 'a')).toEqual({ level: 'restricted', relaxed: false });
+    expect(privilegesIn({ ...apps, privileges: 'restricted' }, 'c')).toEqual({ level: 'restricted', relaxed: false });
+  });
+
+  it('statedEscalationProblem reads only capabilities.add, as the runtime applies add and drop', () => {
+    const id = { proxyUid: 1337, proxyGid: 1337 };
+    expect(statedEscalationProblem(app({ runAsUser: 0 }), id)).toBeUndefined();
+    expect(statedEscalationProblem(app({ capabilities: { add: ['ALL'] } }), id)).toBeUndefined(); // redirect_tamper's
+    expect(statedEscalationProblem(app({ capabilities: { add: ['SETUID'], drop: ['ALL'] } }), id)).toMatch(/SETUID/);
   });
 });
 

@@ -123,8 +123,8 @@ const refused: Array<[string, MeshName, Pod, string, RegExp]> = [
     'interception mode NONE (Istio)',
     'istio',
     ann('istio', 'sidecar.istio.io/interceptionMode', 'NONE'),
-    'redirect_narrowed',
-    /interceptionMode is "NONE"/,
+    'interception_none',
+    /interceptionMode=NONE: with interception mode NONE no rule sends/,
   ],
   [
     'another exempt UID (Linkerd proxy-uid)',

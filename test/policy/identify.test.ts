@@ -60,7 +60,7 @@ const refused: Array<[string, MeshName, Pod, string, RegExp]> = [
     'proxy with DISABLE_ENVOY',
     'istio',
     istioPod({ containers: [{ name: 'app' }, istio.proxy({ env: [{ name: 'DISABLE_ENVOY', value: 'true' }] })] }),
-    'impostor_container',
+    'proxyless_grpc',
     /DISABLE_ENVOY=true/,
   ],
   [

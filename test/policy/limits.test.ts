@@ -11,6 +11,7 @@ import {
   MAX_CAPABILITIES,
   MAX_MESH_ARGS,
   MAX_MESH_ENV,
+  MAX_MESH_LIST,
   MAX_MESH_TEXT,
 } from '../../src/policy/limits.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
@@ -102,6 +103,43 @@ const refused: Array<[string, MeshName, Pod, RegExp]> = [
       ],
     }),
     /^container app adds 129 capabilities; meshgate reads at most 128 \(Linux has 41\)$/,
+  ],
+  // Issue 33 §7: every list of a mesh container that its contract walks.
+  [
+    `istio-proxy with ${MAX_MESH_LIST + 1} volume mounts`,
+    'istio',
+    istioPod({
+      volumes: [{ name: 'data', emptyDir: {} }],
+      containers: [
+        { name: 'app', image: 'nginx' },
+        istio.proxy({
+          volumeMounts: Array.from({ length: MAX_MESH_LIST + 1 }, (_, i) => ({ name: 'data', mountPath: `/d/${i}` })),
+        } as Partial<Container>),
+      ],
+    }),
+    /^container istio-proxy has 257 volume mounts; meshgate reads at most 256 for the mesh's own containers$/,
+  ],
+  [
+    'linkerd-proxy with 60,000 ports',
+    'linkerd',
+    linkerdPod({
+      containers: [
+        { name: 'app', image: 'nginx' },
+        linkerd.proxy({ ports: Array.from({ length: 60_000 }, (_, i) => ({ containerPort: (i % 65535) + 1 })) }),
+      ],
+    }),
+    /^container linkerd-proxy has 60000 ports; meshgate reads at most 256/,
+  ],
+  [
+    `istio-init dropping ${MAX_CAPABILITIES + 1} capabilities`,
+    'istio',
+    withIstioInit({
+      securityContext: {
+        ...istio.init().securityContext,
+        capabilities: { drop: Array(MAX_CAPABILITIES + 1).fill('ALL') },
+      },
+    }),
+    /^init container istio-init drops 129 capabilities; meshgate reads at most 128/,
   ],
   [
     `istio-init -x of ${over} CIDRs`,
@@ -208,6 +246,20 @@ describe('at each bound: read and judged as usual', () => {
       }),
     ],
     [`istio-init with ${MAX_MESH_ENV} environment variables`, 'istio', withIstioInit({ env: env(MAX_MESH_ENV) })],
+    [
+      `istio-proxy with ${MAX_MESH_LIST} volume mounts (user mounts at fresh paths)`,
+      'istio',
+      istioPod({
+        volumes: [{ name: 'data', emptyDir: {} }],
+        containers: [
+          { name: 'app', image: 'nginx' },
+          istio.proxy({
+            volumeMounts: Array.from({ length: MAX_MESH_LIST }, (_, i) => ({ name: 'data', mountPath: `/d/${i}` })),
+          } as Partial<Container>),
+        ],
+      }),
+    ],
+
     [
       `an app container adding ${MAX_CAPABILITIES} capabilities (none that rewrite the network)`,
       'istio',

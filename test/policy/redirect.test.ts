@@ -129,6 +129,59 @@ describe('decideRedirect: every branch', () => {
   });
 });
 
+describe('decideRedirect at enforcement level audit (hold: false): nothing that could keep a pod from running', () => {
+  const cases: Array<{ name: string; p: ReturnType<typeof pod>; c?: Record<string, unknown>; want: object }> = [
+    {
+      name: 'known verified node → cni, as at enforce (the swap that lets the pod pass Pod Security)',
+      p: pod({ nodeName: 'good' }),
+      want: { kind: 'cni', reason: 'node_verified', affinity: false },
+    },
+    {
+      name: 'DaemonSet-pinned verified node → cni',
+      p: pod(pinnedTo('good')),
+      want: { kind: 'cni', reason: 'node_verified', affinity: false },
+    },
+    {
+      name: 'DaemonSet-pinned unverified node → init, not held Pending',
+      p: pod(pinnedTo('bad')),
+      want: { kind: 'init', reason: 'audit_unpinned', node: 'bad', validate: false },
+    },
+    {
+      name: 'bound to an unverified node → init, not refused',
+      p: pod({ nodeName: 'bad' }),
+      want: { kind: 'init', reason: 'audit_unpinned', node: 'bad', validate: false },
+    },
+    {
+      name: 'bound to an unverified node, validate → no validator added either',
+      p: pod({ nodeName: 'bad' }),
+      c: { redirect: { onUnverifiedNode: 'validate' } },
+      want: { kind: 'init', reason: 'audit_unpinned', validate: false },
+    },
+    {
+      name: 'no node yet, some verified → init, not pinned',
+      p: pod(),
+      want: { kind: 'init', reason: 'audit_unpinned', validate: false },
+    },
+    {
+      name: 'no node yet, required → init, not pinned',
+      p: pod(),
+      c: { redirect: { mode: 'required' } },
+      want: { kind: 'init', reason: 'audit_unpinned' },
+    },
+    {
+      name: 'off → init, as configured',
+      p: pod({ nodeName: 'good' }),
+      c: { redirect: { mode: 'off' } },
+      want: { kind: 'init', reason: 'mode_off' },
+    },
+  ];
+  it.each(cases)('$name', ({ p, c, want }) => {
+    const d = decideRedirect(p, oneVerified, cfg('custom', c ?? {}), { hold: false });
+    expect(d).toMatchObject(want);
+    expect(d.kind === 'cni' && d.affinity).toBe(false);
+  });
+});
+
 describe('native sidecars', () => {
   const mixed = facts({ new: { verified: true, kubeletVersion: V }, old: { verified: false, kubeletVersion: OLD } });
   const cases: Array<{

@@ -111,9 +111,21 @@ async function hold(c: RealCluster): Promise<void> {
   });
 }
 
-/** Outside the namespace (network available): make sure every build is there, timing each (cold or warm). */
+/**
+ * Outside the namespace (network available): make sure every build the chosen lines run is there, timing each (cold
+ * or warm). crane serves the registry meshgate's image is pulled from (harness/registry.ts).
+ */
 function builds(t: Timings): void {
-  const scripts = ['controlplane', 'istio', 'realnode', 'linkerd', 'linkerd-validator', 'containerd', 'ztunnel'];
+  const lines = chosenLines(process.env.MESHGATE_REALNODE_LINES);
+  const scripts = [
+    'controlplane',
+    'istio',
+    'realnode',
+    'crane',
+    ...(lines.some((l) => l.mesh === 'linkerd') ? ['linkerd', 'linkerd-validator'] : []),
+    ...(lines.some((l) => l.runtime === 'containerd-2.4') ? ['containerd'] : []),
+    ...(lines.some((l) => l.ambient) ? ['ztunnel'] : []),
+  ];
   for (const s of scripts.map((p) => `build-${p}.sh`)) {
     const r = t.sync(`build ${s}`, () =>
       spawnSync('bash', [join(repoRoot, 'scripts', s)], { stdio: ['ignore', 'inherit', 'inherit'] }),

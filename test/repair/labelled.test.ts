@@ -95,3 +95,39 @@ describe('labelled pods judged from the pod watch', () => {
     expect(labelled.stats).toEqual({ judged: 1, marked: 1 });
   });
 });
+
+describe('labelled pods on OpenShift (proxy.idsFrom: openshift)', () => {
+  const ids = { uid: 1000659999, gid: 1000659999 };
+  const openshift = cfg('istio', { proxy: { idsFrom: 'openshift' } });
+  /** An Istio pod as istiod injects it in namespace shop: its proxy and istio-init's -u the range's last UID. */
+  const injected = () => {
+    const p = istioPod();
+    const init = p.spec.initContainers!.find((x) => x.name === 'istio-init')!;
+    init.args = init.args!.map((a, i, args) => (args[i - 1] === '-u' ? String(ids.uid) : a));
+    const proxy = p.spec.containers.find((x) => x.name === 'istio-proxy')!;
+    proxy.securityContext = { ...proxy.securityContext, runAsUser: ids.uid, runAsGroup: ids.gid };
+    return labelledPod('web', p);
+  };
+
+  it("judges a pod with its namespace's proxy IDs: the injected pod is meshed", () => {
+    const labelled = new LabelledUnmeshed(openshift, undefined, (ns) => (ns === 'shop' ? ids : undefined));
+    labelled.observe(injected());
+    expect(labelled.stats).toEqual({ judged: 1, marked: 0 });
+    expect([...labelled.flagged()]).toEqual([]);
+  });
+
+  it('a pod of a namespace not seen yet is left for its next event, not judged with the configured IDs', () => {
+    let known = false;
+    const labelled = new LabelledUnmeshed(openshift, undefined, () => (known ? ids : undefined));
+    labelled.observe(injected());
+    expect(labelled.stats).toEqual({ judged: 0, marked: 0 });
+    expect([...labelled.flagged()]).toEqual([]);
+    // With the configured IDs it would be flagged (its proxy runs as another UID): why the namespace's are read.
+    const plain = new LabelledUnmeshed(cfg('istio'));
+    plain.observe(injected());
+    expect([...plain.flagged()].map((f) => f.action.reason)).toEqual(['impostor_container']);
+    known = true;
+    labelled.observe(injected());
+    expect(labelled.stats).toEqual({ judged: 1, marked: 0 });
+  });
+});

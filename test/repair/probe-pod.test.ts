@@ -104,6 +104,21 @@ describe('judgeProbe', () => {
       'failed',
       init({ terminated: { exitCode: 126, message: 'iptables validation failed' } }),
     ],
+    [
+      'meshgate’s validator could not listen (42, listen_failed): could not check',
+      'inconclusive',
+      init({ terminated: { exitCode: 42, message: '{"reason":"listen_failed","detail":"EACCES"}' } }),
+    ],
+    [
+      'meshgate’s validator failed on its own (42, internal_error): could not check',
+      'inconclusive',
+      init({ terminated: { exitCode: 42, message: '{"reason":"internal_error","detail":"x"}' } }),
+    ],
+    [
+      'meshgate’s validator wrote no reason (42): proves nothing',
+      'inconclusive',
+      init({ terminated: { exitCode: 42 } }),
+    ],
     ['OOM (137): not a redirect failure', 'inconclusive', init({ terminated: { exitCode: 137 } })],
     ['image cannot be pulled', 'inconclusive', init({ waiting: { reason: 'ImagePullBackOff', message: 'not found' } })],
     ['still pulling', 'running', init({ waiting: { reason: 'PodInitializing' } })],

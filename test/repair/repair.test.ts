@@ -327,9 +327,32 @@ describe('RepairController', () => {
       'meshgate_repair_candidates 0',
     );
     // A marked pod next to them is acted on as before.
-    await ctl.observe(pod({ exit: 42, uid: 'real' }));
+    await ctl.observe(pod({ exit: 42, uid: 'real', message: msg }));
     expect(calls).toEqual(['event Warning MeshRedirectFailed web-1', 'delete demo/web-1 real']);
     expect(failures).toEqual(['demo/web-1']);
+  });
+
+  it('deletes a pod whose validator could not check, but never counts it against the node (issue 33 §7)', async () => {
+    const { api, calls } = fakeApi();
+    const failures: string[] = [];
+    const ctl = new RepairController(api, { ...opts, onFailure: (f) => void failures.push(`${f.pod} ${f.reason}`) });
+    const says = (reason: string) => JSON.stringify({ reason, node: 'node-a', detail: 'x' });
+    await ctl.observe(pod({ exit: 42, uid: 'a', message: says('listen_failed') }));
+    await ctl.observe(pod({ exit: 42, uid: 'b', message: says('internal_error') }));
+    await ctl.observe(pod({ exit: 42, uid: 'c', message: 'not json' }));
+    expect(failures).toEqual([]);
+    expect(calls.filter((c) => c.startsWith('delete'))).toEqual([
+      'delete demo/web-1 a',
+      'delete demo/web-1 b',
+      'delete demo/web-1 c',
+    ]);
+    await ctl.observe(pod({ exit: 42, uid: 'd', message: says('not_redirected') }));
+    expect(failures).toEqual(['demo/web-1 not_redirected']);
+    // Istio's own validator exits 126 for every failure: it counts (admission refuses what breaks it on a healthy node).
+    const istio = decideRepair(pod({ exit: 126, container: 'istio-validation', message: ISTIO_MSG }), ISTIO, TRUST);
+    expect(istio).toMatchObject({ action: 'delete', counted: true });
+    const unchecked = decideRepair(pod({ exit: 42, message: says('listen_failed') }), CUSTOM, TRUST);
+    expect(unchecked).toMatchObject({ action: 'delete', reason: 'listen_failed', counted: false });
   });
 
   it('acts once the key arrives on a pod it could not trust before', async () => {

@@ -259,3 +259,45 @@ describe('the unmeshed-pod sweep', () => {
     s.sweeper.stop();
   });
 });
+
+describe('the sweep on OpenShift (proxy.idsFrom: openshift)', () => {
+  const ids = { uid: 1000659999, gid: 1000659999 };
+  /** An Istio pod as istiod injects it in that namespace: its proxy and istio-init's -u the range's last UID. */
+  const injected = (): PodRecord => {
+    const p = istioPod();
+    p.metadata = { name: 'web', namespace: 'shop', uid: 'uid-web' };
+    const init = p.spec.initContainers!.find((x) => x.name === 'istio-init')!;
+    init.args = init.args!.map((a, i, args) => (args[i - 1] === '-u' ? String(ids.uid) : a));
+    const proxy = p.spec.containers.find((x) => x.name === 'istio-proxy')!;
+    proxy.securityContext = { ...proxy.securityContext, runAsUser: ids.uid, runAsGroup: ids.gid };
+    return record(p);
+  };
+  const sweepWith = async (proxyIds?: typeof ids) => {
+    const api = new FakeApi();
+    api.namespaces_ = [
+      { name: 'shop', labels: { 'meshgate.io/inject': 'enabled' }, ...(proxyIds ? { proxyIds } : {}) },
+    ];
+    api.pods_.set('shop', [injected()]);
+    const sweeper = new UnmeshedPods(api, {
+      cfg: cfg('istio', { proxy: { idsFrom: 'openshift' } }),
+      evict: false,
+      maxEvictionsPerMinute: 10,
+      dryRun: false,
+      now: () => T0,
+      metrics: createRepairMetrics(),
+    });
+    const r = await sweeper.sweep();
+    sweeper.stop();
+    return { found: r.found, events: api.events.map((e) => e.message) };
+  };
+
+  it("judges a namespace's pods with its proxy IDs: the injected pod is meshed", async () => {
+    expect(await sweepWith(ids)).toEqual({ found: 0, events: [] });
+  });
+
+  it('with the configured IDs the same pod would be reported, which is why they are read', async () => {
+    const r = await sweepWith();
+    expect(r.found).toBe(1);
+    expect(r.events.join('\n')).toMatch(/impostor_container/);
+  });
+});

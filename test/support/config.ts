@@ -3,6 +3,7 @@
  * deployment must set them; meshgate refuses to start without); the companion profiles also recognise the image
  * repositories the meshes' own test fixtures use (registry.istio.io/testing/proxyv2 in Istio's test data).
  */
+import { readFileSync } from 'node:fs';
 import { buildConfig } from '../../src/config/load.ts';
 import { compileConfig, type Compiled } from '../../src/config/compile.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
@@ -20,18 +21,12 @@ const ISTIO_TEST_IMAGES = [
 ];
 
 /**
- * What tests of other rules run with: `apps.privileges: baseline`, so their pods' plain app containers (`nginx`, no
- * securityContext) are judged only by the rule under test. The default, `restricted`, refuses those; its own tests
- * (test/policy/escalation.test.ts) and the defaults pin (test/config/defaults.json) set it explicitly.
+ * The raw config a test starts from, before its own overrides (objects merge key by key in buildConfig). Tests run
+ * under the default `apps.privileges: node`, which admits plain app containers (`nginx`, no securityContext), so they
+ * are judged only by the rule under test; `restricted`'s own tests (test/policy/escalation.test.ts, the e2e tiers)
+ * set it explicitly.
  */
-const BASELINE = { apps: { privileges: 'baseline' } };
-
-/** The raw config a test starts from, before its own overrides (objects merge key by key in buildConfig). */
 export function baseConfig(mesh: MeshName): Record<string, unknown> {
-  return { ...profileBase(mesh), ...BASELINE };
-}
-
-function profileBase(mesh: MeshName): Record<string, unknown> {
   if (mesh === 'custom')
     return {
       mesh,
@@ -44,8 +39,20 @@ function profileBase(mesh: MeshName): Record<string, unknown> {
       mesh,
       recognisedImages: { proxy: ISTIO_TEST_IMAGES, init: ISTIO_TEST_IMAGES, validator: ISTIO_TEST_IMAGES },
     };
-  return { mesh };
+  return { mesh, controlPlane: { trustAnchors: [LINKERD_TEST_ANCHORS] } };
 }
+
+/**
+ * The trust anchors of Linkerd's own test fixtures (the injector's golden emojivoto pod in shared/corpus, which the
+ * contract and golden tests judge): what a linkerd-identity-trust-roots would hold in their cluster, read from the
+ * corpus rather than copied here.
+ */
+const LINKERD_TEST_ANCHORS = ((): string => {
+  const file = new URL('../../../shared/corpus/manifests/linkerd__inject_emojivoto_pod.golden.yaml', import.meta.url);
+  const m = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/.exec(readFileSync(file, 'utf8'));
+  if (!m) throw new Error(`no certificate in ${file.pathname}`);
+  return m[0].replace(/\n\s+/g, '\n');
+})();
 
 function mergeDeep(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
   const out = { ...a };

@@ -2,6 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { podTemplates } from '../../src/manifests/workloads.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 
 const MANIFESTS = new URL('../../../shared/corpus/manifests/', import.meta.url);
 
@@ -32,4 +33,12 @@ export function corpusPod(file: string): {
     if (t) return { apiVersion: 'v1', kind: 'Pod', metadata: t.metadata ?? {}, spec: t.spec };
   }
   throw new Error(`${file}: no pod template`);
+}
+
+/** A mesh injector's real output from the corpus as a pod bound to node `good` (test/inject/fixtures.ts verified). */
+export function injectedPod(file: string): Pod {
+  const p = corpusPod(file) as unknown as Pod;
+  p.metadata = { ...(p.metadata ?? {}), name: 'w', namespace: 'demo' };
+  p.spec.nodeName = 'good';
+  return p;
 }

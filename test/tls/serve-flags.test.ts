@@ -1,7 +1,7 @@
 /**
  * The transport-limit flags of `meshgate serve`, through the real CLI in its own process: a bad value is a
  * usage error (exit 2) naming the flag, and the values given reach the listener (a connection beyond
- * --max-connections is dropped at accept; a body slower than --webhook-timeout-seconds is cut with 408).
+ * --max-connections-per-client is closed at accept; a body slower than --webhook-timeout-seconds is cut with 408).
  */
 import { describe, it, expect, afterEach } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -37,6 +37,10 @@ afterEach(() => {
 describe('serve: transport flags', () => {
   it.each<[string[], RegExp]>([
     [['--max-connections', '0'], /--max-connections: "0" is not a whole number of at least 1/],
+    [
+      ['--max-connections', '8', '--max-connections-per-client', '9'],
+      /maxConnectionsPerClient \(9\) exceeds maxConnections \(8\)/,
+    ],
     [['--max-inflight-reviews', 'lots'], /--max-inflight-reviews: "lots" is not a whole number of at least 1/],
     [['--webhook-timeout-seconds', '31'], /--webhook-timeout-seconds: "31" is not a whole number from 1 to 30/],
     [['--max-inflight-body-mib', '3'], /--max-inflight-body-mib: "3" is not a whole number of at least 7/],
@@ -57,6 +61,8 @@ describe('serve: transport flags', () => {
         '--write-certs',
         certs,
         '--max-connections',
+        '3',
+        '--max-connections-per-client',
         '3',
         '--webhook-timeout-seconds',
         '2',
@@ -88,7 +94,8 @@ describe('serve: transport flags', () => {
     console.log(`[serve-flags] slow body cut after ${Date.now() - t0} ms: ${JSON.stringify(answer.split('\r\n')[0])}`);
     expect(answer).toMatch(/^HTTP\/1\.1 408 /);
 
-    // Three connections are held; a fourth is closed at accept.
+    // Three connections are held; a fourth from the same client is closed at accept (--max-connections-per-client;
+    // a fourth from another client would take the slot of the oldest silent one: test/tls/connection-guard.test.ts).
     const open = (): Promise<net.Socket> =>
       new Promise((resolve) => {
         const s = net.connect(port, '127.0.0.1', () => resolve(s));

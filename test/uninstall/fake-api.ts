@@ -30,7 +30,13 @@ export interface FakeCluster {
   leases: Map<string, { metadata: V1ObjectMeta }>;
   workloads: Map<string, { deleting: boolean }>;
   webhookConfigs: string[];
+  /** Namespaces' labels, by name. */
+  namespaces: Map<string, Record<string, string>>;
+  /** PolicyReports, "namespace/name" → its metadata. */
+  reports: Map<string, V1ObjectMeta>;
   writes: string[];
+  /** Called before each namespace patch: a test can throw (a policy still refusing). */
+  beforeNamespacePatch?: (name: string) => void;
   /** Called before each node patch: a test can change the Node (a conflict) or throw (a policy). */
   beforeNodePatch?: (name: string, patch: Json) => void;
 }
@@ -43,6 +49,8 @@ export function fakeCluster(): FakeCluster {
     leases: new Map(),
     workloads: new Map(),
     webhookConfigs: [],
+    namespaces: new Map(),
+    reports: new Map(),
     writes: [],
     api: undefined as unknown as UninstallApi,
   };
@@ -89,6 +97,22 @@ export function fakeCluster(): FakeCluster {
     deleteLease: async (ns, name) => {
       c.writes.push(`delete lease ${key(ns, name)}`);
       c.leases.delete(key(ns, name));
+    },
+    labelledNamespaces: async (label) =>
+      [...c.namespaces].filter(([, l]) => label in l).map(([name, l]) => ({ name, value: l[label] })),
+    removeNamespaceLabel: async (name, label) => {
+      c.beforeNamespacePatch?.(name);
+      delete c.namespaces.get(name)?.[label];
+      c.writes.push(`unlabel namespace ${name} ${label}`);
+    },
+    countPods: async (label) => c.pods.filter((p) => label in (p.metadata?.labels ?? {})).length,
+    policyReports: async (selector) => {
+      const [k, v] = selector.split('=');
+      return [...c.reports.values()].filter((m) => m.labels?.[k] === v).map((m) => ({ metadata: structuredClone(m) }));
+    },
+    deletePolicyReport: async (ns, name) => {
+      c.writes.push(`delete policyreport ${key(ns, name)}`);
+      c.reports.delete(key(ns, name));
     },
   };
   return c;

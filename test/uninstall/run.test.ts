@@ -87,13 +87,14 @@ function cluster(): FakeCluster {
   return c;
 }
 
-async function run(c: FakeCluster, o: { dryRun?: boolean; timeoutMs?: number } = {}) {
+async function run(c: FakeCluster, o: { dryRun?: boolean; timeoutMs?: number; removeLevels?: boolean } = {}) {
   const lines: string[] = [];
   let clock = 0;
   const code = await uninstall(c.api, {
     names: N,
     dryRun: o.dryRun ?? false,
     timeoutMs: o.timeoutMs ?? 10_000,
+    removeEnforcementLabels: o.removeLevels,
     pollMs: 1_000,
     out: (l) => lines.push(l),
     sleep: async (ms) => {
@@ -127,6 +128,47 @@ describe('meshgate uninstall', () => {
     expect(r.out).toContain('done: 6 removed, nothing of meshgate is left');
     // The condition goes before the label: a node without the label but with the condition True reads as verified.
     expect(c.writes.indexOf('patch node status n1')).toBeLessThan(c.writes.indexOf('patch node n1'));
+  });
+
+  it('says what it leaves and how to remove it: the namespaces’ levels, the pods’ records; deletes its PolicyReports', async () => {
+    const c = cluster();
+    c.namespaces.set('team-a', { 'meshgate.io/enforcement': 'enforce', team: 'a' });
+    c.namespaces.set('team-b', { 'meshgate.io/enforcement': 'warn' });
+    c.namespaces.set('other', { team: 'c' });
+    c.pods.push(pod('team-b', 'legacy-1', { labels: { 'meshgate.io/would-deny': 'warn' } }));
+    c.reports.set('team-b/meshgate', { name: 'meshgate', namespace: 'team-b', uid: 'r1', labels: MADE });
+    c.reports.set('team-b/kyverno', { name: 'kyverno', namespace: 'team-b', uid: 'r2', labels: { x: 'y' } });
+    const r = await run(c);
+    expect(r.code, r.out).toBe(0);
+    expect([...c.reports.keys()]).toEqual(['team-b/kyverno']);
+    expect(r.out).toContain("PolicyReport team-b/meshgate: deleted (meshgate's audit findings)");
+    expect(c.namespaces.get('team-a')).toEqual({ 'meshgate.io/enforcement': 'enforce', team: 'a' });
+    expect(r.out).toContain('done: 7 removed; left on purpose, with how to remove it:');
+    expect(r.out).not.toContain('nothing of meshgate is left');
+    expect(r.out).toContain(
+      'kept: label meshgate.io/enforcement on 2 namespace(s) (team-a=enforce, team-b=warn): the levels your admins ' +
+        'set; a reinstall starts these namespaces at them, not at the default. To start over at the default: ' +
+        'kubectl label namespace team-a team-b meshgate.io/enforcement-',
+    );
+    expect(r.out).toContain('kept: label and annotation meshgate.io/would-deny on 1 pod(s) admitted below enforce');
+  });
+
+  it('--remove-enforcement-labels removes the levels, waiting out an enforcement policy that still refuses', async () => {
+    const c = cluster();
+    c.namespaces.set('team-a', { 'meshgate.io/enforcement': 'enforce', team: 'a' });
+    let refusals = 2;
+    c.beforeNamespacePatch = () => {
+      if (refusals-- > 0)
+        throw apiError(403, 'Forbidden', "ValidatingAdmissionPolicy 'mg-enforcement' denied request: only ...");
+    };
+    const dry = await run(c, { dryRun: true, removeLevels: true });
+    expect(dry.out).toContain('namespace team-a: would remove label meshgate.io/enforcement=enforce');
+    expect(c.namespaces.get('team-a')).toEqual({ 'meshgate.io/enforcement': 'enforce', team: 'a' });
+    const r = await run(c, { removeLevels: true });
+    expect(r.code, r.out).toBe(0);
+    expect(c.namespaces.get('team-a')).toEqual({ team: 'a' });
+    expect(r.out).toContain('namespace team-a: removed label meshgate.io/enforcement=enforce');
+    expect(r.out).toContain('nothing of meshgate is left');
   });
 
   it('is idempotent: a second run finds nothing and writes nothing', async () => {

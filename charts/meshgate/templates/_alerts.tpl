@@ -89,7 +89,7 @@ groups:
             those pods do not run, and their controllers keep retrying. The metric's exported_namespace label names the
             namespaces, the webhook's admission log lines the pods and their owners.
       - alert: MeshgateAdmittedBelowEnforce
-        expr: sum by (reason) (increase(meshgate_admission_decisions_total{ {{- $wh -}} ,decision=~"audit|warn"}[1h])) >= 1
+        expr: sum by (reason) (increase(meshgate_audited_pods_total{ {{- $wh -}} }[1h])) >= 1
         labels:
           {{- toYaml (merge (dict "severity" "info") $extra) | nindent 10 }}
         annotations:

@@ -121,9 +121,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{/* Labels of every object: the chart's, then commonLabels (the schema keeps those off the chart's own keys). */}}
 {{- define "meshgate.labels" -}}
 {{ include "meshgate.chartLabels" . }}
-{{- with .Values.commonLabels }}
+{{- with include "meshgate.commonLabels" . | fromYaml }}
 {{ toYaml . }}
 {{- end }}
+{{- end -}}
+
+{{/* commonLabels over global.commonLabels, without the chart's own keys (a parent's global cannot replace them). */}}
+{{- define "meshgate.commonLabels" -}}
+{{- $global := omit ((.Values.global | default dict).commonLabels | default dict) "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/version" "app.kubernetes.io/managed-by" "app.kubernetes.io/component" "helm.sh/chart" -}}
+{{- toYaml (merge (deepCopy (.Values.commonLabels | default dict)) $global) -}}
 {{- end -}}
 
 {{/*
@@ -144,13 +150,56 @@ app.kubernetes.io/instance: {{ .ctx.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
+{{/* registry/repository:tag (or @digest); the registry is image.registry, else global.imageRegistry, else none. */}}
 {{- define "meshgate.image" -}}
 {{- $tag := .Values.image.tag | default .Chart.AppVersion -}}
+{{- $registry := .Values.image.registry | default ((.Values.global | default dict).imageRegistry) | default "" | trimSuffix "/" -}}
+{{- $repo := ternary (printf "%s/%s" $registry .Values.image.repository) .Values.image.repository (ne $registry "") -}}
 {{- if .Values.image.digest -}}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- printf "%s@%s" $repo .Values.image.digest -}}
 {{- else -}}
-{{- printf "%s:%s" .Values.image.repository $tag -}}
+{{- printf "%s:%s" $repo $tag -}}
 {{- end -}}
+{{- end -}}
+
+{{/* imagePullSecrets: global.imagePullSecrets (objects or bare names), then the chart's own; nothing when none. */}}
+{{- define "meshgate.imagePullSecrets" -}}
+{{- $out := list -}}
+{{- range (concat ((.Values.global | default dict).imagePullSecrets | default list) (.Values.imagePullSecrets | default list)) -}}
+{{- $out = append $out (ternary (dict "name" .) . (kindIs "string" .)) -}}
+{{- end -}}
+{{- with $out | uniq }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* revisionHistoryLimit of a workload (`w`), else global's; nothing when neither is set. Call with (dict "ctx" $ "w" ...). */}}
+{{- define "meshgate.revisionHistoryLimit" -}}
+{{- $v := .w.revisionHistoryLimit -}}
+{{- if kindIs "invalid" $v }}{{ $v = (.ctx.Values.global | default dict).revisionHistoryLimit }}{{ end -}}
+{{- if not (kindIs "invalid" $v) }}
+revisionHistoryLimit: {{ $v }}
+{{- end }}
+{{- end -}}
+
+{{/*
+A probe: the chart's handler (`handler`, a dict) with the timing values of `p` (enabled: false drops it). Call with
+(dict "name" "readinessProbe" "handler" (dict "httpGet" ...) "p" .Values.<workload>.readinessProbe).
+*/}}
+{{- define "meshgate.probe" -}}
+{{- $p := .p | default dict -}}
+{{- if ne $p.enabled false }}
+{{ .name }}:
+  {{- toYaml (merge (deepCopy .handler) (omit $p "enabled")) | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* The pod's automountServiceAccountToken when the workload sets one (null: the ServiceAccount's). */}}
+{{- define "meshgate.automountToken" -}}
+{{- if not (kindIs "invalid" .automountServiceAccountToken) }}
+automountServiceAccountToken: {{ .automountServiceAccountToken }}
+{{- end }}
 {{- end -}}
 
 {{/* Call with (dict "ctx" $ "path" "/mutate"). caBundle stays empty: meshgate (self-managed) or cert-manager fills it. */}}
@@ -202,5 +251,6 @@ helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
 {{- $who := list -}}
 {{- range .Values.enforcement.admins.groups }}{{ $who = append $who (printf "group %s" .) }}{{ end -}}
 {{- range .Values.enforcement.admins.users }}{{ $who = append $who (printf "user %s" .) }}{{ end -}}
+{{- if .Values.enforcement.breakGlass.enabled }}{{ $who = append $who (printf "break-glass account %s/%s" .Release.Namespace (include "meshgate.breakGlassName" .)) }}{{ end -}}
 {{- if $who }}{{ join " or " $who }}{{ else }}nobody (enforcement.admins is empty){{ end -}}
 {{- end -}}

@@ -10,7 +10,7 @@ global podLabels, then commonLabels.
 {{- define "meshgate.podLabels" -}}
 {{- $chart := include "meshgate.chartLabels" .ctx | fromYaml -}}
 {{- $_ := set $chart "app.kubernetes.io/component" .component -}}
-{{- toYaml (merge $chart (.w.podLabels | default dict) (.ctx.Values.podLabels | default dict) (.ctx.Values.commonLabels | default dict)) -}}
+{{- toYaml (merge $chart (.w.podLabels | default dict) (.ctx.Values.podLabels | default dict) (include "meshgate.commonLabels" .ctx | fromYaml)) -}}
 {{- end -}}
 
 {{/* Pod annotations: `chart` (checksums, which always win), then the workload's podAnnotations, then the global ones. */}}
@@ -64,12 +64,13 @@ topologySpreadConstraints:
 {{- end -}}
 
 {{/*
-Where a workload's pods may run: its nodeSelector, affinity and tolerations values. An empty affinity means the
+Where a workload's pods may run: its nodeSelector (over global.nodeSelector: pass "global" .Values.global), affinity
+and tolerations values. An empty affinity means the
 workload's default (`defaultAffinity`: the replicas' anti-affinity of the webhook and the repair controller);
 one given replaces it whole. Call with (dict "w" .Values.<workload> "defaultAffinity" (dict ...)).
 */}}
 {{- define "meshgate.placement" -}}
-{{- with .w.nodeSelector }}
+{{- with merge (deepCopy (.w.nodeSelector | default dict)) ((.global | default dict).nodeSelector | default dict) }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
 {{- end }}
@@ -98,6 +99,10 @@ metadata:
   labels:
     {{- include "meshgate.labels" .ctx | nindent 4 }}
     app.kubernetes.io/component: {{ .component }}
+    {{- with omit (.sa.labels | default dict) "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/component" }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+automountServiceAccountToken: {{ ne .sa.automountServiceAccountToken false }}
 {{- end }}
 {{- end -}}
 

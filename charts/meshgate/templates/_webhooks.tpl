@@ -142,3 +142,94 @@ expression: >-
   object.metadata.?labels.orValue({}) != oldObject.metadata.?labels.orValue({}) ||
   object.metadata.?annotations.orValue({}) != oldObject.metadata.?annotations.orValue({})
 {{- end -}}
+
+{{/*
+failurePolicy and timeoutSeconds of an entry (docs/security.md, "failurePolicy"). Entries of the audit level always
+fail open (Ignore), with their own short timeout (webhook.audit.timeoutSeconds): audit refuses nothing, so neither
+may an outage or a slow meshgate refuse, delay beyond that budget or hold a pod there that would run without
+meshgate. Every other entry takes webhook.mutating/validating.failurePolicy and webhook.timeoutSeconds.
+  include "meshgate.entryFailurePolicy" (dict "ctx" $ "entry" . "kind" "mutating")
+*/}}
+{{- define "meshgate.entryFailurePolicy" -}}
+{{- if eq .entry.level "audit" -}}
+Ignore
+{{- else -}}
+{{- index .ctx.Values.webhook .kind "failurePolicy" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "meshgate.entryTimeout" -}}
+{{- if eq .entry.level "audit" -}}
+{{- .ctx.Values.webhook.audit.timeoutSeconds -}}
+{{- else -}}
+{{- .ctx.Values.webhook.timeoutSeconds -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The workload entries of the validating configuration (issue 34 §3, src/admission/workload.ts): one per pod entry and
+level, with that entry's namespaceSelector, sending CREATEs and UPDATEs of Deployments, StatefulSets, DaemonSets,
+ReplicaSets, ReplicationControllers, Jobs and CronJobs (and webhook.workloads.extraRules) to
+/validate/workloads[/warn|/audit], so the person applying one reads meshgate's refusal (enforce) or warning (warn,
+audit) with the fix. A pod entry's objectSelector (pods opting in by their own labels) becomes a match condition on
+the template's labels: a workload's own labels are not its pods'. UPDATEs that leave the spec alone (the garbage
+collector's finalizers, label edits) are not sent. They always fail open, with webhook.workloads.timeoutSeconds:
+pods stay the enforcement point, and a workload refused only because meshgate is down would be an outage that
+protects nothing.
+*/}}
+{{- define "meshgate.workloadRules" -}}
+- apiGroups: ["apps"]
+  apiVersions: ["v1"]
+  operations: ["CREATE", "UPDATE"]
+  resources: ["deployments", "statefulsets", "daemonsets", "replicasets"]
+  scope: Namespaced
+- apiGroups: ["batch"]
+  apiVersions: ["v1"]
+  operations: ["CREATE", "UPDATE"]
+  resources: ["jobs", "cronjobs"]
+  scope: Namespaced
+- apiGroups: [""]
+  apiVersions: ["v1"]
+  operations: ["CREATE", "UPDATE"]
+  resources: ["replicationcontrollers"]
+  scope: Namespaced
+{{- range .Values.webhook.workloads.extraRules }}
+- apiGroups: {{ toJson .apiGroups }}
+  apiVersions: {{ toJson .apiVersions }}
+  operations: ["CREATE", "UPDATE"]
+  resources: {{ toJson .resources }}
+  scope: Namespaced
+{{- end }}
+{{- end -}}
+
+{{/* The labels of a workload's pod template, in CEL over the request (a CronJob's sit one level deeper). */}}
+{{- define "meshgate.templateLabelsCel" -}}
+(request.resource.resource == 'cronjobs' ? object.spec.?jobTemplate.?spec.?template.?metadata.?labels.orValue({}) : object.spec.?template.?metadata.?labels.orValue({}))
+{{- end -}}
+
+{{- define "meshgate.workloadEntries" -}}
+{{- $labels := include "meshgate.templateLabelsCel" . -}}
+{{- range (include "meshgate.webhookEntries" . | fromJsonArray) }}
+- name: {{ .name }}.workloads.meshgate.io
+  {{- include "meshgate.webhookClientConfig" (dict "ctx" $ "path" (printf "/validate/workloads%s" (ternary "" (printf "/%s" .level) (eq .level "enforce")))) | nindent 2 }}
+  rules:
+    {{- include "meshgate.workloadRules" $ | nindent 4 }}
+  namespaceSelector:
+    {{- toYaml .namespaceSelector | nindent 4 }}
+  matchConditions:
+    - name: pod-template-changed
+      expression: request.operation != 'UPDATE' || object.spec != oldObject.spec
+    {{- with .objectSelector }}
+    - name: pod-template-labels
+      expression: {{ include "meshgate.selectorCel" (dict "selector" . "labels" $labels) | quote }}
+    {{- end }}
+    {{- with $.Values.webhook.matchConditions }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  failurePolicy: Ignore
+  matchPolicy: Equivalent
+  sideEffects: None
+  timeoutSeconds: {{ $.Values.webhook.workloads.timeoutSeconds }}
+  admissionReviewVersions: ["v1"]
+{{- end }}
+{{- end -}}

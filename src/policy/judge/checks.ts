@@ -305,18 +305,22 @@ export interface MountContract {
   readonly extra?: (mount: Record<string, unknown>, ctx: ContractContext) => Problem;
 }
 
-export function mounts(contract: MountContract): FieldCheck {
-  return (v, ctx) => {
+/** A mounts check, with its rules kept readable: which volumes are the producer's (src/policy/mesh-volumes.ts). */
+export type MountsCheck = FieldCheck & { readonly rules: readonly MountRule[] };
+
+/** Whether `rule` is the one for a mount of volume `name` at `mountPath`. */
+export function ruleMatches(rule: MountRule, name: string, mountPath: string): boolean {
+  return (typeof rule.name === 'string' ? rule.name === name : rule.name.test(name)) && rule.mountPath === mountPath;
+}
+
+export function mounts(contract: MountContract): MountsCheck {
+  const check: FieldCheck = (v, ctx) => {
     if (v === undefined) return undefined;
     if (!Array.isArray(v)) return `is ${show(v)}, not a list`;
     for (const m of v) {
       if (!isObject(m) || typeof m.name !== 'string' || typeof m.mountPath !== 'string')
         return `holds ${show(m)}, not a mount`;
-      const rule = contract.rules.find(
-        (r) =>
-          (typeof r.name === 'string' ? r.name === m.name : r.name.test(m.name as string)) &&
-          r.mountPath === m.mountPath,
-      );
+      const rule = contract.rules.find((r) => ruleMatches(r, m.name as string, m.mountPath as string));
       if (!rule) {
         if (!contract.extra)
           return `mounts volume ${m.name} at ${m.mountPath}, where the injector mounts nothing of that name`;
@@ -332,6 +336,7 @@ export function mounts(contract: MountContract): FieldCheck {
     }
     return undefined;
   };
+  return Object.assign(check, { rules: contract.rules });
 }
 
 /**
@@ -394,9 +399,9 @@ export const volume = {
     },
   /** Checked by a function of the volume's source. */
   where:
-    (test: (vol: Readonly<Record<string, unknown>>) => Problem): MountRule['volume'] =>
-    (vol) =>
-      vol ? test(vol) : undefined,
+    (test: (vol: Readonly<Record<string, unknown>>, ctx: ContractContext) => Problem): MountRule['volume'] =>
+    (vol, ctx) =>
+      vol ? test(vol, ctx) : undefined,
 };
 
 /** A security context equal to one of the forms, except the listed fields, which `vary` may accept. */

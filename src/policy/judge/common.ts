@@ -5,7 +5,6 @@
 import { isObject } from '../../util/json.ts';
 import { TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX } from '../../pod/service-account-token.ts';
 import {
-  anyValue,
   imagePullPolicy,
   oneOf,
   resizePolicy,
@@ -52,12 +51,32 @@ export const TOKEN_MOUNT: MountRule = {
 };
 
 /**
- * Security-context fields that only take rights away (a seccomp or AppArmor profile, the default /proc mount):
- * policy engines (Kyverno, Gatekeeper mutations for Pod Security `restricted`) add them to every container, the
- * meshes' own containers included. An SELinux label or Windows options could grant rights: never.
+ * A seccomp or AppArmor profile that confines: the runtime's default, or a profile the node's administrator installed
+ * (`Localhost`, named by `localhostProfile`). `Unconfined` takes the runtime's default profile AWAY (issue 33 §8: it
+ * was counted as tightening): the container may then make every system call, or touch every file, the runtime's
+ * default forbids. Without a type the apiserver refuses the profile; any other key is not a profile's.
+ */
+export function confinement(what: string): FieldCheck {
+  return (v) => {
+    if (v === undefined) return undefined;
+    if (!isObject(v) || Object.keys(v).some((k) => k !== 'type' && k !== 'localhostProfile'))
+      return `is ${JSON.stringify(v)}, not a ${what} profile`;
+    if (v.type === 'RuntimeDefault' || (v.type === 'Localhost' && typeof v.localhostProfile === 'string'))
+      return undefined;
+    if (v.type === 'Unconfined')
+      return `is Unconfined: it lifts the runtime's default ${what} profile, which only the mesh's injector could choose`;
+    return `is ${JSON.stringify(v)}: only RuntimeDefault and Localhost confine`;
+  };
+}
+
+/**
+ * Security-context fields that only take rights away (a confining seccomp or AppArmor profile, the default /proc
+ * mount): policy engines (Kyverno, Gatekeeper mutations for Pod Security `restricted`) add them to every container,
+ * the meshes' own containers included. `Unconfined` profiles, an SELinux label or Windows options could grant
+ * rights: never.
  */
 export const TIGHTENING: Readonly<Record<string, FieldCheck>> = {
-  seccompProfile: anyValue('a seccomp profile only forbids system calls'),
-  appArmorProfile: anyValue('an AppArmor profile only forbids access'),
+  seccompProfile: confinement('seccomp'),
+  appArmorProfile: confinement('AppArmor'),
   procMount: oneOf(['Default']),
 };

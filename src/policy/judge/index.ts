@@ -10,6 +10,8 @@ import { ISTIO_INIT, ISTIO_PROXY, ISTIO_VALIDATION } from './istio.ts';
 import { LINKERD_INIT, LINKERD_PROXY, LINKERD_VALIDATOR, linkerdPodProblem } from './linkerd.ts';
 import { ownContract } from './own.ts';
 import { istioPodProblem } from './istio-pod.ts';
+import { resolutionProblem } from './resolution.ts';
+import { ISTIO_LEGACY_GATEWAY_PROXY } from './istio-gateway.ts';
 import type { ContainerContract, ContractContext } from './types.ts';
 
 export { judgeContract } from './judge.ts';
@@ -18,6 +20,8 @@ export type { ContainerContract, ContractContext } from './types.ts';
 export interface Contracts {
   /** The mesh's own containers (istio, linkerd); absent for custom, which recognises only meshgate's. */
   readonly mesh?: Readonly<Record<Role, ContainerContract>>;
+  /** The proxy of a gateway its chart writes without an injector (Istio's legacy gateway charts). */
+  readonly gatewayProxy?: ContainerContract;
   readonly own: {
     readonly validator: ContainerContract;
     /** Istio ambient pods' validator (src/ambient/); accepted only where ambient is enabled. */
@@ -42,6 +46,7 @@ export function contractsFor(cfg: Compiled): Contracts {
   const volumes = own?.volumes ?? [];
   c = {
     mesh: MESH[cfg.config.mesh],
+    gatewayProxy: cfg.config.mesh === 'istio' ? ISTIO_LEGACY_GATEWAY_PROXY : undefined,
     own: {
       validator: ownContract(cfg.validator),
       ambientValidator: cfg.config.ambient.enabled ? ownContract(cfg.ambientValidator) : undefined,
@@ -61,9 +66,26 @@ export function contractContext(
   role: Role,
   cfg: Compiled,
 ): ContractContext {
-  const volumes = new Map<string, Readonly<Record<string, unknown>>>();
-  for (const v of pod.spec.volumes ?? []) if (typeof v?.name === 'string') volumes.set(v.name, v);
-  return { pod, container, role, id: cfg.identity, volumes };
+  return { pod, container, role, id: cfg.identity, volumes: volumesByName(pod), cp: cfg.controlPlane };
+}
+
+/**
+ * The pod's volumes by name, built once per volume list (issue 33 §7: each mesh container's contract used to build
+ * its own map, three walks of a pod's 40,000 volumes per review). Keyed by the list itself and rebuilt when its
+ * length changed: a review never changes its pod, and tests that add a volume to a pod they judged before push.
+ */
+type Volumes = ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+const byList = new WeakMap<object, { length: number; volumes: Volumes }>();
+const NO_VOLUMES: Volumes = new Map();
+export function volumesByName(pod: Pod): Volumes {
+  const list = pod.spec.volumes;
+  if (!list) return NO_VOLUMES;
+  const hit = byList.get(list);
+  if (hit && hit.length === list.length) return hit.volumes;
+  const m = new Map<string, Readonly<Record<string, unknown>>>();
+  for (const v of list) if (typeof v?.name === 'string') m.set(v.name, v);
+  byList.set(list, { length: list.length, volumes: m });
+  return m;
 }
 
 /**
@@ -71,7 +93,11 @@ export function contractContext(
  * (src/policy/judge/istio-pod.ts, linkerd.ts); undefined when there are none.
  */
 export function podConfigProblem(pod: Pod, cfg: Compiled): string | undefined {
-  if (cfg.config.mesh === 'istio') return istioPodProblem(pod);
-  if (cfg.config.mesh === 'linkerd') return linkerdPodProblem(pod);
-  return undefined;
+  const mesh =
+    cfg.config.mesh === 'istio'
+      ? istioPodProblem(pod, cfg.controlPlane)
+      : cfg.config.mesh === 'linkerd'
+        ? linkerdPodProblem(pod)
+        : undefined;
+  return mesh ?? resolutionProblem(pod, cfg.controlPlane);
 }

@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import type { Pod } from '../../contract/pod.ts';
 import { isObject } from '../../util/json.ts';
 import { proxyConfigProblem } from './istio-env.ts';
+import { type ControlPlane, isControlPlaneAddress } from '../../mesh/control-plane.ts';
 import type { Problem } from './types.ts';
 
 export const PROXY_CONFIG_ANNOTATION = 'proxy.istio.io/config';
@@ -17,11 +18,23 @@ const BOOTSTRAP_OVERRIDE = 'sidecar.istio.io/bootstrapOverride';
 /** A ProxyConfig is a few hundred bytes; 64 KiB is far beyond any real one and bounds the YAML parse. */
 const MAX_PROXY_CONFIG_BYTES = 64 * 1024;
 
+/**
+ * pilot-agent sets discoveryAddress from this pod annotation, read from the downward API at start, over everything
+ * else (pilot/cmd/pilot-agent/config/config.go applyAnnotations).
+ */
+export const DISCOVERY_ADDRESS_ANNOTATION = 'sidecar.istio.io/discoveryAddress';
+
 /** Why the pod's annotations would make Istio's proxy run or read what the pod supplies; undefined when not. */
-export function istioPodProblem(pod: Pod): Problem {
+export function istioPodProblem(pod: Pod, cp: ControlPlane): Problem {
   const a = pod.metadata?.annotations ?? {};
   if (a[BOOTSTRAP_OVERRIDE] !== undefined)
     return `annotation ${BOOTSTRAP_OVERRIDE}=${a[BOOTSTRAP_OVERRIDE]}: Envoy would start from a bootstrap the pod supplies`;
+  const discovery = a[DISCOVERY_ADDRESS_ANNOTATION];
+  if (discovery !== undefined && !isControlPlaneAddress(cp, discovery))
+    return (
+      `annotation ${DISCOVERY_ADDRESS_ANNOTATION}=${discovery}: pilot-agent would take its configuration from there, ` +
+      `not from the installed control plane (${cp.addresses.join(', ')})`
+    );
   const raw = a[PROXY_CONFIG_ANNOTATION];
   if (raw === undefined) return undefined;
   if (raw.length > MAX_PROXY_CONFIG_BYTES)
@@ -45,6 +58,7 @@ export function istioPodProblem(pod: Pod): Problem {
     );
   const problem = proxyConfigProblem(
     JSON.stringify(Object.fromEntries(Object.entries(value).map(([k, v]) => [camel(k), v]))),
+    cp,
   );
   return problem ? `annotation ${PROXY_CONFIG_ANNOTATION} ${problem}` : undefined;
 }

@@ -5,7 +5,6 @@
  * these contracts refuse every field the template never writes and every value that would make the container run
  * something else, from other files, or as someone else (docs/security.md "Mesh containers, field by field").
  */
-import { isObject } from '../../util/json.ts';
 import {
   absent,
   anyValue,
@@ -21,6 +20,8 @@ import {
 import { APISERVER_DEFAULTED, SIZING, TIGHTENING, TOKEN_MOUNT } from './common.ts';
 import { ISTIO_IPTABLES_ENV, ISTIO_PROXY_ENV } from './istio-env.ts';
 import { mountPathProblem } from './paths.ts';
+import { ISTIO_TOKEN, mtlsCerts, POD_INFO, rootCertVolume, secretVolume, WORKLOAD_SOCKET } from './istio-volumes.ts';
+import { istioGateway } from '../../mesh/istio.ts';
 import type { ContainerContract, ContractContext, FieldCheck, Problem } from './types.ts';
 
 const PRODUCER = "Istio's injector";
@@ -86,15 +87,11 @@ export const proxyArgs: FieldCheck = (v) => {
   return undefined;
 };
 
-/** The volumes behind the template's mounts, by name; another volume under one of these names is refused. */
-const secretOrConfigMap = (vol: Readonly<Record<string, unknown>>): Problem =>
-  isObject(vol.configMap) || isObject(vol.projected) || isObject(vol.secret) || isObject(vol.csi)
-    ? undefined
-    : `is ${JSON.stringify(vol)}, not the certificate volume the injector adds`;
-
 const PROXY_MOUNTS: readonly MountRule[] = [
   TOKEN_MOUNT,
-  { name: 'workload-socket', mountPath: '/var/run/secrets/workload-spiffe-uds', volume: volume.emptyDir() },
+  { name: 'workload-socket', mountPath: '/var/run/secrets/workload-spiffe-uds', volume: WORKLOAD_SOCKET },
+  // Istio's SPIRE template (samples/security/spire/istio-spire-config.yaml) mounts it at /run: the same directory.
+  { name: 'workload-socket', mountPath: '/run/secrets/workload-spiffe-uds', volume: WORKLOAD_SOCKET },
   { name: 'credential-socket', mountPath: '/var/run/secrets/credential-uds', volume: volume.emptyDir() },
   { name: 'workload-certs', mountPath: '/var/run/secrets/workload-spiffe-credentials', volume: volume.emptyDir() },
   {
@@ -103,7 +100,7 @@ const PROXY_MOUNTS: readonly MountRule[] = [
     readOnly: true,
     volume: volume.equals({ csi: { driver: 'workloadcertificates.security.cloud.google.com' } }),
   },
-  { name: 'istiod-ca-cert', mountPath: '/var/run/secrets/istio', volume: volume.where(secretOrConfigMap) },
+  { name: 'istiod-ca-cert', mountPath: '/var/run/secrets/istio', volume: volume.where(rootCertVolume) },
   {
     name: 'istio-ca-crl',
     mountPath: '/var/run/secrets/istio/crl',
@@ -112,39 +109,16 @@ const PROXY_MOUNTS: readonly MountRule[] = [
   { name: 'istio-data', mountPath: '/var/lib/istio/data', volume: volume.emptyDir() },
   // The agent writes Envoy's bootstrap here; a pod-supplied volume under this name would hand Envoy the pod's own.
   { name: 'istio-envoy', mountPath: '/etc/istio/proxy', volume: volume.emptyDir('Memory') },
+  { name: 'istio-token', mountPath: '/var/run/secrets/tokens', volume: ISTIO_TOKEN },
+  { name: 'istio-certs', mountPath: '/etc/certs/', readOnly: true, volume: volume.where(mtlsCerts) },
+  // pilot-agent reads the pod's annotations here, proxy.istio.io/config among them: only the downward API may fill it.
+  { name: 'istio-podinfo', mountPath: '/etc/istio/pod', volume: POD_INFO },
   {
-    name: 'istio-token',
-    mountPath: '/var/run/secrets/tokens',
-    volume: volume.where((vol) => {
-      const sources = isObject(vol.projected) ? vol.projected.sources : undefined;
-      return Array.isArray(sources) &&
-        sources.length === 1 &&
-        isObject(sources[0]) &&
-        isObject(sources[0].serviceAccountToken) &&
-        sources[0].serviceAccountToken.path === 'istio-token'
-        ? undefined
-        : 'is not the projected istio-token';
-    }),
+    name: 'lightstep-certs',
+    mountPath: '/etc/lightstep',
+    readOnly: true,
+    volume: volume.where(secretVolume("the tracer's roots", () => 'lightstep.cacert')),
   },
-  { name: 'istio-certs', mountPath: '/etc/certs/', readOnly: true, volume: volume.where(secretOrConfigMap) },
-  {
-    // pilot-agent reads the pod's annotations here, proxy.istio.io/config among them: only the downward API may fill it.
-    name: 'istio-podinfo',
-    mountPath: '/etc/istio/pod',
-    volume: volume.where((vol) => {
-      const d = vol.downwardAPI;
-      if (!isObject(d) || !Array.isArray(d.items) || Object.keys(vol).some((k) => k !== 'name' && k !== 'downwardAPI'))
-        return 'is not the downward API volume of the pod labels and annotations';
-      const ok = d.items.every(
-        (i) =>
-          isObject(i) &&
-          ((i.path === 'labels' && isObject(i.fieldRef) && i.fieldRef.fieldPath === 'metadata.labels') ||
-            (i.path === 'annotations' && isObject(i.fieldRef) && i.fieldRef.fieldPath === 'metadata.annotations')),
-      );
-      return ok ? undefined : 'holds files other than the pod labels and annotations';
-    }),
-  },
-  { name: 'lightstep-certs', mountPath: '/etc/lightstep', readOnly: true, volume: volume.where(secretOrConfigMap) },
 ];
 
 /**
@@ -152,7 +126,7 @@ const PROXY_MOUNTS: readonly MountRule[] = [
  * where they cannot shadow what the proxy runs or reads (src/policy/judge/paths.ts), without sub-paths or
  * propagation, and never of the node's files.
  */
-function userMount(m: Record<string, unknown>, ctx: ContractContext): Problem {
+export function userMount(m: Record<string, unknown>, ctx: ContractContext): Problem {
   const path = m.mountPath as string;
   if (m.name === 'custom-bootstrap-volume')
     return 'mounts custom-bootstrap-volume (sidecar.istio.io/bootstrapOverride): Envoy would start from a bootstrap the pod supplies';
@@ -168,26 +142,47 @@ function userMount(m: Record<string, unknown>, ctx: ContractContext): Problem {
 
 const proxyMounts = mounts({ rules: PROXY_MOUNTS, extra: userMount });
 
-/** istio-proxy's security context as the template writes it (not TPROXY, no NET_BIND_SERVICE, not privileged). */
+/**
+ * istio-proxy's security context as the template writes it (not TPROXY, no NET_BIND_SERVICE, not privileged). The
+ * gateway template (files/gateway-injection-template.yaml) writes only the proxy's identity: a Deployment written as
+ * Istio's docs show one (`image: auto`, nothing else) keeps just that; a gateway is the pod's only container, so
+ * there is no redirect for its hardening to protect (the istio/gateway chart adds the sidecar's anyway).
+ */
+const sidecarSecurity = (ctx: ContractContext) => ({
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL'] },
+  privileged: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  runAsUser: ctx.id.proxyUid,
+  runAsGroup: ctx.id.proxyGid ?? ctx.id.proxyUid,
+});
 const proxySecurity = securityContext(
   [
-    (ctx) => ({
-      allowPrivilegeEscalation: false,
-      capabilities: { drop: ['ALL'] },
-      privileged: false,
-      readOnlyRootFilesystem: true,
-      runAsNonRoot: true,
-      runAsUser: ctx.id.proxyUid,
-      runAsGroup: ctx.id.proxyGid ?? ctx.id.proxyUid,
-    }),
+    sidecarSecurity,
+    (ctx) =>
+      istioGateway(ctx.pod)?.alone
+        ? { runAsUser: ctx.id.proxyUid, runAsGroup: ctx.id.proxyGid ?? ctx.id.proxyUid }
+        : sidecarSecurity(ctx),
   ],
   TIGHTENING,
 );
 
-/** pilot-agent's own commands as the template's hooks run them: wait for Envoy, drain it. */
+/**
+ * pilot-agent's own commands as the template's hooks run them: wait for Envoy, drain it. The drain hook's port is the
+ * pod's `status.sidecar.istio.io/port`, else the chart's `global.proxy.statusPort` (15020 by default; any port an
+ * operator or a pod chooses): `pilot-agent request` sends one HTTP POST to that port on the pod's own loopback, so its
+ * value changes only where the drain request lands inside the pod.
+ */
 const PROXY_HOOKS = execHooks([
   ['pilot-agent', 'wait'],
-  ...[15020, 15021].map((p) => ['pilot-agent', 'request', `--debug-port=${p}`, 'POST', 'drain']),
+  [
+    'pilot-agent',
+    'request',
+    /^--debug-port=(6553[0-5]|655[0-2]\d|65[0-4]\d\d|6[0-4]\d{3}|[1-5]?\d{1,4})$/,
+    'POST',
+    'drain',
+  ],
 ]);
 
 export const ISTIO_PROXY: ContainerContract = {

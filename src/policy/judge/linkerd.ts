@@ -20,9 +20,11 @@ import {
   ports,
   securityContext,
   volume,
+  type EnvRule,
 } from './checks.ts';
 import { APISERVER_DEFAULTED, SIZING, TIGHTENING, TOKEN_MOUNT } from './common.ts';
-import type { ContainerContract, FieldCheck, Problem } from './types.ts';
+import { isControlPlaneAddress, pemBodies } from '../../mesh/control-plane.ts';
+import type { ContainerContract, ContractContext, FieldCheck, Problem } from './types.ts';
 
 const PRODUCER = "Linkerd's proxy injector";
 /** The proxy's admin port (values proxy.ports.admin): its probes and linkerd-await ask it. */
@@ -30,6 +32,52 @@ const ADMIN_PORT = 4191;
 
 const downward = (vol: Readonly<Record<string, unknown>>): Problem =>
   isObject(vol.downwardAPI) ? undefined : 'is not the downward API volume of the pod labels and annotations';
+
+/**
+ * Where Linkerd's proxy connects and whom it trusts (issue 33 §3), pinned to the installed control plane
+ * (src/mesh/control-plane.ts): its destination, policy and identity services (and the tracing collector its values
+ * name) by address, the identities it requires of them, and the trust anchors as a literal PEM bundle whose every
+ * certificate is one of linkerd-identity-trust-roots'. The injector's other form, a configMapKeyRef to
+ * linkerd-identity-trust-roots, is for Linkerd's own pods only (charts/partials _proxy.tpl): in any other namespace it
+ * reads a ConfigMap of that namespace, whose author chooses the roots.
+ */
+const addressOf = (what: string): EnvRule => ({
+  value: (v, ctx) =>
+    isControlPlaneAddress(ctx.cp, v)
+      ? undefined
+      : `it points the proxy's ${what} at another address than the installed control plane's (${ctx.cp.addresses.join(', ')})`,
+});
+const identityOf = (what: string): EnvRule => ({
+  value: (v, ctx) =>
+    ctx.cp.names.includes(v.trim())
+      ? undefined
+      : `it changes the identity the proxy requires of its ${what}; the installed control plane's are ${ctx.cp.names.join(', ')}`,
+});
+const CONTROL_PLANE_ENV: Readonly<Record<string, EnvRule>> = {
+  LINKERD2_PROXY_DESTINATION_SVC_ADDR: addressOf('destination service'),
+  LINKERD2_PROXY_POLICY_SVC_ADDR: addressOf('policy service'),
+  LINKERD2_PROXY_IDENTITY_SVC_ADDR: addressOf('identity service (where it gets its certificate)'),
+  LINKERD2_PROXY_TRACE_COLLECTOR_SVC_ADDR: addressOf('trace collector, which it dials past the redirect,'),
+  LINKERD2_PROXY_DESTINATION_SVC_NAME: identityOf('destination service'),
+  LINKERD2_PROXY_POLICY_SVC_NAME: identityOf('policy service'),
+  LINKERD2_PROXY_IDENTITY_SVC_NAME: identityOf('identity service'),
+  LINKERD2_PROXY_TRACE_COLLECTOR_SVC_NAME: identityOf('trace collector'),
+  LINKERD2_PROXY_IDENTITY_TRUST_ANCHORS: {
+    value: (v, ctx) => {
+      const certs = pemBodies(v);
+      if (certs.length === 0) return 'holds no PEM certificate';
+      if (ctx.cp.trustAnchors.length === 0)
+        return (
+          "meshgate does not know the installed trust anchors (learnImages reads Linkerd's " +
+          "linkerd-identity-trust-roots; or set controlPlane.trustAnchors), so it cannot tell them from the pod author's"
+        );
+      const foreign = certs.findIndex((c) => !ctx.cp.trustAnchors.includes(c));
+      return foreign < 0
+        ? undefined
+        : `its certificate ${foreign + 1} of ${certs.length} is not one of the installed trust anchors: the proxy would trust identities it issued`;
+    },
+  },
+};
 
 const PROXY_ENV = env({
   names: {
@@ -40,13 +88,11 @@ const PROXY_ENV = env({
     _pod_nodeName: { from: [fieldRef('spec.nodeName')] },
     _pod_sa: { from: [fieldRef('spec.serviceAccountName')] },
     LINKERD2_PROXY_INBOUND_IPS: { from: [fieldRef('status.podIPs')] },
-    LINKERD2_PROXY_IDENTITY_TRUST_ANCHORS: {
-      value: () => undefined,
-      from: [{ configMapKeyRef: { name: 'linkerd-identity-trust-roots', key: 'ca-bundle.crt' } }],
-    },
+    ...CONTROL_PLANE_ENV,
   },
-  // The proxy reads LINKERD2_PROXY_* for its listeners, timeouts, identity endpoints and policies; it runs no other
-  // program and loads no code, whatever they say. A listener moved off the redirect's port fails closed.
+  // The proxy reads LINKERD2_PROXY_* for its listeners, timeouts and policies; it runs no other program and loads no
+  // code, whatever they say. A listener moved off the redirect's port fails closed. Where it connects and whom it
+  // trusts are pinned above.
   other: anyLiteral,
 });
 
@@ -116,6 +162,23 @@ export const LINKERD_PROXY: ContainerContract = {
   },
 };
 
+/**
+ * The capabilities Linkerd's injector copies onto linkerd-init (pkg/inject/inject.go injectPodSpec and
+ * injectProxyInit, charts/partials/templates/_proxy-init.tpl): when the pod's first container — the first app
+ * container, which the injector read before it put the proxy in front — sets capabilities, linkerd-init gets
+ * NET_ADMIN and NET_RAW plus that container's `add`, and its `drop` without NET_ADMIN and NET_RAW ("psp compliance":
+ * ingress-nginx's controller adds NET_BIND_SERVICE and drops ALL). What runs there is still linkerd2-proxy-init, judged
+ * by the profile; an app container adding network-admin rights is refused on its own (redirect_tamper).
+ */
+function copiedCapabilities(pod: ContractContext['pod']): Record<string, unknown> | undefined {
+  const first = pod.spec.containers.find((c) => c.name !== 'linkerd-proxy');
+  const caps = first?.securityContext?.capabilities;
+  if (!isObject(caps)) return undefined;
+  const add = ['NET_ADMIN', 'NET_RAW', ...((caps.add as string[] | undefined) ?? [])];
+  const drop = ((caps.drop as string[] | undefined) ?? []).filter((d) => d !== 'NET_RAW' && d !== 'NET_ADMIN');
+  return drop.length ? { add, drop } : { add };
+}
+
 /** linkerd-init's identity: root or an unprivileged UID, never the proxy's (it would exempt itself, pointlessly). */
 const initIdentity: FieldCheck = (v, ctx) =>
   v === undefined || (Number.isInteger(v) && v !== ctx.id.proxyUid) ? undefined : `is ${JSON.stringify(v)}`;
@@ -128,10 +191,15 @@ export const LINKERD_INIT: ContainerContract = {
     args: anyValue('read by the profile as proxy-init reads them'),
     securityContext: securityContext(
       [false, true].flatMap((privileged) =>
-        [undefined, ['ALL']].map((drop) => () => ({
+        [undefined, ['ALL'], 'copied' as const].map((drop) => (ctx: ContractContext) => ({
           allowPrivilegeEscalation: privileged,
           privileged,
-          capabilities: drop ? { add: ['NET_ADMIN', 'NET_RAW'], drop } : { add: ['NET_ADMIN', 'NET_RAW'] },
+          capabilities:
+            drop === 'copied'
+              ? (copiedCapabilities(ctx.pod) ?? { add: ['NET_ADMIN', 'NET_RAW'] })
+              : drop
+                ? { add: ['NET_ADMIN', 'NET_RAW'], drop }
+                : { add: ['NET_ADMIN', 'NET_RAW'] },
           readOnlyRootFilesystem: true,
         })),
       ),

@@ -7,8 +7,7 @@
 import type { Container } from '../../contract/pod.ts';
 import type { DeepReadonly } from '../../util/readonly.ts';
 import { env, exactly, mounts, securityContext, volume, type EnvRule, type MountRule } from './checks.ts';
-import { APISERVER_DEFAULTED, SIZING, TOKEN_MOUNT } from './common.ts';
-import { anyValue } from './checks.ts';
+import { APISERVER_DEFAULTED, confinement, SIZING, TOKEN_MOUNT } from './common.ts';
 import type { ContainerContract, FieldCheck } from './types.ts';
 
 const PRODUCER = "meshgate's template";
@@ -82,7 +81,7 @@ export function ownContract(
     env: envOf(t),
     volumeMounts: mountsOf(t, volumes),
     securityContext: securityContext([() => structuredClone(t.securityContext ?? {}) as Record<string, unknown>], {
-      appArmorProfile: anyValue('an AppArmor profile only forbids access'),
+      appArmorProfile: confinement('AppArmor'),
     }),
   });
   return { producer: PRODUCER, fields: { ...fields, ...judgedElsewhere } };

@@ -5,6 +5,7 @@
  * own.ts; src/policy/judge/judge.ts applies one to a container.
  */
 import type { MeshIdentity, Role } from '../../mesh/types.ts';
+import type { ControlPlane } from '../../mesh/control-plane.ts';
 import type { Container, Pod } from '../../contract/pod.ts';
 
 /** A problem with a value, as words completing "its <field> …"; undefined when the value is allowed. */
@@ -18,6 +19,8 @@ export interface ContractContext {
   readonly id: MeshIdentity;
   /** The pod's volumes by name: a mount is only as trustworthy as the volume behind it. */
   readonly volumes: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+  /** Where the mesh's proxy may connect and whom it trusts (src/mesh/control-plane.ts). */
+  readonly cp: ControlPlane;
 }
 
 export type FieldCheck = (value: unknown, ctx: ContractContext) => Problem;

@@ -75,7 +75,8 @@ export class RepairController {
     if (d.action === 'untrusted') this.#noteUntrusted(uid, d);
     if (d.action === 'none' || d.action === 'untrusted') this.#candidates.delete(uid);
     else this.#candidates.set(uid, pod);
-    if ((d.action === 'report' || d.action === 'delete') && d.node && this.#o.onFailure) {
+    // Only a failure that proves the redirect missing counts against the node; "could not check" does not.
+    if ((d.action === 'report' || d.action === 'delete') && d.counted && d.node && this.#o.onFailure) {
       const now = (this.#o.now ?? Date.now)();
       this.#o.onFailure({
         node: d.node,

@@ -12,7 +12,11 @@ import { REDIRECT_LABEL } from '../../contract/names.ts';
 import type { KeyRing } from '../../mark/keys.ts';
 import { ADMITTED_ANNOTATION, epochSeconds, verifyMark } from '../../mark/mark.ts';
 import type { ValidationFailure } from './failures.ts';
-import { REASONS as VALIDATOR_REASONS, type Reason as ValidatorReason } from '../../validator/reasons.ts';
+import {
+  COULD_NOT_CHECK,
+  REASONS as VALIDATOR_REASONS,
+  type Reason as ValidatorReason,
+} from '../../validator/reasons.ts';
 
 /** A container termination as the kubelet records it (finishedAt: the kubelet's clock). */
 interface Terminated {
@@ -60,6 +64,8 @@ export interface RepairTrust {
 /** A failed validation: where and when (the termination's finishedAt, ms since the epoch, when recorded). */
 interface Failed {
   reason: FailureReason;
+  /** Whether the failure is evidence that the node does not redirect (provesNotRedirected). */
+  counted: boolean;
   message: string;
   node?: string;
   failedAt?: number;
@@ -106,6 +112,18 @@ export function failureReason(
   }
 }
 
+/**
+ * Whether a failure shows that the pod's traffic was not redirected, and so counts against its node (issue 33 §7):
+ * meshgate's validator says so by its reason (not the "could not check" ones: COULD_NOT_CHECK), and a message it did
+ * not write (`unknown`) proves nothing; the meshes' own validators exit with one code for every failure, so theirs
+ * count (admission refuses the pod sysctls that would make them fail on a healthy node: src/policy/sysctls.ts).
+ */
+export function provesNotRedirected(reason: FailureReason): boolean {
+  if (reason === 'unknown') return false;
+  if (reason === 'istio_validation_failed' || reason === 'linkerd_validation_failed') return true;
+  return !COULD_NOT_CHECK.has(reason);
+}
+
 export type UntrustedWhy = 'mark_missing' | 'mark_invalid' | 'no_key';
 
 /** Whether the pod's admission mark verifies; the problem otherwise, in words. */
@@ -140,6 +158,7 @@ export function decideRepair(pod: PodForRepair, validator: ValidatorWatch, trust
   }
   if (!found) return { action: 'none', why: 'validation_ok' };
   const { reason, detail } = failureReason(found.failure, found.message);
+  const counted = provesNotRedirected(reason);
   const node = pod.spec?.nodeName;
   const message = `redirect validation failed on node ${node ?? '<unknown>'} (${reason}${detail ? `: ${detail}` : ''})`;
   const owned = pod.metadata.ownerReferences?.some((o) => o.controller);
@@ -151,6 +170,7 @@ export function decideRepair(pod: PodForRepair, validator: ValidatorWatch, trust
       action: 'untrusted',
       ...untrusted,
       reason,
+      counted,
       message: `${message}; not acted on: ${untrusted.problem}`,
       node,
       failedAt,
@@ -161,6 +181,7 @@ export function decideRepair(pod: PodForRepair, validator: ValidatorWatch, trust
       action: 'report',
       why: 'no_controller',
       reason,
+      counted,
       message: `${message}; the pod has no controller, so it is left for a person to act on`,
       node,
       failedAt,
@@ -169,6 +190,7 @@ export function decideRepair(pod: PodForRepair, validator: ValidatorWatch, trust
     action: 'delete',
     why: 'validation_failed',
     reason,
+    counted,
     message: `${message}; deleting the pod so its controller recreates it`,
     node,
     failedAt,

@@ -12,7 +12,7 @@ import type { Compiled } from '../../config/compile.ts';
 import { ISTIO_STATUS } from '../../mesh/istio.ts';
 import { UNVERIFIED_TAINT } from '../../contract/node.ts';
 import type { Container, Pod } from '../../contract/pod.ts';
-import { failureReason, type ValidatorWatch } from '../failed/decide.ts';
+import { failureReason, provesNotRedirected, type ValidatorWatch } from '../failed/decide.ts';
 import { DNS_LABEL } from '../../util/names.ts';
 
 export const PROBE_LABEL = 'meshgate.io/probe';
@@ -160,7 +160,8 @@ export function judgeProbe(status: ProbeStatus | undefined, validator: Validator
     const failure = validator.failures.find((f) => f.exitCode === t.exitCode);
     if (failure) {
       const { reason, detail } = failureReason(failure, t.message);
-      return { state: 'failed', reason, detail };
+      if (provesNotRedirected(reason)) return { state: 'failed', reason, detail };
+      return { state: 'inconclusive', detail: `the validator could not check the redirect (${reason}: ${detail})` };
     }
     return {
       state: 'inconclusive',

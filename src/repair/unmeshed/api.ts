@@ -3,6 +3,7 @@
  * (get, by name), pods (list, paged), namespaces from a watch (labels only; a label change that opts a namespace
  * in asks for a sweep at once), evictions (pods/eviction create, narrowed by the chart's eviction policy) and Events.
  */
+import { istioOpenShiftProxyIds, type ProxyIds } from '../../mesh/istio-openshift.ts';
 import type { Logger } from 'pino';
 import type { NamespaceFacts, ReadError } from '../../check/facts.ts';
 import { podRecord, webhookEntry, type PodLike, type WebhookLike } from '../../check/records.ts';
@@ -82,14 +83,17 @@ export async function watchNamespaces(
   client: KubeClient,
   onChange: (name: string) => void,
   logger: Logger,
-): Promise<{ list(): NamespaceFacts[]; stop(): void }> {
+): Promise<{ list(): NamespaceFacts[]; proxyIds(namespace: string): ProxyIds | undefined; stop(): void }> {
   let labels = new Map<string, Record<string, string>>();
-  type Ns = { metadata?: { name?: string; labels?: Record<string, string> } };
-  const set = (n: Ns, into = labels): boolean => {
+  // Istio on OpenShift: the proxy's IDs each namespace's pods get (src/config/per-namespace.ts), two numbers.
+  let ids = new Map<string, ProxyIds>();
+  type Ns = { metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> } };
+  const set = (n: Ns, into = labels, idsInto = ids): boolean => {
     const name = n.metadata?.name ?? '';
     const next = n.metadata?.labels ?? {};
     const prev = into.get(name);
     into.set(name, next);
+    idsInto.set(name, istioOpenShiftProxyIds(n.metadata?.annotations));
     return prev === undefined || JSON.stringify(prev) !== JSON.stringify(next);
   };
   const reflector = new Reflector({
@@ -97,14 +101,28 @@ export async function watchNamespaces(
     path: core('namespaces'),
     list: () => {
       const next = new Map<string, Record<string, string>>();
-      return { add: (n) => void set(n as Ns, next), done: () => (labels = next) };
+      const nextIds = new Map<string, ProxyIds>();
+      return {
+        add: (n) => void set(n as Ns, next, nextIds),
+        done: () => {
+          labels = next;
+          ids = nextIds;
+        },
+      };
     },
     upsert: (n) => {
       if (set(n as Ns)) onChange((n as Ns).metadata?.name ?? '');
     },
-    remove: (n) => labels.delete((n as Ns).metadata?.name ?? ''),
+    remove: (n) => {
+      labels.delete((n as Ns).metadata?.name ?? '');
+      ids.delete((n as Ns).metadata?.name ?? '');
+    },
     onError: (err) => logger.warn({ err: errorFields(err) }, 'namespace watch interrupted; resuming'),
   });
   await reflector.start();
-  return { list: () => [...labels].map(([name, l]) => ({ name, labels: l })), stop: () => reflector.stop() };
+  return {
+    list: () => [...labels].map(([name, l]) => ({ name, labels: l, proxyIds: ids.get(name) })),
+    proxyIds: (name) => ids.get(name),
+    stop: () => reflector.stop(),
+  };
 }

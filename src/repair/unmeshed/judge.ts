@@ -14,7 +14,7 @@ import { NodeFactStore } from '../../facts/node-facts.ts';
 import { MIRROR_ANNOTATION } from '../../contract/names.ts';
 import type { ReasonCode } from '../../contract/reasons.ts';
 import { parsePod } from '../../pod/parse.ts';
-import { redirectNeed } from '../../policy/binding.ts';
+import { isUnmeshedNeed, redirectNeed } from '../../policy/binding.ts';
 import { checkPosture } from '../../policy/posture.ts';
 import { screen } from '../../policy/screen.ts';
 import type { PodRecord } from '../../check/facts.ts';
@@ -39,7 +39,7 @@ export function judgeUnmeshed(p: PodRecord, cfg: Compiled): UnmeshedAction {
   if (p.owner?.kind === 'Node' || p.annotations?.[MIRROR_ANNOTATION] !== undefined) return { action: 'none' };
   const parsed = parsePod(p.object, `pod ${p.namespace}/${p.name}`);
   if (!parsed.ok) return { action: 'none' };
-  if (redirectNeed(parsed.pod, p.namespace, cfg) !== 'unmeshed') return { action: 'none' };
+  if (!isUnmeshedNeed(redirectNeed(parsed.pod, p.namespace, cfg))) return { action: 'none' };
   const where =
     `pod ${p.namespace}/${p.name} runs without meshgate's redirect in namespace ${p.namespace}, ` +
     "which meshgate's webhooks select";

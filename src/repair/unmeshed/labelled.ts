@@ -17,6 +17,8 @@ import { judgeUnmeshed, type UnmeshedAction } from './judge.ts';
 import type { KeyRing } from '../../mark/keys.ts';
 import { WOULD_DENY_LABEL } from '../../admission/level.ts';
 import { markTrust, type PodForRepair } from '../failed/decide.ts';
+import { configForNamespace } from '../../config/per-namespace.ts';
+import type { ProxyIds } from '../../mesh/istio-openshift.ts';
 
 export interface Flagged {
   namespace: string;
@@ -29,14 +31,23 @@ export interface Flagged {
 export class LabelledUnmeshed {
   readonly #cfg: Compiled;
   readonly #keys: () => KeyRing | undefined;
+  readonly #idsOf: ((namespace: string) => ProxyIds | undefined) | undefined;
   readonly #flagged = new Map<string, Flagged>();
   /** Pods judged in full, and pods passed on their mark: for tests and the bench's logs. */
   readonly stats = { judged: 0, marked: 0 };
 
-  /** `keys`: the admission mark's keys as loaded now (none: every pod is judged). */
-  constructor(cfg: Compiled, keys: () => KeyRing | undefined = () => undefined) {
+  /**
+   * `keys`: the admission mark's keys as loaded now (none: every pod is judged). `idsOf`: on Istio on OpenShift
+   * (`proxy.idsFrom: openshift`), the proxy's IDs of a namespace from the namespace watch (src/config/per-namespace.ts).
+   */
+  constructor(
+    cfg: Compiled,
+    keys: () => KeyRing | undefined = () => undefined,
+    idsOf?: (namespace: string) => ProxyIds | undefined,
+  ) {
     this.#cfg = cfg;
     this.#keys = keys;
+    this.#idsOf = idsOf;
   }
 
   /** A labelled pod as the watch delivers it (added or modified). */
@@ -50,8 +61,12 @@ export class LabelledUnmeshed {
       this.#flagged.delete(uid);
       return;
     }
+    // A namespace the watch has not delivered yet (OpenShift only): judged on the pod's next event rather than with
+    // the wrong proxy IDs, which would take the real proxy for an impostor.
+    const here = configForNamespace(this.#cfg, p.namespace, this.#idsOf);
+    if (!here.ok) return;
     this.stats.judged++;
-    const action = judgeUnmeshed(p, this.#cfg);
+    const action = judgeUnmeshed(p, here.cfg);
     if (action.action === 'none') this.#flagged.delete(uid);
     else this.#flagged.set(uid, { namespace: p.namespace, name: p.name, uid, labels: p.labels, action });
   }

@@ -47,7 +47,7 @@ export async function startUnmeshed(
   },
 ): Promise<RunningUnmeshed> {
   let namespaces: Awaited<ReturnType<typeof watchNamespaces>> | undefined;
-  const labelled = new LabelledUnmeshed(cfg, deps.keys);
+  const labelled = new LabelledUnmeshed(cfg, deps.keys, (ns) => namespaces?.proxyIds(ns));
   const pods = new UnmeshedPods(
     kubeUnmeshedApi(client, s.webhookConfig, () => namespaces?.list() ?? []),
     {

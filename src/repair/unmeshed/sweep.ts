@@ -12,6 +12,7 @@
  * Pods meshgate admitted below enforce (label meshgate.io/would-deny, in a namespace at audit or warn) are left to
  * their own Event (src/repair/notices/notice.ts): recreated, they would be admitted the same way.
  */
+import { configForNamespace } from '../../config/per-namespace.ts';
 import type { Logger } from 'pino';
 import type { Compiled } from '../../config/compile.ts';
 import type { NamespaceFacts, Read, ReadError, WebhookConfig } from '../../check/facts.ts';
@@ -118,6 +119,7 @@ export class UnmeshedPods {
       if ('error' in namespaces) return this.#failed({ ...out, errors: [namespaces.error] });
       const opted = optedInNamespaces(namespaces, mutating, undefined).filter((o) => o.mutating.length > 0);
       const below = new Set(opted.filter((o) => o.level !== 'enforce').map((o) => o.namespace));
+      const optedIds = new Map(opted.map((o) => [o.namespace, o.proxyIds]));
       const queue = new Map<string, Candidate>();
       const reports: Array<[PodRef, ReportWhy, string]> = [];
       const seen = new Set<string>();
@@ -143,8 +145,12 @@ export class UnmeshedPods {
         reports.push([ref, why, a.action === 'report' ? a.message : a.reportOnly]);
       };
       const judge = (p: PodRecord) => {
+        if (below.has(p.namespace) && p.labels?.[WOULD_DENY_LABEL] !== undefined) return;
+        // On OpenShift, the namespace's proxy IDs (read with it); elsewhere the configuration itself.
+        const here = configForNamespace(this.#o.cfg, p.namespace, () => optedIds.get(p.namespace));
         const uid = (p.object as { metadata?: { uid?: string } }).metadata?.uid ?? '';
-        consider({ namespace: p.namespace, name: p.name, uid }, p.labels, judgeUnmeshed(p, this.#o.cfg));
+        const a = judgeUnmeshed(p, here.ok ? here.cfg : this.#o.cfg);
+        consider({ namespace: p.namespace, name: p.name, uid }, p.labels, a);
       };
       const also = this.#o.labelled ? `!${REDIRECT_LABEL}` : undefined;
       out.errors.push(...(await listGuardedPods(this.#api, opted, judge, { also })));

@@ -78,6 +78,8 @@ function reviewRoute(app: FastifyInstance, path: string, handler: AdmissionHandl
       const namespace = o.metrics.refusalNamespace(fields.decision, request.namespace);
       const labels = { route, decision: fields.decision, reason: verdict.reason };
       decisions.inc(namespace === undefined ? labels : { ...labels, namespace });
+      if ((verdict.kind === 'allow' || verdict.kind === 'patch') && verdict.audited?.pod)
+        o.metrics.auditedPods.inc({ level: verdict.audited.level, reason: verdict.reason });
       req.log.info(fields, 'admission');
       const answer = serializeResponse(encodeResponse(apiVersion, request.uid, verdict));
       requests.inc({ route, code: '200' });

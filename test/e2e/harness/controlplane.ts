@@ -29,6 +29,8 @@ export interface StartOptions {
   podStages?: 'fast' | 'general';
   /** Extra etcd flags, e.g. ['--quota-backend-bytes=8589934592'] (bench --scale). */
   etcdArgs?: string[];
+  /** Extra kube-controller-manager flags, e.g. ['--node-monitor-grace-period=10m']. */
+  controllerManagerArgs?: string[];
   /** Extra kube-apiserver flags, e.g. ['--runtime-config=admissionregistration.k8s.io/v1beta1=true']. */
   apiserverArgs?: string[];
   featureGates?: Record<string, boolean>;
@@ -37,6 +39,12 @@ export interface StartOptions {
    * logs/exec/port-forward reach real kubelets (test/realnode), which trust that CA. Default false (kwok needs none).
    */
   kubeletClientCert?: boolean;
+  /**
+   * kwok's kubelet API for `kubectl logs` (test/e2e/docs-commands.test.ts): kwok serves HTTPS with a certificate of
+   * the cluster CA (the apiserver dials nodes over HTTPS) and reads these extra --config files (ClusterLogs,
+   * Logs: which file each container's log is). Default: plain HTTP, stages only.
+   */
+  kwokLogs?: { configs: string[] };
   /** Budget for the whole startup. Default 180 s: the apiserver alone needs ~10–40 s on a busy 2-core box. */
   startTimeoutMs?: number;
 }
@@ -175,7 +183,10 @@ async function startOnce(opts: StartOptions): Promise<ControlPlane> {
         ),
       );
     if (withCM) {
-      const cm = start('kube-controller-manager', args.controllerManagerArgs(layout));
+      const cm = start('kube-controller-manager', [
+        ...args.controllerManagerArgs(layout),
+        ...(opts.controllerManagerArgs ?? []),
+      ]);
       probe(cm, `https://127.0.0.1:${layout.controllerManagerPort}/healthz`);
     }
     if (withScheduler) {
@@ -184,11 +195,16 @@ async function startOnce(opts: StartOptions): Promise<ControlPlane> {
     }
     if (withKwok) {
       // HOME in the temp dir: kwok reads ~/.kwok/kwok.yaml if present and writes its work dir there.
-      const k = start('kwok', args.kwokArgs(layout, bins.kwokStageConfigs(opts.podStages ?? 'fast')), {
-        ...process.env,
-        HOME: dir,
-      });
-      probe(k, `http://127.0.0.1:${layout.kwokPort}/healthz`);
+      const kwokArgs = args.kwokArgs(layout, bins.kwokStageConfigs(opts.podStages ?? 'fast'));
+      if (opts.kwokLogs) {
+        const serving = ca.issue({ commonName: 'kwok', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+        writeFileSync(join(dir, 'kwok.crt'), serving.certPem);
+        writeFileSync(join(dir, 'kwok.key'), serving.keyPem, { mode: 0o600 });
+        kwokArgs.push(`--tls-cert-file=${join(dir, 'kwok.crt')}`, `--tls-private-key-file=${join(dir, 'kwok.key')}`);
+        for (const c of opts.kwokLogs.configs) kwokArgs.push('--config', c);
+      }
+      const k = start('kwok', kwokArgs, { ...process.env, HOME: dir });
+      probe(k, `${opts.kwokLogs ? 'https' : 'http'}://127.0.0.1:${layout.kwokPort}/healthz`);
     }
     await Promise.all(probes);
 

@@ -7,7 +7,7 @@
 // Its three compiled-in paths (/var/run/linkerd/{tls,config,identity}) are given in its own mount namespace: a tmpfs
 // over /run and a bind mount of a dir of ours on /run/linkerd, so the values can change while it runs.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { configMapData, parseManifests } from '../../chart/helm.ts';
@@ -31,6 +31,9 @@ export interface RenderedLinkerd {
 /** An ECDSA P-256 trust anchor and an issuer (CA:TRUE) under it, as `linkerd install` wants them (openssl). */
 function identityPki(dir: string): { ca: string; issuerCrt: string; issuerKey: string } {
   const f = (n: string) => join(dir, n);
+  // Kept across re-renders in one dir, as `helm upgrade` keeps a cluster's trust anchors (meshgate learns them from
+  // linkerd-identity-trust-roots: a new anchor at every render would be a rotation nobody asked for).
+  if (existsSync(f('issuer.crt'))) return { ca: f('ca.crt'), issuerCrt: f('issuer.crt'), issuerKey: f('issuer.key') };
   const ssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const caExt = ['-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'];
   ssl(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', f('ca.key')]);
@@ -64,7 +67,7 @@ export async function renderLinkerdControlPlane(
   const chart = join(dir, 'linkerd-control-plane');
   const dep = await cp.helm(['dependency', 'update', chart]);
   if (dep.code !== 0) throw new Error(`helm dependency update ${chart} failed (exit ${dep.code}):\n${dep.stderr}`);
-  const pki = identityPki(dir);
+  const pki = identityPki(workDir);
   const overrides = join(dir, 'overrides.yaml');
   const version = String(findMeshBuild('linkerd').manifest.linkerdVersion);
   writeFileSync(overrides, stringify({ linkerdVersion: version, ...values }));

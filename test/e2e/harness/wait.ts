@@ -52,7 +52,7 @@ export function describeError(err: unknown): string {
   if (err && typeof err === 'object' && 'code' in err && 'body' in err) {
     const body = (err as { body: unknown }).body;
     const text = typeof body === 'string' ? body : JSON.stringify(body);
-    return `HTTP ${(err as { code: unknown }).code}: ${text?.slice(0, 500)}`;
+    return `HTTP ${(err as { code: unknown }).code}: ${text?.slice(0, 1000)}`;
   }
   return err instanceof Error ? err.message : String(err);
 }

@@ -24,7 +24,8 @@ import {
   runCleanup,
 } from './host.ts';
 import type { BuiltImage } from './image.ts';
-import { becomeProxyImage, meshgateImage, pauseImage, proxyImage } from './images.ts';
+import { becomeProxyImage, pauseImage, proxyImage } from './images.ts';
+import { pullOnEveryNode, startTierRegistry, type TierRegistry } from './registry.ts';
 import { assertIsolated, isInside, setUpNamespace } from './isolation.ts';
 import { redirectionOf, type Redirection } from './judge.ts';
 import { nodeIp, startRealNode, type RealNode } from './node.ts';
@@ -52,7 +53,6 @@ export interface RealCluster {
   images: {
     pause: BuiltImage;
     proxy: BuiltImage;
-    meshgate: BuiltImage;
     becomeProxy: BuiltImage;
     /** meshName linkerd: Linkerd's proxy image (stand-in proxy, real proxy-init and validator). */
     linkerdProxy?: BuiltImage;
@@ -61,6 +61,8 @@ export interface RealCluster {
   /** Istio ambient line (harness/ambient.ts). */
   ambient: boolean;
   timings: Timings;
+  /** The registry meshgate's image (the release's) is pulled from (harness/registry.ts). */
+  registry: TierRegistry;
   node(name: string): RealNode;
   /** Imports an image into every node's containerd. */
   importImage(image: BuiltImage): Promise<void>;
@@ -91,6 +93,7 @@ export async function startRealCluster(opts: RealClusterOptions): Promise<RealCl
   joinCgroup(`${CGROUP_NAME}/${runId}/harness`); // everything started from here on can be found and killed
 
   let cp: ControlPlane | undefined;
+  let registry: TierRegistry | undefined;
   const nodes: RealNode[] = [];
   let stopped: Promise<string[]> | undefined;
   const stop = () =>
@@ -98,6 +101,7 @@ export async function startRealCluster(opts: RealClusterOptions): Promise<RealCl
       await timings.async('teardown: delete pods', () => deleteAllPods(cp));
       await timings.async('teardown: stop kubelets + containerds', () => Promise.all(nodes.map((n) => n.stop())));
       await timings.async('teardown: stop control plane', async () => cp?.stop());
+      await registry?.registry.stop();
       leaveCgroups();
       const log = timings.sync('teardown: cleanup.sh (shims, mounts, cgroups, sysctls)', () => runCleanup(runId));
       if (log.trim()) process.stderr.write(log);
@@ -118,15 +122,29 @@ export async function startRealCluster(opts: RealClusterOptions): Promise<RealCl
     const images = {
       pause: await image('pause', () => pauseImage(bins)),
       proxy: await image('proxy stand-in', () => proxyImage(bins)),
-      meshgate: await image('meshgate', () => meshgateImage()),
       becomeProxy: await image('become-proxy (S9)', () => becomeProxyImage(bins)),
       ...(meshName === 'linkerd'
         ? { linkerdProxy: await image('linkerd proxy (stand-in proxy, real proxy-init)', () => linkerdProxyImage()) }
         : {}),
     };
-    cp = await timings.async('control plane start', () =>
-      startControlPlane({ ...opts.controlPlane, withKwok: false, kubeletClientCert: true }),
-    );
+    // The release's image, the registry and the push run while the control plane starts (neither needs the other).
+    // Each is kept as soon as it is up, so that a failure of the other still tears it down.
+    const [reg, plane] = await Promise.all([
+      timings.async(
+        'meshgate image (the release step) + registry + crane push (beside the next)',
+        async () => (registry = await startTierRegistry(runDir)),
+      ),
+      timings.async(
+        'control plane start',
+        async () => (cp = await startControlPlane({ ...opts.controlPlane, withKwok: false, kubeletClientCert: true })),
+      ),
+    ]);
+    cp = plane;
+    const reused = reg.image.layers.filter((l) => l.reused).length;
+    timings.entries.push({
+      what: `  meshgate image ${reg.image.digest.slice(0, 19)}: ${(reg.image.bytes / 1e6).toFixed(1)} MB, ${reg.image.layers.length} layers (${reused} cached)`,
+      ms: 0,
+    });
     await grantIstioCni(cp);
     if (meshName === 'linkerd') await grantLinkerdCni(cp);
     const started = await timings.async('nodes start (containerd + image import + kubelet + Ready)', () =>
@@ -140,11 +158,19 @@ export async function startRealCluster(opts: RealClusterOptions): Promise<RealCl
             ambient: opts.ambient,
             runtime: opts.runtime,
             images: Object.values(images),
+            registryHosts: reg.hostsDir,
           }),
         ),
       ),
     );
     nodes.push(...started);
+    await timings.async('kubelets pull meshgate image from the registry', () =>
+      pullOnEveryNode(
+        cp!,
+        started.map((n) => n.name),
+        reg,
+      ),
+    );
     assertIsolated();
     const byName = (name: string) => {
       const n = nodes.find((x) => x.name === name);
@@ -161,6 +187,7 @@ export async function startRealCluster(opts: RealClusterOptions): Promise<RealCl
       meshName,
       ambient: opts.ambient ?? false,
       timings,
+      registry: reg,
       node: byName,
       importImage: async (img) => void (await Promise.all(nodes.map((n) => n.importImage(img)))),
       redirectionOf: (pod) => {

@@ -34,8 +34,11 @@ export function containerdPaths(dir: string): ContainerdPaths {
 
 const q = (s: string) => JSON.stringify(s); // TOML basic strings use JSON's escapes for what we write
 
-/** config.toml (version 2) for one node. */
-export function containerdConfig(p: ContainerdPaths, sandboxImage: string): string {
+/**
+ * config.toml (version 2) for one node. `registryHosts`: containerd's registry config_path (a certs.d tree of
+ * hosts.toml files, harness/registry.ts), through which the CRI plugin resolves and pulls.
+ */
+export function containerdConfig(p: ContainerdPaths, sandboxImage: string, registryHosts?: string): string {
   const cri = 'plugins."io.containerd.grpc.v1.cri"';
   return `version = 2
 root = ${q(p.root)}
@@ -77,7 +80,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   conf_dir = ${q(p.cniConfDir)}
   # containerd loads only the first file by name (the default); meshgate's check-node emulates exactly this.
   max_conf_num = 1
-`;
+${registryHosts ? `\n[${cri}.registry]\n  config_path = ${q(registryHosts)}\n` : ''}`;
 }
 
 /** `ctr -a <socket> -n k8s.io <args>`: k8s.io is the namespace the CRI plugin (and so the kubelet) sees. */

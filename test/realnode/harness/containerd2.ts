@@ -19,8 +19,11 @@ export function containerd2Binaries(): { containerd: string; ctr: string; binDir
   return { containerd: b.bin('containerd'), ctr: b.bin('ctr'), binDir: dirname(b.bin('containerd-shim-runc-v2')) };
 }
 
-/** config.toml (version 4) for one node on containerd 2.x; `config dump` shows it with no migration warning. */
-export function containerd2Config(p: ContainerdPaths, sandboxImage: string): string {
+/**
+ * config.toml (version 4) for one node on containerd 2.x; `config dump` shows it with no migration warning. The
+ * registry config_path (harness/registry.ts) moved to the images part.
+ */
+export function containerd2Config(p: ContainerdPaths, sandboxImage: string, registryHosts?: string): string {
   const rt = "plugins.'io.containerd.cri.v1.runtime'";
   const img = "plugins.'io.containerd.cri.v1.images'";
   return `version = 4
@@ -49,7 +52,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 
 [${img}.pinned_images]
   sandbox = ${q(sandboxImage)}
-
+${registryHosts ? `\n[${img}.registry]\n  config_path = ${q(registryHosts)}\n` : ''}
 [${rt}]
   # See containerd.ts.
   restrict_oom_score_adj = true

@@ -5,11 +5,11 @@
 //                                      the REAL istio-iptables of Istio 1.27.0 with Debian's iptables binaries
 //   localhost/meshgate-e2e/become-proxy:1  scenario S9's app (test/realnode/images/become-proxy.c), its entrypoint
 //                                      carrying the file capability cap_setuid,cap_setgid+p (setcap on the rootfs)
-//   localhost/meshgate-e2e/meshgate:dev  meshgate itself: the files the Dockerfile's runtime stage copies, on a
-//                                      STAND-IN for the distroless Node 24 base (this machine's Node 24 binary from
-//                                      node_modules plus the shared libraries ldd lists, /etc/passwd with 65532)
 // Archives are cached under ${MESHGATE_CACHE}/realnode-images, keyed by what went into them, so an unchanged tree
-// reuses them and a changed src/ gives a new meshgate image.
+// reuses them.
+// meshgate itself is not imported: it is the release's image (scripts/release-image.ts), named as the chart names it
+// by default (MESHGATE_REF, e.g. ghcr.io/meshgate/meshgate:0.1.0), pushed to a registry in the run's namespace and
+// pulled from there by the kubelets (harness/registry.ts).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -29,8 +29,10 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
+import { parse } from 'yaml';
 import { repoRoot } from '../../e2e/harness/binaries.ts';
-import { envPairs, parseDockerfile, splitFlags } from '../../docker/dockerfile.ts';
+import { keepNewest, NONROOT_UID, sharedLibraries } from '../../../scripts/release-image.ts';
+import { chartRelease } from '../../../src/util/release-info.ts';
 import { buildImage, type BuiltImage, type ImageConfig } from './image.ts';
 import type { RealNodeBinaries } from './binaries.ts';
 
@@ -40,7 +42,11 @@ export const pauseRef = (version: string) => `${IMAGE_PREFIX}/pause:${version}`;
 export const PROXYV2_HUB = IMAGE_PREFIX;
 export const PROXYV2_TAG = '1.27.0-standin';
 export const PROXY_REF = `${PROXYV2_HUB}/proxyv2:${PROXYV2_TAG}`;
-export const MESHGATE_REF = `${IMAGE_PREFIX}/meshgate:dev`;
+/** meshgate's image as the chart names it by default: what the release step builds and the kubelets pull. */
+export const MESHGATE_REF = chartRelease(
+  parse(readFileSync(join(repoRoot, 'charts/meshgate/Chart.yaml'), 'utf8')),
+  parse(readFileSync(join(repoRoot, 'charts/meshgate/values.yaml'), 'utf8')),
+).image;
 export const BECOME_PROXY_REF = `${IMAGE_PREFIX}/become-proxy:1`;
 /**
  * The file capability on S9's entrypoint: permitted only, no effective bit, so the binary still starts when the
@@ -51,7 +57,7 @@ export const BECOME_PROXY_FILE_CAPS = 'cap_setuid,cap_setgid+p';
 /** The stand-in proxy's user, like Istio's proxy (istio-cni exempts this uid from redirection). */
 export const PROXY_UID = 1337;
 /** The distroless :nonroot user the Dockerfile runs as. */
-export const NONROOT_UID = 65532;
+export { NONROOT_UID };
 /** The pause image's user, as Kubernetes' own pause image (build/pause/Dockerfile: USER 65535:65535). */
 export const PAUSE_UID = 65535;
 
@@ -65,19 +71,6 @@ export type Contents = Map<string, string>;
  * Builds (or reuses) the archive for `ref` from `contents`. The key hashes every source's path, size and mtime plus
  * the config, so edits rebuild and an unchanged tree costs only the stat calls.
  */
-/** Removes all but the newest 3 entries of `dir` that `match`, and the sibling `<entry><companion>` of each. */
-function keepNewest(dir: string, match: (name: string) => boolean, companion: string): void {
-  const old = readdirSync(dir)
-    .filter(match)
-    .map((f) => join(dir, f))
-    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
-    .slice(3);
-  for (const p of old) {
-    rmSync(`${p}${companion}`, { force: true });
-    rmSync(p, { recursive: true, force: true });
-  }
-}
-
 export async function cachedImage(
   ref: string,
   contents: Contents,
@@ -219,100 +212,4 @@ export function proxyImage(bins: RealNodeBinaries): Promise<BuiltImage> {
   );
 }
 
-/** Shared libraries of a dynamically linked binary, as ldd resolves them here (the loader included). */
-export function sharedLibraries(bin: string): string[] {
-  const out = execFileSync('ldd', [bin], { encoding: 'utf8' });
-  return [...out.matchAll(/(?:=>\s*)?(\/\S+)\s+\(0x/g)].map((m) => m[1]);
-}
-
-/** Production dependencies as `npm prune --omit=dev` would leave them: npm's own list of their dirs. */
-function productionModules(): string[] {
-  const out = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], {
-    cwd: repoRoot,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  return out.split('\n').filter((p) => p.startsWith(`${join(repoRoot, 'node_modules')}/`));
-}
-
-/**
- * The build stage's dist/: this checkout's src/ compiled by tsconfig.build.json, cached by what went into it (the
- * sources, both tsconfigs, the compiler's version) so an unchanged tree keeps its files, their mtimes and so its
- * image key.
- */
-function compiledSources(): string {
-  const hash = createHash('sha256');
-  const files = readdirSync(join(repoRoot, 'src'), { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name))
-    .sort();
-  for (const f of [...files, join(repoRoot, 'tsconfig.json'), join(repoRoot, 'tsconfig.build.json')])
-    hash
-      .update(`${relative(repoRoot, f)}\0`)
-      .update(readFileSync(f))
-      .update('\0');
-  const tsc = join(repoRoot, 'node_modules/typescript');
-  hash.update(JSON.parse(readFileSync(join(tsc, 'package.json'), 'utf8')).version);
-  const dir = imageCache();
-  const out = join(dir, `dist-${hash.digest('hex').slice(0, 12)}`);
-  if (existsSync(`${out}.complete`)) return out;
-  rmSync(out, { recursive: true, force: true });
-  execFileSync(process.execPath, [join(tsc, 'bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', out], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  writeFileSync(`${out}.complete`, '');
-  // Older compilations (other trees): keep the newest 3, each with its marker.
-  keepNewest(dir, (f) => /^dist-[0-9a-f]{12}$/.test(f), '.complete');
-  return out;
-}
-
-/**
- * meshgate's image: the Dockerfile's runtime stage read for real (WORKDIR, ENV, USER, ENTRYPOINT and every
- * `COPY --from=build /app/X`), with the build stage's /app/X taken from this checkout (node_modules: production
- * dependencies only). The tier does not typecheck: test/docker replays the Dockerfile's build for that.
- */
-export function meshgateImage(): Promise<BuiltImage> {
-  const runtime = parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')).at(-1)!;
-  let workdir = '/';
-  const config: ImageConfig = { env: {} };
-  const contents: Contents = new Map();
-  for (const ins of runtime.instructions) {
-    if (ins.op === 'WORKDIR') workdir = ins.args;
-    else if (ins.op === 'ENV') for (const [k, v] of envPairs(ins)) config.env![k] = v;
-    else if (ins.op === 'USER') config.user = ins.args;
-    else if (ins.op === 'ENTRYPOINT') config.entrypoint = JSON.parse(ins.args) as string[];
-    else if (ins.op === 'COPY') {
-      const { flags, rest } = splitFlags(ins.args);
-      const dest = rest.pop()!;
-      for (const src of rest) {
-        const rel = relative('/app', src);
-        if (flags.from === undefined || rel.startsWith('..'))
-          throw new Error(
-            `Dockerfile line ${ins.line}: COPY ${ins.args}: images.ts only models COPY --from=<build> /app/...`,
-          );
-        const target = relative('/', join(workdir, dest.endsWith('/') || dest === './' ? join(dest, rel) : dest));
-        if (rel === 'node_modules') {
-          for (const m of productionModules())
-            contents.set(join(target, relative(join(repoRoot, 'node_modules'), m)), m);
-        } else if (rel === 'dist') {
-          contents.set(target, compiledSources());
-        } else {
-          contents.set(target, join(repoRoot, rel));
-        }
-      }
-    } else if (ins.op !== 'ARG' && ins.op !== 'LABEL' && ins.op !== 'EXPOSE') {
-      throw new Error(
-        `Dockerfile line ${ins.line}: ${ins.op} in the runtime stage is not modelled by test/realnode/harness/images.ts`,
-      );
-    }
-  }
-  config.workingDir = workdir;
-  // The distroless base: /nodejs/bin/node (the path the ENTRYPOINT names) and its libraries.
-  const node = realpathSync(join(repoRoot, 'node_modules/.bin/node'));
-  const entryNode = config.entrypoint?.[0] ?? '/nodejs/bin/node';
-  contents.set(relative('/', entryNode), node);
-  for (const lib of sharedLibraries(node)) contents.set(relative('/', lib), realpathSync(lib));
-  // A package's nested node_modules come along with it; npm lists the production ones again, which is harmless.
-  return cachedImage(MESHGATE_REF, contents, config, baseFiles);
-}
+export { sharedLibraries };

@@ -14,7 +14,6 @@ export {
 } from './cni.ts';
 export { buildImage, type BuiltImage, type ImageSpec, type ImageConfig } from './image.ts';
 export {
-  meshgateImage,
   pauseImage,
   proxyImage,
   MESHGATE_REF,
@@ -34,3 +33,4 @@ export { startMeshStack, meshgateConfig, OPT_IN_LABELS, type MeshStack, type Age
 export { startWebhook, WEBHOOK_CONFIG_NAME, MESH_NAMESPACE, type Webhook, type FailurePolicy } from './webhook.ts';
 export { PodMonitor, appRunning, redirected, APP_CONTAINER, type SeenPod } from './monitor.ts';
 export { chartDefaults, type ChartDefaults } from './chart.ts';
+export { startTierRegistry, pullOnEveryNode, type TierRegistry } from './registry.ts';

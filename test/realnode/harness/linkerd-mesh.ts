@@ -7,7 +7,7 @@ import type { ControlPlane } from '../../e2e/harness/controlplane.ts';
 import { startLinkerdInjector, type LinkerdInjector } from '../../e2e/harness/linkerd.ts';
 import type { TierMesh } from './cni.ts';
 import { MESHGATE_REF } from './images.ts';
-import type { V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { LINKERD_PROXY_UID } from './linkerd-cni.ts';
 import { LINKERD_PROXY_REF, LINKERD_PROXY_REPO, LINKERD_PROXY_TAG } from './linkerd-image.ts';
 import { plainPod } from './pods.ts';
@@ -27,11 +27,23 @@ export const LINKERD_TIER_VALUES = {
   networkValidator: { connectAddr: PROBE },
 };
 
-export function startTierLinkerdInjector(cp: ControlPlane): Promise<LinkerdInjector> {
-  return startLinkerdInjector(cp, LINKERD_TIER_VALUES).then(async (l) => {
-    await l.register({ failurePolicy: 'Fail' });
-    return l;
-  });
+/**
+ * Linkerd's injector, registered, and its control plane's ConfigMaps as its chart installs them in namespace linkerd:
+ * meshgate learns the trust anchors and services the injector writes from them, trusted because the injector's
+ * MutatingWebhookConfiguration names that namespace (src/mesh/installed.ts). Without them every injected proxy
+ * would carry anchors meshgate has never seen (impostor_container).
+ */
+export async function startTierLinkerdInjector(cp: ControlPlane): Promise<LinkerdInjector> {
+  const l = await startLinkerdInjector(cp, LINKERD_TIER_VALUES);
+  await l.register({ failurePolicy: 'Fail' });
+  const core = cp.kc.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: 'linkerd' } } });
+  for (const [name, data] of [
+    ['linkerd-config', { values: l.rendered.values }],
+    ['linkerd-identity-trust-roots', { 'ca-bundle.crt': l.rendered.trustRoots }],
+  ] as const)
+    await core.createNamespacedConfigMap({ namespace: 'linkerd', body: { metadata: { name }, data } });
+  return l;
 }
 
 /** meshgate's config on the Linkerd tier: the linkerd profile recognising the tier's image. */

@@ -39,6 +39,8 @@ export interface RealNodeSpec {
   runtime?: TierRuntime;
   /** Images to import before the kubelet starts (the sandbox image must be among them). */
   images: BuiltImage[];
+  /** containerd's registry config_path (harness/registry.ts): where it pulls meshgate's image from. */
+  registryHosts?: string;
 }
 
 export interface RealNode {
@@ -112,7 +114,10 @@ export async function startRealNode(
   if (!pause) throw new Error(`node ${spec.name}: no pause image among ${spec.images.map((i) => i.ref).join(', ')}`);
   const v2 = spec.runtime === 'containerd-2.4' ? containerd2Binaries() : undefined;
   const rt = v2 ?? { containerd: bins.containerd, ctr: bins.ctr, binDir: undefined };
-  writeFileSync(join(dir, 'containerd.toml'), v2 ? containerd2Config(c, pause.ref) : containerdConfig(c, pause.ref));
+  writeFileSync(
+    join(dir, 'containerd.toml'),
+    v2 ? containerd2Config(c, pause.ref, spec.registryHosts) : containerdConfig(c, pause.ref, spec.registryHosts),
+  );
   const components: procs.Component[] = [];
   const start = (name: string, cg: string, bin: string, args: string[], env: NodeJS.ProcessEnv = {}) => {
     makeCgroup(`${cgroupRoot}/${cg}`);

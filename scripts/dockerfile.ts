@@ -2,6 +2,7 @@
 // without a Docker engine: each stage gets a directory standing for its root filesystem, COPY copies from the
 // build context (honouring .dockerignore the way Docker does) or from an earlier stage, RUN runs the shell command
 // in the stage's WORKDIR on this machine. An instruction it does not model is an error, never silently skipped.
+// The release step reads the runtime stage with it too (scripts/release-image.ts).
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, posix } from 'node:path';
@@ -191,7 +192,7 @@ export function replay(stages: Stage[], o: ReplayOptions): ReplayedStage[] {
           break;
         default:
           throw new Error(
-            `line ${ins.line}: ${ins.op} is not modelled by test/docker/dockerfile.ts; teach it before using it`,
+            `line ${ins.line}: ${ins.op} is not modelled by scripts/dockerfile.ts; teach it before using it`,
           );
       }
     }
