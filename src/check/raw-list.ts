@@ -6,11 +6,17 @@
  * their shape either way (records.ts). A status other than 2xx is a KubeApiError (src/kube/errors.ts), no answer a
  * KubeTransportError; the caller (kube-reader.ts) words them.
  */
-import { request as httpRequest, type Agent as HttpAgent, type IncomingMessage } from 'node:http';
+import type { Agent as HttpAgent, IncomingMessage } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeTransportError } from '../kube/errors.ts';
 import { apiError, readJson } from '../kube/api/response.ts';
+
+/**
+ * node:http (a plain-HTTP apiserver, e.g. a proxy) through `process.getBuiltinModule`: an ESM import reads every
+ * export, and its lazy WebSocket getters load Node's bundled undici (src/agent/http.ts; test/kube/daemon-imports).
+ */
+const { request: httpRequest } = process.getBuiltinModule('node:http');
 
 /** One page of a list: LIST_PAGE Pods of ~8 KiB are a few MB of JSON. */
 export const MAX_PAGE_BYTES = 64 * 1024 * 1024;
