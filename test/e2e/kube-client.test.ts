@@ -221,6 +221,9 @@ describe('retries through a faulty proxy', () => {
       client,
       path: cms,
       labelSelector: 'cut=yes',
+      // Paged, so the watch is a request of its own to cut (a watch-list's initial stream simply goes on: a reset
+      // there is retried as a failed first list, before start() resolves).
+      initial: 'pages',
       list: () => ({ add: () => undefined, done: () => undefined }),
       upsert: (o) => void seen.add((o as ConfigMap).metadata.name),
       remove: () => undefined,
