@@ -16,7 +16,9 @@
  * split by part, sampled by Linux perf: bench/decompose), --crafted [--before REF] (part 2's crafted reviews
  * alone, CPU ms each; with --before, REF's tree too in the same run: bench/crafted.ts), --footprint [--before REF]
  * (the daemons' memory after a steady minute against a real apiserver, beside a bare Node process: bench/footprint),
- * --guard (one pass of the node agent's proxy guard over this machine's /proc with guarded containers: bench/guard.ts).
+ * --guard (one pass of the node agent's proxy guard over this machine's /proc with guarded containers: bench/guard.ts),
+ * --scale [--scale-nodes N] [--scale-pods P] [--budget MIN] (the webhook and repair controller started fresh as a
+ * real apiserver's cluster grows to N Nodes and P pods, projected past what the budget reaches: bench/scale).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -58,6 +60,10 @@ const { values: flags } = parseArgs({
     crafted: { type: 'boolean', default: false },
     footprint: { type: 'boolean', default: false },
     guard: { type: 'boolean', default: false },
+    scale: { type: 'boolean', default: false },
+    'scale-nodes': { type: 'string' },
+    'scale-pods': { type: 'string' },
+    budget: { type: 'string' },
     before: { type: 'string' },
     pods: { type: 'string', default: '2000' },
     // Each mode has its own defaults (main and --before: DEFAULT_ROUNDS; --peers and --decompose: their main.ts).
@@ -70,6 +76,9 @@ for (const [name, integer] of [
   ['duration', false],
   ['rounds', true],
   ['pods', true],
+  ['scale-nodes', true],
+  ['scale-pods', true],
+  ['budget', false],
 ] as const) {
   const v = flags[name];
   if (v !== undefined && !(Number(v) > 0 && (!integer || Number.isInteger(Number(v))))) {
@@ -99,6 +108,11 @@ if (flags.footprint) {
 if (flags.guard) {
   const figures = await (await import('./guard.ts')).guardBench(log);
   writeFileSync(`${resultsDir}/guard.json`, `${JSON.stringify(figures, null, 2)}\n`);
+  process.exit(0);
+}
+// The webhook's and repair controller's memory as the cluster grows to 15,000 Nodes and 150,000 pods (issue 32).
+if (flags.scale) {
+  await (await import('./scale/main.ts')).scaleMain(flags, resultsDir, log);
   process.exit(0);
 }
 // The comparisons that need other programs or another tree run on their own (each prints its targets last).

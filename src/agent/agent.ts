@@ -301,9 +301,12 @@ export class NodeAgent {
         this.#lastWriteAt = this.#deps.now().getTime();
         observer.published(verdict);
       } else if (heartbeatDue) {
-        // Unchanged, but alive: readers bound a verdict's age by its heartbeat (cni.maxVerdictAgeSeconds).
+        // Unchanged, but alive: readers bound a verdict's age by its heartbeat (cni.maxVerdictAgeSeconds). On the
+        // node's Lease, so the Node is written only when its verdict changes; while quarantined on the condition,
+        // where the repair controller looks for the agent's re-verification (src/repair/quarantine/decide.ts).
         step = 'heartbeat';
-        await publisher.heartbeat(nodeName);
+        const onNode = this.#published.quarantine !== undefined;
+        await publisher.heartbeat(nodeName, { onNode, nodeUid: this.#published.uid });
         this.#lastWriteAt = this.#deps.now().getTime();
         observer.heartbeat();
       }

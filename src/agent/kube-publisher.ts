@@ -1,6 +1,8 @@
 /**
  * `NodePublisher` on the Kubernetes API (meshgate's own client, src/kube/api). Needs RBAC `get`/`patch` on `nodes`
- * and `patch` on `nodes/status`.
+ * and `patch` on `nodes/status`; with Leases, `get`/`create`/`update` on `leases` in meshgate's namespace.
+ * The Node is written only when the verdict it says changes; the heartbeat of an unchanged verdict renews the
+ * node's Lease (src/agent/node-lease.ts), which reaches only the Lease's watchers, not every Node watcher.
  * A 409 (another writer changed the Node between the read and the patches, e.g. the repair controller withdrew it
  * while the agent was making it verified) means: read again and plan again.
  * See src/agent/node-patch.ts for why the Node gets a merge patch and nodes/status a strategic one.
@@ -14,6 +16,14 @@ import { statusCode } from '../kube/errors.ts';
 import { heartbeatPatch, planPatches, type NodePatches } from './node-patch.ts';
 import { observeNode, type PublishedState } from './node-state.ts';
 import type { NodePublisher } from './publisher.ts';
+import { NodeLease } from './node-lease.ts';
+
+export interface LeaseOptions {
+  /** meshgate's namespace, where the agents' Leases live. */
+  namespace: string;
+  /** What each Lease says it lasts (readers use their own bound). */
+  durationSeconds: number;
+}
 
 /** Identifies meshgate's writes in managedFields. */
 export const FIELD_MANAGER = 'meshgate-node-agent';
@@ -24,20 +34,25 @@ const CONFLICT_RETRIES = 3;
 export class KubeNodePublisher implements NodePublisher {
   readonly #client: KubeClient;
   readonly #now: () => Date;
+  readonly #leases: LeaseOptions | undefined;
+  #held: { node: string; lease: NodeLease } | undefined;
 
-  constructor(client: KubeClient, now: () => Date = () => new Date()) {
+  /** `leases`: heartbeat on a Lease per node in that namespace (src/agent/node-lease.ts); else on the Node. */
+  constructor(client: KubeClient, now: () => Date = () => new Date(), leases?: LeaseOptions) {
     this.#client = client;
     this.#now = now;
+    this.#leases = leases;
   }
 
   /** From --kubeconfig when given, else the in-cluster service account. */
   static async connect(
     kubeconfigPath: string | undefined,
     env: Readonly<Record<string, string | undefined>>,
+    leases?: LeaseOptions,
   ): Promise<KubeNodePublisher> {
     const access = kubeconfigPath ? await kubeconfigAccess(kubeconfigPath) : inClusterAccess(env);
     if (!access) throw new AccessError(`no service-account token in ${SERVICE_ACCOUNT_DIR}: pass --kubeconfig`);
-    return new KubeNodePublisher(new KubeClient(access));
+    return new KubeNodePublisher(new KubeClient(access), undefined, leases);
   }
 
   #readNode(nodeName: string): Promise<Node> {
@@ -48,8 +63,19 @@ export class KubeNodePublisher implements NodePublisher {
     return observeNode(await this.#readNode(nodeName));
   }
 
-  async heartbeat(nodeName: string): Promise<void> {
-    await this.#patchStatus(nodeName, heartbeatPatch(this.#now()));
+  async heartbeat(nodeName: string, o: { onNode?: boolean; nodeUid?: string } = {}): Promise<void> {
+    const lease = this.#lease(nodeName);
+    if (lease && !o.onNode) await lease.renew(this.#now(), o.nodeUid);
+    else await this.#patchStatus(nodeName, heartbeatPatch(this.#now()));
+  }
+
+  /** The node's Lease, when the publisher keeps Leases and the node's name fits one. */
+  #lease(nodeName: string): NodeLease | undefined {
+    const o = this.#leases;
+    if (!o || !NodeLease.fits(nodeName)) return undefined;
+    if (this.#held?.node !== nodeName)
+      this.#held = { node: nodeName, lease: new NodeLease(this.#client, o.namespace, nodeName, o.durationSeconds) };
+    return this.#held.lease;
   }
 
   async publish(nodeName: string, verdict: Verdict, taint: boolean): Promise<PublishedState> {

@@ -44,6 +44,8 @@ export interface PublishedState {
    * line reads the node's CNI files (src/cni/libcni-line.ts). Only what a read of the Node says; not meshgate's.
    */
   runtimeVersion?: string;
+  /** The Node's UID as read (the owner of the agent's Lease); not meshgate's. */
+  uid?: string;
 }
 
 export function observeNode(node: V1Node): PublishedState {
@@ -62,6 +64,7 @@ export function observeNode(node: V1Node): PublishedState {
     tainted: hasUnverifiedTaint(node),
     quarantine: node.metadata?.annotations?.[QUARANTINE_ANNOTATION],
     runtimeVersion: node.status?.nodeInfo?.containerRuntimeVersion || undefined,
+    uid: node.metadata?.uid,
   };
 }
 

@@ -16,8 +16,11 @@ export interface NodePublisher {
    */
   publish(nodeName: string, verdict: Verdict, taint: boolean): Promise<PublishedState | undefined>;
   /**
-   * Refreshes only the MeshCNIVerified condition's lastHeartbeatTime: the verdict still stands. Readers treat a
-   * verdict whose heartbeat is older than their bound as stale (an agent that died publishes nothing more).
+   * Says the verdict on the Node still stands: readers treat a verdict whose heartbeat is older than their bound as
+   * stale (an agent that died publishes nothing more). Renews the node's Lease (src/contract/node.ts) where the
+   * publisher keeps one, else — and with `onNode` (while quarantined: the repair controller reads the condition's
+   * heartbeat to see the agent re-verified) — refreshes only the MeshCNIVerified condition's lastHeartbeatTime.
+   * `nodeUid`: the Node as last read (the Lease's owner).
    */
-  heartbeat(nodeName: string): Promise<void>;
+  heartbeat(nodeName: string, o?: { onNode?: boolean; nodeUid?: string }): Promise<void>;
 }

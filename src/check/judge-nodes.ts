@@ -5,7 +5,7 @@
  * are reduced to a `NodeSummary` as they are read, so thousands of Nodes cost a few hundred bytes each.
  */
 import { EVIDENCE_ANNOTATION, verdictCondition, type VerdictNode } from '../contract/node.ts';
-import { factFromNode, type NodeExpectations, type NodeFact } from '../facts/node-facts.ts';
+import { factFromNode, laterBeat, type NodeExpectations, type NodeFact } from '../facts/node-facts.ts';
 import { isReadError, type AgentPod, type Read, type WorkloadStatus } from './facts.ts';
 import { result, type CheckResult, type Item } from './report.ts';
 
@@ -13,7 +13,10 @@ export interface NodeSummary {
   name: string;
   /** The verdict as the webhook judges it. */
   fact: NodeFact;
-  /** Age of the MeshCNIVerified condition's heartbeat; undefined when there is no condition or no heartbeat. */
+  /**
+   * Age of the agent's heartbeat (the later of the MeshCNIVerified condition's and its Lease's, src/contract/node.ts);
+   * undefined when there is neither.
+   */
   heartbeatAgeMs?: number;
   hasCondition: boolean;
   /** From the evidence annotation: the plugin the agent checked for, and the chain it found. */
@@ -21,11 +24,13 @@ export interface NodeSummary {
   chain?: string[];
 }
 
-export function summarizeNode(node: VerdictNode, expect: NodeExpectations, now: number): NodeSummary {
-  const { condition, heartbeatAt } = verdictCondition(node);
+/** @param leaseAt when the node's agent last renewed its Lease (ms), if it keeps one */
+export function summarizeNode(node: VerdictNode, expect: NodeExpectations, now: number, leaseAt?: number): NodeSummary {
+  const { condition, heartbeatAt: conditionAt } = verdictCondition(node);
+  const heartbeatAt = condition ? laterBeat(conditionAt, leaseAt) : undefined;
   const summary: NodeSummary = {
     name: node.metadata?.name ?? '',
-    fact: factFromNode(node, expect, now),
+    fact: factFromNode(node, expect, now, leaseAt),
     hasCondition: condition !== undefined,
   };
   if (heartbeatAt !== undefined) summary.heartbeatAgeMs = now - heartbeatAt;
@@ -95,7 +100,8 @@ export function judgeAgentCoverage(
 
 const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
 
-export function judgeFreshness(nodes: readonly NodeSummary[], maxAgeMs: number): CheckResult {
+/** @param leasesError why the agents' Leases could not be read: stale findings are then warnings, not failures */
+export function judgeFreshness(nodes: readonly NodeSummary[], maxAgeMs: number, leasesError?: string): CheckResult {
   const published = nodes.filter((n) => n.hasCondition);
   if (published.length === 0)
     return { code: 'node_verdict_fresh', status: 'skip', message: 'not checked: no node has published a verdict' };
@@ -112,6 +118,16 @@ export function judgeFreshness(nodes: readonly NodeSummary[], maxAgeMs: number):
         message: `last heartbeat ${minutes(n.heartbeatAgeMs)} ago ${bound}`,
       });
     }
+  }
+  if (items.length && leasesError) {
+    const why = `the node agents' Leases could not be read (${leasesError}): heartbeats on the condition alone`;
+    const warned = items.map((i) => ({ ...i, status: 'warn' as const }));
+    return result(
+      'node_verdict_fresh',
+      'warn',
+      `${items.length} of ${published.length} verdicts look stale; ${why}`,
+      warned,
+    );
   }
   if (items.length)
     return result('node_verdict_fresh', 'fail', `${items.length} of ${published.length} verdicts are stale`, items);

@@ -12,11 +12,13 @@ import {
   DiscoveryV1Api,
   VersionApi,
   type KubeConfig,
-  type V1Node,
-  type V1Pod,
 } from '@kubernetes/client-node';
-import { describeKubeError } from '../kube/errors.ts';
-import { controllerOf, podRecord, webhookEntry } from './records.ts';
+import { describeKubeError, KubeApiError, KubeTransportError } from '../kube/errors.ts';
+import { core, group } from '../kube/api/paths.ts';
+import type { VerdictNode } from '../contract/node.ts';
+import { rawPages } from './raw-list.ts';
+import { leaseNode, NODE_LEASE_LABEL } from '../contract/node.ts';
+import { controllerOf, podRecord, webhookEntry, type PodLike } from './records.ts';
 import type {
   AgentPod,
   NamespaceFacts,
@@ -52,8 +54,10 @@ export class KubeReader {
   readonly #core: CoreV1Api;
   readonly #discovery: DiscoveryV1Api;
   readonly #version: VersionApi;
+  readonly #kc: KubeConfig;
 
   constructor(kc: KubeConfig) {
+    this.#kc = kc;
     this.#server = kc.getCurrentCluster()?.server ?? 'the apiserver';
     this.#admission = kc.makeApiClient(AdmissionregistrationV1Api);
     this.#apps = kc.makeApiClient(AppsV1Api);
@@ -192,8 +196,9 @@ export class KubeReader {
     const out: AgentPod[] = [];
     const err = await this.#pages(
       `pods of ${namespace} (${labelSelector})`,
-      (_continue) => this.#core.listNamespacedPod({ namespace, labelSelector, limit: PAGE, _continue }),
-      (p: V1Pod) => {
+      core('pods', { namespace }),
+      { labelSelector },
+      (p: PodLike & { status?: { conditions?: Array<{ type: string; status: string }> } }) => {
         const ready = p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
         out.push({ name: p.metadata?.name ?? '', node: p.spec?.nodeName, ready, phase: p.status?.phase });
       },
@@ -201,16 +206,33 @@ export class KubeReader {
     return err ?? out;
   }
 
-  nodes(each: (n: V1Node) => void): Promise<ReadError | undefined> {
-    return this.#pages('Nodes', (_continue) => this.#core.listNode({ limit: PAGE, _continue }), each);
+  nodes(each: (n: VerdictNode) => void): Promise<ReadError | undefined> {
+    return this.#pages('Nodes', core('nodes'), {}, each);
+  }
+
+  /** The node agents' Lease renewals in meshgate's namespace (src/contract/node.ts): node → ms since the epoch. */
+  async nodeLeases(namespace: string): Promise<Map<string, number> | ReadError> {
+    const out = new Map<string, number>();
+    const err = await this.#pages(
+      `Leases of ${namespace}`,
+      group('coordination.k8s.io/v1', 'leases', { namespace }),
+      { labelSelector: NODE_LEASE_LABEL },
+      (l: { metadata?: { name?: string }; spec?: { renewTime?: string } }) => {
+        const node = leaseNode(l.metadata?.name);
+        const at = l.spec?.renewTime === undefined ? Number.NaN : Date.parse(l.spec.renewTime);
+        if (node !== undefined && !Number.isNaN(at)) out.set(node, at);
+      },
+    );
+    return err ?? out;
   }
 
   async namespaces(): Promise<NamespaceFacts[] | ReadError> {
     const out: NamespaceFacts[] = [];
     const err = await this.#pages(
       'Namespaces',
-      (_continue) => this.#core.listNamespace({ limit: PAGE, _continue }),
-      (ns) => {
+      core('namespaces'),
+      {},
+      (ns: { metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> } }) => {
         out.push({
           name: ns.metadata?.name ?? '',
           labels: ns.metadata?.labels ?? {},
@@ -225,8 +247,9 @@ export class KubeReader {
   pods(namespace: string, each: (p: PodRecord) => void, labelSelector?: string): Promise<ReadError | undefined> {
     return this.#pages(
       `pods of ${namespace}${labelSelector ? ` (${labelSelector})` : ''}`,
-      (_continue) => this.#core.listNamespacedPod({ namespace, labelSelector, limit: PAGE, _continue }),
-      (p: V1Pod) => each(podRecord(namespace, p)),
+      core('pods', { namespace }),
+      { labelSelector },
+      (p: PodLike) => each(podRecord(namespace, p)),
     );
   }
 
@@ -238,19 +261,29 @@ export class KubeReader {
     return rs === undefined || 'error' in rs ? undefined : controllerOf(rs.metadata?.ownerReferences);
   }
 
+  /**
+   * Every page of a list as plain JSON (raw-list.ts), each item handed to `each` and dropped with its page. Errors as
+   * #read words them.
+   */
   async #pages<T>(
     what: string,
-    list: (cont?: string) => Promise<{ items: T[]; metadata?: { _continue?: string } }>,
+    path: string,
+    query: Record<string, string | undefined>,
     each: (item: T) => void,
   ): Promise<ReadError | undefined> {
-    let cont: string | undefined;
-    do {
-      const page = await this.#read(what, () => list(cont));
-      if (page === undefined) return { error: `${what}: not found` };
-      if ('error' in page) return page;
-      for (const item of page.items) each(item);
-      cont = page.metadata?._continue || undefined;
-    } while (cont);
-    return undefined;
+    try {
+      for await (const page of rawPages<T>(this.#kc, path, PAGE, query))
+        for (const item of page.items ?? []) each(item);
+      return undefined;
+    } catch (err) {
+      if (err instanceof KubeApiError) {
+        if (err.code === 404) return { error: `${what}: not found` };
+        if (err.code === 401)
+          throw new ConnectionError(`${this.#server} rejected the credentials (401 Unauthorized) reading ${what}`);
+        return { error: describeKubeError(err) };
+      }
+      const detail = err instanceof KubeTransportError ? err.message : networkDetail(err);
+      throw new ConnectionError(`cannot reach the apiserver at ${this.#server} (reading ${what}): ${detail}`);
+    }
   }
 }

@@ -14,12 +14,22 @@ const CONCURRENCY = 4;
 
 type PodLister = Pick<KubeReader, 'pods'>;
 
+export interface ListOptions {
+  /** A requirement every list adds to its selector (the repair sweep: `!meshgate.io/redirect`). */
+  also?: string;
+  /** A namespace's lists are done. */
+  onNamespace?: (namespace: string) => void;
+}
+
 /** Feeds each guarded pod to `each` once; returns the errors of lists that failed. */
 export async function listGuardedPods(
   reader: PodLister,
   guarded: readonly OptedIn[],
   each: (p: PodRecord) => void,
+  opts: ListOptions = {},
 ): Promise<string[]> {
+  const { also } = opts;
+  const withAlso = (q: string | undefined) => (also === undefined ? q : q ? `${q},${also}` : also);
   const errors: string[] = [];
   let next = 0;
   const worker = async () => {
@@ -29,7 +39,7 @@ export async function listGuardedPods(
       // An operator without a query form: list the namespace and let the tally filter.
       const lists = queries.includes(undefined) ? [undefined] : [...new Set(queries)];
       const seen = lists.length > 1 ? new Set<string>() : undefined;
-      for (const q of lists) {
+      for (const q of lists.map(withAlso)) {
         const err: ReadError | undefined = await reader.pods(
           o.namespace,
           (p) => {
@@ -41,6 +51,7 @@ export async function listGuardedPods(
         );
         if (err) errors.push(err.error);
       }
+      opts.onNamespace?.(o.namespace);
     }
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, guarded.length) }, worker));

@@ -2,6 +2,9 @@
  * `meshgate check` end to end: read the facts through the API (kube-reader.ts), judge them (judge-*.ts, pure), and
  * return the report in the catalogue's order. Read-only; the only connections besides the apiserver are TLS
  * handshakes with the webhook's endpoints (tls-probe.ts), which the caller chooses (`probe`).
+ * At cluster scale (15,000 Nodes, 150,000 pods): every list is paged and reduced as it is read (a Node to its
+ * summary, a pod to nothing unless flagged), lookups per flagged workload run a few at a time, `audit` reads only
+ * what the audit report judges (no agent pods, certificates or workloads), and `onProgress` hears each object read.
  */
 import type { Compiled } from '../config/compile.ts';
 import { expectationsOf, NodeFactStore } from '../facts/node-facts.ts';
@@ -44,7 +47,20 @@ export interface CheckOptions {
   now: () => number;
   /** The apiserver's version when the caller already asked (the CLI does, before reading the config). */
   server?: string;
+  /** Only what the audit report (report.ts auditReport) judges: the namespaces, their pods and the Nodes. */
+  audit?: boolean;
+  /** Each Node and pod read, and each namespace listed (`of` namespaces in all): the CLI's progress line. */
+  onProgress?: (p: CheckProgress) => void;
 }
+
+export interface CheckProgress {
+  nodes: number;
+  pods: number;
+  namespaces: { done: number; of: number };
+}
+
+/** ReplicaSets looked up at once (one GET each, for the flagged pods' Deployments): a handful keeps P&F content. */
+const LOOKUPS = 8;
 
 type Reader = Omit<KubeReader, 'read'>;
 
@@ -56,6 +72,22 @@ export async function runCheck(reader: Reader, o: CheckOptions): Promise<Report>
     reader.webhookConfig('mutating', names.webhookConfig),
     reader.webhookConfig('validating', names.webhookConfig),
   ]);
+  const progress: CheckProgress = { nodes: 0, pods: 0, namespaces: { done: 0, of: 0 } };
+  const tick = o.onProgress ? () => o.onProgress?.(progress) : () => undefined;
+  const expect = expectationsOf(cfg.config.cni);
+  const leases = await reader.nodeLeases(ns);
+  const nodes: NodeSummary[] = [];
+  const nodesError = await reader.nodes((n) => {
+    const name = (n as { metadata?: { name?: string } }).metadata?.name ?? '';
+    nodes.push(summarizeNode(n, expect, o.now(), isReadError(leases) ? undefined : leases.get(name)));
+    progress.nodes++;
+    tick();
+  });
+  const context = { mesh: cfg.config.mesh, names, configSource: o.configSource, server };
+  if (o.audit) {
+    const results = await judgeWorkloads(reader, o, mutating, validating, nodes, progress, tick);
+    return { context: { ...context, checkedAt: new Date(o.now()).toISOString() }, results: sorted(results) };
+  }
   const endpoints = endpointsOf([mutating, validating]);
   const services = new Map<string, Read<ServiceEndpoints>>();
   const probes = new Map<string, TlsProbe>();
@@ -78,9 +110,6 @@ export async function runCheck(reader: Reader, o: CheckOptions): Promise<Report>
 
   const ds = await reader.daemonSet(ns, names.nodeAgent);
   const agents = ds && !isReadError(ds) ? await reader.agentPods(ns, ds.selector) : [];
-  const expect = expectationsOf(cfg.config.cni);
-  const nodes: NodeSummary[] = [];
-  const nodesError = await reader.nodes((n) => nodes.push(summarizeNode(n, expect, o.now())));
   results.push(judgeDaemonSet(ds, `${ns}/${names.nodeAgent}`));
   if (nodesError) {
     for (const code of [
@@ -94,29 +123,38 @@ export async function runCheck(reader: Reader, o: CheckOptions): Promise<Report>
   } else {
     results.push(
       judgeAgentCoverage(ds, agents, nodes),
-      judgeFreshness(nodes, expect.maxVerdictAgeMs),
+      judgeFreshness(nodes, expect.maxVerdictAgeMs, isReadError(leases) ? leases.error : undefined),
       judgeVerdicts(nodes),
       judgePluginConsistency(nodes, expect.pluginType, o.meshPlugins),
     );
   }
 
   results.push(judgeAppPrivileges(cfg.config.apps));
-  results.push(...(await judgeWorkloads(reader, o, mutating, validating, nodes)));
+  results.push(...(await judgeWorkloads(reader, o, mutating, validating, nodes, progress, tick)));
   results.push(
     judgeRepairController(await reader.deployment(ns, names.repairController), `${ns}/${names.repairController}`),
   );
+  return { context: { ...context, checkedAt: new Date(o.now()).toISOString() }, results: sorted(results) };
+}
+
+/** In the catalogue's order. */
+function sorted(results: CheckResult[]): CheckResult[] {
   const order = (code: string) => CHECK_CODES.indexOf(code as never);
-  results.sort((a, b) => order(a.code) - order(b.code));
-  return {
-    context: {
-      mesh: cfg.config.mesh,
-      names,
-      configSource: o.configSource,
-      server,
-      checkedAt: new Date(o.now()).toISOString(),
-    },
-    results,
+  return results.sort((a, b) => order(a.code) - order(b.code));
+}
+
+/** `fn` over `items`, at most `n` at once, results in order. */
+async function pool<T, R>(items: readonly T[], n: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
   };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
+  return out;
 }
 
 async function judgeWorkloads(
@@ -125,6 +163,8 @@ async function judgeWorkloads(
   mutating: Awaited<ReturnType<Reader['webhookConfig']>>,
   validating: typeof mutating,
   nodes: NodeSummary[],
+  progress: CheckProgress,
+  tick: () => void,
 ): Promise<CheckResult[]> {
   const haveWebhooks = entriesOf([mutating, validating]).length > 0;
   const codes = ['namespaces_opted_in', 'enforcement_level', 'webhook_selectors_agree', ...POD_CHECKS] as const;
@@ -142,14 +182,27 @@ async function judgeWorkloads(
   facts.markSynced();
   const tally = new PodTally(opted, facts, o.cfg, new Map(namespaces.map((n) => [n.name, n.labels])));
   const guarded = opted.filter((x) => x.mutating.length);
-  const errors = await listGuardedPods(reader, guarded, (p) => void tally.add(p));
+  progress.namespaces.of = guarded.length;
+  const errors = await listGuardedPods(
+    reader,
+    guarded,
+    (p) => {
+      tally.add(p);
+      progress.pods++;
+      tick();
+    },
+    {
+      onNamespace: () => {
+        progress.namespaces.done++;
+        tick();
+      },
+    },
+  );
   const rsOwners = new Map(
-    await Promise.all(
-      tally
-        .replicaSets()
-        .map(
-          async (rs) => [`${rs.namespace}/${rs.name}`, await reader.replicaSetOwner(rs.namespace, rs.name)] as const,
-        ),
+    await pool(
+      tally.replicaSets(),
+      LOOKUPS,
+      async (rs) => [`${rs.namespace}/${rs.name}`, await reader.replicaSetOwner(rs.namespace, rs.name)] as const,
     ),
   );
   const podResults = tally.results(rsOwners, guarded.length > 0);

@@ -14,7 +14,8 @@ import { MeshReader } from '../check/mesh-reader.ts';
 import { runPreflight } from '../check/preflight.ts';
 import { renderJson, renderTable } from '../check/render.ts';
 import { auditReport, CHECKS, EXIT, exitCode, type Names } from '../check/report.ts';
-import { runCheck } from '../check/run.ts';
+import { runCheck, type CheckProgress } from '../check/run.ts';
+import { Progress } from './progress.ts';
 import { probeTls } from '../check/tls-probe.ts';
 import type { Endpoint } from '../check/judge-webhook.ts';
 import { parseFlags, UsageError } from '../util/args.ts';
@@ -115,16 +116,20 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
           now: Date.now,
           server,
         })
-      : await runCheck(reader, {
-          cfg: found.cfg,
-          names,
-          configSource: found.source,
-          meshPlugins: Object.values(PROFILE_DEFAULTS).map((p) => p.cni.pluginType),
-          // The audit report needs no certificate: nothing is dialled.
-          probe: (e) => (f.audit ? undefined : probeFor(e, inCluster)),
-          now: Date.now,
-          server,
-        }).then((r) => (f.audit ? auditReport(r) : r));
+      : await withProgress(io, (onProgress) =>
+          runCheck(reader, {
+            cfg: found.cfg,
+            names,
+            configSource: found.source,
+            meshPlugins: Object.values(PROFILE_DEFAULTS).map((p) => p.cni.pluginType),
+            // The audit report needs no certificate: nothing is dialled.
+            probe: (e) => (f.audit ? undefined : probeFor(e, inCluster)),
+            now: Date.now,
+            server,
+            audit: f.audit,
+            onProgress,
+          }),
+        ).then((r) => (f.audit ? auditReport(r) : r));
     io.stdout(f.output === 'json' ? renderJson(report) : renderTable(report));
     return exitCode(report);
   } catch (err) {
@@ -134,6 +139,38 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       : `internal error: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`;
     io.stderr(`meshgate check: ${message.split('\n').slice(0, 12).join('\n')}\n`);
     return EXIT.error;
+  }
+}
+
+/**
+ * A large cluster takes a while to read: on a terminal, one line on stderr redrawn in place (after the first
+ * PROGRESS_AFTER_MS, src/cli/progress.ts) says how many Nodes and pods were read so far. Nothing elsewhere: stdout
+ * holds only the report.
+ */
+async function withProgress<T>(
+  io: CliIO,
+  run: (onProgress: ((p: CheckProgress) => void) | undefined) => Promise<T>,
+): Promise<T> {
+  if (!io.stderrIsTTY) return run(undefined);
+  let last: CheckProgress | undefined;
+  const n = (x: number) => x.toLocaleString('en-US');
+  const progress = new Progress({
+    name: 'check',
+    write: (t) => io.stderr(t),
+    tty: true,
+    describe: () =>
+      last
+        ? `${n(last.nodes)} Nodes, ${n(last.pods)} pods read` +
+          (last.namespaces.of ? ` (${n(last.namespaces.done)} of ${n(last.namespaces.of)} namespaces)` : '')
+        : 'reading',
+  });
+  try {
+    return await run((p) => {
+      last = p;
+      progress.tick();
+    });
+  } finally {
+    progress.end();
   }
 }
 

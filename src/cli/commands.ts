@@ -149,6 +149,7 @@ export const COMMANDS = {
       resync: { type: 'string', default: '5m' },
       debounce: { type: 'string', default: '100ms' },
       'taint-unverified': { type: 'boolean', default: false },
+      'node-lease-namespace': text,
       kubeconfig: file,
       port: text,
       host: { type: 'string', default: '0.0.0.0' },

@@ -24,6 +24,7 @@ import { UsageError } from '../util/args.ts';
 import { ambientFromConfigMap, type ConfigMap, combineLearned, learnFromConfigMap } from '../kube/learned-images.ts';
 import { judgeTemplate, type Simulation, simulationContext } from './explain-judge.ts';
 import { injectorsOf } from './explain-simulate.ts';
+import { KubeReader } from '../check/kube-reader.ts';
 
 /** `kubectl`'s names and short names of the kinds with a pod template, to their API version and kind. */
 const KINDS: Readonly<Record<string, { apiVersion: string; kind: string }>> = Object.fromEntries(
@@ -100,6 +101,24 @@ export function withLearnedConfigMaps(cfg: Compiled, cms: readonly ConfigMap[]):
 }
 
 /**
+ * Every Node's fact, read a page at a time and reduced as it comes (15,000 Nodes whole would be hundreds of MB), aged
+ * by the agents' Leases in meshgate's namespace as the webhook ages them.
+ */
+async function nodeFacts(reader: KubeReader, cfg: Compiled): Promise<NodeFactStore> {
+  const nodes = new NodeFactStore();
+  const expect = expectationsOf(cfg.config.cni);
+  const leases = await reader.nodeLeases(cfg.config.meshNamespace);
+  const now = Date.now();
+  const err = await reader.nodes((n) => {
+    const name = (n as { metadata?: { name?: string } }).metadata?.name ?? '';
+    nodes.upsert(factFromNode(n, expect, now, leases instanceof Map ? leases.get(name) : undefined));
+  });
+  if (err) throw new Error(`Nodes could not be listed: ${err.error}`);
+  nodes.markSynced();
+  return nodes;
+}
+
+/**
  * The ConfigMaps of config.learnImages' namespaces that an installed injector reads (src/mesh/installed.ts), as the
  * webhook learns them: what explain judges and simulates with. Where the MutatingWebhookConfigurations cannot be
  * listed, none is trusted, as in the webhook.
@@ -136,12 +155,7 @@ export async function explainLive(
   const reads = base.profile.learnFrom || base.config.ambient.enabled;
   const cfg = reads ? withLearnedConfigMaps(base, cms) : base;
   const injectors = injectorsOf(cms);
-  const nodes = new NodeFactStore();
-  const expect = expectationsOf(cfg.config.cni);
-  nodes.replaceAll(
-    (await core.listNode()).items.map((n) => factFromNode(n as Parameters<typeof factFromNode>[0], expect)),
-  );
-  nodes.markSynced();
+  const nodes = await nodeFacts(new KubeReader(kc), cfg);
   const ns = await core.readNamespace({ name: namespace });
   const level = levelOf(ns.metadata?.labels, cfg);
   const nsMeta = { labels: ns.metadata?.labels ?? {}, annotations: ns.metadata?.annotations ?? {} };

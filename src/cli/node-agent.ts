@@ -16,7 +16,7 @@ import {
 } from '../agent/flags.ts';
 import { configFromFlags } from '../config/load.ts';
 import { DEFAULT_AMBIENT_POLL_MS, DEFAULT_AMBIENT_READYZ, DEFAULT_ZDS_SOCKET } from '../agent/ambient-facts.ts';
-import { KubeNodePublisher } from '../agent/kube-publisher.ts';
+import { KubeNodePublisher, type LeaseOptions } from '../agent/kube-publisher.ts';
 import { createAgentMetrics } from '../agent/metrics.ts';
 import { serveAgent, type AgentServer } from '../agent/http.ts';
 import { jsonLineLog } from '../agent/log.ts';
@@ -55,6 +55,8 @@ flags:
   --resync DURATION         periodic re-verification and Node re-read (default 5m)
   --debounce DURATION       coalescing window after a file event (default 100ms)
   --taint-unverified        keep the taint meshgate.io/cni-unverified:NoSchedule on the Node while unverified
+  --node-lease-namespace NS renew a Lease meshgate-node-<node> in NS once per resync as the heartbeat of an unchanged
+                            verdict, instead of writing the Node (the chart passes its namespace; default: the Node)
   --ambient-readyz URL      with config ambient.enabled (Istio ambient): istio-cni's node agent readiness, a loopback
                             http URL (default ${DEFAULT_AMBIENT_READYZ})
   --ztunnel-socket PATH     with ambient: the ZDS socket ztunnel connects to (default ${DEFAULT_ZDS_SOCKET})
@@ -81,7 +83,15 @@ export type NodeAgentOptions = AgentConfig & {
   kubeconfig?: string;
   listen?: { host: string; port: number };
   guard?: GuardOptions;
+  /** Heartbeats on a Lease per node in this namespace (src/agent/node-lease.ts); undefined: on the Node. */
+  leases?: LeaseOptions;
 };
+
+/**
+ * What a Lease says it lasts: the readers' default bound (cni.maxVerdictAgeSeconds, src/config/defaults.ts) is four
+ * resync periods, one missed heartbeat and more.
+ */
+const LEASE_RESYNCS = 4;
 
 const FLAGS = COMMANDS['node-agent'].flags;
 
@@ -117,6 +127,13 @@ export function parseNodeAgentArgs(
       ...(config?.cni.multusNetwork ? { network: config.cni.multusNetwork } : {}),
     }),
     resyncMs: durationFlag('--resync', values.resync),
+    leases:
+      values['node-lease-namespace'] === undefined
+        ? undefined
+        : Object.freeze({
+            namespace: values['node-lease-namespace'],
+            durationSeconds: Math.ceil((LEASE_RESYNCS * durationFlag('--resync', values.resync)) / 1000),
+          }),
     debounceMs: durationFlag('--debounce', values.debounce),
     taintUnverified: values['taint-unverified'],
     kubeconfig: values.kubeconfig,
@@ -170,7 +187,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   let publisher: KubeNodePublisher;
   try {
     options = parseNodeAgentArgs(argv, io.env);
-    publisher = await KubeNodePublisher.connect(options.kubeconfig, io.env);
+    publisher = await KubeNodePublisher.connect(options.kubeconfig, io.env, options.leases);
   } catch (err) {
     io.stderr(`meshgate node-agent: ${(err as Error).message}\n\n${err instanceof UsageError ? USAGE : ''}`);
     return 2;

@@ -1,6 +1,7 @@
 /**
  * Progress of a long `inject`/`explain` run on stderr (issue 24): documents and bytes done, of how many when the
- * input is a file, and the rate. Shown only once a run has taken PROGRESS_AFTER_MS, so the usual run of a few
+ * input is a file, and the rate; or of what a caller describes (`describe`: `meshgate check` reading a large
+ * cluster, issue 32). Shown only once a run has taken PROGRESS_AFTER_MS, so the usual run of a few
  * manifests prints nothing; on a terminal as one line rewritten in place, elsewhere (`--progress` into a log) as a
  * line every PROGRESS_EVERY_MS. stdout keeps only the output.
  */
@@ -19,6 +20,8 @@ export interface ProgressOptions {
   tty: boolean;
   /** Input size in bytes, when known (a regular file). */
   total?: number;
+  /** What is done so far, in words, instead of documents and bytes (then call tick(), not update()). */
+  describe?: () => string;
   now?: () => number;
 }
 
@@ -51,6 +54,11 @@ export class Progress {
     this.show(t, false);
   }
 
+  /** Something was done (with `describe`): the line is redrawn when it is due. */
+  tick(): void {
+    this.update(this.documents + 1, this.bytes);
+  }
+
   /** The run ended (done or failed): the last figures, on a line of their own, if progress was shown at all. */
   end(): void {
     if (this.shownAt === undefined) return;
@@ -61,6 +69,7 @@ export class Progress {
   /** e.g. "meshgate inject: 41,210 documents, 18.7 of 35.0 MiB (53%), 4.1 MiB/s, 4.6 s". */
   line(t: number): string {
     const seconds = (t - this.started) / 1000;
+    if (this.o.describe) return `meshgate ${this.o.name}: ${this.o.describe()}, ${seconds.toFixed(1)} s`;
     const of =
       this.o.total !== undefined
         ? `${mib(this.bytes)} of ${mib(this.o.total)} MiB (${Math.floor((100 * this.bytes) / Math.max(this.o.total, 1))}%)`

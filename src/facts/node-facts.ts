@@ -2,34 +2,22 @@
  * What the admission path knows about nodes: a verdict per node and the kubelet version, kept in memory and
  * fed by a watch (kube/node-cache.ts) or a static file (facts/node-state.ts). Lookups are O(1); the aggregate
  * questions the decision core asks ("is any node verified?", "do all kubelets support native sidecars?") are
- * answered from counters kept up to date on every change, never by scanning 5,000 nodes per review.
+ * answered from counters kept up to date on every change, never by scanning 5,000 nodes per review. How a Node
+ * becomes a fact: judge-node.ts.
  */
 import { NATIVE_SIDECAR_MIN_MINOR } from '../contract/names.ts';
-import {
-  CONDITION_TYPE,
-  EVIDENCE_ANNOTATION,
-  VERIFIED_LABEL,
-  verdictCondition,
-  type VerdictNode,
-} from '../contract/node.ts';
-import { parseRuntimeVersion } from '../cni/runtime-version.ts';
-import { describeMark, QUARANTINE_ANNOTATION, QUARANTINE_REASON, readMark } from '../node/quarantine.ts';
+import { aged, laterBeat, type NodeFact } from './judge-node.ts';
 
-export interface NodeFact {
-  name: string;
-  verified: boolean;
-  /** Stable code from the node agent (condition reason), or why meshgate does not trust the node. */
-  reason: string;
-  message: string;
-  kubeletVersion?: string;
-  /**
-   * The Node's `status.nodeInfo.containerRuntimeVersion` ("containerd://2.4.2"): how its runtime reads a pod's
-   * capabilities (src/pod/capabilities.ts).
-   */
-  runtimeVersion?: string;
-  /** When the agent last stood by a verified verdict (the condition's lastHeartbeatTime), ms since the epoch. */
-  heartbeatAt?: number;
-}
+export {
+  aged,
+  expectationsOf,
+  factFromNode,
+  judgeNode,
+  laterBeat,
+  NODE_REASONS,
+  type NodeExpectations,
+  type NodeFact,
+} from './judge-node.ts';
 
 export interface NodeFacts {
   get(name: string): NodeFact | undefined;
@@ -56,140 +44,30 @@ export function supportsNativeSidecars(version: string | undefined): boolean {
   return minor !== undefined && minor >= NATIVE_SIDECAR_MIN_MINOR;
 }
 
-/** Why a node is not verified, besides the agent's own reason codes (src/cni/reasons.ts). */
-export const NODE_REASONS = {
-  not_published: 'the node agent has not published a verdict for this node',
-  condition_missing:
-    `the node carries label ${VERIFIED_LABEL} but no ${CONDITION_TYPE} condition: ` +
-    'a label alone (which others can set) never verifies a node',
-  label_mismatch: `label ${VERIFIED_LABEL} contradicts the ${CONDITION_TYPE} condition`,
-  evidence_missing: `the verdict has no readable evidence (annotation ${EVIDENCE_ANNOTATION})`,
-  plugin_mismatch: 'the node was verified for another mesh CNI plugin than the one meshgate is configured for',
-  runtime_changed:
-    "the node was verified for its container runtime's libcni line, and the node now reports a runtime whose line " +
-    'differs (upgraded in place?): unverified until the node agent judges it again',
-  stale_verdict:
-    'the node agent has not re-confirmed its verdict for longer than cni.maxVerdictAgeSeconds (is it running?)',
-  node_not_found: 'the node is not known to meshgate (no Node object in its cache)',
-  [QUARANTINE_REASON]:
-    "the meshgate repair controller withdrew the node's verification after redirect validation failed for pods on it " +
-    `(annotation ${QUARANTINE_ANNOTATION})`,
-} as const;
-
-/** What a verdict must say to count: the mesh plugin meshgate is configured for. */
-export interface NodeExpectations {
-  pluginType: string;
-  /** A verified verdict older than this (by its heartbeat) is stale. */
-  maxVerdictAgeMs: number;
-}
-
-/** The expectations the configured CNI section sets (config.cni: its plugin type and maximum verdict age). */
-export function expectationsOf(cni: { pluginType: string; maxVerdictAgeSeconds: number }): NodeExpectations {
-  return { pluginType: cni.pluginType, maxVerdictAgeMs: cni.maxVerdictAgeSeconds * 1000 };
-}
-
-/** The fact as time passes: a verified one whose heartbeat is too old becomes `stale_verdict`. */
-export function aged(f: NodeFact, maxAgeMs: number, now: number): NodeFact {
-  if (!f.verified || (f.heartbeatAt !== undefined && now - f.heartbeatAt <= maxAgeMs)) return f;
-  const seen =
-    f.heartbeatAt === undefined ? 'no heartbeat' : `last heartbeat ${Math.round((now - f.heartbeatAt) / 1000)} s ago`;
-  return {
-    name: f.name,
-    verified: false,
-    reason: 'stale_verdict',
-    message: `${NODE_REASONS.stale_verdict} (${seen})`,
-    kubeletVersion: f.kubeletVersion,
-    heartbeatAt: f.heartbeatAt,
-  };
-}
-
 /**
- * A node is verified only by the node agent's published verdict: the MeshCNIVerified condition True (nodes/status,
- * restricted by the chart's admission policy to the agent of that node), its evidence naming the configured mesh
- * plugin, and the scheduling label agreeing. A label alone — which a kubelet sets at registration and anyone with
- * node patch can set — never counts. A quarantine mark (src/node/quarantine.ts) unverifies a node whatever else it
- * says.
+ * The in-memory store behind every NodeFacts source. Per node it holds the fact as judged from its Node (a few
+ * short fields; shared strings) and, where agents renew Leases, the last renewal time: a fact is read as its
+ * heartbeat makes it (the later of the condition's and the Lease's), aged `stale_verdict` once that is older than
+ * `maxAgeMs` — kept apart in `#stale`, so a renewal that comes back restores the verdict. Without `maxAgeMs` (a
+ * static file, the CLI's one-off reads) facts are kept as given.
  */
-export function factFromNode(node: VerdictNode, expect: NodeExpectations, now = Date.now()): NodeFact {
-  const name = node.metadata?.name ?? '';
-  const label = node.metadata?.labels?.[VERIFIED_LABEL];
-  const { condition: cond, heartbeatAt } = verdictCondition(node);
-  const kubeletVersion = node.status?.nodeInfo?.kubeletVersion;
-  const runtimeVersion = node.status?.nodeInfo?.containerRuntimeVersion || undefined;
-  const versions = runtimeVersion ? { kubeletVersion, runtimeVersion } : { kubeletVersion };
-  const no = (reason: keyof typeof NODE_REASONS, detail?: string): NodeFact => ({
-    name,
-    verified: false,
-    reason,
-    message: detail ? `${NODE_REASONS[reason]} (${detail})` : NODE_REASONS[reason],
-    ...versions,
-  });
-  if (!cond)
-    return label === undefined ? no('not_published') : no('condition_missing', `label ${VERIFIED_LABEL}=${label}`);
-  if (cond.status !== 'True') {
-    return {
-      name,
-      verified: false,
-      reason: cond.reason || 'condition_false',
-      message: cond.message || `condition ${CONDITION_TYPE} is ${cond.status}`,
-      ...versions,
-    };
-  }
-  // The repair controller's withdrawal (src/node/quarantine.ts) overrules a True condition until it gives the node
-  // back.
-  const mark = readMark(node.metadata?.annotations?.[QUARANTINE_ANNOTATION]);
-  if (mark) return { name, verified: false, reason: QUARANTINE_REASON, message: describeMark(mark), ...versions };
-  if (label !== 'true')
-    return no('label_mismatch', `label is ${label === undefined ? 'absent' : `"${label}"`}, the condition True`);
-  let evidence: { pluginType?: unknown; runtime?: unknown; libcni?: unknown; runtimeVersion?: unknown } | null;
-  try {
-    evidence = JSON.parse(node.metadata?.annotations?.[EVIDENCE_ANNOTATION] ?? '');
-  } catch {
-    return no('evidence_missing');
-  }
-  const pluginType = evidence?.pluginType;
-  if (typeof pluginType !== 'string') return no('evidence_missing');
-  if (pluginType !== expect.pluginType)
-    return no('plugin_mismatch', `verified for ${pluginType}, configured for ${expect.pluginType}`);
-  const changed = runtimeChange(evidence, node.status?.nodeInfo?.containerRuntimeVersion);
-  if (changed) return no('runtime_changed', changed);
-  const fact = {
-    name,
-    verified: true,
-    reason: cond.reason || 'verified',
-    message: cond.message || 'verified',
-    ...versions,
-    heartbeatAt,
-  };
-  return aged(fact, expect.maxVerdictAgeMs, now);
-}
-
-/**
- * A verdict judged by the libcni line of the runtime version it names (evidence `libcni`, `runtimeVersion`) no
- * longer holds once the Node reports a runtime of another line: the kubelet updates nodeInfo when the runtime is
- * upgraded in place, sooner than the agent's next resync. A verdict judged by every line ("all") or by a line named
- * by flag (no `runtimeVersion`) holds for any runtime.
- */
-function runtimeChange(
-  evidence: { runtime?: unknown; libcni?: unknown; runtimeVersion?: unknown } | null,
-  reported: string | undefined,
-): string | undefined {
-  const { runtime, libcni, runtimeVersion } = evidence ?? {};
-  if (typeof runtimeVersion !== 'string' || typeof libcni !== 'string' || libcni === 'all') return undefined;
-  if (!reported || reported === runtimeVersion) return undefined;
-  const now = parseRuntimeVersion(reported);
-  if (now.line === libcni && now.runtime === runtime) return undefined;
-  const line = now.line ? `libcni ${now.line}` : 'libcni line unknown';
-  return `verified under ${runtimeVersion} (libcni ${libcni}), the node reports ${reported} (${line})`;
-}
-
-/** The in-memory store behind every NodeFacts source. */
 export class NodeFactStore implements NodeFacts {
   #facts = new Map<string, NodeFact>();
+  /** The aged form of verified facts whose heartbeat got too old (few: nodes whose agent stopped). */
+  #stale = new Map<string, NodeFact>();
+  /** When each node's agent last renewed its Lease, ms since the epoch. */
+  #leases = new Map<string, number>();
+  readonly #maxAgeMs: number | undefined;
+  readonly #now: () => number;
   #verified = 0;
   #oldKubelets = 0;
   #oldVerifiedKubelets = 0;
   #synced = false;
+
+  constructor(o: { maxAgeMs?: number; now?: () => number } = {}) {
+    this.#maxAgeMs = o.maxAgeMs;
+    this.#now = o.now ?? Date.now;
+  }
 
   #count(f: NodeFact, sign: 1 | -1): void {
     const old = !supportsNativeSidecars(f.kubeletVersion);
@@ -198,39 +76,79 @@ export class NodeFactStore implements NodeFacts {
     if (old && f.verified) this.#oldVerifiedKubelets += sign;
   }
 
-  upsert(f: NodeFact): void {
-    const prev = this.#facts.get(f.name);
+  /** Counts the node's fact as it reads now, `#stale` updated; the caller uncounted the previous reading. */
+  #place(f: NodeFact, now: number): void {
+    const a =
+      this.#maxAgeMs === undefined
+        ? f
+        : aged(f, this.#maxAgeMs, now, laterBeat(f.heartbeatAt, this.#leases.get(f.name)));
+    if (a === f) this.#stale.delete(f.name);
+    else this.#stale.set(f.name, a);
+    this.#count(a, 1);
+  }
+
+  #uncount(name: string): void {
+    const prev = this.get(name);
     if (prev) this.#count(prev, -1);
+  }
+
+  upsert(f: NodeFact): void {
+    this.#uncount(f.name);
     this.#facts.set(f.name, f);
-    this.#count(f, 1);
+    this.#place(f, this.#now());
   }
 
   delete(name: string): void {
-    const prev = this.#facts.get(name);
-    if (!prev) return;
-    this.#count(prev, -1);
+    this.#uncount(name);
     this.#facts.delete(name);
+    this.#stale.delete(name);
   }
 
   replaceAll(facts: Iterable<NodeFact>): void {
     this.#facts.clear();
+    this.#stale.clear();
     this.#verified = this.#oldKubelets = this.#oldVerifiedKubelets = 0;
     for (const f of facts) this.upsert(f);
   }
 
+  /** The node agent renewed its Lease at `at` (ms): a verified fact reads as alive again. */
+  renewed(name: string, at: number | undefined): void {
+    if (at === undefined) this.#leases.delete(name);
+    else this.#leases.set(name, at);
+    this.#rejudge(name);
+  }
+
+  /** Every Lease renewal at once (a relist of the Leases). */
+  replaceLeases(leases: Map<string, number>): void {
+    const before = this.#leases;
+    this.#leases = leases;
+    for (const name of new Set([...before.keys(), ...leases.keys()])) this.#rejudge(name);
+  }
+
+  #rejudge(name: string): void {
+    const f = this.#facts.get(name);
+    if (!f?.verified) return;
+    this.#uncount(name);
+    this.#place(f, this.#now());
+  }
+
   /**
    * Re-judges the verified facts by age: a node whose agent stopped heartbeating gets no watch event, so the
-   * cache ages its facts itself (O(verified nodes), every few seconds).
+   * cache ages its facts itself (O(verified nodes), every few seconds, never per review). `maxAgeMs` for a store
+   * made without one.
    */
-  expireStale(maxAgeMs: number, now: number): number {
+  expireStale(maxAgeMs: number | undefined, now: number): number {
+    const max = this.#maxAgeMs ?? maxAgeMs;
+    if (max === undefined) return 0;
     let expired = 0;
     for (const f of this.#facts.values()) {
-      if (!f.verified) continue;
-      const a = aged(f, maxAgeMs, now);
-      if (a !== f) {
-        this.upsert(a);
-        expired++;
-      }
+      if (!f.verified || this.#stale.has(f.name)) continue;
+      const a = aged(f, max, now, laterBeat(f.heartbeatAt, this.#leases.get(f.name)));
+      if (a === f) continue;
+      this.#count(f, -1);
+      this.#stale.set(f.name, a);
+      this.#count(a, 1);
+      expired++;
     }
     return expired;
   }
@@ -240,7 +158,7 @@ export class NodeFactStore implements NodeFacts {
   }
 
   get(name: string): NodeFact | undefined {
-    return this.#facts.get(name);
+    return this.#stale.get(name) ?? this.#facts.get(name);
   }
 
   anyVerified(): boolean {
@@ -260,7 +178,7 @@ export class NodeFactStore implements NodeFacts {
     return this.#facts.size;
   }
 
-  facts(): Iterable<NodeFact> {
-    return this.#facts.values();
+  *facts(): Iterable<NodeFact> {
+    for (const f of this.#facts.values()) yield this.#stale.get(f.name) ?? f;
   }
 }

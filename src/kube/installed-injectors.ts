@@ -26,7 +26,7 @@ export function startInstalledInjectors(
   logger: Logger,
   onChange: () => void,
 ): InstalledInjectors {
-  const views = new Map<string, WebhookConfigView>();
+  let views = new Map<string, WebhookConfigView>();
   let installed: ReadonlySet<string> = new Set();
   const recompute = () => {
     installed = installedConfigMaps(mesh, views.values());
@@ -39,13 +39,18 @@ export function startInstalledInjectors(
   const reflector = new Reflector({
     client: kube,
     path: group('admissionregistration.k8s.io/v1', 'mutatingwebhookconfigurations'),
-    replace: (items) => {
-      views.clear();
-      for (const i of items) {
-        const v = webhookConfigView(i);
-        if (v) views.set(v.name, v);
-      }
-      recompute();
+    list: () => {
+      const next = new Map<string, WebhookConfigView>();
+      return {
+        add: (i) => {
+          const v = webhookConfigView(i);
+          if (v) next.set(v.name, v);
+        },
+        done: () => {
+          views = next;
+          recompute();
+        },
+      };
     },
     upsert: (i) => {
       const v = webhookConfigView(i);

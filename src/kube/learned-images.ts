@@ -187,11 +187,10 @@ export function startLearnedImages(
             new Reflector({
               client: kube,
               path: core('configmaps', { namespace }),
-              replace: (items) => {
+              list: () => {
                 for (const m of [byKey, ambientByKey, cpByKey])
                   for (const k of [...m.keys()]) if (k.startsWith(`${namespace}/`)) m.delete(k);
-                for (const i of items) upsert(i, false);
-                changed();
+                return { add: (i) => upsert(i, false), done: changed };
               },
               upsert: (i) => upsert(i),
               remove: (i) => {

@@ -40,11 +40,11 @@ export function startNamespaceLabels(
   onError?: (err: unknown) => void,
   keep: NamespaceProjection = { labels: true, proxyIds: false },
 ): NamespaceLabels & { ready: Promise<void>; stop(): void } {
-  const kept = new Map<string, Kept>();
-  const put = (item: unknown) => {
+  let kept = new Map<string, Kept>();
+  const put = (item: unknown, into = kept) => {
     const m = (item as NamespaceItem).metadata;
     if (!m?.name) return;
-    kept.set(m.name, {
+    into.set(m.name, {
       ...(keep.labels ? { labels: m.labels ? Object.freeze({ ...m.labels }) : NONE } : {}),
       ...(keep.proxyIds ? { proxyIds: Object.freeze(istioOpenShiftProxyIds(m.annotations)) } : {}),
     });
@@ -52,11 +52,11 @@ export function startNamespaceLabels(
   const reflector = new Reflector({
     client,
     path: core('namespaces'),
-    replace: (items) => {
-      kept.clear();
-      for (const item of items) put(item);
+    list: () => {
+      const next = new Map<string, Kept>();
+      return { add: (item) => put(item, next), done: () => (kept = next) };
     },
-    upsert: put,
+    upsert: (item) => put(item),
     remove: (item) => kept.delete((item as NamespaceItem).metadata?.name ?? ''),
     onError,
   });

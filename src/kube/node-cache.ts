@@ -1,36 +1,100 @@
-/** Node facts fed by a watch on Nodes: the admission path reads the store, never the API. */
-import { NodeFactStore, factFromNode, type NodeExpectations } from '../facts/node-facts.ts';
+/**
+ * Node facts fed by a watch on Nodes and, where the agents renew Leases, a watch on those: the admission path reads
+ * the store, never the API.
+ * What it holds, per node (docs/benchmarks.md §9): the fact (name, verified, reason and message, kubelet version,
+ * heartbeat — strings the nodes share are held once), and the Lease's renewal time. Why: every review reads
+ * "is node X verified" and "do all kubelets support native sidecars"; nothing else of a Node. Each Node is reduced
+ * to its fact as its event arrives and dropped.
+ */
+import { leaseNode, NODE_LEASE_LABEL } from '../contract/node.ts';
+import { judgeNode, NodeFactStore, type NodeExpectations } from '../facts/node-facts.ts';
 import type { KubeClient } from './api/client.ts';
-import { core } from './api/paths.ts';
+import { core, group } from './api/paths.ts';
 import { Reflector } from './reflector.ts';
+
+type NodeArg = Parameters<typeof judgeNode>[0];
+interface LeaseArg {
+  metadata?: { name?: string };
+  spec?: { renewTime?: string };
+}
+
+export interface NodeCacheOptions {
+  /** The namespace of the agents' Leases (src/contract/node.ts); undefined: liveness from the condition alone. */
+  leaseNamespace?: string;
+  /** Tests and the bench: how the initial state is read (src/kube/reflector.ts). */
+  initial?: 'auto' | 'watch-list' | 'pages';
+}
+
+/** A Lease's renewal as ms since the epoch; undefined when it has none or it is unreadable. */
+export function renewedAt(lease: LeaseArg): number | undefined {
+  const t = lease.spec?.renewTime ? Date.parse(lease.spec.renewTime) : Number.NaN;
+  return Number.isNaN(t) ? undefined : t;
+}
 
 export function startNodeCache(
   client: KubeClient,
   expect: NodeExpectations,
   onError?: (err: unknown) => void,
+  o: NodeCacheOptions = {},
 ): { store: NodeFactStore; reflector: Reflector; ready: Promise<void> } {
-  const store = new NodeFactStore();
-  const reflector = new Reflector({
+  const store = new NodeFactStore({ maxAgeMs: expect.maxVerdictAgeMs });
+  const fact = (n: unknown) => judgeNode(n as NodeArg, expect);
+  const nodes = new Reflector({
     client,
     path: core('nodes'),
-    replace: (items) =>
-      store.replaceAll(items.map((n) => factFromNode(n as Parameters<typeof factFromNode>[0], expect))),
-    upsert: (n) => store.upsert(factFromNode(n as Parameters<typeof factFromNode>[0], expect)),
-    remove: (n) => store.delete((n as { metadata?: { name?: string } }).metadata?.name ?? ''),
-    onSynced: () => store.markSynced(),
+    initial: o.initial,
+    list: () => {
+      const next: ReturnType<typeof fact>[] = [];
+      return { add: (n) => next.push(fact(n)), done: () => store.replaceAll(next) };
+    },
+    upsert: (n) => store.upsert(fact(n)),
+    remove: (n) => store.delete((n as NodeArg).metadata?.name ?? ''),
     onError,
   });
+  const leases =
+    o.leaseNamespace === undefined
+      ? undefined
+      : new Reflector({
+          client,
+          path: group('coordination.k8s.io/v1', 'leases', { namespace: o.leaseNamespace }),
+          labelSelector: NODE_LEASE_LABEL,
+          initial: o.initial,
+          list: () => {
+            const next = new Map<string, number>();
+            return {
+              add: (l) => {
+                const node = leaseNode((l as LeaseArg).metadata?.name);
+                const at = renewedAt(l as LeaseArg);
+                if (node !== undefined && at !== undefined) next.set(node, at);
+              },
+              done: () => store.replaceLeases(next),
+            };
+          },
+          upsert: (l) => {
+            const node = leaseNode((l as LeaseArg).metadata?.name);
+            if (node !== undefined) store.renewed(node, renewedAt(l as LeaseArg));
+          },
+          remove: (l) => {
+            const node = leaseNode((l as LeaseArg).metadata?.name);
+            if (node !== undefined) store.renewed(node, undefined);
+          },
+          onError,
+        });
   // Facts age without events when an agent dies: re-judge them often enough that a stale one is caught within
   // a few percent of the bound (and at least every 30 s).
   const sweep = setInterval(
-    () => store.expireStale(expect.maxVerdictAgeMs, Date.now()),
+    () => store.expireStale(undefined, Date.now()),
     Math.min(30_000, expect.maxVerdictAgeMs / 20),
   );
   sweep.unref();
-  const stop = reflector.stop.bind(reflector);
+  const reflector = nodes;
+  const stop = nodes.stop.bind(nodes);
   reflector.stop = () => {
     clearInterval(sweep);
+    leases?.stop();
     stop();
   };
-  return { store, reflector, ready: reflector.start() };
+  // Synced once both are: before the Leases, a verified node would read as stale.
+  const ready = Promise.all([nodes.start(), leases?.start()]).then(() => store.markSynced());
+  return { store, reflector, ready };
 }

@@ -1,8 +1,12 @@
 /**
- * What each meshgate-labelled pod needs from its node (src/policy/binding.ts RedirectNeed), for the binding guard:
- * judged from the pod's spec when the watch delivers it, kept as one short string per pod (a Map of
- * "namespace/name" → need), so 50,000 pods cost about 13 MB (measured by `npm run bench`), not whole Pod objects.
- * The label only selects which pods to watch: a pod whose label was removed drops out and is read with one GET.
+ * What each meshgate-labelled pod not yet bound to a node needs from its node (src/policy/binding.ts RedirectNeed),
+ * for the binding guard: judged from the pod's spec when the watch delivers it, kept as one short string per pod (a
+ * Map of "namespace/name" → need; 50,000 pods would cost about 13 MB, `npm run bench` part 3), never whole Pods.
+ * Why only unbound pods: a Binding names a pod the scheduler has yet to place, and a pod that has a node is never
+ * bound again, so the watch selects `spec.nodeName=` and the apiserver drops a pod from it (a DELETED event) once it
+ * is bound. The cache holds the pods waiting for a node (a few hundred in a busy cluster), not every pod: its cost no
+ * longer grows with the cluster (issue 32). The label only selects which pods to watch: a pod whose label was
+ * removed, or that the watch has not delivered yet, is read with one GET.
  */
 import type { Compiled } from '../config/compile.ts';
 import { parsePod } from '../pod/parse.ts';
@@ -10,8 +14,13 @@ import { redirectNeed, type RedirectNeed } from '../policy/binding.ts';
 import type { KubeClient } from './api/client.ts';
 import { core } from './api/paths.ts';
 import { meshgatePodReflector } from './meshgate-pods.ts';
+import { mapSink, type ListSink } from './reflector.ts';
 
 type PodLike = { metadata?: { name?: string; namespace?: string } };
+const key = (p: PodLike) => `${p.metadata?.namespace}/${p.metadata?.name}`;
+
+/** Pods the scheduler has yet to place: the only ones a Binding can name. */
+export const UNBOUND = 'spec.nodeName=';
 
 /**
  * The one GET a binding review may cost runs while the apiserver waits for meshgate's answer (the chart's
@@ -48,17 +57,26 @@ export class PodNeedStore {
   }
 
   set(p: PodLike): void {
-    const ns = p.metadata?.namespace ?? '';
-    this.#needs.set(`${ns}/${p.metadata?.name}`, needOf(p, this.#cfg(ns)));
+    this.#needs.set(key(p), needOf(p, this.#cfg(p.metadata?.namespace ?? '')));
   }
 
   delete(p: PodLike): void {
-    this.#needs.delete(`${p.metadata?.namespace}/${p.metadata?.name}`);
+    this.#needs.delete(key(p));
+  }
+
+  /** A (re)list (src/kube/reflector.ts): each pod judged as it arrives into a new map, swapped in at the end. */
+  list(): ListSink {
+    return mapSink<RedirectNeed>(
+      (p) => key(p as PodLike),
+      (p) => needOf(p, this.#cfg((p as PodLike).metadata?.namespace ?? '')),
+      (next) => (this.#needs = next),
+    );
   }
 
   replace(items: PodLike[]): void {
-    this.#needs.clear();
-    for (const p of items) this.set(p);
+    const sink = this.list();
+    for (const p of items) sink.add(p);
+    sink.done();
   }
 
   get(namespace: string, name: string): RedirectNeed | undefined {
@@ -81,12 +99,16 @@ export function startPodNeedCache(
 ): PodNeeds & { stop(): void; store: PodNeedStore; ready: Promise<void> } {
   const store = new PodNeedStore(cfg);
   const current: ConfigOf = typeof cfg === 'function' ? cfg : () => cfg;
-  const reflector = meshgatePodReflector(client, {
-    replace: (items) => store.replace(items as PodLike[]),
-    upsert: (p) => store.set(p as PodLike),
-    remove: (p) => store.delete(p as PodLike),
-    onError,
-  });
+  const reflector = meshgatePodReflector(
+    client,
+    {
+      list: () => store.list(),
+      upsert: (p) => store.set(p as PodLike),
+      remove: (p) => store.delete(p as PodLike),
+      onError,
+    },
+    { fieldSelector: UNBOUND },
+  );
   const ready = after.then(() => reflector.start());
   ready.catch((err) => onError?.(err));
   return {

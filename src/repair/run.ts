@@ -91,7 +91,7 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
   const deps = { isLeader, dryRun: o.dryRun, metrics, logger: o.logger };
   // Before the pod watch: its first list already reports failures to count.
   const quarantine = o.quarantine ? await startQuarantine(o.kube, cfg, validator, o.quarantine, deps) : undefined;
-  const unmeshed = o.unmeshed ? await startUnmeshed(o.kube, cfg, o.unmeshed, deps) : undefined;
+  const unmeshed = o.unmeshed ? await startUnmeshed(o.kube, cfg, o.unmeshed, { ...deps, keys: trust.keys }) : undefined;
   const controller = new RepairController(kubeRepairApi(o.kube), {
     validator,
     trust,
@@ -123,12 +123,14 @@ export async function startRepair(o: RepairRunOptions): Promise<RunningRepair> {
     o.kube,
     {
       observe: async (p) => {
+        unmeshed?.labelled.observe(p);
         await Promise.all([controller.observe(p), notices.observe(p), capture?.observe(p)]);
       },
       forget: (uid) => {
         controller.forget(uid);
         notices.forget(uid);
         capture?.forget(uid);
+        unmeshed?.labelled.forget(uid);
       },
     },
     o.logger,

@@ -99,8 +99,12 @@ export interface ClusterCaches {
 /** Watch-backed node facts and pod needs: what the admission path reads instead of calling the API. */
 function startCaches(kube: KubeClient, config: Compiled, logger: Logger): ClusterCaches {
   const cni = config.config.cni;
-  const cache = startNodeCache(kube, expectationsOf(cni), (err) =>
-    logger.warn({ err: errorFields(err) }, 'node watch interrupted; resuming'),
+  // The agents' Leases live in meshgate's own namespace (src/contract/node.ts).
+  const cache = startNodeCache(
+    kube,
+    expectationsOf(cni),
+    (err) => logger.warn({ err: errorFields(err) }, 'node watch interrupted; resuming'),
+    { leaseNamespace: config.config.meshNamespace },
   );
   cache.ready.catch((err) => logger.error({ err: errorFields(err) }, 'node list failed'));
   // The configuration the handlers read: as given, then with what the mesh says it injects, on each change.

@@ -75,12 +75,14 @@ describe('NodeAgent', () => {
       undefined,
       () => new Date('2020-01-01T00:00:00Z'),
     );
-    const pub = new FakePublisher(desiredState(before, false));
+    const pub = new FakePublisher({ ...desiredState(before, false), uid: 'uid-1' });
     agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
     await agent.start();
     expect(pub.reads).toBe(1);
     expect(pub.publishes).toHaveLength(0);
     expect(pub.heartbeats).toHaveLength(1);
+    // Not a write of the Node: the Lease, owned by the Node as read (issue 32).
+    expect(pub.beatsTo).toEqual([{ to: 'lease', nodeUid: 'uid-1' }]);
     expect(agent.lastVerdict?.verified).toBe(true);
   });
 

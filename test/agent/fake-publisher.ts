@@ -40,10 +40,13 @@ export class FakePublisher implements NodePublisher {
 
   /** Heartbeats received (times from performance.now()). */
   readonly heartbeats: number[] = [];
+  /** Where each heartbeat was asked to go: 'node' (the condition: onNode) or 'lease', and the Node's UID given. */
+  readonly beatsTo: Array<{ to: 'node' | 'lease'; nodeUid?: string }> = [];
 
-  async heartbeat(_nodeName: string): Promise<void> {
+  async heartbeat(_nodeName: string, o: { onNode?: boolean; nodeUid?: string } = {}): Promise<void> {
     this.#maybeFail();
     this.heartbeats.push(performance.now());
+    this.beatsTo.push({ to: o.onNode ? 'node' : 'lease', nodeUid: o.nodeUid });
   }
 
   /** As the real publisher: the quarantine mark on the Node (only the repair controller writes it) overrules a verified verdict. */

@@ -168,4 +168,31 @@ describe('NodeAgent on a quarantined node', () => {
     await sleep(200);
     expect(pub.reads).toBe(reads); // no more rechecks once the mark is gone: back to one read per resync
   });
+
+  it('heartbeats on the condition while withdrawn (the repair controller reads it there), on the Lease once given back', async () => {
+    dirs = nodeDirs('meshgate-agent-qb-');
+    dirs.conf('10-calico.conflist', corpus('istio__10-calico.conflist-istioconfig'));
+    for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
+    const config = agentConfig(dirs, { nodeName: 'n1', debounceMs: 10, resyncMs: 100, quarantineRecheckMs: 60_000 });
+    const pub = new FakePublisher({
+      label: 'false',
+      condition: { status: 'False', reason: 'node_quarantined', message: 'withdrawn by the repair controller' },
+      evidence: '{}',
+      tainted: false,
+      quarantine: writeMark(MARK),
+    });
+    agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), watch: () => ({ ensure() {}, close() {} }) });
+    await agent.start();
+    const waitBeats = async (n: number) => {
+      for (const t0 = Date.now(); pub.beatsTo.length < n && Date.now() - t0 < 10_000; ) await sleep(10);
+    };
+    await waitBeats(2);
+    expect(pub.beatsTo.length).toBeGreaterThanOrEqual(2);
+    expect(pub.beatsTo.every((b) => b.to === 'node')).toBe(true);
+    pub.state = { ...pub.state!, quarantine: undefined }; // given back
+    for (const t0 = Date.now(); pub.state?.label !== 'true' && Date.now() - t0 < 10_000; ) await sleep(10);
+    const before = pub.beatsTo.length;
+    await waitBeats(before + 2);
+    expect(pub.beatsTo.slice(before).map((b) => b.to)).toEqual(['lease', 'lease']);
+  });
 });

@@ -70,6 +70,7 @@ const DERIVED: Record<Daemon, Record<string, string>> = {
     config: 'the ConfigMap mounted at /etc/meshgate/config',
     host: "$(POD_IP): the node's own address",
     'proxy-guard': 'nodeAgent.proxyGuard.enabled (the guard on; its group names the flag)',
+    'node-lease-namespace': "the release namespace: where the agents' Leases (their heartbeats) live",
   },
   'repair-controller': {
     config: 'the ConfigMap mounted at /etc/meshgate/config',

@@ -84,14 +84,21 @@ describe('RBAC', () => {
         expect.arrayContaining(rule.verbs),
       );
     expect(r.all('Role').map((x) => x.metadata.name)).toEqual([
+      'meshgate-node-agent',
       'meshgate-repair-controller',
+      'meshgate-webhook-node-leases',
       'meshgate-webhook-admission-mark',
       'meshgate-uninstall', // hooks come last
     ]);
     const none = await render(
       profileValues('istio', { certs: { mode: 'cert-manager' }, admissionMark: { create: false } }),
     );
-    expect(none.all('Role').map((x) => x.metadata.name)).toEqual(['meshgate-repair-controller', 'meshgate-uninstall']);
+    expect(none.all('Role').map((x) => x.metadata.name)).toEqual([
+      'meshgate-node-agent',
+      'meshgate-repair-controller',
+      'meshgate-webhook-node-leases',
+      'meshgate-uninstall',
+    ]);
     expect(none.all('ValidatingAdmissionPolicy').map((p) => p.metadata.name)).not.toContain('meshgate-webhook-secret');
   });
 
@@ -118,6 +125,31 @@ describe('RBAC', () => {
     expect(r.one('ClusterRoleBinding', 'meshgate-node-agent').subjects).toEqual([
       { kind: 'ServiceAccount', name: 'meshgate-node-agent', namespace: 'meshgate' },
     ]);
+  });
+
+  it('node Leases: the agent gets, creates and renews them in the release namespace, the webhook lists and watches them', async () => {
+    const r = await render(profileValues('istio'), { release: 'mesh', namespace: 'mesh-system' });
+    const agent = r.one('Role', 'mesh-meshgate-node-agent');
+    expect(agent.metadata.namespace).toBe('mesh-system');
+    expect(rules(agent)).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+    ]);
+    expect(rules(r.one('Role', 'mesh-meshgate-webhook-node-leases'))).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list', 'watch'] },
+    ]);
+    expect(r.one('RoleBinding', 'mesh-meshgate-node-agent').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'mesh-meshgate-node-agent', namespace: 'mesh-system' },
+    ]);
+    expect(r.one('RoleBinding', 'mesh-meshgate-webhook-node-leases').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'mesh-meshgate', namespace: 'mesh-system' },
+    ]);
+    const args = r.one('DaemonSet', 'mesh-meshgate-node-agent').spec.template.spec.containers[0].args;
+    expect(args).toContain('--node-lease-namespace=mesh-system');
+    // The policy that narrows the agent to its own node's Lease matches Leases of the release namespace only.
+    const policy = r.one('ValidatingAdmissionPolicy', 'mesh-meshgate-node-leases');
+    expect(policy.spec.matchConstraints.namespaceSelector).toEqual({
+      matchLabels: { 'kubernetes.io/metadata.name': 'mesh-system' },
+    });
   });
 
   it('repair controller: reads and deletes pods, writes Events, renews its own Lease; nodes only to withdraw verdicts', async () => {
@@ -287,6 +319,7 @@ describe('admission policies', () => {
       'meshgate-break-glass',
       'meshgate-enforcement',
       'meshgate-node-agent-pods',
+      'meshgate-node-leases',
       'meshgate-node-verdict',
       'meshgate-node-writers',
       'meshgate-repair-controller',
@@ -396,6 +429,7 @@ describe('admission policies', () => {
     ).toEqual([
       'meshgate-break-glass',
       'meshgate-enforcement',
+      'meshgate-node-leases',
       'meshgate-node-verdict',
       'meshgate-node-writers',
       'meshgate-webhook-configs',

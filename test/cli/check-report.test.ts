@@ -23,7 +23,16 @@ import type {
 import type { PodRecord } from '../../src/check/facts.ts';
 import type { KubeReader } from '../../src/check/kube-reader.ts';
 import { renderJson, renderTable, TABLE_ITEMS } from '../../src/check/render.ts';
-import { CHECK_CODES, CHECKS, exitCode, SECTIONS, type Names, type Report } from '../../src/check/report.ts';
+import {
+  AUDIT_CODES,
+  auditReport,
+  CHECK_CODES,
+  CHECKS,
+  exitCode,
+  SECTIONS,
+  type Names,
+  type Report,
+} from '../../src/check/report.ts';
 import { runCheck } from '../../src/check/run.ts';
 import { run } from '../../src/cli/check.ts';
 import { memoryIO } from '../../src/cli/io.ts';
@@ -105,6 +114,10 @@ class FakeCluster implements Omit<KubeReader, 'read'> {
   async nodes(each: (n: never) => void) {
     for (const n of this.nodeList) each(n as never);
     return undefined;
+  }
+  leases: Map<string, number> | ReadError = new Map();
+  async nodeLeases() {
+    return this.leases;
   }
   async namespaces() {
     return this.nsList;
@@ -199,6 +212,41 @@ describe('the report', () => {
     const warnOnly = healthy();
     warnOnly.repair = undefined;
     expect(exitCode(await check(warnOnly))).toBe(0);
+  });
+
+  it('--audit reads only what the audit judges (no agent pods, DaemonSet, Secret or repair Deployment); progress counts every read', async () => {
+    const c = healthy();
+    const asked: string[] = [];
+    for (const m of ['agentPods', 'daemonSet', 'deployment', 'secret', 'service'] as const) {
+      const real = c[m].bind(c) as (...a: unknown[]) => Promise<unknown>;
+      (c as unknown as Record<string, unknown>)[m] = (...a: unknown[]) => {
+        asked.push(m);
+        return real(...a);
+      };
+    }
+    c.podList = Array.from({ length: 3 }, (_, i) => ({
+      namespace: 'shop',
+      name: `web-${i}`,
+      object: { metadata: { name: `web-${i}` }, spec: { containers: [{ name: 'app', image: 'app' }] } },
+      phase: 'Running',
+      deleting: false,
+      owner: { kind: 'ReplicaSet', name: 'web-1' },
+    }));
+    const seen: string[] = [];
+    const report = await runCheck(c, {
+      cfg: testConfig('custom', { apps: { privileges: 'restricted' } }),
+      names: NAMES,
+      configSource: 'test',
+      meshPlugins: ['istio-cni'],
+      probe: () => undefined,
+      now: Date.now,
+      audit: true,
+      onProgress: (p) => void seen.push(`${p.nodes} ${p.pods} ${p.namespaces.done}/${p.namespaces.of}`),
+    });
+    expect(asked).toEqual([]);
+    expect(auditReport(report).results.map((r) => r.code)).toEqual(AUDIT_CODES);
+    expect(seen.at(-1)).toBe('1 3 1/1');
+    expect(seen).toContain('1 0 0/0');
   });
 
   it('renders a table: a line per check with its mark and code, the items, a hint under each problem', async () => {

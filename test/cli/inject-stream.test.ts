@@ -185,6 +185,38 @@ describe('progress', () => {
     expect(c.lines[0]).toBe('meshgate explain: 1,000 documents, 1.0 MiB, 0.5 MiB/s, 2.0 s\n');
   });
 
+  it('what a caller describes (meshgate check reading a large cluster): redrawn on tick(), ended by the last words', () => {
+    const c = clock();
+    let read = 0;
+    const p = new Progress({
+      name: 'check',
+      write: (s) => c.lines.push(s),
+      tty: true,
+      now: () => c.t,
+      describe: () => `${read.toLocaleString('en-US')} pods read`,
+    });
+    for (const [t, n] of [
+      [1000, 500],
+      [2000, 1500],
+      [2100, 1600],
+      [2400, 9000],
+    ]) {
+      c.t = t;
+      read = n;
+      p.tick();
+    }
+    // The last read comes too soon after a redraw to be drawn: the end draws it.
+    c.t = 2450;
+    read = 12_000;
+    p.tick();
+    p.end();
+    expect(c.lines).toEqual([
+      '\r\x1b[Kmeshgate check: 1,500 pods read, 2.0 s',
+      '\r\x1b[Kmeshgate check: 9,000 pods read, 2.4 s',
+      '\r\x1b[Kmeshgate check: 12,000 pods read, 2.5 s\n',
+    ]);
+  });
+
   it('--progress on a short run prints nothing; progress never goes to stdout', async () => {
     const plain = await cli(inject, service('a'));
     expect(plain.code).toBe(0);

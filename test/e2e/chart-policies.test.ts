@@ -5,7 +5,10 @@
 // proxy guard may delete.
 import {
   AdmissionregistrationV1Api,
+  CoordinationV1Api,
   CoreV1Api,
+  V1MicroTime,
+  type V1Lease,
   PatchStrategy,
   setHeaderOptions,
   type KubeConfig,
@@ -335,6 +338,96 @@ describe('the chart’s admission policies on a real apiserver', () => {
         tainted: false,
         condition: { status: 'True' },
       });
+    });
+  });
+
+  describe('the node agents’ Leases: each agent renews only its own node’s, nobody else writes one', () => {
+    const leases = (who: Identity, node?: string) => as(who, node).makeApiClient(CoordinationV1Api);
+    const lease = (node: string, holder = node): V1Lease => ({
+      metadata: { name: `meshgate-node-${node}`, labels: { 'meshgate.io/node-lease': 'true' } },
+      spec: { holderIdentity: holder, renewTime: new V1MicroTime() },
+    });
+    beforeAll(async () => {
+      let n = 0;
+      await waitFor('the node-lease policy to be enforced', () =>
+        outcome(leases(REPAIR).createNamespacedLease({ namespace: NS, body: lease(`probe-${n++}`) })).then((r) =>
+          r.includes('ValidatingAdmissionPolicy'),
+        ),
+      );
+    });
+
+    it('node-a’s agent renews its own Lease through meshgate’s publisher: held by node-a, owned by its Node', async () => {
+      const uid = (await core.readNode({ name: 'node-a' })).metadata?.uid;
+      const publisher = new KubeNodePublisher(daemonClient(as(AGENT, 'node-a')), undefined, {
+        namespace: NS,
+        durationSeconds: 1200,
+      });
+      await publisher.heartbeat('node-a', { nodeUid: uid });
+      const first = await cp.kc
+        .makeApiClient(CoordinationV1Api)
+        .readNamespacedLease({ namespace: NS, name: 'meshgate-node-node-a' });
+      await publisher.heartbeat('node-a', { nodeUid: uid });
+      const second = await cp.kc
+        .makeApiClient(CoordinationV1Api)
+        .readNamespacedLease({ namespace: NS, name: 'meshgate-node-node-a' });
+      expect(second.spec?.holderIdentity).toBe('node-a');
+      expect(second.metadata?.labels).toMatchObject({ 'meshgate.io/node-lease': 'true' });
+      expect(second.metadata?.ownerReferences).toEqual([
+        expect.objectContaining({ kind: 'Node', name: 'node-a', uid }),
+      ]);
+      expect(second.metadata?.resourceVersion).not.toBe(first.metadata?.resourceVersion);
+    });
+
+    it.each<[string, Identity, string | undefined, V1Lease, string]>([
+      [
+        'node-a’s agent writing node-b’s Lease',
+        AGENT,
+        'node-a',
+        lease('node-b'),
+        'the meshgate node agent on node node-a may only write Lease meshgate-node-node-a, not meshgate-node-node-b',
+      ],
+      ['the agent with a token bound to no node', AGENT, undefined, lease('node-c'), 'its token names no node'],
+      [
+        'the agent writing a Lease that is not a node’s (the repair controller’s leader election)',
+        AGENT,
+        'node-a',
+        { ...lease('node-a'), metadata: { name: 'meshgate-repair-controller', labels: {} } },
+        'may only write Lease meshgate-node-node-a',
+      ],
+      [
+        'the agent’s Lease held by another node',
+        AGENT,
+        'node-b',
+        lease('node-b', 'node-a'),
+        'must be held by its node (node-b)',
+      ],
+      [
+        'the repair controller (it may create Leases) creating a node’s',
+        REPAIR,
+        undefined,
+        lease('node-b'),
+        'only that agent may create it or renew it',
+      ],
+    ])('%s is refused', async (_what, who, node, body, message) => {
+      const r = await outcome(leases(who, node).createNamespacedLease({ namespace: NS, body }));
+      expect(r).toContain('HTTP 403');
+      expect(r).toContain(message);
+    });
+
+    it('nobody but the agent renews a node’s Lease (a forged renewal would keep a dead agent’s verdict fresh)', async () => {
+      const admin = cp.kc.makeApiClient(CoordinationV1Api);
+      const held = await admin.readNamespacedLease({ namespace: NS, name: 'meshgate-node-node-a' });
+      const renewed = { ...held, spec: { ...held.spec, renewTime: new V1MicroTime(Date.now() + 60_000) } };
+      const r = await outcome(
+        admin.replaceNamespacedLease({ namespace: NS, name: 'meshgate-node-node-a', body: renewed }),
+      );
+      expect(r).toContain('HTTP 403');
+      expect(r).toContain('only that agent may create it or renew it');
+      // Its metadata is not the heartbeat: the garbage collector (or an operator) may still change that.
+      const labelled = { ...held, metadata: { ...held.metadata, annotations: { note: 'ok' } } };
+      expect(
+        await outcome(admin.replaceNamespacedLease({ namespace: NS, name: 'meshgate-node-node-a', body: labelled })),
+      ).toBe('allowed');
     });
   });
 

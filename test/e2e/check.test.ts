@@ -17,10 +17,12 @@ import { performance } from 'node:perf_hooks';
 import {
   AdmissionregistrationV1Api,
   AppsV1Api,
+  CoordinationV1Api,
   CoreV1Api,
   DiscoveryV1Api,
   PatchStrategy,
   setHeaderOptions,
+  V1MicroTime,
 } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -252,6 +254,31 @@ describe('meshgate check against a real apiserver', () => {
       ]);
       expect(r.items('node_verified')).toEqual([expect.objectContaining({ name: 'node-a', reason: 'stale_verdict' })]);
     } finally {
+      await publishVerdict(cp, 'node-a', true);
+    }
+  });
+
+  it('a condition heartbeat gone old but the agent’s Lease renewed: fresh (the agent heartbeats on its Lease)', async () => {
+    const old = new Date(Date.now() - 2 * 3600_000).toISOString().replace(/\.\d+Z$/, 'Z');
+    await core.patchNodeStatus(
+      { name: 'node-a', body: { status: { conditions: [{ type: 'MeshCNIVerified', lastHeartbeatTime: old }] } } },
+      strategic,
+    );
+    const leases = cp.kc.makeApiClient(CoordinationV1Api);
+    await leases.createNamespacedLease({
+      namespace: NS,
+      body: {
+        metadata: { name: 'meshgate-node-node-a', labels: { 'meshgate.io/node-lease': 'true' } },
+        spec: { holderIdentity: 'node-a', renewTime: new V1MicroTime() },
+      },
+    });
+    try {
+      const r = await check('node-a heartbeating on its Lease');
+      expect(r.code).toBe(0);
+      expect(r.status('node_verdict_fresh')).toBe('ok');
+      expect(r.status('node_verified')).toBe('ok');
+    } finally {
+      await leases.deleteNamespacedLease({ namespace: NS, name: 'meshgate-node-node-a' });
       await publishVerdict(cp, 'node-a', true);
     }
   });

@@ -97,7 +97,7 @@ describe('watch', () => {
       path: cms,
       labelSelector: 'resume=yes',
       watchTimeoutSeconds: 1,
-      replace: () => undefined,
+      list: () => ({ add: () => undefined, done: () => undefined }),
       upsert: (o) => void seen.add((o as ConfigMap).metadata.name),
       remove: () => undefined,
     });
@@ -149,7 +149,9 @@ describe('watch', () => {
     const r = new Reflector({
       client,
       path: templates,
-      replace: () => undefined,
+      // A paged list, whose answer the proxy rewrites (a watch-list's initial state comes in a watch).
+      initial: 'pages',
+      list: () => ({ add: () => undefined, done: () => undefined }),
       upsert: (o) => void seen.add((o as ConfigMap).metadata.name),
       remove: () => undefined,
     });
@@ -219,7 +221,10 @@ describe('retries through a faulty proxy', () => {
       client,
       path: cms,
       labelSelector: 'cut=yes',
-      replace: () => undefined,
+      // Paged, so the watch is a request of its own to cut (a watch-list's initial stream simply goes on: a reset
+      // there is retried as a failed first list, before start() resolves).
+      initial: 'pages',
+      list: () => ({ add: () => undefined, done: () => undefined }),
       upsert: (o) => void seen.add((o as ConfigMap).metadata.name),
       remove: () => undefined,
       onError: (e) => void errors.push(e),

@@ -3,7 +3,8 @@
 // service account under the chart's RBAC and eviction policy, learns that the namespace is opted in from meshgate's
 // own MutatingWebhookConfiguration, evicts the Deployment's unmeshed pods through the Eviction API — one at a time,
 // as the PodDisruptionBudget allows — so the ReplicaSet recreates them through meshgate's real webhook (running in
-// this process, registered under the chart's configuration name), and only reports a bare pod. Figures printed.
+// this process, registered under the chart's configuration name), and only reports a bare pod — also one carrying
+// meshgate's label it never earned, which only the pod watch's judgement finds. Figures printed.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +99,13 @@ describe('unmeshed pods of a namespace opted in late are evicted through the web
       },
     });
     await core.createNamespacedPod({ namespace: APP, body: restrictedPod('lonely') });
+    // A bare pod carrying meshgate's label without ever having gone through its webhook (a manifest copied from a
+    // meshed pod): the sweep's list leaves labelled pods out, so only the pod watch's judgement (labelled.ts) finds it.
+    const copied = restrictedPod('copied');
+    await core.createNamespacedPod({
+      namespace: APP,
+      body: { ...copied, metadata: { ...copied.metadata, labels: { app: 'copied', 'meshgate.io/redirect': 'cni' } } },
+    });
     // A pod in a namespace nobody opted in, kept by a PodDisruptionBudget should the policy not stop its eviction.
     await core.createNamespacedPod({ namespace: OTHER, body: restrictedPod('x') });
     await pdbs.createNamespacedPodDisruptionBudget({
@@ -245,6 +253,13 @@ describe('unmeshed pods of a namespace opted in late are evicted through the web
     expect(
       (await core.readNamespacedPod({ name: 'lonely', namespace: APP })).metadata?.deletionTimestamp,
     ).toBeUndefined();
+    expect(ev.filter((e) => e.pod === 'copied')).toEqual([
+      {
+        pod: 'copied',
+        reason: 'MeshUnmeshedPod',
+        message: expect.stringContaining('no controller to recreate it, so it is left running'),
+      },
+    ]);
     const metrics = await repair.metrics.registry.getSingleMetricAsString('meshgate_repair_pods_evicted_total');
     expect(metrics).toContain(`{reason="proxy_missing"} ${REPLICAS}`);
   }, 180_000);

@@ -12,6 +12,7 @@ import { judgeUnmeshed } from '../../src/repair/unmeshed/judge.ts';
 import { BLOCKED_RETRY_MS, UnmeshedPods, type PodRef, type UnmeshedApi } from '../../src/repair/unmeshed/sweep.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 import { cfg, istioPod, pod } from '../inject/fixtures.ts';
+import { LabelledUnmeshed } from '../../src/repair/unmeshed/labelled.ts';
 
 const c = cfg('istio');
 const RS = { kind: 'ReplicaSet', name: 'web-6d4f' };
@@ -104,8 +105,14 @@ class FakeApi implements UnmeshedApi {
   async namespaces() {
     return this.namespaces_;
   }
-  async pods(namespace: string, each: (p: PodRecord) => void) {
-    for (const p of this.pods_.get(namespace) ?? []) each(p);
+  /** The selector of each list asked for. */
+  readonly selectors: Array<string | undefined> = [];
+  async pods(namespace: string, each: (p: PodRecord) => void, labelSelector?: string) {
+    this.selectors.push(labelSelector);
+    // The apiserver's filtering of the one selector the sweep adds: pods without meshgate's label.
+    const unlabelled = labelSelector === '!meshgate.io/redirect';
+    for (const p of this.pods_.get(namespace) ?? [])
+      if (!unlabelled || p.labels?.['meshgate.io/redirect'] === undefined) each(p);
     return undefined;
   }
   async evict(p: PodRef) {
@@ -129,7 +136,7 @@ function plain(ns: string, name: string, owner: PodRecord['owner'] = RS): PodRec
   return record({ ...pod(), metadata: { name, namespace: ns, uid: `uid-${name}` } }, { namespace: ns, name, owner });
 }
 
-function setup(o: { evict?: boolean; perMinute?: number } = {}) {
+function setup(o: { evict?: boolean; perMinute?: number; labelled?: LabelledUnmeshed } = {}) {
   let now = T0;
   const api = new FakeApi();
   const sweeper = new UnmeshedPods(api, {
@@ -139,6 +146,7 @@ function setup(o: { evict?: boolean; perMinute?: number } = {}) {
     dryRun: false,
     now: () => now,
     metrics: createRepairMetrics(),
+    labelled: o.labelled,
   });
   return { api, sweeper, advance: (ms: number) => (now += ms) };
 }
@@ -222,6 +230,33 @@ describe('the unmeshed-pod sweep', () => {
       errors: ["meshgate's MutatingWebhookConfiguration does not exist"],
     });
     expect(s.api.evictions).toEqual([]);
+  });
+
+  it('lists only pods without meshgate’s label; the labelled ones come judged from the pod watch', async () => {
+    const labelled = new LabelledUnmeshed(c);
+    const s = setup({ labelled });
+    // A plain pod carrying meshgate's label (copied into a pod created while the webhooks were down): unmeshed.
+    const forged = (name: string) => ({
+      ...pod(),
+      metadata: { name, namespace: 'shop', uid: `uid-${name}`, labels: { 'meshgate.io/redirect': 'cni' } },
+      status: { phase: 'Running' },
+    });
+    const meshed = {
+      ...istioPod(),
+      metadata: { name: 'meshed', namespace: 'shop', uid: 'uid-meshed', labels: { 'meshgate.io/redirect': 'init' } },
+      status: { phase: 'Running' },
+    };
+    for (const p of [forged('copied'), meshed])
+      labelled.observe({ ...p, metadata: { ...p.metadata, ownerReferences: [{ ...RS, controller: true }] } });
+    s.api.pods_.set('shop', [plain('shop', 'a'), record(forged('copied')), record(meshed)]);
+    const r = await s.sweeper.sweep();
+    expect(s.api.selectors).toEqual(['!meshgate.io/redirect']);
+    expect(r).toMatchObject({ found: 2, queued: 2 });
+    expect(s.api.evictions.sort()).toEqual(['a', 'copied']);
+    expect(labelled.stats).toEqual({ judged: 2, marked: 0 });
+    labelled.forget('uid-copied');
+    expect([...labelled.flagged()]).toEqual([]);
+    s.sweeper.stop();
   });
 });
 

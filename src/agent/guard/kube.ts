@@ -32,9 +32,21 @@ export class WatchedPods implements GuardedPods {
       client,
       path: core('pods'),
       fieldSelector: `spec.nodeName=${nodeName}`,
-      replace: (items) => {
-        this.#pods.clear();
-        for (const p of items) put(p);
+      // A (re)list: the projections of the pods listed, swapped in at its end.
+      list: () => {
+        const next = new Map<string, GuardedPod>();
+        return {
+          add: (p) => {
+            const pod = p as AgentPod;
+            const uid = pod.metadata?.uid;
+            const g = uid ? guardOf(pod, view) : undefined;
+            if (uid && g) next.set(uid, g);
+          },
+          done: () => {
+            this.#pods.clear();
+            for (const [uid, g] of next) this.#pods.set(uid, g);
+          },
+        };
       },
       upsert: put,
       remove: (p) => this.#pods.delete((p as AgentPod).metadata?.uid ?? ''),

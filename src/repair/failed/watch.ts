@@ -21,7 +21,7 @@ export async function watchRepairPods(
   const observe = (p: unknown) =>
     ctl.observe(p as PodForRepair).catch((err) => logger.error({ err: errorFields(err) }, 'repair failed'));
   const reflector = meshgatePodReflector(client, {
-    replace: (items) => items.forEach(observe),
+    list: () => ({ add: observe, done: () => undefined }),
     upsert: observe,
     remove: (p) => ctl.forget((p as PodForRepair).metadata?.uid ?? ''),
     onSynced: () => (synced = true),

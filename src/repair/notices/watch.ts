@@ -26,9 +26,15 @@ export async function watchWouldDenyPods(
   const reflector = meshgatePodReflector(
     client,
     {
-      replace: (items) => {
-        items.forEach(observe);
-        reports?.replace(items as PodForRepair[]);
+      list: () => {
+        const listed = reports?.list();
+        return {
+          add: (p) => {
+            observe(p);
+            listed?.add(p as PodForRepair);
+          },
+          done: () => listed?.done(),
+        };
       },
       upsert: (p) => {
         observe(p);
@@ -41,7 +47,7 @@ export async function watchWouldDenyPods(
       onSynced: () => (synced = true),
       onError: (err) => logger.warn({ err: errorFields(err) }, 'would-deny pod watch interrupted; resuming'),
     },
-    WOULD_DENY_LABEL,
+    { labelSelector: WOULD_DENY_LABEL },
   );
   await reflector.start();
   return { synced: () => synced, stop: () => reflector.stop() };

@@ -24,7 +24,10 @@ export async function watchWithdrawnNodes(
     client,
     path: core('nodes'),
     labelSelector: `${VERIFIED_LABEL}=false`,
-    replace: (items) => q.replaceNodes(items.map((n) => nodeView(n as NodeArg))),
+    list: () => {
+      const views: ReturnType<typeof nodeView>[] = [];
+      return { add: (n) => views.push(nodeView(n as NodeArg)), done: () => q.replaceNodes(views) };
+    },
     upsert: (n) => q.upsertNode(nodeView(n as NodeArg)),
     remove: (n) => q.removeNode((n as NodeArg).metadata?.name ?? ''),
     onSynced: () => (synced = true),

@@ -139,9 +139,26 @@ export class PolicyReports {
 
   /** A full list (the watch's first, or after it was interrupted): pods not in it are gone. */
   replace(pods: readonly PodForRepair[]): void {
-    const seen = new Set(pods.map((p) => p.metadata?.uid));
-    for (const uid of [...this.#pods.keys()]) if (!seen.has(uid)) this.forget(uid);
-    for (const p of pods) this.observe(p);
+    const sink = this.list();
+    for (const p of pods) sink.add(p);
+    sink.done();
+  }
+
+  /**
+   * A full list delivered a pod at a time (src/kube/reflector.ts): each observed as it arrives, only its UID kept
+   * until the end, when the pods it did not name are forgotten.
+   */
+  list(): { add(pod: PodForRepair): void; done(): void } {
+    const seen = new Set<string | undefined>();
+    return {
+      add: (p) => {
+        seen.add(p.metadata?.uid);
+        this.observe(p);
+      },
+      done: () => {
+        for (const uid of [...this.#pods.keys()]) if (!seen.has(uid)) this.forget(uid);
+      },
+    };
   }
 
   /** Findings per namespace, as the reports would say them now. */

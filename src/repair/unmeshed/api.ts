@@ -83,25 +83,32 @@ export async function watchNamespaces(
   client: KubeClient,
   onChange: (name: string) => void,
   logger: Logger,
-): Promise<{ list(): NamespaceFacts[]; stop(): void }> {
-  const labels = new Map<string, Record<string, string>>();
+): Promise<{ list(): NamespaceFacts[]; proxyIds(namespace: string): ProxyIds | undefined; stop(): void }> {
+  let labels = new Map<string, Record<string, string>>();
   // Istio on OpenShift: the proxy's IDs each namespace's pods get (src/config/per-namespace.ts), two numbers.
-  const ids = new Map<string, ProxyIds>();
+  let ids = new Map<string, ProxyIds>();
   type Ns = { metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> } };
-  const set = (n: Ns): boolean => {
+  const set = (n: Ns, into = labels, idsInto = ids): boolean => {
     const name = n.metadata?.name ?? '';
     const next = n.metadata?.labels ?? {};
-    const prev = labels.get(name);
-    labels.set(name, next);
-    ids.set(name, istioOpenShiftProxyIds(n.metadata?.annotations));
+    const prev = into.get(name);
+    into.set(name, next);
+    idsInto.set(name, istioOpenShiftProxyIds(n.metadata?.annotations));
     return prev === undefined || JSON.stringify(prev) !== JSON.stringify(next);
   };
   const reflector = new Reflector({
     client,
     path: core('namespaces'),
-    replace: (items) => {
-      labels.clear();
-      for (const n of items) set(n as Ns);
+    list: () => {
+      const next = new Map<string, Record<string, string>>();
+      const nextIds = new Map<string, ProxyIds>();
+      return {
+        add: (n) => void set(n as Ns, next, nextIds),
+        done: () => {
+          labels = next;
+          ids = nextIds;
+        },
+      };
     },
     upsert: (n) => {
       if (set(n as Ns)) onChange((n as Ns).metadata?.name ?? '');
@@ -115,6 +122,7 @@ export async function watchNamespaces(
   await reflector.start();
   return {
     list: () => [...labels].map(([name, l]) => ({ name, labels: l, proxyIds: ids.get(name) })),
+    proxyIds: (name) => ids.get(name),
     stop: () => reflector.stop(),
   };
 }

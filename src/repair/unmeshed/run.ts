@@ -9,6 +9,8 @@ import type { Compiled } from '../../config/compile.ts';
 import type { RepairMetrics } from '../metrics.ts';
 import { kubeUnmeshedApi, watchNamespaces } from './api.ts';
 import { UnmeshedPods } from './sweep.ts';
+import { LabelledUnmeshed } from './labelled.ts';
+import type { KeyRing } from '../../mark/keys.ts';
 
 export interface UnmeshedSettings {
   /** Evict (true) or only report (false). */
@@ -24,6 +26,8 @@ const CHANGE_DEBOUNCE_MS = 1_000;
 
 export interface RunningUnmeshed {
   pods: UnmeshedPods;
+  /** Fed the labelled pods by the repair controller's pod watch (src/repair/run.ts). */
+  labelled: LabelledUnmeshed;
   /** Sweep now (on becoming leader). */
   sweep(): void;
   stop(): void;
@@ -33,9 +37,17 @@ export async function startUnmeshed(
   client: KubeClient,
   cfg: Compiled,
   s: UnmeshedSettings,
-  deps: { isLeader: () => boolean; dryRun: boolean; metrics: RepairMetrics; logger: Logger },
+  deps: {
+    isLeader: () => boolean;
+    dryRun: boolean;
+    metrics: RepairMetrics;
+    logger: Logger;
+    /** The admission mark's keys: a labelled pod whose mark verifies is not judged again (labelled.ts). */
+    keys?: () => KeyRing | undefined;
+  },
 ): Promise<RunningUnmeshed> {
   let namespaces: Awaited<ReturnType<typeof watchNamespaces>> | undefined;
+  const labelled = new LabelledUnmeshed(cfg, deps.keys, (ns) => namespaces?.proxyIds(ns));
   const pods = new UnmeshedPods(
     kubeUnmeshedApi(client, s.webhookConfig, () => namespaces?.list() ?? []),
     {
@@ -46,6 +58,7 @@ export async function startUnmeshed(
       isLeader: deps.isLeader,
       metrics: deps.metrics,
       logger: deps.logger,
+      labelled,
     },
   );
   let running: Promise<unknown> | undefined;
@@ -77,6 +90,7 @@ export async function startUnmeshed(
   const timer = setInterval(sweep, s.sweepIntervalMs);
   return {
     pods,
+    labelled,
     sweep,
     stop() {
       clearInterval(timer);

@@ -3,8 +3,9 @@
  * them at a bounded rate, so their controllers recreate them through the webhook — or only reports them.
  * Which namespaces are opted in is read from meshgate's own MutatingWebhookConfiguration (each entry's
  * namespaceSelector and objectSelector, evaluated as the apiserver does: src/check/judge-namespaces.ts), never from
- * anything a pod author writes. Pods are listed namespace by namespace, a page at a time (src/check/list-pods.ts),
- * and only the flagged ones are kept.
+ * anything a pod author writes. Only pods without meshgate's label meshgate.io/redirect are listed (by selector),
+ * namespace by namespace, a page at a time (src/check/list-pods.ts); the labelled ones are judged as the repair
+ * controller's pod watch delivers them (labelled.ts). Only the flagged ones are kept.
  * Evictions go through the Eviction API (PodDisruptionBudgets respected: a refused one is retried later), at most
  * `maxEvictionsPerMinute`, each with a Warning Event on the pod saying why and how to restart it by hand; a pod is
  * reported (one Event per pod) when it has no controller or meshgate would refuse it as it is. Leader only.
@@ -20,10 +21,13 @@ import type { PodRecord } from '../../check/facts.ts';
 import { listGuardedPods } from '../../check/list-pods.ts';
 import type { RepairMetrics } from '../metrics.ts';
 import { SlidingLimit } from '../rate-limit.ts';
-import { judgeUnmeshed, type ReportWhy } from './judge.ts';
+import { judgeUnmeshed, type ReportWhy, type UnmeshedAction } from './judge.ts';
 import type { ReasonCode } from '../../contract/reasons.ts';
 import { errorFields, errorText } from '../../log/fields.ts';
 import { WOULD_DENY_LABEL } from '../../admission/level.ts';
+import { REDIRECT_LABEL } from '../../contract/names.ts';
+import { guardsPod } from '../../check/judge-namespaces.ts';
+import type { LabelledUnmeshed } from './labelled.ts';
 
 export interface PodRef {
   namespace: string;
@@ -51,6 +55,8 @@ export interface UnmeshedOptions {
   now?: () => number;
   metrics?: RepairMetrics;
   logger?: Logger;
+  /** Labelled pods judged unmeshed by the pod watch; undefined: none are (tests that list everything). */
+  labelled?: LabelledUnmeshed;
 }
 
 /** A PodDisruptionBudget refused an eviction: ask again after this (a replacement pod needs time to get ready). */
@@ -117,33 +123,43 @@ export class UnmeshedPods {
       const queue = new Map<string, Candidate>();
       const reports: Array<[PodRef, ReportWhy, string]> = [];
       const seen = new Set<string>();
-      out.errors.push(
-        ...(await listGuardedPods(this.#api, opted, (p) => {
-          if (below.has(p.namespace) && p.labels?.[WOULD_DENY_LABEL] !== undefined) return;
-          // On OpenShift, the namespace's proxy IDs (read with it); elsewhere the configuration itself.
-          const here = configForNamespace(this.#o.cfg, p.namespace, () => optedIds.get(p.namespace));
-          const a = judgeUnmeshed(p, here.ok ? here.cfg : this.#o.cfg);
-          if (a.action === 'none') return;
-          const uid = (p.object as { metadata?: { uid?: string } }).metadata?.uid ?? '';
-          const ref = { namespace: p.namespace, name: p.name, uid };
-          out.found++;
-          seen.add(uid);
-          if (a.action === 'evict' && this.#o.evict) {
-            const prev = this.#queue.get(uid);
-            queue.set(uid, {
-              ...ref,
-              reason: a.reason,
-              message: a.message,
-              notBefore: prev?.notBefore ?? 0,
-              blockedReported: prev?.blockedReported ?? false,
-            });
-            return;
-          }
-          if (this.#reported.has(uid)) return;
-          const why: ReportWhy = a.action === 'report' ? a.why : 'not_evicting';
-          reports.push([ref, why, a.action === 'report' ? a.message : a.reportOnly]);
-        })),
-      );
+      const consider = (ref: PodRef, labels: PodRecord['labels'], a: UnmeshedAction) => {
+        if (below.has(ref.namespace) && labels?.[WOULD_DENY_LABEL] !== undefined) return;
+        if (a.action === 'none') return;
+        const { uid } = ref;
+        out.found++;
+        seen.add(uid);
+        if (a.action === 'evict' && this.#o.evict) {
+          const prev = this.#queue.get(uid);
+          queue.set(uid, {
+            ...ref,
+            reason: a.reason,
+            message: a.message,
+            notBefore: prev?.notBefore ?? 0,
+            blockedReported: prev?.blockedReported ?? false,
+          });
+          return;
+        }
+        if (this.#reported.has(uid)) return;
+        const why: ReportWhy = a.action === 'report' ? a.why : 'not_evicting';
+        reports.push([ref, why, a.action === 'report' ? a.message : a.reportOnly]);
+      };
+      const judge = (p: PodRecord) => {
+        if (below.has(p.namespace) && p.labels?.[WOULD_DENY_LABEL] !== undefined) return;
+        // On OpenShift, the namespace's proxy IDs (read with it); elsewhere the configuration itself.
+        const here = configForNamespace(this.#o.cfg, p.namespace, () => optedIds.get(p.namespace));
+        const uid = (p.object as { metadata?: { uid?: string } }).metadata?.uid ?? '';
+        const a = judgeUnmeshed(p, here.ok ? here.cfg : this.#o.cfg);
+        consider({ namespace: p.namespace, name: p.name, uid }, p.labels, a);
+      };
+      const also = this.#o.labelled ? `!${REDIRECT_LABEL}` : undefined;
+      out.errors.push(...(await listGuardedPods(this.#api, opted, judge, { also })));
+      const optedIn = new Map(opted.map((o) => [o.namespace, o]));
+      for (const f of this.#o.labelled?.flagged() ?? []) {
+        const o = optedIn.get(f.namespace);
+        if (o && guardsPod(o.mutating, f.labels))
+          consider({ namespace: f.namespace, name: f.name, uid: f.uid }, f.labels, f.action);
+      }
       this.#queue = queue;
       this.#reported = new Set([...this.#reported].filter((u) => seen.has(u)));
       out.queued = queue.size;

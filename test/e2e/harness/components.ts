@@ -49,7 +49,7 @@ export function pkiPaths(dir: string) {
   };
 }
 
-export function etcdArgs(l: Layout): string[] {
+export function etcdArgs(l: Layout, extra: readonly string[] = []): string[] {
   const client = `http://127.0.0.1:${l.etcdClientPort}`;
   const peer = `http://127.0.0.1:${l.etcdPeerPort}`;
   return [
@@ -63,6 +63,7 @@ export function etcdArgs(l: Layout): string[] {
     // Test data is thrown away: skipping fsync makes writes ~10x faster on a shared disk.
     '--unsafe-no-fsync',
     '--log-level=warn',
+    ...extra,
   ];
 }
 

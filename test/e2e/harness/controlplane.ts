@@ -27,6 +27,8 @@ export interface StartOptions {
   withKwok?: boolean;
   /** kwok pod stages: 'fast' (default) sets pods Running at once; 'general' also walks init containers. */
   podStages?: 'fast' | 'general';
+  /** Extra etcd flags, e.g. ['--quota-backend-bytes=8589934592'] (bench --scale). */
+  etcdArgs?: string[];
   /** Extra kube-controller-manager flags, e.g. ['--node-monitor-grace-period=10m']. */
   controllerManagerArgs?: string[];
   /** Extra kube-apiserver flags, e.g. ['--runtime-config=admissionregistration.k8s.io/v1beta1=true']. */
@@ -143,7 +145,7 @@ async function startOnce(opts: StartOptions): Promise<ControlPlane> {
     const ca = new CertificateAuthority();
     const admin = writePki(dir, server, ca);
 
-    const etcd = start('etcd', args.etcdArgs(layout));
+    const etcd = start('etcd', args.etcdArgs(layout, opts.etcdArgs));
     await waitFor(
       'etcd /health',
       async () => {

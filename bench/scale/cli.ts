@@ -1,0 +1,54 @@
+/**
+ * `meshgate check`, `check --audit` and `explain` against the bench's cluster, each a child process of the tree as
+ * the image holds it, as an operator runs them from outside: wall time, peak RSS (sampled every SAMPLE_MS from
+ * /proc) and exit code. The CLI's own heap is not bounded by flags: what it holds at once is what its paged reads and
+ * reductions make it hold.
+ */
+import { spawn } from 'node:child_process';
+import { rssBytes } from '../footprint/daemons.ts';
+import type { ImageTree } from '../footprint/image.ts';
+
+const SAMPLE_MS = 100;
+const MiB = 1024 * 1024;
+/** A CLI run longer than this has failed this size. */
+const TIMEOUT_MS = 600_000;
+
+export interface CliFigures {
+  command: string;
+  seconds: number;
+  peakMiB: number;
+  exit: number | string;
+  /** The last lines of stderr when it failed (a connection error, an internal error). */
+  stderr?: string;
+}
+
+export function runCli(tree: ImageTree, argv: string[]): Promise<CliFigures> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [tree.entry, ...argv], {
+    env: { ...process.env, NODE_OPTIONS: '' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let peak = 0;
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr = (stderr + c.toString()).slice(-2000);
+  });
+  const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(child.pid))), SAMPLE_MS);
+  const killer = setTimeout(() => child.kill('SIGKILL'), TIMEOUT_MS);
+  return new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      clearInterval(sampler);
+      clearTimeout(killer);
+      const exit = code ?? `${signal}`;
+      resolve({
+        command: `meshgate ${argv.filter((a) => !a.startsWith('--kubeconfig')).join(' ')}`,
+        seconds: (performance.now() - t0) / 1000,
+        peakMiB: peak / MiB,
+        exit,
+        // Other codes are answers (check: 1 a check failed, which this cluster's fake nodes make so; explain: 3–5
+        // the outcome); 2 is an error, a signal a kill.
+        ...(exit === 2 || typeof exit === 'string' ? { stderr: stderr.trim().split('\n').slice(-5).join('\n') } : {}),
+      });
+    });
+  });
+}
