@@ -1,13 +1,14 @@
 /**
  * `npm run bench -- --peers [--duration S] [--rounds N]`: the peer comparison alone (bench/peers/run.ts), its
- * table and targets, results in bench/results/peers.json, and as the very last line `peer ratio: …`.
+ * table and targets, the `companion: …` line (issue 35), results in bench/results/peers.json, and as the very last line
+ * `peer ratio: …`.
  */
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { corpusWorkload } from '../corpus.ts';
 import { round } from '../stats.ts';
 import { runPeers, type PeerOptions } from './run.ts';
-import { peerTable, peerTargets, ratioLine } from './report.ts';
+import { companionLine, peerTable, peerTargets, ratioLine } from './report.ts';
 
 export async function peersMain(
   flags: { duration?: string; rounds?: string },
@@ -42,6 +43,7 @@ export async function peersMain(
     log(
       `  companion (meshgate istio on Istio-injected pods) / istio: throughput ${t.companion.throughput}, p99 ${t.companion.p99}, cpu ${t.companion.cpu}, rss ${t.companion.rss}`,
     );
+  if (t?.companionPath) log(companionLine(t.companionPath));
   const out = `${resultsDir}peers.json`;
   writeFileSync(
     out,

@@ -41,22 +41,57 @@ const ratios = (a: PeerSummary, b: PeerSummary): PeerRatios => ({
   rss: round(a.rssMiB / b.rssMiB, 2),
 });
 
+/**
+ * The companion path (meshgate adjusting what Istio's injector wrote, issue 35): its CPU per review against
+ * meshgate's own injection, and its throughput against Istio's injector, both from this run.
+ */
+export interface CompanionRatios {
+  cpuOfOwn: number;
+  throughputOfIstio: number;
+}
+
 export function peerTargets(
   r: PeersResult,
-): { ratios: PeerRatios; companion?: PeerRatios; targets: Target[] } | undefined {
+): { ratios: PeerRatios; companion?: PeerRatios; companionPath?: CompanionRatios; targets: Target[] } | undefined {
   const by = (name: string) => r.summaries.find((s) => s.peer === name);
   const [mg, istio, companion] = [by('meshgate custom'), by('istio'), by('meshgate istio')];
   if (!mg || !istio) return undefined;
   const x = ratios(mg, istio);
+  const path = companion && {
+    cpuOfOwn: round(companion.cpuMsPerReview / mg.cpuMsPerReview, 2),
+    throughputOfIstio: round(companion.rps / istio.rps, 1),
+  };
   return {
     ratios: x,
     companion: companion ? ratios(companion, istio) : undefined,
+    companionPath: path,
     targets: [
       { name: 'peers: meshgate/istio throughput', value: x.throughput, target: '>= 5', pass: x.throughput >= 5 },
       { name: 'peers: meshgate/istio p99', value: x.p99, target: '<= 0.2', pass: x.p99 <= 0.2 },
       { name: 'peers: meshgate/istio RSS', value: x.rss, target: '<= 1', pass: x.rss <= 1 },
+      ...(path
+        ? [
+            {
+              name: "peers: companion/meshgate's own CPU per review",
+              value: path.cpuOfOwn,
+              target: '<= 1.5',
+              pass: path.cpuOfOwn <= 1.5,
+            },
+            {
+              name: 'peers: companion/istio throughput',
+              value: path.throughputOfIstio,
+              target: '>= 30',
+              pass: path.throughputOfIstio >= 30,
+            },
+          ]
+        : []),
     ],
   };
+}
+
+/** The companion path's two ratios in one line (issue 35's targets: ≤ 1.5× and ≥ 30×). */
+export function companionLine(c: CompanionRatios): string {
+  return `companion: cpu/review ${f(c.cpuOfOwn)}× of meshgate's own, throughput ${f(c.throughputOfIstio, 1)}× istio`;
 }
 
 /** The closing line: meshgate (custom) divided by Istio's injector. */

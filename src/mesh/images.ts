@@ -23,6 +23,16 @@ export function imageRepository(image: string): string {
 /** Whether `image` belongs to one of the repositories (each written in any of the accepted spellings). */
 export function fromRepositories(image: string | undefined, repositories: readonly string[]): boolean {
   if (!image) return false;
-  const repo = imageRepository(image);
-  return repositories.some((r) => imageRepository(r) === repo);
+  return normalised(repositories).has(imageRepository(image));
+}
+
+/** The configured repositories reduced once per list (the compiled config's lists live as long as it does). */
+const reduced = new WeakMap<readonly string[], ReadonlySet<string>>();
+function normalised(repositories: readonly string[]): ReadonlySet<string> {
+  let set = reduced.get(repositories);
+  if (!set) {
+    set = new Set(repositories.map(imageRepository));
+    reduced.set(repositories, set);
+  }
+  return set;
 }

@@ -39,20 +39,25 @@ export function baseConfig(mesh: MeshName): Record<string, unknown> {
       mesh,
       recognisedImages: { proxy: ISTIO_TEST_IMAGES, init: ISTIO_TEST_IMAGES, validator: ISTIO_TEST_IMAGES },
     };
-  return { mesh, controlPlane: { trustAnchors: [LINKERD_TEST_ANCHORS] } };
+  return { mesh, controlPlane: { trustAnchors: [linkerdTestAnchors()] } };
 }
 
 /**
  * The trust anchors of Linkerd's own test fixtures (the injector's golden emojivoto pod in shared/corpus, which the
  * contract and golden tests judge): what a linkerd-identity-trust-roots would hold in their cluster, read from the
- * corpus rather than copied here.
+ * corpus rather than copied here. Read on first use, not at import: the bench server runs this file compiled from
+ * .cache/bench-dist (bench/compiled.ts), where this relative path does not reach shared/corpus, and it never builds
+ * the linkerd profile.
  */
-const LINKERD_TEST_ANCHORS = ((): string => {
+let anchors: string | undefined;
+function linkerdTestAnchors(): string {
+  if (anchors !== undefined) return anchors;
   const file = new URL('../../../shared/corpus/manifests/linkerd__inject_emojivoto_pod.golden.yaml', import.meta.url);
   const m = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/.exec(readFileSync(file, 'utf8'));
   if (!m) throw new Error(`no certificate in ${file.pathname}`);
-  return m[0].replace(/\n\s+/g, '\n');
-})();
+  anchors = m[0].replace(/\n\s+/g, '\n');
+  return anchors;
+}
 
 function mergeDeep(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
   const out = { ...a };

@@ -63,10 +63,12 @@ function stored(v: unknown): unknown {
 /** Equal to one of the forms as stored (deep equality); `undefined` among them allows absence. */
 export const exactly = (...forms: unknown[]): FieldCheck => {
   const want = forms.map(stored);
-  return (v) =>
-    want.some((f) => sameJson(f, stored(v)))
+  return (v) => {
+    const got = stored(v);
+    return want.some((f) => sameJson(f, got))
       ? undefined
       : `is ${v === undefined ? '(absent)' : show(v)}, not ${want.map((f) => (f === undefined ? '(absent)' : show(f))).join(' or ')}`;
+  };
 };
 
 /** Keys of `v` outside `allowed`, as a problem. */
@@ -234,6 +236,18 @@ export const anyLiteral: EnvRule = { value: () => undefined };
 export const fieldRef = (fieldPath: string): Record<string, unknown> => ({ fieldRef: { apiVersion: 'v1', fieldPath } });
 export const resourceFieldRef = (resource: string): Record<string, unknown> => ({ resourceFieldRef: { resource } });
 
+/** A rule's `from` forms as stored, computed once per rule (rules are the contracts' constants). */
+const storedRules = new WeakMap<EnvRule, readonly Record<string, unknown>[]>();
+function storedForms(rule: EnvRule): readonly Record<string, unknown>[] | undefined {
+  if (!rule.from) return undefined;
+  let forms = storedRules.get(rule);
+  if (!forms) {
+    forms = rule.from.map(storedFrom);
+    storedRules.set(rule, forms);
+  }
+  return forms;
+}
+
 /** `fieldRef.apiVersion` is defaulted to v1 by the apiserver; a resourceFieldRef's divisor "0" is the same as none. */
 function storedFrom(from: Record<string, unknown>): Record<string, unknown> {
   const f = from.fieldRef;
@@ -272,7 +286,7 @@ export function env(contract: EnvContract): FieldCheck {
       if ('refuse' in rule) return `sets ${e.name}: ${rule.refuse}`;
       if (e.valueFrom !== undefined) {
         const from = isObject(e.valueFrom) ? storedFrom(e.valueFrom) : e.valueFrom;
-        if (!rule.from?.some((f) => sameJson(storedFrom(f), from)))
+        if (!storedForms(rule)?.some((f) => sameJson(f, from)))
           return `takes ${e.name} from ${show(e.valueFrom)}, which admission cannot read${
             rule.from ? ` (the injector writes ${rule.from.map(show).join(' or ')})` : ''
           }`;
@@ -388,15 +402,15 @@ export const volume = {
       return undefined;
     },
   /** Exactly one of the forms (besides its name), as the apiserver stores volumes (storedVolume). */
-  equals:
-    (...forms: readonly Record<string, unknown>[]): MountRule['volume'] =>
-    (vol) => {
+  equals: (...forms: readonly Record<string, unknown>[]): MountRule['volume'] => {
+    const want = forms.map(storedVolume);
+    return (vol) => {
       if (!vol) return undefined;
       const { name: _n, ...rest } = vol;
-      return forms.some((f) => sameJson(storedVolume(f), storedVolume(rest)))
-        ? undefined
-        : `is ${show(rest)}, not what the injector adds`;
-    },
+      const got = storedVolume(rest);
+      return want.some((f) => sameJson(f, got)) ? undefined : `is ${show(rest)}, not what the injector adds`;
+    };
+  },
   /** Checked by a function of the volume's source. */
   where:
     (test: (vol: Readonly<Record<string, unknown>>, ctx: ContractContext) => Problem): MountRule['volume'] =>
@@ -412,14 +426,20 @@ export function securityContext(
   return (v, ctx) => {
     if (v === undefined) v = {};
     if (!isObject(v)) return `is ${show(v)}, not a security context`;
-    const fixed = Object.fromEntries(Object.entries(v).filter(([k, x]) => !(k in vary) && x !== undefined));
+    const fixed: Record<string, unknown> = {};
+    for (const k of Object.keys(v)) if (!(k in vary) && v[k] !== undefined) fixed[k] = v[k];
     for (const [k, check] of Object.entries(vary)) {
       const p = check(v[k], ctx);
       if (p) return `.${k} ${p}`;
     }
-    const candidates = forms.map((f) => normaliseCaps(f(ctx)));
     const got = normaliseCaps(fixed);
-    if (candidates.some((f) => sameJson(f, got))) return undefined;
+    // Form by form, stopping at the first that matches: the message below needs them all only on a refusal.
+    const candidates: Record<string, unknown>[] = [];
+    for (const f of forms) {
+      const form = normaliseCaps(f(ctx));
+      if (sameJson(form, got)) return undefined;
+      candidates.push(form);
+    }
     // Name the first field that differs from the nearest form: the one differing in the fewest fields.
     const diffs = candidates.map((f) =>
       [...new Set([...Object.keys(f), ...Object.keys(got)])].filter((k) => !sameJson(f[k], got[k])).sort(),
@@ -429,6 +449,12 @@ export function securityContext(
     const k = nearest[0];
     return `.${k} is ${got[k] === undefined ? '(absent)' : show(got[k])}, where the injector writes ${form[k] === undefined ? 'nothing' : show(form[k])}`;
   };
+}
+
+/** `cap_net_admin`, `NET_ADMIN` → `NET_ADMIN`. */
+function runtimeName(c: unknown): string {
+  const u = String(c).toUpperCase();
+  return u.startsWith('CAP_') ? u.slice(4) : u;
 }
 
 /**
@@ -441,8 +467,7 @@ function normaliseCaps(sc: Record<string, unknown>): Record<string, unknown> {
   for (const k of ['privileged', 'readOnlyRootFilesystem', 'runAsNonRoot']) if (out[k] === false) delete out[k];
   const caps = sc.capabilities;
   if (!isObject(caps)) return out;
-  const norm = (l: unknown) =>
-    Array.isArray(l) ? [...new Set(l.map((c) => String(c).toUpperCase().replace(/^CAP_/, '')))].sort() : l;
+  const norm = (l: unknown) => (Array.isArray(l) ? [...new Set(l.map(runtimeName))].sort() : l);
   out.capabilities = { ...caps, add: norm(caps.add), drop: norm(caps.drop) };
   return out;
 }
