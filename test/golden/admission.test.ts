@@ -14,7 +14,7 @@ import { createMetrics } from '../../src/server/metrics.ts';
 import { admissionRoutes } from '../../src/admission/handlers.ts';
 import { testConfig } from '../support/config.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
-import { expectGolden } from './golden.ts';
+import { expectGolden, expectOnly } from './golden.ts';
 
 const corpus = new URL('../../../shared/corpus/admission/', import.meta.url);
 /** Reviews captured from the real apiserver by test/e2e/webhook.test.ts (CAPTURE=1). */
@@ -77,8 +77,17 @@ function asReview(raw: Record<string, unknown>): unknown {
   return raw;
 }
 
+const goldenDir = new URL('./testdata/admission/', import.meta.url);
+const goldenOf = (name: string) => new URL(`${name}.golden.json`, goldenDir);
+
 describe('golden: AdmissionReviews from shared/corpus/admission', () => {
   it('finds the corpus', () => expect(files.length).toBeGreaterThan(5));
+
+  it('holds no golden file whose input is gone', () =>
+    expectOnly(
+      goldenDir,
+      files.map((f) => goldenOf(f.name)),
+    ));
   for (const { name, url } of files) {
     it(name, async () => {
       const text = readFileSync(url, 'utf8');
@@ -115,10 +124,7 @@ describe('golden: AdmissionReviews from shared/corpus/admission', () => {
           expect(again.response.patch).toBeUndefined();
         }
       }
-      expectGolden(
-        new URL(`./testdata/admission/${name}.golden.json`, import.meta.url),
-        `${JSON.stringify(results, null, 2)}\n`,
-      );
+      expectGolden(goldenOf(name), `${JSON.stringify(results, null, 2)}\n`);
     });
   }
 });

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import { run } from '../../src/cli/inject.ts';
 import { memoryIO } from '../../src/cli/io.ts';
-import { expectGolden } from './golden.ts';
+import { expectGolden, expectOnly } from './golden.ts';
 import { podTemplates } from '../../src/manifests/workloads.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import { loadNodeState } from '../../src/facts/node-state.ts';
@@ -72,15 +72,27 @@ async function inject(config: string, file: string, nodeState: string, stdin?: s
   return { code, out: io.out, err: io.err };
 }
 
+const goldenDir = new URL('./testdata/manifests/', import.meta.url);
+const goldenOf = (mesh: MeshName, name: string, variant: string) =>
+  new URL(`${mesh}/${name}.${variant}.golden`, goldenDir);
+
 describe('golden: inject over shared/corpus/manifests', () => {
   it('finds the corpus', () => expect(inputs.length).toBeGreaterThan(20));
+
+  it('holds no golden file whose input is gone', () =>
+    expectOnly(
+      goldenDir,
+      profiles.flatMap(([mesh, , applies]) =>
+        inputs.filter(applies).flatMap((name) => Object.keys(variants).map((v) => goldenOf(mesh, name, v))),
+      ),
+    ));
 
   for (const [mesh, config, applies] of profiles) {
     for (const name of inputs.filter(applies)) {
       for (const [variant, nodeState] of Object.entries(variants)) {
         it(`${mesh}: ${name} [${variant}]`, async () => {
           const first = await inject(config, fileURLToPath(new URL(name, corpus)), nodeState);
-          const golden = new URL(`./testdata/manifests/${mesh}/${name}.${variant}.golden`, import.meta.url);
+          const golden = goldenOf(mesh, name, variant);
           if (first.code !== 0) {
             // Refused or invalid inputs: the error is golden too, and nothing was written to stdout.
             expect(first.out).toBe('');
