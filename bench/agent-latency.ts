@@ -15,7 +15,7 @@ import { NodeAgent, type AgentConfig, type AgentLog } from '../src/agent/agent.t
 import { desiredState, type PublishedState } from '../src/agent/node-state.ts';
 import type { NodePublisher } from '../src/agent/publisher.ts';
 import { judgeSnapshot } from '../src/agent/judge.ts';
-import { readSnapshot, type Verdict } from '../src/cni/index.ts';
+import { readSnapshot, type ChainVerdict } from '../src/cni/index.ts';
 import { CORPUS_DIR } from './corpus.ts';
 import { median, round, summary } from './stats.ts';
 
@@ -32,7 +32,9 @@ class RecordingPublisher implements NodePublisher {
   state: PublishedState | undefined;
   /** Publishes that matched no waiter (e.g. a half-written file judged unparsable before the rest arrived). */
   unmatched = 0;
-  #waiter: { match: (v: Verdict) => boolean; resolve: (p: { at: number; verdict: Verdict }) => void } | undefined;
+  #waiter:
+    | { match: (v: ChainVerdict) => boolean; resolve: (p: { at: number; verdict: ChainVerdict }) => void }
+    | undefined;
 
   constructor(inner?: NodePublisher) {
     this.#inner = inner;
@@ -46,7 +48,7 @@ class RecordingPublisher implements NodePublisher {
     await this.#inner?.heartbeat(node);
   }
 
-  async publish(node: string, verdict: Verdict, taint: boolean): Promise<PublishedState> {
+  async publish(node: string, verdict: ChainVerdict, taint: boolean): Promise<PublishedState> {
     const published = await this.#inner?.publish(node, verdict, taint);
     const at = performance.now();
     const state = published ?? desiredState(verdict, taint);
@@ -60,7 +62,7 @@ class RecordingPublisher implements NodePublisher {
     return state;
   }
 
-  next(match: (v: Verdict) => boolean): Promise<{ at: number; verdict: Verdict }> {
+  next(match: (v: ChainVerdict) => boolean): Promise<{ at: number; verdict: ChainVerdict }> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new Error(`no matching publish within ${PUBLISH_TIMEOUT_MS} ms`)),

@@ -10,7 +10,7 @@ import { parseAllDocuments } from 'yaml';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { podTemplates, notAnObject } from '../src/manifests/workloads.ts';
 import { mutate } from '../src/admission/mutate.ts';
-import type { HandlerDeps } from '../src/admission/mutate.ts';
+import type { MutateDeps } from '../src/admission/mutate.ts';
 import { nodeFactsFromState } from '../src/facts/node-state.ts';
 import { testConfig } from '../test/support/config.ts';
 
@@ -139,7 +139,7 @@ export interface Workload {
  * Computes each pod's verdict offline. Pods in system namespaces are dropped: the chart's namespaceSelector
  * keeps the apiserver from ever sending them. Bodies for /validate are the patched pods (patch decisions only).
  */
-export function buildWorkload(samples: Sample[], deps: HandlerDeps): Workload {
+export function buildWorkload(samples: Sample[], deps: MutateDeps): Workload {
   const mix: Record<string, number> = {};
   const validate: Sample[] = [];
   const sent: Sample[] = [];

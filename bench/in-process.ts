@@ -4,7 +4,7 @@
  * corpus body, so it reads the code's cost on a warm CPU; the server under load pays several times this (cold
  * caches, a CPU shared with the load generator), which part 1 measures.
  */
-import { mutate, type HandlerDeps } from '../src/admission/mutate.ts';
+import { mutate, type MutateDeps } from '../src/admission/mutate.ts';
 import { encodeResponse, serializeResponse, type AdmissionRequest } from '../src/admission/review.ts';
 import type { Review } from './corpus.ts';
 import { nsPerCall, round } from './stats.ts';
@@ -28,7 +28,7 @@ function bestUs(
   return round(nsPerCall((i) => fn(requests[i % requests.length]), perLoop, loops) / 1000, 2);
 }
 
-export function measureInProcess(reviews: Review[], deps: HandlerDeps, loops = 7, perLoop = 50_000): InProcess {
+export function measureInProcess(reviews: Review[], deps: MutateDeps, loops = 7, perLoop = 50_000): InProcess {
   // Fresh parses, as the server gets them.
   const requests = reviews.map((r) => (JSON.parse(JSON.stringify(r)) as Review).request as unknown as AdmissionRequest);
   const answer = (r: AdmissionRequest) =>

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { repoRoot } from '../test/e2e/harness/binaries.ts';
 import { decide } from '../src/inject/decide.ts';
-import { mutate, type HandlerDeps } from '../src/admission/mutate.ts';
+import { mutate, type MutateDeps } from '../src/admission/mutate.ts';
 import { decodeReview, encodeResponse, type AdmissionRequest } from '../src/admission/review.ts';
 import type { Pod } from '../src/contract/pod.ts';
 import { podReview } from './corpus.ts';
@@ -46,7 +46,7 @@ export interface PathoShape {
   pass: boolean;
 }
 
-function measure(shape: string, scale: number, deps: HandlerDeps): PathoRow {
+function measure(shape: string, scale: number, deps: MutateDeps): PathoRow {
   const pod = PATHOLOGICAL[shape](scale);
   const review = podReview(`patho-${scale}`, pod, 'shop');
   const request = review.request as unknown as AdmissionRequest;
@@ -74,7 +74,7 @@ function measure(shape: string, scale: number, deps: HandlerDeps): PathoRow {
   };
 }
 
-export function runPathological(deps: HandlerDeps): PathoShape[] {
+export function runPathological(deps: MutateDeps): PathoShape[] {
   return Object.keys(PATHOLOGICAL).map((shape) => {
     const rows = SCALES.map((scale) => measure(shape, scale, deps));
     const ratio = (k: 'handlerMs' | 'inProcessMs') => ({

@@ -15,7 +15,7 @@ import { MAX_PATCH_OPS } from '../policy/limits.ts';
 import { isPodCreate, namespaceConfig, podInput } from './pod-request.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 
-export interface HandlerDeps {
+export interface MutateDeps {
   config: Compiled;
   nodes: NodeFacts;
   /** Signs the admission mark; undefined: pods are not marked (no key configured, as offline). */
@@ -27,7 +27,7 @@ export interface HandlerDeps {
 /** `o.hold` false at enforcement level audit: no pod is pinned or held (src/policy/redirect.ts). */
 export function mutate(
   r: AdmissionRequest,
-  deps: HandlerDeps,
+  deps: MutateDeps,
   scope: AdmissionScope = 'namespace',
   o: RedirectOptions = {},
 ): Verdict {
@@ -55,7 +55,7 @@ function marked(
   warnings: string[],
   input: PodInput,
   scope: AdmissionScope,
-  deps: HandlerDeps,
+  deps: MutateDeps,
 ): Verdict {
   const mark = markOps(input.pod, input.namespace, ops, scope, deps.marker);
   if (mark.length === 0) return ops.length ? { kind: 'patch', reason, ops, warnings } : { kind: 'allow', reason };

@@ -40,8 +40,8 @@ export function isPodConnect(r: AdmissionRequest): boolean {
  * that are not such: `container` a string when present, `command` (exec) a list of strings. The command is kept
  * only for the record, at most MAX_COMMAND_ARGS of it.
  */
-export function accessInput(r: AdmissionRequest): Parsed<AccessRequest> {
-  const bad = (what: string): Parsed<AccessRequest> => ({
+export function accessInput(r: AdmissionRequest): RequestInput<AccessRequest> {
+  const bad = (what: string): RequestInput<AccessRequest> => ({
     ok: false,
     verdict: { kind: 'deny', reason: 'invalid_object', message: `not valid ${r.subResource} options: ${what}` },
   });
@@ -71,9 +71,9 @@ export function accessInput(r: AdmissionRequest): Parsed<AccessRequest> {
 const MAX_COMMAND_ARGS = 32;
 
 /** A request's pod(s), or the verdict for a body that is not one. */
-export type Parsed<T> = { ok: true; value: T } | { ok: false; verdict: Verdict };
+export type RequestInput<T> = { ok: true; value: T } | { ok: false; verdict: Verdict };
 
-function pod(value: unknown, where: string): Parsed<Pod> {
+function pod(value: unknown, where: string): RequestInput<Pod> {
   const parsed = parsePod(value, where);
   return parsed.ok
     ? { ok: true, value: parsed.pod }
@@ -88,7 +88,7 @@ function namespaceOf(r: AdmissionRequest, p: Pod): string {
 export function podInput(
   r: AdmissionRequest,
   labelsOf?: (namespace: string) => Readonly<Record<string, string>> | undefined,
-): Parsed<PodInput> {
+): RequestInput<PodInput> {
   const p = pod(r.object, 'request.object');
   if (!p.ok) return p;
   const namespace = namespaceOf(r, p.value);
@@ -115,7 +115,7 @@ export function requesterNode(r: AdmissionRequest): string | undefined {
 
 export function podUpdateInput(
   r: AdmissionRequest,
-): Parsed<{ old: Pod; pod: Pod; namespace: string; requester?: string; requesterNode?: string }> {
+): RequestInput<{ old: Pod; pod: Pod; namespace: string; requester?: string; requesterNode?: string }> {
   const p = pod(r.object, 'request.object');
   if (!p.ok) return p;
   const old = pod(r.oldObject, 'request.oldObject');
@@ -140,7 +140,7 @@ export function namespaceConfig(
   cfg: Compiled,
   namespace: string,
   idsOf: ((namespace: string) => ProxyIds | undefined) | undefined,
-): Parsed<Compiled> {
+): RequestInput<Compiled> {
   const r = configForNamespace(cfg, namespace, idsOf);
   return r.ok
     ? { ok: true, value: r.cfg }

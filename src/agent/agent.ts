@@ -23,7 +23,7 @@
  * one more run. See test/agent/latency.test.ts for the measured figures.
  */
 import { readSnapshot as readSnapshotFromDisk } from '../cni/snapshot.ts';
-import type { LibcniLine, MultusOptions, Runtime, Snapshot, Verdict } from '../cni/types.ts';
+import type { LibcniLine, MultusOptions, Runtime, Snapshot, ChainVerdict } from '../cni/types.ts';
 import type { RedirectExpectations } from '../cni/plugin-config.ts';
 import { DirWatcher, type WatchFactory } from './dir-watcher.ts';
 import { judgeSnapshot } from './judge.ts';
@@ -83,9 +83,9 @@ export type AgentStep = 'read_files' | 'read_node' | 'publish' | 'heartbeat';
  */
 export interface AgentObserver {
   /** The files were read and judged (whether or not the Node needed a write). */
-  checked(verdict: Verdict): void;
+  checked(verdict: ChainVerdict): void;
   /** The Node was changed to say `verdict`. */
-  published(verdict: Verdict): void;
+  published(verdict: ChainVerdict): void;
   /** An unchanged verdict was re-stamped (lastHeartbeatTime). */
   heartbeat(): void;
   failed(step: AgentStep, err: Error): void;
@@ -139,7 +139,7 @@ export class NodeAgent {
   #published: PublishedState | undefined;
   /** The Node's containerRuntimeVersion as last read (undefined until the first read). */
   #runtimeVersion: string | undefined;
-  #lastVerdict: Verdict | undefined;
+  #lastVerdict: ChainVerdict | undefined;
   #debounce: NodeJS.Timeout | undefined;
   #retry: NodeJS.Timeout | undefined;
   #resync: NodeJS.Timeout | undefined;
@@ -181,7 +181,7 @@ export class NodeAgent {
   }
 
   /** The verdict of the last verification (published or already on the Node). */
-  get lastVerdict(): Verdict | undefined {
+  get lastVerdict(): ChainVerdict | undefined {
     return this.#lastVerdict;
   }
 
@@ -247,7 +247,7 @@ export class NodeAgent {
   }
 
   /** The verdict on a snapshot under the runtime version last read; recorded and reported as checked. */
-  #judge(snapshot: Snapshot): Verdict {
+  #judge(snapshot: Snapshot): ChainVerdict {
     const verdict = judgeSnapshot(snapshot, this.#config, this.#runtimeVersion, this.#deps.now, this.#ambientFacts);
     this.#lastVerdict = verdict;
     this.#deps.observer.checked(verdict);

@@ -6,7 +6,7 @@
  */
 import { chooseLine, judgeByLine } from '../cni/libcni-line.ts';
 import { type RedirectExpectations, verifyWithPluginConfig } from '../cni/plugin-config.ts';
-import type { LibcniLine, MultusOptions, Runtime, Snapshot, Verdict } from '../cni/types.ts';
+import type { LibcniLine, MultusOptions, Runtime, Snapshot, ChainVerdict } from '../cni/types.ts';
 import { type AmbientFacts, withAmbient } from '../cni/ambient.ts';
 
 export interface JudgeConfig {
@@ -27,7 +27,7 @@ export function judgeSnapshot(
   now: () => Date,
   /** With ambient checks on: what the agent saw of istio-cni's node agent and ztunnel (src/cni/ambient.ts). */
   ambient?: AmbientFacts,
-): Verdict {
+): ChainVerdict {
   const choice = chooseLine(config.runtime, config.libcni, containerRuntimeVersion);
   const { runtime, pluginType, maxConfNum, expect, multus } = config;
   return judgeByLine(choice, (libcni) => {

@@ -7,7 +7,7 @@
  * while the agent was making it verified) means: read again and plan again.
  * See src/agent/node-patch.ts for why the Node gets a merge patch and nodes/status a strategic one.
  */
-import type { Verdict } from '../cni/types.ts';
+import type { ChainVerdict } from '../cni/types.ts';
 import { AccessError, inClusterAccess, kubeconfigAccess, SERVICE_ACCOUNT_DIR } from '../kube/api/access.ts';
 import { KubeClient } from '../kube/api/client.ts';
 import type { Node } from '../kube/api/objects.ts';
@@ -78,7 +78,7 @@ export class KubeNodePublisher implements NodePublisher {
     return this.#held.lease;
   }
 
-  async publish(nodeName: string, verdict: Verdict, taint: boolean): Promise<PublishedState> {
+  async publish(nodeName: string, verdict: ChainVerdict, taint: boolean): Promise<PublishedState> {
     for (let attempt = 0; ; attempt++) {
       const node = await this.#readNode(nodeName);
       const patches = planPatches(node, verdict, taint, this.#now());

@@ -6,8 +6,8 @@
  * The series carry no node label: the scrape adds one (the chart's PodMonitor copies the pod's node name into
  * `node`), as Prometheus' conventions want for what identifies a target.
  */
-import { isReasonCode, REASONS, type ReasonCode } from '../cni/reasons.ts';
-import type { Verdict } from '../cni/types.ts';
+import { isCniReasonCode, CNI_REASONS, type CniReasonCode } from '../cni/reasons.ts';
+import type { ChainVerdict } from '../cni/types.ts';
 import type { AgentObserver, AgentStep } from './agent.ts';
 import { registerBuildInfo, registerProcessMetrics, TextRegistry } from './exposition.ts';
 
@@ -17,11 +17,11 @@ export interface AgentMetrics {
 }
 
 /** Every reason code a verdict can carry, so a node's series exist (at 0) before its first change. */
-const REASON_CODES = Object.keys(REASONS).filter(isReasonCode);
+const REASON_CODES = Object.keys(CNI_REASONS).filter(isCniReasonCode);
 
 export function createAgentMetrics(opts: { processMetrics?: boolean } = {}): AgentMetrics {
   const registry = new TextRegistry();
-  const verdictGauge = registry.gauge<{ reason: ReasonCode }>(
+  const verdictGauge = registry.gauge<{ reason: CniReasonCode }>(
     'meshgate_node_agent_verdict',
     'The verdict of the last check of this node\'s CNI chain: 1 for its reason code ("verified" when verified), ' +
       '0 for every other code',
@@ -66,12 +66,12 @@ export function createAgentMetrics(opts: { processMetrics?: boolean } = {}): Age
   const nowSeconds = () => Date.now() / 1000;
 
   const observer: AgentObserver = {
-    checked(verdict: Verdict) {
+    checked(verdict: ChainVerdict) {
       for (const code of REASON_CODES) verdictGauge.set({ reason: code }, code === verdict.reason ? 1 : 0);
       verdictGauge.set({ reason: verdict.reason }, 1);
       lastCheck.set(nowSeconds());
     },
-    published(verdict: Verdict) {
+    published(verdict: ChainVerdict) {
       publishes.inc({ verified: verdict.verified ? 'true' : 'false' });
       lastConfirmed.set(nowSeconds());
     },

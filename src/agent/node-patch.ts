@@ -14,7 +14,7 @@
  * and the publisher re-reads — and then finds the mark.
  */
 import type { Node as V1Node, Taint as V1Taint } from '../kube/api/objects.ts';
-import type { Verdict } from '../cni/types.ts';
+import type { ChainVerdict } from '../cni/types.ts';
 import { QUARANTINE_ANNOTATION, readMark, underQuarantine, wantsTaint } from '../node/quarantine.ts';
 import {
   CONDITION_TYPE,
@@ -45,7 +45,12 @@ export interface NodePatches {
  * @param taintUnverified whether the unverified taint is wanted while unverified (--taint-unverified)
  * @param now   the publish time: lastHeartbeatTime, and lastTransitionTime when the status flips
  */
-export function planPatches(node: V1Node, agentVerdict: Verdict, taintUnverified: boolean, now: Date): NodePatches {
+export function planPatches(
+  node: V1Node,
+  agentVerdict: ChainVerdict,
+  taintUnverified: boolean,
+  now: Date,
+): NodePatches {
   const mark = readMark(node.metadata?.annotations?.[QUARANTINE_ANNOTATION]);
   const verdict = underQuarantine(agentVerdict, mark);
   const taint = wantsTaint(taintUnverified, mark);

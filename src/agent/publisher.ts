@@ -2,7 +2,7 @@
  * Where the agent's verdicts go. The agent logic depends only on this interface, so its tests use a small
  * hand-written fake; src/agent/kube-publisher.ts writes to the Kubernetes API.
  */
-import type { Verdict } from '../cni/types.ts';
+import type { ChainVerdict } from '../cni/types.ts';
 import type { PublishedState } from './node-state.ts';
 
 export interface NodePublisher {
@@ -14,7 +14,7 @@ export interface NodePublisher {
    * a verified verdict (src/node/quarantine.ts). Returns what the Node says afterwards (undefined: what the verdict
    * makes it say, under the mark the agent last read). Throws when the write failed.
    */
-  publish(nodeName: string, verdict: Verdict, taint: boolean): Promise<PublishedState | undefined>;
+  publish(nodeName: string, verdict: ChainVerdict, taint: boolean): Promise<PublishedState | undefined>;
   /**
    * Says the verdict on the Node still stands: readers treat a verdict whose heartbeat is older than their bound as
    * stale (an agent that died publishes nothing more). Renews the node's Lease (src/contract/node.ts) where the

@@ -13,9 +13,9 @@ const MAX_CERTS = 32;
 const MAX_DEPTH = 5;
 const DAY_MS = 24 * 3600 * 1000;
 
-export type Parsed = { ok: true; certs: X509Certificate[] } | { ok: false; error: string };
+export type ParsedCerts = { ok: true; certs: X509Certificate[] } | { ok: false; error: string };
 
-export function parsePemCerts(pem: string, what: string): Parsed {
+export function parsePemCerts(pem: string, what: string): ParsedCerts {
   const blocks = pem.match(PEM_BLOCK) ?? [];
   if (blocks.length === 0) return { ok: false, error: `${what} holds no PEM certificate` };
   if (blocks.length > MAX_CERTS)
@@ -32,7 +32,7 @@ export function parsePemCerts(pem: string, what: string): Parsed {
 }
 
 /** A webhook's caBundle field: base64 of PEM. */
-export function parseCaBundle(base64: string | undefined, what: string): Parsed {
+export function parseCaBundle(base64: string | undefined, what: string): ParsedCerts {
   if (!base64) return { ok: false, error: `${what} has no caBundle` };
   return parsePemCerts(Buffer.from(base64, 'base64').toString('utf8'), `${what}'s caBundle`);
 }

@@ -10,7 +10,7 @@ import { parseRuntimeVersion } from '../cni/runtime-version.ts';
 import { fromRepositories } from '../mesh/images.ts';
 import { isReadError, type Read } from './facts.ts';
 import { wholeNamespace, type OptedIn } from './judge-namespaces.ts';
-import type { IstioInjector, MeshSurvey } from './mesh-reader.ts';
+import type { LiveIstioInjector, MeshSurvey } from './mesh-reader.ts';
 import { result, type CheckResult, type Item } from './report.ts';
 
 /** The chart's floor (charts/meshgate/templates/_checks.tpl: node-bound token claims and CEL transformMap, 1.32). */
@@ -106,7 +106,7 @@ function recognised(cfg: Compiled, image: string | undefined): boolean {
 }
 
 /** The proxy image an injector writes, judged against config.recognisedImages. */
-function injectorItem(cfg: Compiled, i: IstioInjector, tags: string[], istiods: string[]): Item {
+function injectorItem(cfg: Compiled, i: LiveIstioInjector, tags: string[], istiods: string[]): Item {
   const name = `revision ${i.revision}`;
   const where = [
     `injector ConfigMap ${i.namespace}/${i.name}`,

@@ -22,7 +22,7 @@ export interface Istiod {
   image?: string;
 }
 
-export interface IstioInjector {
+export interface LiveIstioInjector {
   namespace: string;
   name: string;
   revision: string;
@@ -47,7 +47,7 @@ export interface LinkerdConfig {
 
 export interface MeshSurvey {
   istiods: Read<Istiod[]>;
-  injectors: Read<IstioInjector[]>;
+  injectors: Read<LiveIstioInjector[]>;
   tags: Read<IstioTag[]>;
   linkerd: Read<LinkerdConfig[]>;
 }
@@ -56,12 +56,12 @@ type Values = Record<string, unknown>;
 const obj = (v: unknown): Values => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Values) : {});
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
-export function readIstioInjector(
+export function readLiveIstioInjector(
   ns: string,
   name: string,
   revision: string,
   values: string | undefined,
-): IstioInjector {
+): LiveIstioInjector {
   const at = { namespace: ns, name, revision };
   if (values === undefined) return { ...at, error: 'no data.values' };
   try {
@@ -130,7 +130,7 @@ export class MeshReader {
     }));
   }
 
-  async #injectors(): Promise<Read<IstioInjector[]>> {
+  async #injectors(): Promise<Read<LiveIstioInjector[]>> {
     const r = await this.#reader.read('ConfigMaps labelled istio.io/rev', () =>
       this.#core.listConfigMapForAllNamespaces({ labelSelector: 'istio.io/rev', limit: PAGE }),
     );
@@ -138,7 +138,7 @@ export class MeshReader {
     return r.items
       .filter((c) => c.metadata?.name?.startsWith('istio-sidecar-injector'))
       .map((c) =>
-        readIstioInjector(
+        readLiveIstioInjector(
           c.metadata?.namespace ?? '',
           c.metadata?.name ?? '',
           c.metadata?.labels?.['istio.io/rev'] || 'default',

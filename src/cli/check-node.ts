@@ -1,15 +1,15 @@
 /**
  * `meshgate check-node`: one verification of this machine's CNI chain, the same one the node agent publishes,
  * for a person (which file the runtime will load and why, the chain in order, the verdict, what to do) or as
- * JSON (the Verdict). Exit 0 when verified, 1 when not, 2 on usage errors, when the conf dir cannot be read, or
+ * JSON (the ChainVerdict type). Exit 0 when verified, 1 when not, 2 on usage errors, when the conf dir cannot be read, or
  * on any unexpected error: 1 is a verdict ("not verified"), so a failure of meshgate itself must never look like
  * one; it is reported in one line, without a stack trace.
  */
 import { multusDirs, multusPaths, parseCount, parseLibcni, parseRuntimeOrVersion, splitDirs } from '../agent/flags.ts';
 import { chooseLine, judgeByLine, type LineChoice } from '../cni/libcni-line.ts';
-import { adviceFor } from '../cni/reasons.ts';
+import { cniAdviceFor } from '../cni/reasons.ts';
 import { readSnapshot } from '../cni/snapshot.ts';
-import type { Candidate, LibcniLine, LineEvidence, Snapshot, Verdict, VerifyOptions } from '../cni/types.ts';
+import type { Candidate, LibcniLine, LineEvidence, Snapshot, ChainVerdict, VerifyOptions } from '../cni/types.ts';
 import { verifyChain } from '../cni/verify.ts';
 import { parseFlags, UsageError } from '../util/args.ts';
 import type { CliIO } from './io.ts';
@@ -113,7 +113,7 @@ const OUTCOME_WORDS: Record<Candidate['outcome'], string> = {
 };
 
 /** The verdict for a person, top to bottom in the order the runtime decides. */
-export function render(snapshot: Snapshot, verdict: Verdict, options: Omit<VerifyOptions, 'libcni'>): string {
+export function render(snapshot: Snapshot, verdict: ChainVerdict, options: Omit<VerifyOptions, 'libcni'>): string {
   const { evidence } = verdict;
   const runtime = options.runtime === 'containerd' ? `containerd (max_conf_num ${options.maxConfNum})` : 'CRI-O';
   const from = evidence.runtimeVersion ? ` (${evidence.runtimeVersion})` : '';
@@ -168,6 +168,6 @@ export function render(snapshot: Snapshot, verdict: Verdict, options: Omit<Verif
   if (evidence.renamed) lines.push(`Renamed by Cilium: ${evidence.renamed.join(', ')}`, '');
   lines.push(`Verdict:     ${verdict.verified ? 'VERIFIED' : 'NOT VERIFIED'} (${verdict.reason})`);
   lines.push(`             ${verdict.message}`);
-  lines.push(`What to do:  ${adviceFor(verdict.reason, multus)}`);
+  lines.push(`What to do:  ${cniAdviceFor(verdict.reason, multus)}`);
   return `${lines.join('\n')}\n`;
 }

@@ -129,7 +129,7 @@ function judgeOnce(
  * `judgeOnce`, and under a refusal every change the template's own spec needs (src/policy/checklist.ts) under its
  * lines, so one pass over the workload suffices.
  */
-export function judgeTemplate(
+export function explainTemplate(
   ref: PodTemplateRef,
   where: string,
   facts: NodeFacts,

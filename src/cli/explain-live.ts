@@ -22,7 +22,7 @@ import type { LearnedImages } from '../mesh/learn.ts';
 import { ENFORCEMENT_LEVELS, type EnforcementLevel } from '../config/types.ts';
 import { UsageError } from '../util/args.ts';
 import { ambientFromConfigMap, type ConfigMap, combineLearned, learnFromConfigMap } from '../kube/learned-images.ts';
-import { judgeTemplate, type Simulation, simulationContext } from './explain-judge.ts';
+import { explainTemplate, type Simulation, simulationContext } from './explain-judge.ts';
 import { injectorsOf } from './explain-simulate.ts';
 import { KubeReader } from '../check/kube-reader.ts';
 
@@ -174,7 +174,7 @@ export async function explainLive(
       const native = node
         ? supportsNativeSidecars(nodes.get(node)?.kubeletVersion)
         : (nodes.nativeSidecars('all') ?? true);
-      const j = judgeTemplate(
+      const j = explainTemplate(
         ref,
         `${r.kind} ${namespace}/${r.name}`,
         nodes,

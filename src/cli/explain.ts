@@ -11,7 +11,7 @@ import { loadConfig, buildConfig, ConfigError } from '../config/load.ts';
 import { compileConfig, type Compiled } from '../config/compile.ts';
 import { UsageError } from '../util/args.ts';
 import { explainLive, OUTCOME_EXIT, renderExplained, withLearnedConfigMaps } from './explain-live.ts';
-import { judgeTemplate, simulationContext } from './explain-judge.ts';
+import { explainTemplate, simulationContext } from './explain-judge.ts';
 import { injectorsOf, type MeshInjectors, readMeshConfigFile } from './explain-simulate.ts';
 import { supportsNativeSidecars } from '../facts/node-facts.ts';
 import { kubeConfig } from './kubeconfig.ts';
@@ -148,7 +148,7 @@ export function run(argv: string[], io: CliIO): Promise<number> {
           `document ${doc.index + 1}: ${ref.kind} ${ref.name}${ref.namespace ? ` (namespace ${ref.namespace})` : ''}:`,
         );
         const ctx = simulationContext(ref, ref.namespace ?? 'default', native);
-        const j = judgeTemplate(ref, where(ref), facts, cfg, injectors, ctx, node);
+        const j = explainTemplate(ref, where(ref), facts, cfg, injectors, ctx, node);
         if (j.decision.kind === 'deny') refused = true;
         for (const line of j.lines) out.push(`  ${line}`);
         if (j.simulation?.injected && facts.size() === 0)

@@ -20,7 +20,7 @@ import {
 import { formatHostPort } from '../validator/listener.ts';
 import { DEFAULT_TERMINATION_LOG, parseEndpoint } from '../validator/options.ts';
 import { parseDuration } from '../util/duration.ts';
-import { describeReason, VALIDATION_FAILED_EXIT_CODE, type Reason } from '../validator/reasons.ts';
+import { describeReason, VALIDATION_FAILED_EXIT_CODE, type ValidatorReason } from '../validator/reasons.ts';
 import { formatTerminationMessage, writeTerminationLog } from '../validator/termination.ts';
 import { COMMANDS } from './commands.ts';
 
@@ -57,7 +57,7 @@ export async function runAmbient(argv: string[], io: CliIO): Promise<number> {
   const log = looseValue(argv, '--termination-log') ?? DEFAULT_TERMINATION_LOG;
   const node = looseValue(argv, '--node-name') ?? (io.env.NODE_NAME || null);
   let probeAddress = looseValue(argv, '--probe-address') ?? AMBIENT_PROBE_ADDRESS;
-  const failed = async (reason: Reason, detail: string, elapsedMs: number) => {
+  const failed = async (reason: ValidatorReason, detail: string, elapsedMs: number) => {
     io.stderr(
       `meshgate validate-redirect: FAILED ${reason} (exit ${VALIDATION_FAILED_EXIT_CODE}): ` +
         `${describeReason(reason)}: ${detail}\n`,

@@ -21,12 +21,12 @@ import {
   defaultSourceAddress,
   EXTERNAL_SYN_WINDOW_MS,
   parseEndpoint,
-  parsePort,
+  parseProbePort,
   type ProbeScope,
   type ValidateOptions,
 } from '../validator/options.ts';
 import { parseDuration } from '../util/duration.ts';
-import { describeReason, VALIDATION_FAILED_EXIT_CODE, type Reason } from '../validator/reasons.ts';
+import { describeReason, VALIDATION_FAILED_EXIT_CODE, type ValidatorReason } from '../validator/reasons.ts';
 import { formatTerminationMessage, writeTerminationLog, type TerminationMessage } from '../validator/termination.ts';
 import { formatEndpoint, validateRedirect } from '../validator/validate.ts';
 import { runAmbient } from './validate-ambient.ts';
@@ -128,7 +128,7 @@ async function fail(
   io: CliIO,
   where: { terminationLog: string; node: string | null },
   fields: ProbeFields,
-  f: { reason: Reason; detail: string; elapsedMs: number },
+  f: { reason: ValidatorReason; detail: string; elapsedMs: number },
 ): Promise<void> {
   const oneLine = f.detail.replace(/\s*\n\s*/g, ' | ');
   io.stderr(
@@ -159,7 +159,7 @@ function probeFields(o: ValidateOptions): ProbeFields {
 function parseConfig(argv: string[], env: CliIO['env']): Config | 'help' {
   const { values } = parseFlags(argv, FLAGS);
   if (values.help) return 'help';
-  const outboundPort = parsePort(values['outbound-port'] ?? String(DEFAULT_OUTBOUND_PORT));
+  const outboundPort = parseProbePort(values['outbound-port'] ?? String(DEFAULT_OUTBOUND_PORT));
   if (typeof outboundPort === 'string') throw new UsageError(`--outbound-port: ${outboundPort}`);
   if (outboundPort === 0) throw new UsageError('--outbound-port: must not be 0');
   const inboundPort = parseInboundPort(values['inbound-port']);
@@ -194,7 +194,7 @@ function parseConfig(argv: string[], env: CliIO['env']): Config | 'help' {
 
 function parseInboundPort(text: string | undefined): number | null | string {
   if (text === NO_PORT) return null;
-  const port = parsePort(text ?? String(DEFAULT_INBOUND_PORT));
+  const port = parseProbePort(text ?? String(DEFAULT_INBOUND_PORT));
   if (port === 0) return `must not be 0 (use "${NO_PORT}" for no inbound listener)`;
   return port;
 }
@@ -212,7 +212,7 @@ function looseFlags(argv: string[], env: CliIO['env']) {
     // Unparsable even loosely: fall back to defaults.
   }
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
-  const outbound = parsePort(str('outbound-port') ?? String(DEFAULT_OUTBOUND_PORT));
+  const outbound = parseProbePort(str('outbound-port') ?? String(DEFAULT_OUTBOUND_PORT));
   const inbound = parseInboundPort(str('inbound-port'));
   const probeScope: ProbeScope = values['external-probe'] === true ? 'external' : 'pod';
   const probeAddress = str('probe-address') ?? defaultProbe(probeScope);

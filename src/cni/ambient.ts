@@ -6,7 +6,7 @@
  */
 import type { JsonValue } from './gojson.ts';
 import { goFold } from './netconf.ts';
-import type { Snapshot, Verdict, VerifyOptions } from './types.ts';
+import type { Snapshot, ChainVerdict, VerifyOptions } from './types.ts';
 import { chainOf, verdictMessage } from './verify.ts';
 
 /** What the node agent saw of ambient's node components; each `detail` says what was checked. */
@@ -37,11 +37,11 @@ export function ambientEnabled(entries: ReadonlyArray<[string, JsonValue]>): boo
 }
 
 export function withAmbient(
-  verdict: Verdict,
+  verdict: ChainVerdict,
   snapshot: Snapshot,
   options: VerifyOptions,
   facts: AmbientFacts,
-): Verdict {
+): ChainVerdict {
   const chain = chainOf(snapshot, options);
   const mesh = chain.ok ? chain.plugins.filter((p) => p.type === options.pluginType) : [];
   const enabled = mesh.length > 0 && mesh.every((p) => ambientEnabled(p.raw.entries));

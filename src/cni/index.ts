@@ -15,7 +15,7 @@ export {
 export { parseNetworkFile, parseConf, parseConfList } from './parse.ts';
 export { chooseLine, judgeByLine, type LineChoice } from './libcni-line.ts';
 export { parseRuntimeVersion, RELEASES } from './runtime-version.ts';
-export { REASONS, ADVICE, adviceFor, isReasonCode, type ReasonCode } from './reasons.ts';
+export { CNI_REASONS, CNI_ADVICE, cniAdviceFor, isCniReasonCode, type CniReasonCode } from './reasons.ts';
 export { followMultus, additionalNetwork, MULTUS_TYPES } from './multus.ts';
 export { ciliumRenamed, CILIUM_SUFFIX } from './cilium.ts';
 export { LIBCNI_LINES, RUNTIMES } from './types.ts';
@@ -28,7 +28,7 @@ export type {
   ConfFileEntry,
   BinaryInfo,
   VerifyOptions,
-  Verdict,
+  ChainVerdict,
   Evidence,
   Candidate,
   CandidateOutcome,

@@ -5,9 +5,9 @@
  * what each line made of the dir. A node reporting another runtime than the one emulated is never verified
  * (`runtime_mismatch`).
  */
-import type { ReasonCode } from './reasons.ts';
+import type { CniReasonCode } from './reasons.ts';
 import { parseRuntimeVersion } from './runtime-version.ts';
-import { LIBCNI_LINES, type LibcniLine, type LineEvidence, type Runtime, type Verdict } from './types.ts';
+import { LIBCNI_LINES, type LibcniLine, type LineEvidence, type Runtime, type ChainVerdict } from './types.ts';
 import { verdictMessage } from './verify.ts';
 
 /** What a node is judged by: one line (with the runtime version it came from, if any), or every line. */
@@ -32,9 +32,9 @@ export function chooseLine(
 }
 
 /** The verdict under a choice; `verifyLine` judges the snapshot by one line (pure). */
-export function judgeByLine(choice: LineChoice, verifyLine: (line: LibcniLine) => Verdict): Verdict {
+export function judgeByLine(choice: LineChoice, verifyLine: (line: LibcniLine) => ChainVerdict): ChainVerdict {
   const { runtimeVersion } = choice;
-  const stamp = (v: Verdict, extra: object = {}): Verdict => ({
+  const stamp = (v: ChainVerdict, extra: object = {}): ChainVerdict => ({
     ...v,
     evidence: { ...v.evidence, ...(runtimeVersion ? { runtimeVersion } : {}), ...extra },
   });
@@ -56,7 +56,7 @@ export function judgeByLine(choice: LineChoice, verifyLine: (line: LibcniLine) =
   return unverified(all, 'libcni_lines_disagree', detail);
 }
 
-function unverified(v: Verdict, reason: ReasonCode, detail: string): Verdict {
+function unverified(v: ChainVerdict, reason: CniReasonCode, detail: string): ChainVerdict {
   return { verified: false, reason, message: verdictMessage(reason, undefined, detail), detail, evidence: v.evidence };
 }
 

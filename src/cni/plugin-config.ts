@@ -14,7 +14,7 @@
  */
 import { JsonNumber, JsonObject, type JsonValue } from './gojson.ts';
 import { goFold } from './netconf.ts';
-import type { Snapshot, Verdict, VerifyOptions } from './types.ts';
+import type { Snapshot, ChainVerdict, VerifyOptions } from './types.ts';
 import { chainOf, verdictMessage, verifyChain } from './verify.ts';
 
 /** What the mesh profile says the redirect must look like. */
@@ -141,7 +141,7 @@ export function verifyWithPluginConfig(
   snapshot: Snapshot,
   options: VerifyOptions,
   expect?: RedirectExpectations,
-): Verdict {
+): ChainVerdict {
   const verdict = verifyChain(snapshot, options);
   if (!verdict.verified || !expect || options.pluginType !== 'linkerd-cni') return verdict;
   const chain = chainOf(snapshot, options);

@@ -4,7 +4,7 @@
  * `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`), a metric label and a log field; never rename one.
  */
 
-export const REASONS = {
+export const CNI_REASONS = {
   verified:
     'The runtime loads a network whose chain runs the mesh plugin after the interface plugin, ' +
     'and every plugin binary is installed.',
@@ -54,10 +54,10 @@ export const REASONS = {
     'pods would get no proxy.',
 } as const;
 
-export type ReasonCode = keyof typeof REASONS;
+export type CniReasonCode = keyof typeof CNI_REASONS;
 
 /** What an operator can do about each reason: printed by `meshgate check-node`. */
-export const ADVICE: Record<ReasonCode, string> = {
+export const CNI_ADVICE: Record<CniReasonCode, string> = {
   verified: 'Nothing: pods scheduled here get redirection from the CNI chain.',
   no_config:
     'Wait for the primary CNI (Calico, Cilium, aws-node, …) to write its configuration, or check --cni-conf-dir.',
@@ -111,8 +111,8 @@ export const ADVICE: Record<ReasonCode, string> = {
  * The advice for a verdict: the reason's, unless the runtime loads Multus. Then the file listed is Multus' own, and
  * deleting it would leave pods without their network: say where the mesh plugin has to go instead.
  */
-export function adviceFor(reason: ReasonCode, multus?: { file?: string; network?: string }): string {
-  if (!multus) return ADVICE[reason];
+export function cniAdviceFor(reason: CniReasonCode, multus?: { file?: string; network?: string }): string {
+  if (!multus) return CNI_ADVICE[reason];
   const where = multus.file ?? 'its delegates[0], inline in the file listed,';
   if (reason === 'mesh_plugin_missing')
     return (
@@ -122,9 +122,9 @@ export function adviceFor(reason: ReasonCode, multus?: { file?: string; network?
     );
   if (reason === 'mesh_plugin_not_chained')
     return `Keep Multus’ file; move the mesh plugin after the interface plugin in ${where}.`;
-  return ADVICE[reason];
+  return CNI_ADVICE[reason];
 }
 
-export function isReasonCode(value: unknown): value is ReasonCode {
-  return typeof value === 'string' && Object.hasOwn(REASONS, value);
+export function isCniReasonCode(value: unknown): value is CniReasonCode {
+  return typeof value === 'string' && Object.hasOwn(CNI_REASONS, value);
 }

@@ -22,7 +22,7 @@
  */
 import type { ParsedNetwork } from './parse.ts';
 import { parseNetworkFile } from './parse.ts';
-import type { ReasonCode } from './reasons.ts';
+import type { CniReasonCode } from './reasons.ts';
 import type { Candidate, ConfFileEntry, LibcniLine, PluginDir, Runtime, Snapshot } from './types.ts';
 
 export const CONF_EXTENSIONS: readonly string[] = ['.conf', '.conflist', '.json'];
@@ -41,7 +41,7 @@ export interface LoadedNetwork {
 
 export type Selection =
   | { ok: true; selected: LoadedNetwork; candidates: Candidate[] }
-  | { ok: false; reason: ReasonCode; file?: string; detail?: string; candidates: Candidate[] };
+  | { ok: false; reason: CniReasonCode; file?: string; detail?: string; candidates: Candidate[] };
 
 /** Go's `filepath.Ext(name)` is one of the three extensions. */
 export function isConfFileName(name: string): boolean {
@@ -83,7 +83,7 @@ function selectContainerd(files: ConfFileEntry[], maxConfNum: number, load: Load
     }
     const result = load(file);
     if (!result.ok) {
-      const reason: ReasonCode = result.outcome === 'unreadable' ? 'unreadable' : 'unparsable_first_file';
+      const reason: CniReasonCode = result.outcome === 'unreadable' ? 'unreadable' : 'unparsable_first_file';
       candidates.push({ file: file.name, outcome: result.outcome, detail: result.error });
       failure = { ok: false, reason, file: file.name, detail: result.error, candidates };
       continue;

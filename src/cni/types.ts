@@ -3,7 +3,7 @@
  * (src/cni/snapshot.ts); everything after that is pure (src/cni/verify.ts), so the node agent, the
  * `check-node` CLI and the tests share one decision.
  */
-import type { ReasonCode } from './reasons.ts';
+import type { CniReasonCode } from './reasons.ts';
 
 /** The container runtimes whose network-config selection we emulate (see src/cni/runtime.ts). */
 export type Runtime = 'containerd' | 'crio';
@@ -186,14 +186,14 @@ export interface MultusEvidence {
 
 /** One line's judgment, as listed in the evidence of a verdict that needed every line to agree. */
 export interface LineEvidence {
-  reason: ReasonCode;
+  reason: CniReasonCode;
   file?: string;
   plugins: string[];
 }
 
-export interface Verdict {
+export interface ChainVerdict {
   verified: boolean;
-  reason: ReasonCode;
+  reason: CniReasonCode;
   /** The reason's sentence, plus the file and the specific detail: one line for people. */
   message: string;
   /** The specific fact behind the reason (which binary, which parse error, …), when there is one. */

@@ -26,14 +26,14 @@ import { ciliumRenamed } from './cilium.ts';
 import { JsonObject } from './gojson.ts';
 import { additionalNetwork, followMultus, isMultus } from './multus.ts';
 import type { PluginConf } from './parse.ts';
-import { REASONS, type ReasonCode } from './reasons.ts';
+import { CNI_REASONS, type CniReasonCode } from './reasons.ts';
 import { binaryProblems, type LoadedNetwork, selectNetwork } from './runtime.ts';
-import type { Evidence, MultusEvidence, Snapshot, Verdict, VerifyOptions } from './types.ts';
+import type { Evidence, MultusEvidence, Snapshot, ChainVerdict, VerifyOptions } from './types.ts';
 
 /** The chain the runtime runs for a pod's default network: the selected file's, or through Multus. */
 export type Chain =
   | { ok: true; selected: LoadedNetwork; plugins: PluginConf[]; multus?: MultusEvidence }
-  | { ok: false; reason: ReasonCode; file?: string; detail?: string; multus?: MultusEvidence };
+  | { ok: false; reason: CniReasonCode; file?: string; detail?: string; multus?: MultusEvidence };
 
 export function chainOf(snapshot: Snapshot, options: VerifyOptions): Chain & { candidates: Evidence['candidates'] } {
   const selection = selectNetwork(snapshot, options.runtime, options.maxConfNum, options.libcni);
@@ -51,7 +51,7 @@ export function chainOf(snapshot: Snapshot, options: VerifyOptions): Chain & { c
   return { ok: true, selected, plugins: [...followed.plugins, ...own.slice(1)], multus: followed.evidence, candidates };
 }
 
-export function verifyChain(snapshot: Snapshot, options: VerifyOptions): Verdict {
+export function verifyChain(snapshot: Snapshot, options: VerifyOptions): ChainVerdict {
   const { runtime, pluginType, libcni } = options;
   const checkedAt = (options.now ?? (() => new Date()))().toISOString();
   const chain = chainOf(snapshot, options);
@@ -107,7 +107,7 @@ function viaAdditional(
   seen: MultusEvidence,
   network: string,
   run: string[],
-): Verdict {
+): ChainVerdict {
   const found = additionalNetwork(snapshot, chain.selected.network.plugins[0], network, options.libcni, options.multus);
   if (!found.ok) return verdict('multus_network_missing', evidence, found.detail);
   const multus = { ...seen, additional: { network, file: found.file, plugins: found.plugins } };
@@ -127,7 +127,7 @@ function finish(
   chain: Extract<Chain, { ok: true }>,
   run: string[],
   detail: string,
-): Verdict {
+): ChainVerdict {
   const problem = binaryProblems(snapshot, run)[0];
   if (problem) return verdict(problem.outcome, evidence, problem.detail);
   const { file, network } = chain.selected;
@@ -151,7 +151,7 @@ function networkNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-function verdict(reason: ReasonCode, evidence: Evidence, detail?: string): Verdict {
+function verdict(reason: CniReasonCode, evidence: Evidence, detail?: string): ChainVerdict {
   return {
     verified: reason === 'verified',
     reason,
@@ -162,9 +162,9 @@ function verdict(reason: ReasonCode, evidence: Evidence, detail?: string): Verdi
 }
 
 /** One line for people and for the Node condition: the reason's sentence, the file, the specific detail. */
-export function verdictMessage(reason: ReasonCode, file?: string, detail?: string): string {
+export function verdictMessage(reason: CniReasonCode, file?: string, detail?: string): string {
   const where = [file && `file ${file}`, detail].filter(Boolean).join(': ');
-  return where ? `${REASONS[reason]} (${where})` : REASONS[reason];
+  return where ? `${CNI_REASONS[reason]} (${where})` : CNI_REASONS[reason];
 }
 
 function sha256(content: string | Uint8Array): string {

@@ -5,7 +5,7 @@
  * replica, an earlier install, or the admin) is never read or changed here; the kubelet mounts it.
  */
 import type { KubeClient } from './api/client.ts';
-import type { Secret } from './api/objects.ts';
+import type { KubeSecret } from './api/objects.ts';
 import { core } from './api/paths.ts';
 import { statusCode } from './errors.ts';
 import { KEY_FILES, generateKey } from '../mark/keys.ts';
@@ -20,7 +20,7 @@ export async function ensureMarkKeySecret(
 ): Promise<MarkSecretResult> {
   const key = generateKey();
   try {
-    await client.create<Secret>(core('secrets', { namespace }), {
+    await client.create<KubeSecret>(core('secrets', { namespace }), {
       metadata: {
         name,
         namespace,
@@ -32,7 +32,7 @@ export async function ensureMarkKeySecret(
       },
       type: 'Opaque',
       data: { [KEY_FILES.sign]: key.toString('base64') },
-    } satisfies Secret);
+    } satisfies KubeSecret);
     return { created: true, key };
   } catch (err) {
     if (statusCode(err) === 409) return { created: false };

@@ -1,6 +1,6 @@
 /** SecretStore on the API: one Secret, optimistic concurrency through resourceVersion. */
 import type { KubeClient } from './api/client.ts';
-import type { Secret } from './api/objects.ts';
+import type { KubeSecret } from './api/objects.ts';
 import { core } from './api/paths.ts';
 import { statusCode } from './errors.ts';
 import type { SecretData, SecretStore } from '../tls/secret-source.ts';
@@ -12,7 +12,7 @@ const OPTIONAL = ['next-ca.key', 'replicas.json'] as const;
 export function kubeSecretStore(client: KubeClient, namespace: string, name: string): SecretStore {
   const secrets = core('secrets', { namespace });
   const secret = core('secrets', { namespace, name });
-  const body = (data: SecretData, resourceVersion?: string): Secret => ({
+  const body = (data: SecretData, resourceVersion?: string): KubeSecret => ({
     metadata: { name, namespace, resourceVersion, labels: { 'app.kubernetes.io/managed-by': 'meshgate' } },
     type: 'kubernetes.io/tls',
     // A replace sends every key it wants kept: an optional key left out is removed from the Secret.
@@ -23,7 +23,7 @@ export function kubeSecretStore(client: KubeClient, namespace: string, name: str
     ),
   });
   /** The write's new resourceVersion, or undefined when another replica's write came first. */
-  const written = async (write: () => Promise<Secret>): Promise<string | undefined> => {
+  const written = async (write: () => Promise<KubeSecret>): Promise<string | undefined> => {
     try {
       return (await write()).metadata?.resourceVersion ?? '';
     } catch (err) {
@@ -34,7 +34,7 @@ export function kubeSecretStore(client: KubeClient, namespace: string, name: str
   return {
     async read() {
       try {
-        const s = await client.get<Secret>(secret);
+        const s = await client.get<KubeSecret>(secret);
         const d = s.data ?? {};
         const missing = REQUIRED.filter((k) => !d[k]);
         if (missing.length)
@@ -51,7 +51,7 @@ export function kubeSecretStore(client: KubeClient, namespace: string, name: str
         throw err;
       }
     },
-    create: (data) => written(() => client.create<Secret>(secrets, body(data))),
-    replace: (data, resourceVersion) => written(() => client.update<Secret>(secret, body(data, resourceVersion))),
+    create: (data) => written(() => client.create<KubeSecret>(secrets, body(data))),
+    replace: (data, resourceVersion) => written(() => client.update<KubeSecret>(secret, body(data, resourceVersion))),
   };
 }

@@ -16,7 +16,7 @@
  *   `node_quarantined` and label "false" (and keeps the taint the withdrawal added), so its next publish cannot undo
  *   the withdrawal; its heartbeat then says "I re-verified after the failures", which giving the node back needs.
  */
-import type { Evidence, Verdict } from '../cni/types.ts';
+import type { Evidence, ChainVerdict } from '../cni/types.ts';
 
 export const QUARANTINE_ANNOTATION = 'meshgate.io/cni-quarantine';
 export const QUARANTINE_HISTORY_ANNOTATION = 'meshgate.io/cni-quarantine-history';
@@ -179,7 +179,10 @@ export interface PublishedVerdict {
  * The verdict the node agent publishes while the node carries a quarantine mark: its own unverified verdicts stand
  * as they are (they say more); a verified one becomes `node_quarantined`, with the agent's own words appended.
  */
-export function underQuarantine(verdict: Verdict | PublishedVerdict, mark: ReadMark | undefined): PublishedVerdict {
+export function underQuarantine(
+  verdict: ChainVerdict | PublishedVerdict,
+  mark: ReadMark | undefined,
+): PublishedVerdict {
   if (!mark || !verdict.verified) return verdict;
   return {
     verified: false,

@@ -12,7 +12,7 @@ import type { NetworkInterfaceInfo } from 'node:os';
 import { isLoopback } from './checks.ts';
 import { formatHostPort } from './listener.ts';
 import type { Endpoint } from './options.ts';
-import type { Reason } from './reasons.ts';
+import type { ValidatorReason } from './reasons.ts';
 
 /** TCP to port 53 is what the DNS-capture rule redirects; any other port is not redirected from loopback. */
 export const AMBIENT_PROBE_PORT = 53;
@@ -49,7 +49,7 @@ export type AmbientResult =
   | { readonly ok: true; readonly elapsedMs: number; readonly attempts: number; readonly client: string }
   | {
       readonly ok: false;
-      readonly reason: Reason;
+      readonly reason: ValidatorReason;
       readonly detail: string;
       readonly elapsedMs: number;
       readonly attempts: number;

@@ -6,7 +6,7 @@
 import type { ProofListener } from './listener.ts';
 import type { ValidateOptions } from './options.ts';
 import type { ProbeOutcome } from './probe.ts';
-import type { Reason } from './reasons.ts';
+import type { ValidatorReason } from './reasons.ts';
 
 export interface ClassifyContext {
   readonly opts: ValidateOptions;
@@ -22,7 +22,7 @@ export type Unproved =
   | Exclude<ProbeOutcome, { kind: 'proved' }>
   | { readonly kind: 'reached_destination'; readonly client: string };
 
-export function classify(outcome: Unproved, ctx: ClassifyContext): [Reason, string] {
+export function classify(outcome: Unproved, ctx: ClassifyContext): [ValidatorReason, string] {
   const { opts, probe } = ctx;
   const listeners = ctx.capture.map((l) => `${l.address} (${l.role})`).join(', ');
   const answered = ctx.capture.reduce((n, l) => n + l.answered(), 0);

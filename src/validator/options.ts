@@ -105,14 +105,14 @@ export function parseEndpoint(text: string): Endpoint | string {
   const [, host, portText] = m;
   const family = isIPv4(host) ? 4 : isIPv6(host) ? 6 : undefined;
   if (!family) return `"${host}" is not an IP address (host names are not resolved)`;
-  const port = parsePort(portText);
+  const port = parseProbePort(portText);
   if (typeof port === 'string') return port;
   if (port === 0) return 'the probe port must not be 0';
   return { host, port, family };
 }
 
 /** Parses a TCP port number 0-65535 given as decimal text. */
-export function parsePort(text: string): number | string {
+export function parseProbePort(text: string): number | string {
   if (!/^\d{1,5}$/.test(text)) return `"${text}" is not a port number`;
   const port = Number(text);
   if (port > 65_535) return `${port} is not a port number (max 65535)`;

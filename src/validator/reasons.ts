@@ -4,7 +4,7 @@
  * Never rename a code: a repair controller or a dashboard may already key on it. New codes are appended.
  */
 
-export const REASONS = [
+export const VALIDATOR_REASONS = [
   'redirect_missing',
   'timeout',
   'wrong_listener',
@@ -15,7 +15,7 @@ export const REASONS = [
   'ambient_not_captured',
 ] as const;
 
-export type Reason = (typeof REASONS)[number];
+export type ValidatorReason = (typeof VALIDATOR_REASONS)[number];
 
 /**
  * The single non-zero exit code for every failure, so a pod spec, a controller or a human can tell "the validator
@@ -24,7 +24,7 @@ export type Reason = (typeof REASONS)[number];
  */
 export const VALIDATION_FAILED_EXIT_CODE = 42;
 
-const SENTENCES: Record<Reason, string> = {
+const SENTENCES: Record<ValidatorReason, string> = {
   redirect_missing:
     'TCP is not redirected to the proxy ports: ' +
     'the probe connection was refused, reset or unroutable instead of reaching the validator',
@@ -55,9 +55,12 @@ const SENTENCES: Record<Reason, string> = {
  * controller never counts them towards withdrawing a verdict, and the quarantine's probe pod calls them
  * inconclusive. Every other reason is a probe that ran and was not redirected.
  */
-export const COULD_NOT_CHECK: ReadonlySet<Reason> = new Set<Reason>(['listen_failed', 'internal_error']);
+export const COULD_NOT_CHECK: ReadonlySet<ValidatorReason> = new Set<ValidatorReason>([
+  'listen_failed',
+  'internal_error',
+]);
 
 /** One readable sentence per reason, for stderr and the termination message. */
-export function describeReason(reason: Reason): string {
+export function describeReason(reason: ValidatorReason): string {
   return SENTENCES[reason];
 }

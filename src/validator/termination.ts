@@ -5,10 +5,10 @@
  */
 import { writeFile } from 'node:fs/promises';
 import type { ProbeScope } from './options.ts';
-import type { Reason } from './reasons.ts';
+import type { ValidatorReason } from './reasons.ts';
 
 export interface TerminationMessage {
-  readonly reason: Reason;
+  readonly reason: ValidatorReason;
   /** From --node-name or NODE_NAME (downward API spec.nodeName); null when neither is set. */
   readonly node: string | null;
   readonly probeAddress: string;

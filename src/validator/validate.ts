@@ -10,7 +10,7 @@ import { formatHostPort, startProofListener, type ProofListener } from './listen
 import { EXTERNAL_SYN_WINDOW_MS, type Endpoint, type ValidateOptions } from './options.ts';
 import { runProbe } from './probe.ts';
 import { createSecret, type Role } from './proof.ts';
-import type { Reason } from './reasons.ts';
+import type { ValidatorReason } from './reasons.ts';
 
 export type ValidateResult =
   | {
@@ -22,20 +22,20 @@ export type ValidateResult =
       /** The probe's own end of the connection, as the listener saw it. */
       readonly client: string;
     }
-  | { readonly ok: false; readonly reason: Reason; readonly detail: string; readonly elapsedMs: number };
+  | { readonly ok: false; readonly reason: ValidatorReason; readonly detail: string; readonly elapsedMs: number };
 
-export interface ValidateDeps {
+export interface RedirectProbeDeps {
   /** Monotonic milliseconds; injectable so elapsed times can be pinned in tests. */
   readonly now?: () => number;
   /** Source of the HMAC key and token. */
   readonly randomBytes?: (n: number) => Buffer;
 }
 
-export async function validateRedirect(opts: ValidateOptions, deps: ValidateDeps = {}): Promise<ValidateResult> {
+export async function validateRedirect(opts: ValidateOptions, deps: RedirectProbeDeps = {}): Promise<ValidateResult> {
   const now = deps.now ?? (() => performance.now());
   const start = now();
   const elapsed = () => Math.max(0, Math.round(now() - start));
-  const fail = (reason: Reason, detail: string): ValidateResult => ({
+  const fail = (reason: ValidatorReason, detail: string): ValidateResult => ({
     ok: false,
     reason,
     detail,
@@ -99,7 +99,7 @@ function listenFailure(where: string, err: NodeJS.ErrnoException): string {
 }
 
 /** Binding the probe address is the locality check: nothing has been sent when it fails. */
-function destinationFailure(probe: Endpoint, err: NodeJS.ErrnoException): [Reason, string] {
+function destinationFailure(probe: Endpoint, err: NodeJS.ErrnoException): [ValidatorReason, string] {
   const where = formatEndpoint(probe);
   if (err.code === 'EADDRNOTAVAIL') {
     return [

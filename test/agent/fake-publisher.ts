@@ -3,7 +3,7 @@
  * the patches), records every publish with a monotonic timestamp, and can be told to fail.
  */
 import { performance } from 'node:perf_hooks';
-import type { Verdict } from '../../src/cni/types.ts';
+import type { ChainVerdict } from '../../src/cni/types.ts';
 import type { AgentLog } from '../../src/agent/agent.ts';
 import { desiredState, type PublishedState } from '../../src/agent/node-state.ts';
 import type { NodePublisher } from '../../src/agent/publisher.ts';
@@ -11,11 +11,11 @@ import { readMark, underQuarantine, wantsTaint } from '../../src/node/quarantine
 
 export interface Publish {
   at: number;
-  verdict: Verdict;
+  verdict: ChainVerdict;
   taint: boolean;
 }
 
-type Waiter = { match: (v: Verdict) => boolean; resolve: (p: Publish) => void };
+type Waiter = { match: (v: ChainVerdict) => boolean; resolve: (p: Publish) => void };
 
 export class FakePublisher implements NodePublisher {
   /** What the Node says; undefined = never judged. */
@@ -50,7 +50,7 @@ export class FakePublisher implements NodePublisher {
   }
 
   /** As the real publisher: the quarantine mark on the Node (only the repair controller writes it) overrules a verified verdict. */
-  async publish(_nodeName: string, verdict: Verdict, taint: boolean): Promise<PublishedState> {
+  async publish(_nodeName: string, verdict: ChainVerdict, taint: boolean): Promise<PublishedState> {
     this.#maybeFail();
     const quarantine = this.state?.quarantine;
     const mark = readMark(quarantine);
@@ -70,7 +70,7 @@ export class FakePublisher implements NodePublisher {
   }
 
   /** The next publish (from now on) whose verdict matches; rejects after `timeoutMs`. */
-  next(match: (v: Verdict) => boolean, timeoutMs = 5_000): Promise<Publish> {
+  next(match: (v: ChainVerdict) => boolean, timeoutMs = 5_000): Promise<Publish> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no matching publish within ${timeoutMs} ms`)), timeoutMs);
       this.#waiters.push({
@@ -83,7 +83,7 @@ export class FakePublisher implements NodePublisher {
     });
   }
 
-  get last(): Verdict | undefined {
+  get last(): ChainVerdict | undefined {
     return this.publishes.at(-1)?.verdict;
   }
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { NodeAgent } from '../../src/agent/agent.ts';
-import type { Verdict } from '../../src/cni/types.ts';
+import type { ChainVerdict } from '../../src/cni/types.ts';
 import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog } from './fake-publisher.ts';
 import { agentConfig } from './config.ts';
@@ -51,7 +51,7 @@ async function startAgent(confDir?: string) {
 }
 
 /** Runs `op`, waits for the publish matching `expect`, records and checks the latency. */
-async function measure(pub: FakePublisher, name: string, op: () => void, want: (v: Verdict) => boolean) {
+async function measure(pub: FakePublisher, name: string, op: () => void, want: (v: ChainVerdict) => boolean) {
   const published = pub.next(want, 5_000);
   const t0 = performance.now();
   op();
@@ -60,8 +60,8 @@ async function measure(pub: FakePublisher, name: string, op: () => void, want: (
   figures[name] = [...(figures[name] ?? []), ms];
 }
 
-const isVerified = (v: Verdict) => v.verified;
-const reasonIs = (r: string) => (v: Verdict) => v.reason === r;
+const isVerified = (v: ChainVerdict) => v.verified;
+const reasonIs = (r: string) => (v: ChainVerdict) => v.reason === r;
 
 describe('latency from a change on disk to the Node', () => {
   it('create, write, rename-in, delete', async () => {

@@ -1,8 +1,8 @@
 /** The Node contract: reading meshgate's marks back, "already says so", and the two patches. */
 import type { Node as V1Node, Taint as V1Taint } from '../../src/kube/api/objects.ts';
 import { describe, expect, it } from 'vitest';
-import { ADVICE, REASONS } from '../../src/cni/reasons.ts';
-import type { Verdict } from '../../src/cni/types.ts';
+import { CNI_ADVICE, CNI_REASONS } from '../../src/cni/reasons.ts';
+import type { ChainVerdict } from '../../src/cni/types.ts';
 import { verifyChain } from '../../src/cni/verify.ts';
 import { planPatches } from '../../src/agent/node-patch.ts';
 import {
@@ -33,9 +33,12 @@ const missing = verifyChain(memorySnapshot({ '10-calico.conflist': corpus('istio
   maxConfNum: 1,
   now: at('2025-01-01T00:00:00Z'),
 });
-const later = (v: Verdict): Verdict => ({ ...v, evidence: { ...v.evidence, checkedAt: '2030-01-01T00:00:00.000Z' } });
+const later = (v: ChainVerdict): ChainVerdict => ({
+  ...v,
+  evidence: { ...v.evidence, checkedAt: '2030-01-01T00:00:00.000Z' },
+});
 
-function nodeSaying(v: Verdict, extra: { taints?: V1Taint[] } = {}): V1Node {
+function nodeSaying(v: ChainVerdict, extra: { taints?: V1Taint[] } = {}): V1Node {
   const want = desiredState(v, false);
   return {
     metadata: {
@@ -180,8 +183,8 @@ describe('planPatches', () => {
     expect(node.metadata).not.toHaveProperty('resourceVersion');
   });
 
-  it.each(Object.keys(REASONS))('reason code %s is a valid Kubernetes condition reason', (code) => {
+  it.each(Object.keys(CNI_REASONS))('reason code %s is a valid Kubernetes condition reason', (code) => {
     expect(code).toMatch(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/);
-    expect(ADVICE[code as keyof typeof REASONS]).toBeTruthy();
+    expect(CNI_ADVICE[code as keyof typeof CNI_REASONS]).toBeTruthy();
   });
 });

@@ -8,7 +8,7 @@ import type { Node as V1Node } from '../../src/kube/api/objects.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeAgent } from '../../src/agent/agent.ts';
 import { planPatches } from '../../src/agent/node-patch.ts';
-import type { Verdict } from '../../src/cni/types.ts';
+import type { ChainVerdict } from '../../src/cni/types.ts';
 import { QUARANTINE_ANNOTATION, writeMark, type QuarantineMark } from '../../src/node/quarantine.ts';
 import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog, sleep } from './fake-publisher.ts';
@@ -33,8 +33,8 @@ const evidence = {
   candidates: [],
   checkedAt: '2026-05-01T10:01:00Z',
 };
-const verified: Verdict = { verified: true, reason: 'verified', message: 'istio-cni is chained', evidence };
-const missing: Verdict = {
+const verified: ChainVerdict = { verified: true, reason: 'verified', message: 'istio-cni is chained', evidence };
+const missing: ChainVerdict = {
   verified: false,
   reason: 'mesh_plugin_missing',
   message: 'istio-cni is not in the chain',

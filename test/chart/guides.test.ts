@@ -8,7 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../src/config/load.ts';
 import { PROFILE_DEFAULTS } from '../../src/config/defaults.ts';
-import { REASONS as CNI_REASONS } from '../../src/cni/reasons.ts';
+import { CNI_REASONS } from '../../src/cni/reasons.ts';
 import { REASONS as DECISION_REASONS } from '../../src/contract/reasons.ts';
 import { NODE_REASONS } from '../../src/facts/node-facts.ts';
 import type { MeshName } from '../../src/mesh/types.ts';

@@ -14,7 +14,7 @@ import type { NamespaceFacts, WebhookConfig } from '../../src/check/facts.ts';
 import { judgeFeatures, judgeKubeVersion, judgeMesh, judgeRuntimes, minorOf } from '../../src/check/judge-preflight.ts';
 import { optedInNamespaces } from '../../src/check/judge-namespaces.ts';
 import type { PodRecord } from '../../src/check/facts.ts';
-import { readIstioInjector, readLinkerdConfig, type MeshSurvey } from '../../src/check/mesh-reader.ts';
+import { readLiveIstioInjector, readLinkerdConfig, type MeshSurvey } from '../../src/check/mesh-reader.ts';
 import { PreflightTally } from '../../src/check/preflight-pods.ts';
 import { chartEntries } from '../../src/check/profile-entries.ts';
 import { compileConfig } from '../../src/config/compile.ts';
@@ -54,7 +54,7 @@ describe('the mesh found', () => {
         (d) => d?.kind === 'ConfigMap' && String(d.metadata.name).startsWith('istio-sidecar-injector'),
       );
       expect(cm?.metadata.labels['istio.io/rev']).toBe(rev);
-      return readIstioInjector('istio-system', cm!.metadata.name, rev, cm!.data.values);
+      return readLiveIstioInjector('istio-system', cm!.metadata.name, rev, cm!.data.values);
     };
     const def = await injector('default');
     expect(def).toEqual({

@@ -5,11 +5,11 @@
  */
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { ReasonCode } from '../../src/cni/reasons.ts';
+import type { CniReasonCode } from '../../src/cni/reasons.ts';
 import { verifyChain } from '../../src/cni/verify.ts';
 import { corpus, CORPUS_DIR, FIXED_NOW, memorySnapshot } from './helpers.ts';
 
-type Row = { source: string; as: string; mesh?: string; containerd: ReasonCode; crio: ReasonCode };
+type Row = { source: string; as: string; mesh?: string; containerd: CniReasonCode; crio: CniReasonCode };
 
 // prettier-ignore
 const ALONE: Row[] = [

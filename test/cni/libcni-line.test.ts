@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { chooseLine, judgeByLine } from '../../src/cni/libcni-line.ts';
 import { parseRuntimeVersion } from '../../src/cni/runtime-version.ts';
-import type { LibcniLine, Runtime, Verdict } from '../../src/cni/types.ts';
+import type { LibcniLine, Runtime, ChainVerdict } from '../../src/cni/types.ts';
 import { verifyChain } from '../../src/cni/verify.ts';
 import { FIXED_NOW, LINE_SPLIT_DIR, memorySnapshot } from './helpers.ts';
 
@@ -100,7 +100,7 @@ describe('chooseLine', () => {
 });
 
 /** A verdict per line, as verifyLine would give it. */
-function fake(reasons: Record<LibcniLine, Verdict['reason']>): (line: LibcniLine) => Verdict {
+function fake(reasons: Record<LibcniLine, ChainVerdict['reason']>): (line: LibcniLine) => ChainVerdict {
   return (line) => ({
     verified: reasons[line] === 'verified',
     reason: reasons[line],
@@ -128,7 +128,7 @@ describe('judgeByLine: an unknown line is verified only when every line agrees',
     });
   });
 
-  it.each<[string, Record<LibcniLine, Verdict['reason']>, Verdict['reason']]>([
+  it.each<[string, Record<LibcniLine, ChainVerdict['reason']>, ChainVerdict['reason']]>([
     [
       'one line not verified',
       { '1.1': 'unparsable_first_file', '1.2': 'verified', '1.3': 'verified' },

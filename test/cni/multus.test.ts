@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSnapshot } from '../../src/cni/snapshot.ts';
-import type { PathAlias, Snapshot, Verdict, VerifyOptions } from '../../src/cni/types.ts';
+import type { PathAlias, Snapshot, ChainVerdict, VerifyOptions } from '../../src/cni/types.ts';
 import { verifyChain } from '../../src/cni/verify.ts';
 import { corpus, FIXED_NOW } from './helpers.ts';
 import { generateThickConf, type MultusCase, type MultusResult, resolveWithMultus } from './multus-oracle.ts';
@@ -62,7 +62,10 @@ function node(
   return { id, confDir, multusConf, extraDirs: [multusDir], paths: opts.paths ?? [] };
 }
 
-async function judge(l: Laid, extra: Partial<VerifyOptions> = {}): Promise<{ verdict: Verdict; snapshot: Snapshot }> {
+async function judge(
+  l: Laid,
+  extra: Partial<VerifyOptions> = {},
+): Promise<{ verdict: ChainVerdict; snapshot: Snapshot }> {
   const snapshot = await readSnapshot(l.confDir, [join(root, 'bin')], l.extraDirs);
   const verdict = verifyChain(snapshot, {
     runtime: 'containerd',

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ReasonCode } from '../../src/cni/reasons.ts';
+import type { CniReasonCode } from '../../src/cni/reasons.ts';
 import { readSnapshot } from '../../src/cni/snapshot.ts';
 import { verifyChain } from '../../src/cni/verify.ts';
 import { nodeDirs, type NodeDirs } from './helpers.ts';
@@ -22,8 +22,8 @@ interface Race {
   /** Plugins whose binary exists without execute permission. */
   nonExec?: string[];
   maxConfNum?: number;
-  containerd: { reason: ReasonCode; file?: string };
-  crio: { reason: ReasonCode; file?: string };
+  containerd: { reason: CniReasonCode; file?: string };
+  crio: { reason: CniReasonCode; file?: string };
 }
 
 // prettier-ignore

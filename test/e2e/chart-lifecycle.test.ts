@@ -32,7 +32,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
-import type { Verdict } from '../../src/cni/types.ts';
+import type { ChainVerdict } from '../../src/cni/types.ts';
 import { compileConfig } from '../../src/config/compile.ts';
 import { buildConfig } from '../../src/config/load.ts';
 import { kubeLeaseStore } from '../../src/kube/lease-store.ts';
@@ -79,7 +79,7 @@ const appPod = (name: string): V1Pod => ({
   spec: { containers: [{ name: 'app', image: 'registry.example/app:1', securityContext: restricted }] },
 });
 
-function verdict(verified: boolean): Verdict {
+function verdict(verified: boolean): ChainVerdict {
   return {
     verified,
     reason: verified ? 'verified' : 'mesh_plugin_missing',
@@ -93,7 +93,7 @@ function verdict(verified: boolean): Verdict {
       candidates: [],
       checkedAt: new Date().toISOString(),
     },
-  } as Verdict;
+  } as ChainVerdict;
 }
 
 /** Whatever of meshgate a Node carries, by the contract's names. */

@@ -16,7 +16,7 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
-import type { Verdict } from '../../src/cni/types.ts';
+import type { ChainVerdict } from '../../src/cni/types.ts';
 import { syncCaBundle } from '../../src/kube/ca-bundle.ts';
 import { kubeSecretStore } from '../../src/kube/secret-store.ts';
 import { chartDir } from '../chart/helm.ts';
@@ -36,7 +36,7 @@ const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const strategic = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
-function verdict(verified: boolean): Verdict {
+function verdict(verified: boolean): ChainVerdict {
   return {
     verified,
     reason: verified ? 'verified' : 'mesh_plugin_missing',

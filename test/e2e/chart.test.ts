@@ -13,7 +13,7 @@ import {
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
-import type { Verdict } from '../../src/cni/types.ts';
+import type { ChainVerdict } from '../../src/cni/types.ts';
 import { chartDir, helmWithValues, parseManifests, templateArgs, type Obj } from '../chart/helm.ts';
 import { profileValues } from '../chart/profiles.ts';
 import { describeError, freePort, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
@@ -25,7 +25,7 @@ const NS = 'meshgate';
 const AGENT = serviceAccount(NS, 'meshgate-node-agent');
 const agentAs = (admin: KubeConfig, node?: string) => impersonate(admin, AGENT, node);
 
-function verdict(verified: boolean): Verdict {
+function verdict(verified: boolean): ChainVerdict {
   return {
     verified,
     reason: verified ? 'verified' : 'plugin_missing',
@@ -39,7 +39,7 @@ function verdict(verified: boolean): Verdict {
       candidates: [],
       checkedAt: new Date().toISOString(),
     },
-  } as Verdict;
+  } as ChainVerdict;
 }
 
 describe('meshgate chart on a real apiserver', () => {

@@ -21,7 +21,7 @@ import { testConfig } from '../support/config.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 import { startServer, type RunningServer, type ServeOptions } from '../../src/server/start.ts';
 import type { Verdict as AdmissionVerdict } from '../../src/admission/review.ts';
-import type { Verdict } from '../../src/cni/types.ts';
+import type { ChainVerdict } from '../../src/cni/types.ts';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
 import { daemonClient } from './daemon-client.ts';
 
@@ -251,7 +251,7 @@ export async function publishVerdict(
       candidates: [],
       checkedAt: new Date().toISOString(),
     },
-  } as unknown as Verdict;
+  } as unknown as ChainVerdict;
   await new KubeNodePublisher(daemonClient(cp.kc)).publish(node, verdict, false);
 }
 

@@ -13,9 +13,9 @@ import {
   EXTERNAL_SYN_WINDOW_MS,
   listenPorts,
   parseEndpoint,
-  parsePort,
+  parseProbePort,
 } from '../../src/validator/options.ts';
-import { REASONS, VALIDATION_FAILED_EXIT_CODE, describeReason } from '../../src/validator/reasons.ts';
+import { VALIDATOR_REASONS, VALIDATION_FAILED_EXIT_CODE, describeReason } from '../../src/validator/reasons.ts';
 
 describe('defaults', () => {
   it('are pinned', () => {
@@ -40,7 +40,7 @@ describe('defaults', () => {
       DEFAULT_TERMINATION_LOG: '/dev/termination-log',
       VALIDATION_FAILED_EXIT_CODE: 42,
     });
-    expect(REASONS).toEqual([
+    expect(VALIDATOR_REASONS).toEqual([
       'redirect_missing',
       'timeout',
       'wrong_listener',
@@ -74,8 +74,8 @@ describe('defaults', () => {
   });
 
   it('every reason has its own sentence', () => {
-    const sentences = REASONS.map(describeReason);
-    expect(new Set(sentences).size).toBe(REASONS.length);
+    const sentences = VALIDATOR_REASONS.map(describeReason);
+    expect(new Set(sentences).size).toBe(VALIDATOR_REASONS.length);
   });
 });
 
@@ -108,6 +108,6 @@ describe('parsePort', () => {
     ['1e3', /not a port/],
     ['', /not a port/],
   ])('%s', (text, want) =>
-    typeof want === 'number' ? expect(parsePort(text)).toBe(want) : expect(parsePort(text)).toMatch(want),
+    typeof want === 'number' ? expect(parseProbePort(text)).toBe(want) : expect(parseProbePort(text)).toMatch(want),
   );
 });

@@ -3,7 +3,7 @@
  * strings, never Dates). Only the fields meshgate uses are declared; the rest travel along untyped.
  */
 
-export interface ObjectMeta {
+export interface KubeObjectMeta {
   name?: string;
   generateName?: string;
   namespace?: string;
@@ -35,12 +35,12 @@ export interface NodeCondition {
 export interface Node {
   apiVersion?: string;
   kind?: string;
-  metadata?: ObjectMeta;
+  metadata?: KubeObjectMeta;
   spec?: { taints?: Taint[]; unschedulable?: boolean };
   status?: { conditions?: NodeCondition[]; nodeInfo?: { kubeletVersion?: string; containerRuntimeVersion?: string } };
 }
 
-export interface ContainerStatus {
+export interface KubeContainerStatus {
   name: string;
   state?: {
     terminated?: { exitCode?: number; reason?: string; message?: string };
@@ -50,25 +50,25 @@ export interface ContainerStatus {
 }
 
 /** A Pod as sent or read; its spec is judged elsewhere from its own types (src/pod). */
-export interface Pod {
+export interface KubePod {
   apiVersion?: string;
   kind?: string;
-  metadata?: ObjectMeta;
+  metadata?: KubeObjectMeta;
   spec?: Record<string, unknown> & { nodeName?: string };
   status?: {
     phase?: string;
     reason?: string;
     message?: string;
     conditions?: Array<{ type: string; status: string }>;
-    initContainerStatuses?: ContainerStatus[];
-    containerStatuses?: ContainerStatus[];
+    initContainerStatuses?: KubeContainerStatus[];
+    containerStatuses?: KubeContainerStatus[];
   };
 }
 
 export interface Lease {
   apiVersion?: string;
   kind?: string;
-  metadata?: ObjectMeta;
+  metadata?: KubeObjectMeta;
   spec?: {
     holderIdentity?: string;
     leaseDurationSeconds?: number;
@@ -79,10 +79,10 @@ export interface Lease {
   };
 }
 
-export interface Secret {
+export interface KubeSecret {
   apiVersion?: string;
   kind?: string;
-  metadata?: ObjectMeta;
+  metadata?: KubeObjectMeta;
   type?: string;
   /** base64 values. */
   data?: Record<string, string>;

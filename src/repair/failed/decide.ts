@@ -12,11 +12,7 @@ import { REDIRECT_LABEL } from '../../contract/names.ts';
 import type { KeyRing } from '../../mark/keys.ts';
 import { ADMITTED_ANNOTATION, epochSeconds, verifyMark } from '../../mark/mark.ts';
 import type { ValidationFailure } from './failures.ts';
-import {
-  COULD_NOT_CHECK,
-  REASONS as VALIDATOR_REASONS,
-  type Reason as ValidatorReason,
-} from '../../validator/reasons.ts';
+import { COULD_NOT_CHECK, VALIDATOR_REASONS, type ValidatorReason } from '../../validator/reasons.ts';
 
 /** A container termination as the kubelet records it (finishedAt: the kubelet's clock). */
 interface Terminated {

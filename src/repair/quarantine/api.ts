@@ -9,7 +9,7 @@
  * - Events on the Node, in namespace default (where the kubelet's node Events go).
  */
 import type { KubeClient } from '../../kube/api/client.ts';
-import type { Node, Pod } from '../../kube/api/objects.ts';
+import type { Node, KubePod } from '../../kube/api/objects.ts';
 import { core } from '../../kube/api/paths.ts';
 import { statusCode } from '../../kube/errors.ts';
 import { createEvent } from '../../kube/events.ts';
@@ -119,9 +119,9 @@ export function kubeQuarantineApi(client: KubeClient, probe: ProbeTemplate, vali
     },
 
     async readProbe(node) {
-      let pod: Pod;
+      let pod: KubePod;
       try {
-        pod = await client.get<Pod>(probePath(node));
+        pod = await client.get<KubePod>(probePath(node));
       } catch (err) {
         if (is(err, 404)) return undefined;
         throw err;

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readSnapshot, selectNetwork, verifyChain } from '../../../src/cni/index.ts';
-import type { LibcniLine, Snapshot, Verdict } from '../../../src/cni/types.ts';
+import type { LibcniLine, Snapshot, ChainVerdict } from '../../../src/cni/types.ts';
 import type { TierRuntime } from '../harness/containerd2.ts';
 import { STANDARD_PLUGINS } from '../../cni/oracle-cases.ts';
 import type { RealCluster } from '../harness/cluster.ts';
@@ -55,7 +55,7 @@ interface Observed {
 }
 
 interface Predicted {
-  verdict: Verdict;
+  verdict: ChainVerdict;
   loaded?: { name: string; plugins: string[] };
   /** The file a failed load names (containerd's error names it too), when there is one. */
   failingFile?: string;
