@@ -25,22 +25,10 @@ import {
   setHeaderOptions,
   type V1Pod,
 } from '@kubernetes/client-node';
-import pino from 'pino';
-import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileConfig } from '../../src/config/compile.ts';
-import { buildConfig } from '../../src/config/load.ts';
-import { startServer, type RunningServer } from '../../src/server/start.ts';
-import { chartDir } from '../chart/helm.ts';
-import {
-  findIstioBinaries,
-  startControlPlane,
-  startIstioInjector,
-  waitFor,
-  type ControlPlane,
-  type IstioInjector,
-} from './harness/index.ts';
-import { daemonClient } from './daemon-client.ts';
+import type { RunningServer } from '../../src/server/start.ts';
+import { findIstioBinaries, waitFor, type ControlPlane } from './harness/index.ts';
+import { chartConfig, installChart, serveConfig, startMeshedCluster } from './harness/suite.ts';
 import {
   EDIT_OWN_NAMESPACE,
   grantClusterRole,
@@ -51,7 +39,7 @@ import {
   serviceAccount,
   type Identity,
 } from './impersonate.ts';
-import { createNamespace, names, pointChartWebhooksAt, publishVerdict, restrictedPod } from './meshgate.ts';
+import { createNamespace, names, pointChartWebhooksAt, restrictedPod } from './meshgate.ts';
 
 const NS = 'meshgate';
 const SHOP = 'shop';
@@ -66,7 +54,6 @@ const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 let cp: ControlPlane;
 let core: CoreV1Api;
 let server: RunningServer | undefined;
-let istio: IstioInjector;
 let web: V1Pod;
 
 const kubectl = async (...argv: string[]) => {
@@ -85,40 +72,14 @@ const MESHGATE_REFUSAL = /admission webhook "[a-z-]+\.connect\.meshgate\.io" den
 const REACHED_KUBELET = /no exec found for container|error dialing backend|dial tcp|connection refused/i;
 
 beforeAll(async () => {
-  cp = await startControlPlane({ nodes: [{ name: 'node-a', kubeletVersion: 'v1.34.2' }] });
-  core = cp.kc.makeApiClient(CoreV1Api);
-  await publishVerdict(cp, 'node-a', true);
-  istio = await startIstioInjector(cp);
-  await istio.register();
-  await core.createNamespace({ body: { metadata: { name: NS } } });
+  ({ cp, core } = await startMeshedCluster({ 'node-a': true }));
   const config = {
     enforcement: { default: 'enforce' },
     access: { debuggers: { users: [ONCALL], groups: ['system:masters'] } },
     ambient: { enabled: true },
   };
-  const installed = await cp.helm([
-    'install',
-    'meshgate',
-    chartDir,
-    '--namespace',
-    NS,
-    '--set',
-    'mesh=istio',
-    '--set-json',
-    `config=${JSON.stringify(config)}`,
-  ]);
-  expect(installed.code, installed.stderr).toBe(0);
-  const cm = await core.readNamespacedConfigMap({ name: 'meshgate', namespace: NS });
-  server = await startServer({
-    config: compileConfig(buildConfig(parseYaml(cm.data!['config.yaml']), `ConfigMap ${NS}/meshgate`)),
-    port: 0,
-    host: '127.0.0.1',
-    tlsSans: ['127.0.0.1'],
-    kube: daemonClient(cp.kc),
-    drainSeconds: 0,
-    logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'warn' }),
-  });
-  await server.synced;
+  await installChart(cp, NS, '--set-json', `config=${JSON.stringify(config)}`);
+  server = await serveConfig(cp, await chartConfig(cp, NS));
   await pointChartWebhooksAt(cp, server.url, server.ca!);
 
   // shop: Istio injects its pods (sidecar mode), meshgate guards them at enforce; alice edits it (ClusterRole edit).

@@ -19,8 +19,8 @@ import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
 import type { ChainVerdict } from '../../src/cni/types.ts';
 import { syncCaBundle } from '../../src/kube/ca-bundle.ts';
 import { kubeSecretStore } from '../../src/kube/secret-store.ts';
-import { chartDir } from '../chart/helm.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+import { installChart } from './harness/suite.ts';
 import { grantClusterRole, impersonate, kubelet, outcome, serviceAccount, type Identity } from './impersonate.ts';
 import { ensureMarkKeySecret } from '../../src/kube/mark-key-secret.ts';
 import { markFor } from '../support/mark.ts';
@@ -72,19 +72,7 @@ describe('the chart’s admission policies on a real apiserver', () => {
   beforeAll(async () => {
     cp = await startControlPlane({ nodes: [{ name: 'node-a' }, { name: 'node-b' }] });
     core = cp.kc.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    const res = await cp.helm([
-      'install',
-      'meshgate',
-      chartDir,
-      '--namespace',
-      NS,
-      '--set',
-      'mesh=istio',
-      '--set',
-      'repairController.withdrawVerdicts=true',
-    ]);
-    expect(res.code, res.stderr).toBe(0);
+    await installChart(cp, NS, '--set', 'repairController.withdrawVerdicts=true');
     // An operator allowed to patch Nodes (as cluster tooling often is), to show that RBAC alone would let it lie.
     await grantClusterRole(
       cp.kc,

@@ -12,8 +12,8 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chartDir } from '../chart/helm.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+import { installChart } from './harness/suite.ts';
 
 const NS = 'meshgate';
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -68,19 +68,7 @@ describe('the chart’s webhook entries on a real apiserver (mesh istio)', () =>
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    const res = await cp.helm([
-      'install',
-      'meshgate',
-      chartDir,
-      '--namespace',
-      NS,
-      '--set',
-      'mesh=istio',
-      '--set-json',
-      'config={"injection":{"podOptInNamespaceLabels":{"team":"a"}}}',
-    ]);
-    expect(res.code, res.stderr).toBe(0);
+    await installChart(cp, NS, '--set-json', 'config={"injection":{"podOptInNamespaceLabels":{"team":"a"}}}');
     const admission = cp.kc.makeApiClient(AdmissionregistrationV1Api);
     const caBundle = Buffer.from(cp.ca.certPem).toString('base64');
     for (const kind of ['mutate', 'validate'] as const) {

@@ -21,31 +21,21 @@ import { join } from 'node:path';
 import {
   AdmissionregistrationV1Api,
   AppsV1Api,
-  CoreV1Api,
+  type CoreV1Api,
   type V1MutatingWebhookConfiguration,
   type V1Pod,
   type V1ValidatingWebhookConfiguration,
 } from '@kubernetes/client-node';
-import pino from 'pino';
-import { parse as parseYaml, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Verdict } from '../../src/admission/review.ts';
-import { compileConfig } from '../../src/config/compile.ts';
-import { buildConfig } from '../../src/config/load.ts';
-import { startRepair, type RunningRepair } from '../../src/repair/run.ts';
-import { startServer, type RunningServer } from '../../src/server/start.ts';
+import type { RunningRepair } from '../../src/repair/run.ts';
+import type { RunningServer } from '../../src/server/start.ts';
 import { kubeUninstallApi } from '../../src/uninstall/kube-api.ts';
-import { chartDir } from '../chart/helm.ts';
-import {
-  startControlPlane,
-  startIstioInjector,
-  waitFor,
-  type ControlPlane,
-  type IstioInjector,
-} from './harness/index.ts';
+import { waitFor, type ControlPlane, type IstioInjector } from './harness/index.ts';
 import { policyReportCrds } from './harness/policy-report.ts';
-import { daemonClient } from './daemon-client.ts';
-import { apiError, createNamespace, publishVerdict, restrictedPod } from './meshgate.ts';
+import { chartConfig, installChart, serveConfig, startConfigRepair, startMeshedCluster } from './harness/suite.ts';
+import { apiError, createNamespace, restrictedPod } from './meshgate.ts';
 
 const NS = 'meshgate';
 /** Namespaces by level: shop at the default (audit), trial at warn, strict at enforce; plain opts pods in by label. */
@@ -92,19 +82,9 @@ const deployment = (name: string, pod: V1Pod, replicas = 1, podLabels: Record<st
 
 /** meshgate's server from the chart's ConfigMap, in this process; the chart's webhooks pointed at it. */
 async function startMeshgate(): Promise<void> {
-  const cm = await core.readNamespacedConfigMap({ name: 'meshgate', namespace: NS });
-  const config = buildConfig(parseYaml(cm.data!['config.yaml']), `ConfigMap ${NS}/meshgate`);
-  server = await startServer({
-    config: compileConfig(config),
-    port: 0,
-    host: '127.0.0.1',
-    tlsSans: ['127.0.0.1'],
-    kube: daemonClient(cp.kc),
-    drainSeconds: 0,
-    logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'warn' }),
+  server = await serveConfig(cp, await chartConfig(cp, NS), {
     onReview: (route, body, verdict) => void reviews.push({ route, body, verdict }),
   });
-  await server.synced;
   await pointAt(server.url, server.ca!);
 }
 
@@ -174,44 +154,15 @@ const podsOf = async (namespace: string, app: string) =>
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'meshgate-day-one-'));
-  cp = await startControlPlane({
-    nodes: [
-      { name: 'node-a', kubeletVersion: 'v1.34.2' },
-      { name: 'node-b', kubeletVersion: 'v1.34.2' },
-    ],
-  });
-  core = cp.kc.makeApiClient(CoreV1Api);
+  ({ cp, core, istio } = await startMeshedCluster({ 'node-a': true, 'node-b': false }));
   apps = cp.kc.makeApiClient(AppsV1Api);
-  await publishVerdict(cp, 'node-a', true);
-  await publishVerdict(cp, 'node-b', false);
-  istio = await startIstioInjector(cp);
-  await istio.register();
   for (const crd of policyReportCrds()) {
     const r = await cp.kubectl(['create', '-f', crd]);
     expect(r.code, r.stderr).toBe(0);
   }
-  const installed = await cp.helm([
-    'install',
-    'meshgate',
-    chartDir,
-    '-n',
-    NS,
-    '--create-namespace',
-    '--set',
-    'mesh=istio',
-  ]);
-  expect(installed.code, installed.stderr).toBe(0);
+  await installChart(cp, NS);
   await startMeshgate();
-  repair = await startRepair({
-    kube: daemonClient(cp.kc),
-    config: buildConfig(
-      parseYaml((await core.readNamespacedConfigMap({ name: 'meshgate', namespace: NS })).data!['config.yaml']),
-    ),
-    maxDeletesPerMinute: 10,
-    dryRun: false,
-    markKeyDir: mkdtempSync(join(work, 'mark-')),
-    logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'warn' }),
-  });
+  repair = await startConfigRepair(cp, await chartConfig(cp, NS), mkdtempSync(join(work, 'mark-')));
   await createNamespace(cp, SHOP, { 'istio-injection': 'enabled' });
   await createNamespace(cp, TRIAL, { 'istio-injection': 'enabled', 'meshgate.io/enforcement': 'warn' });
   await createNamespace(cp, STRICT, { 'istio-injection': 'enabled', 'meshgate.io/enforcement': 'enforce' });

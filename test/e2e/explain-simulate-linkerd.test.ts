@@ -13,22 +13,9 @@ import { readLinkerdInjector, simulateLinkerd } from '../../src/mesh/simulate/li
 import type { PodJson } from '../../src/mesh/simulate/types.ts';
 import { startControlPlane, type ControlPlane } from './harness/index.ts';
 import { startLinkerdInjector, type LinkerdInjector } from './harness/linkerd.ts';
-import { corpus, goShape, realInject } from './simulate-support.ts';
+import { CONTAINER_FIELDS, corpus, goShape, realInject } from './simulate-support.ts';
 
 type Obj = Record<string, unknown>;
-const FIELDS = [
-  'image',
-  'command',
-  'args',
-  'ports',
-  'lifecycle',
-  'readinessProbe',
-  'startupProbe',
-  'livenessProbe',
-  'securityContext',
-  'volumeMounts',
-  'restartPolicy',
-];
 
 let cp: ControlPlane;
 let l5d: LinkerdInjector;
@@ -58,7 +45,7 @@ function judgedLinkerd(pod: Obj): Obj {
       ['linkerd-proxy', 'linkerd-init', 'linkerd-network-validator'].includes(c.name as string),
     )) {
       const view: Obj = { list };
-      for (const f of FIELDS) if (c[f] !== undefined) view[f] = c[f];
+      for (const f of CONTAINER_FIELDS) if (c[f] !== undefined) view[f] = c[f];
       view.envFrom = Object.fromEntries(
         ((c.env ?? []) as Obj[]).filter((e) => e.valueFrom).map((e) => [e.name, e.valueFrom]),
       );

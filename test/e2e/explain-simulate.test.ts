@@ -33,26 +33,12 @@ import type { PodJson } from '../../src/mesh/simulate/types.ts';
 import { parsePod } from '../../src/pod/parse.ts';
 import { parse as parseYaml } from 'yaml';
 import { startControlPlane, startIstioInjector, type ControlPlane, type IstioInjector } from './harness/index.ts';
-import { corpus, goShape, realInject } from './simulate-support.ts';
+import { CONTAINER_FIELDS, corpus, goShape, realInject } from './simulate-support.ts';
 
 type Obj = Record<string, unknown>;
 const MESH_CONTAINERS = ['istio-proxy', 'istio-init', 'istio-validation'];
 /** Fields of the mesh's containers meshgate's contracts judge (src/policy/judge/istio.ts), env aside. */
-const JUDGED = [
-  'image',
-  'command',
-  'args',
-  'ports',
-  'lifecycle',
-  'readinessProbe',
-  'startupProbe',
-  'livenessProbe',
-  'securityContext',
-  'volumeMounts',
-  'restartPolicy',
-  'resources',
-  'imagePullPolicy',
-];
+const JUDGED = [...CONTAINER_FIELDS, 'resources', 'imagePullPolicy'];
 /** PROXY_CONFIG fields the contract pins (src/policy/judge/istio-env.ts), and the metadata it reads. */
 const PINNED = [
   'binaryPath',

@@ -6,11 +6,11 @@
  * container that could become the proxy is refused, and admitted with a warning in apps.baselineNamespaces (§3).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
-import { startControlPlane, startIstioInjector, type ControlPlane, type IstioInjector } from './harness/index.ts';
-import { apiError, createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import type { CoreV1Api, V1Container, V1Pod } from '@kubernetes/client-node';
+import type { ControlPlane, IstioInjector } from './harness/index.ts';
+import { startMeshedCluster } from './harness/suite.ts';
+import { apiError, createNamespace, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
 
-const V = 'v1.34.2';
 const NS = 'mesh';
 const LEGACY = 'legacy';
 let cp: ControlPlane;
@@ -19,11 +19,7 @@ let mg: Meshgate;
 let core: CoreV1Api;
 
 beforeAll(async () => {
-  cp = await startControlPlane({ nodes: [{ name: 'node-verified', kubeletVersion: V }] });
-  core = cp.kc.makeApiClient(CoreV1Api);
-  await publishVerdict(cp, 'node-verified', true);
-  istio = await startIstioInjector(cp);
-  await istio.register();
+  ({ cp, core, istio } = await startMeshedCluster({ 'node-verified': true }));
   mg = await startMeshgate(cp, { apps: { privileges: 'restricted', baselineNamespaces: [LEGACY] } }, 'istio');
   await mg.register({ name: 'z-meshgate' });
   for (const ns of [NS, LEGACY])

@@ -9,17 +9,11 @@
  * §8), and no longer once its ConfigMap is deleted. The control plane is learned the same way (issue 33 §3): the
  * canary's proxies use istiod-canary, refused until the revision is installed.
  */
-import { AdmissionregistrationV1Api, CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, type CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  renderIstioDiscovery,
-  startControlPlane,
-  startIstioInjector,
-  waitFor,
-  type ControlPlane,
-  type IstioInjector,
-} from './harness/index.ts';
-import { apiError, createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import { renderIstioDiscovery, waitFor, type ControlPlane, type IstioInjector } from './harness/index.ts';
+import { startMeshedCluster } from './harness/suite.ts';
+import { apiError, createNamespace, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
 
 const AKS_HUB = 'mcr.microsoft.com/oss/istio';
 const ASM_HUB = 'gcr.io/gke-release/asm';
@@ -29,11 +23,10 @@ let mg: Meshgate;
 let core: CoreV1Api;
 
 beforeAll(async () => {
-  cp = await startControlPlane({ nodes: [{ name: 'node-verified', kubeletVersion: 'v1.34.2' }] });
-  core = cp.kc.makeApiClient(CoreV1Api);
-  await publishVerdict(cp, 'node-verified', true);
-  istio = await startIstioInjector(cp, { hub: AKS_HUB, tag: '1.27.0-distroless' });
-  await istio.register();
+  ({ cp, core, istio } = await startMeshedCluster(
+    { 'node-verified': true },
+    { istio: { hub: AKS_HUB, tag: '1.27.0-distroless' } },
+  ));
   await core.createNamespace({ body: { metadata: { name: 'istio-system' } } });
   mg = await startMeshgate(cp, {}, 'istio');
   await mg.register({ name: 'z-meshgate' });

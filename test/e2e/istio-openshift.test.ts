@@ -10,12 +10,12 @@
  * Not OpenShift itself: no SCC admission assigns UIDs here (docs/platforms/openshift.md says what was run).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Api, V1Container, V1Pod } from '@kubernetes/client-node';
 import { istioOpenShiftProxyIds } from '../../src/mesh/istio-openshift.ts';
-import { startControlPlane, startIstioInjector, type ControlPlane, type IstioInjector } from './harness/index.ts';
-import { apiError, createNamespace, publishVerdict, startMeshgate, type Meshgate } from './meshgate.ts';
+import type { ControlPlane, IstioInjector } from './harness/index.ts';
+import { startMeshedCluster } from './harness/suite.ts';
+import { apiError, createNamespace, startMeshgate, type Meshgate } from './meshgate.ts';
 
-const V = 'v1.34.2';
 const RANGE = { 'openshift.io/sa.scc.uid-range': '1000650000/10000' };
 let cp: ControlPlane;
 let istio: IstioInjector;
@@ -23,11 +23,10 @@ let mg: Meshgate;
 let core: CoreV1Api;
 
 beforeAll(async () => {
-  cp = await startControlPlane({ nodes: [{ name: 'node-verified', kubeletVersion: V }] });
-  core = cp.kc.makeApiClient(CoreV1Api);
-  await publishVerdict(cp, 'node-verified', true);
-  istio = await startIstioInjector(cp, { env: { PLATFORM: 'openshift' } });
-  await istio.register({ failurePolicy: 'Fail' });
+  ({ cp, core, istio } = await startMeshedCluster(
+    { 'node-verified': true },
+    { istio: { env: { PLATFORM: 'openshift' } }, failurePolicy: 'Fail' },
+  ));
   // The default apps.privileges (node), as a fresh install runs it; meshgate called after Istio's injector.
   mg = await startMeshgate(cp, { apps: { privileges: 'node' }, proxy: { idsFrom: 'openshift' } }, 'istio');
   await mg.register({ name: 'z-meshgate' });

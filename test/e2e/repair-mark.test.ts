@@ -11,13 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  CoreV1Api,
-  PatchStrategy,
-  RbacAuthorizationV1Api,
-  setHeaderOptions,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../src/config/load.ts';
@@ -26,21 +20,14 @@ import { readKeyRing } from '../../src/mark/keys.ts';
 import { ADMITTED_ANNOTATION, epochSeconds, verifyMark } from '../../src/mark/mark.ts';
 import { QUARANTINE_ANNOTATION } from '../../src/node/quarantine.ts';
 import { startRepair, type RunningRepair } from '../../src/repair/run.ts';
-import { chartDir } from '../chart/helm.ts';
 import { rawConfig } from '../support/config.ts';
-import {
-  startControlPlane,
-  startIstioInjector,
-  waitFor,
-  type ControlPlane,
-  type IstioInjector,
-} from './harness/index.ts';
-import { impersonate, outcome, serviceAccount, type Identity } from './impersonate.ts';
+import { waitFor, type ControlPlane, type IstioInjector } from './harness/index.ts';
+import { grantRole, impersonate, outcome, serviceAccount, type Identity } from './impersonate.ts';
+import { installChart, startMeshedCluster } from './harness/suite.ts';
 import {
   apiError,
   createNamespace,
   pointChartWebhooksAt,
-  publishVerdict,
   restrictedPod,
   startMeshgate,
   type Meshgate,
@@ -71,24 +58,11 @@ describe('only meshgate’s own pods move a node’s verdict (issue 21 §5)', ()
   const as = (who: Identity) => impersonate(cp.kc, who).makeApiClient(CoreV1Api);
 
   beforeAll(async () => {
-    cp = await startControlPlane({
-      nodes: [
-        { name: 'node-a', kubeletVersion: 'v1.34.2' },
-        { name: 'node-b', kubeletVersion: 'v1.34.2' },
-      ],
-    });
-    core = cp.kc.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
     // Verified, published before the chart's node policies reserve that to the node agent.
-    for (const node of ['node-a', 'node-b']) await publishVerdict(cp, node, true);
-    const res = await cp.helm([
-      'install',
-      'meshgate',
-      chartDir,
-      '--namespace',
+    ({ cp, core, istio } = await startMeshedCluster({ 'node-a': true, 'node-b': true }));
+    await installChart(
+      cp,
       NS,
-      '--set',
-      'mesh=istio',
       '--set',
       'nodeAgent.enabled=false',
       '--set',
@@ -98,10 +72,7 @@ describe('only meshgate’s own pods move a node’s verdict (issue 21 §5)', ()
       // Pods are judged as enforce judges them (a new install audits first: config.enforcement.default).
       '--set',
       'config.enforcement.default=enforce',
-    ]);
-    expect(res.code, res.stderr).toBe(0);
-    istio = await startIstioInjector(cp);
-    await istio.register();
+    );
     // The mounted Secret, empty until the kubelet's next sync after the webhook created it.
     keyDir = mkdtempSync(join(tmpdir(), 'meshgate-mark-e2e-'));
     mg = await startMeshgate(cp, {}, 'istio', {
@@ -128,22 +99,13 @@ describe('only meshgate’s own pods move a node’s verdict (issue 21 §5)', ()
       };
     }
     // Mallory may create and read pods in the open namespace, nothing else.
-    const rbac = cp.kc.makeApiClient(RbacAuthorizationV1Api);
-    await rbac.createNamespacedRole({
-      namespace: OPEN,
-      body: {
-        metadata: { name: 'pods' },
-        rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['create', 'get', 'list', 'watch'] }],
-      },
-    });
-    await rbac.createNamespacedRoleBinding({
-      namespace: OPEN,
-      body: {
-        metadata: { name: 'mallory' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pods' },
-        subjects: [{ kind: 'User', name: MALLORY.user, apiGroup: 'rbac.authorization.k8s.io' }],
-      },
-    });
+    await grantRole(
+      cp.kc,
+      OPEN,
+      'pods',
+      { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['create', 'get', 'list', 'watch'] }] },
+      MALLORY,
+    );
     repair = await startRepair({
       kube: daemonClient(impersonate(cp.kc, REPAIR)),
       config: buildConfig(rawConfig('istio', { meshNamespace: NS })),

@@ -16,10 +16,10 @@ import { startNodeCache } from '../../src/kube/node-cache.ts';
 import { checkBinding } from '../../src/policy/binding.ts';
 import { QUARANTINE_ANNOTATION, QUARANTINE_HISTORY_ANNOTATION } from '../../src/node/quarantine.ts';
 import { startRepair, type RunningRepair } from '../../src/repair/run.ts';
-import { chartDir } from '../chart/helm.ts';
 import { memoryLog } from '../agent/fake-publisher.ts';
 import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+import { installChart } from './harness/suite.ts';
 import { grantClusterRole, impersonate, outcome, serviceAccount, type Identity } from './impersonate.ts';
 import { keyDir, markFor } from '../support/mark.ts';
 import { daemonClient } from './daemon-client.ts';
@@ -58,22 +58,15 @@ describe('node quarantine on a real apiserver (S8)', () => {
       ],
     });
     core = cp.kc.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    await core.createNamespace({ body: { metadata: { name: APP } } });
-    const res = await cp.helm([
-      'install',
-      'meshgate',
-      chartDir,
-      '--namespace',
+    await installChart(
+      cp,
       NS,
-      '--set',
-      'mesh=istio',
       '--set',
       'repairController.withdrawVerdicts=true',
       '--set',
       'repairController.unmeshedPods=off',
-    ]);
-    expect(res.code, res.stderr).toBe(0);
+    );
+    await core.createNamespace({ body: { metadata: { name: APP } } });
     // An operator allowed to patch Nodes (as cluster tooling often is): only the policies stop it.
     await grantClusterRole(
       cp.kc,

@@ -10,8 +10,8 @@ import { buildConfig } from '../../src/config/load.ts';
 import { LeaderElector, type LeaseStore } from '../../src/kube/lease.ts';
 import { kubeLeaseStore } from '../../src/kube/lease-store.ts';
 import { startRepair, type RunningRepair } from '../../src/repair/run.ts';
-import { chartDir } from '../chart/helm.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+import { installChart } from './harness/suite.ts';
 import { ImpersonatingKubeConfig, serviceAccount } from './impersonate.ts';
 import { keyDir, markFor } from '../support/mark.ts';
 import { daemonClient } from './daemon-client.ts';
@@ -55,21 +55,9 @@ describe('repair controller with leader election on a real apiserver', () => {
   beforeAll(async () => {
     cp = await startControlPlane({ nodes: 0 });
     core = cp.kc.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    await core.createNamespace({ body: { metadata: { name: APP } } });
     // The chart's RBAC and admission policies; its workloads stay Pending (no nodes): the replicas run in this process.
-    const res = await cp.helm([
-      'install',
-      'meshgate',
-      chartDir,
-      '--namespace',
-      NS,
-      '--set',
-      'mesh=istio',
-      '--set',
-      'nodeAgent.enabled=false',
-    ]);
-    expect(res.code, res.stderr).toBe(0);
+    await installChart(cp, NS, '--set', 'nodeAgent.enabled=false');
+    await core.createNamespace({ body: { metadata: { name: APP } } });
     await waitFor('default ServiceAccount', () =>
       core.readNamespacedServiceAccount({ name: 'default', namespace: APP }),
     );

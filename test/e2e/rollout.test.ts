@@ -28,30 +28,20 @@ import {
   type V1Deployment,
   type V1Pod,
 } from '@kubernetes/client-node';
-import pino from 'pino';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run as check } from '../../src/cli/check.ts';
 import { run as explainCli } from '../../src/cli/explain.ts';
 import { memoryIO } from '../../src/cli/io.ts';
-import { compileConfig } from '../../src/config/compile.ts';
-import { buildConfig } from '../../src/config/load.ts';
-import { startRepair, type RunningRepair } from '../../src/repair/run.ts';
-import { startServer, type RunningServer } from '../../src/server/start.ts';
+import type { RunningRepair } from '../../src/repair/run.ts';
+import type { RunningServer } from '../../src/server/start.ts';
 import { chartDir } from '../chart/helm.ts';
 import { repoRoot } from './harness/binaries.ts';
-import {
-  findIstioBinaries,
-  startControlPlane,
-  startIstioInjector,
-  waitFor,
-  type ControlPlane,
-  type IstioInjector,
-} from './harness/index.ts';
+import { findIstioBinaries, waitFor, type ControlPlane, type IstioInjector } from './harness/index.ts';
 import { kubeconfig } from './harness/pki.ts';
 import { impersonate, outcome } from './impersonate.ts';
-import { apiError, createNamespace, pointChartWebhooksAt, publishVerdict, restrictedPod } from './meshgate.ts';
-import { daemonClient } from './daemon-client.ts';
+import { apiError, createNamespace, pointChartWebhooksAt, restrictedPod } from './meshgate.ts';
+import { chartConfig, serveConfig, startConfigRepair, startMeshedCluster } from './harness/suite.ts';
 
 const NS = 'meshgate';
 const SHOP = 'shop';
@@ -154,27 +144,10 @@ const LEGACY_CHANGES = [
 async function startMeshgateFromChart(): Promise<void> {
   await server?.shutdown();
   await repair?.stop();
-  const cm = await core.readNamespacedConfigMap({ name: 'meshgate', namespace: NS });
-  const config = buildConfig(parseYaml(cm.data!['config.yaml']), `ConfigMap ${NS}/meshgate`);
-  server = await startServer({
-    config: compileConfig(config),
-    port: 0,
-    host: '127.0.0.1',
-    tlsSans: ['127.0.0.1'],
-    kube: daemonClient(cp.kc),
-    drainSeconds: 0,
-    logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'warn' }),
-  });
-  await server.synced;
+  const config = await chartConfig(cp, NS);
+  server = await serveConfig(cp, config);
   await pointChartWebhooksAt(cp, server.url, server.ca!);
-  repair = await startRepair({
-    kube: daemonClient(cp.kc),
-    config,
-    maxDeletesPerMinute: 10,
-    dryRun: false,
-    markKeyDir: mkdtempSync(join(work, 'mark-')),
-    logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'warn' }),
-  });
+  repair = await startConfigRepair(cp, config, mkdtempSync(join(work, 'mark-')));
 }
 
 const events = async (reason: string) =>
@@ -182,20 +155,14 @@ const events = async (reason: string) =>
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'meshgate-rollout-'));
-  cp = await startControlPlane({
-    nodes: [
-      { name: 'node-a', kubeletVersion: 'v1.34.2' },
-      { name: 'node-b', kubeletVersion: 'v1.34.2', containerRuntimeVersion: 'containerd://1.7.27' },
-    ],
-  });
-  core = cp.kc.makeApiClient(CoreV1Api);
+  // Verdicts as node agents publish them, before the chart's policies reserve that to the agents: a verified, b not;
+  // Istio's real injector.
+  ({ cp, core, istio } = await startMeshedCluster(
+    { 'node-a': true, 'node-b': false },
+    { nodes: { 'node-b': { containerRuntimeVersion: 'containerd://1.7.27' } } },
+  ));
   apps = cp.kc.makeApiClient(AppsV1Api);
-  // Verdicts as node agents publish them, before the chart's policies reserve that to the agents: a verified, b not.
-  await publishVerdict(cp, 'node-a', true);
-  await publishVerdict(cp, 'node-b', false);
-  // Istio: its real injector, and the objects of its control plane that check --pre reads.
-  istio = await startIstioInjector(cp);
-  await istio.register();
+  // The objects of Istio's control plane that check --pre reads.
   await core.createNamespace({ body: { metadata: { name: 'istio-system' } } });
   await core.createNamespacedConfigMap({
     namespace: 'istio-system',

@@ -29,6 +29,24 @@ function post(url: string, body: string, ca: string): Promise<string> {
 }
 
 /**
+ * The fields of a mesh's containers that both meshes' contracts judge (src/policy/judge/istio.ts, linkerd.ts), env
+ * aside: what the simulation tests compare between the real injector and meshgate's simulation.
+ */
+export const CONTAINER_FIELDS = [
+  'image',
+  'command',
+  'args',
+  'ports',
+  'lifecycle',
+  'readinessProbe',
+  'startupProbe',
+  'livenessProbe',
+  'securityContext',
+  'volumeMounts',
+  'restartPolicy',
+];
+
+/**
  * The pod as Go writes it back after decoding (what the injector computes its patch against): every container with
  * `resources: {}` (a struct, never left out), and empty status and creation time.
  */

@@ -5,7 +5,15 @@
  */
 import { admissionLogFields } from '../../src/server/admission-log.ts';
 import { describe, expect, it } from 'vitest';
-import { buildTestApp, loadCorpus, podReview, post, type Review, type ReviewResponse } from './helpers.ts';
+import {
+  bindingReview,
+  buildTestApp,
+  loadCorpus,
+  podReview,
+  post,
+  type Review,
+  type ReviewResponse,
+} from './helpers.ts';
 import { ISO_TIME, memoryLogger } from '../log/logs.ts';
 
 const KEYS = [
@@ -50,28 +58,6 @@ async function logged(route: string, review: Review) {
 /** Pepr's captured pod CREATE: a ReplicaSet's pod (generateName, a controller ownerReference) on a node. */
 const replicaSetPod = loadCorpus().find((c) => c.name === 'pepr__admission-create-pod.json')!.review;
 
-function binding(uid: string, pod: string, node: string): Review {
-  return {
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: '', version: 'v1', kind: 'Binding' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      subResource: 'binding',
-      name: pod,
-      namespace: 'demo',
-      operation: 'CREATE',
-      object: {
-        apiVersion: 'v1',
-        kind: 'Binding',
-        metadata: { name: pod, namespace: 'demo' },
-        target: { kind: 'Node', name: node },
-      },
-    },
-  };
-}
-
 describe('the admission log line', () => {
   it('a pod CREATE: the pod, its controlling owner, namespace and node, the decision and its reason', async () => {
     const line = await logged('/mutate', replicaSetPod);
@@ -98,7 +84,7 @@ describe('the admission log line', () => {
   });
 
   it('a binding: the pod and the target node; a denial names its reason code', async () => {
-    const line = await logged('/validate', binding('uid-b', 'web-1', 'n2'));
+    const line = await logged('/validate', bindingReview('uid-b', 'web-1', 'n2'));
     expect(line).toMatchObject({
       uid: 'uid-b',
       route: 'validate',

@@ -6,6 +6,7 @@
  */
 import tls from 'node:tls';
 import { RawPost } from './raw-post.ts';
+import { podCreateReview } from './reviews.ts';
 import type { ServerChild } from './child.ts';
 
 /**
@@ -13,29 +14,20 @@ import type { ServerChild } from './child.ts';
  * spec fills it to that many bytes (the cheapest filler per byte that still costs heap when parsed).
  */
 export function termsReview(uid: string, terms: number, padTo = 0): string {
-  const head = JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      namespace: 'demo',
-      operation: 'CREATE',
-      object: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'amp', namespace: 'demo' },
-        spec: {
-          containers: [{ name: 'app', image: 'nginx' }],
-          padding: ['ZEROS'],
-          affinity: {
-            nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: ['TERMS'] } },
-          },
+  const head = JSON.stringify(
+    podCreateReview(uid, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'amp', namespace: 'demo' },
+      spec: {
+        containers: [{ name: 'app', image: 'nginx' }],
+        padding: ['ZEROS'],
+        affinity: {
+          nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: ['TERMS'] } },
         },
       },
-    },
-  });
+    }),
+  );
   const withTerms = head.replace('"TERMS"', terms > 0 ? `{}${',{}'.repeat(terms - 1)}` : '');
   const zeros = Math.max(0, Math.floor((padTo - (withTerms.length - '"ZEROS"'.length)) / 2));
   return withTerms.replace('"ZEROS"', zeros > 0 ? `0${',0'.repeat(zeros - 1)}` : '');

@@ -5,50 +5,16 @@
  * call as the apiserver makes it (the object the next webhook sees is the previous answer's patch applied).
  */
 import { describe, expect, it } from 'vitest';
-import pino from 'pino';
-import { admissionRoutes } from '../../src/admission/handlers.ts';
-import { nodeFactsFromState } from '../../src/facts/node-state.ts';
-import { buildApp } from '../../src/server/app.ts';
-import { createMetrics } from '../../src/server/metrics.ts';
-import { testConfig } from '../support/config.ts';
-import { applyResponsePatch, post, type ReviewResponse } from './helpers.ts';
-
-function setup() {
-  const metrics = createMetrics();
-  const nodes = nodeFactsFromState({ nodes: { n1: { verified: true }, n2: { verified: false } } }, 'test');
-  const routes = admissionRoutes({ config: testConfig('custom'), nodes });
-  const app = buildApp({ logger: pino({ level: 'silent' }), metrics, routes, ready: () => ({ ready: true }) });
-  return { app, metrics };
-}
-
-const review = (uid: string, object: unknown, extra: Record<string, unknown> = {}) => ({
-  apiVersion: 'admission.k8s.io/v1',
-  kind: 'AdmissionReview',
-  request: {
-    uid,
-    kind: { group: '', version: 'v1', kind: 'Pod' },
-    resource: { group: '', version: 'v1', resource: 'pods' },
-    namespace: 'demo',
-    operation: 'CREATE',
-    object,
-    ...extra,
-  },
-});
-
-const binding = (uid: string, name: string) => ({
-  apiVersion: 'admission.k8s.io/v1',
-  kind: 'AdmissionReview',
-  request: {
-    uid,
-    kind: { group: '', version: 'v1', kind: 'Binding' },
-    resource: { group: '', version: 'v1', resource: 'pods' },
-    subResource: 'binding',
-    name,
-    namespace: 'demo',
-    operation: 'CREATE',
-    object: { metadata: { name, namespace: 'demo' }, target: { kind: 'Node', name: 'n1' } },
-  },
-});
+import type { createMetrics } from '../../src/server/metrics.ts';
+import {
+  applyResponsePatch,
+  bindingReview,
+  buildTestApp,
+  podCreateReview,
+  post,
+  type ReviewResponse,
+  type TestApp,
+} from './helpers.ts';
 
 const pod = (name: string, spec: Record<string, unknown>, labels?: Record<string, string>) => ({
   apiVersion: 'v1',
@@ -63,23 +29,25 @@ async function counter(metrics: ReturnType<typeof createMetrics>, name: string) 
 }
 
 /** Creates a pod through the audit routes as the apiserver would; returns the object admitted. */
-async function create(app: ReturnType<typeof setup>['app'], name: string, spec: Record<string, unknown>, dry = false) {
+async function create(app: TestApp['app'], name: string, spec: Record<string, unknown>, dry = false) {
   const extra = dry ? { dryRun: true } : {};
   let object: unknown = pod(name, spec);
   for (const uid of ['m', 'm-again']) {
-    const res = (await post(app, '/mutate/audit', review(`${name}-${uid}`, object, extra))).json() as ReviewResponse;
+    const res = (
+      await post(app, '/mutate/audit', podCreateReview(`${name}-${uid}`, object, extra))
+    ).json() as ReviewResponse;
     expect(res.response.allowed).toBe(true);
     object = applyResponsePatch(object, res);
   }
-  const v = (await post(app, '/validate/audit', review(`${name}-v`, object, extra))).json() as ReviewResponse;
+  const v = (await post(app, '/validate/audit', podCreateReview(`${name}-v`, object, extra))).json() as ReviewResponse;
   expect(v.response.allowed).toBe(true);
-  if (!dry) await post(app, '/validate/audit', binding(`${name}-b`, name));
+  if (!dry) await post(app, '/validate/audit', bindingReview(`${name}-b`, name, 'n1'));
   return { object, validated: v };
 }
 
 describe('meshgate_audited_pods_total', () => {
   it('counts 6 pods admitted at audit once each, with the reason their mutation recorded; the calls are more', async () => {
-    const { app, metrics } = setup();
+    const { app, metrics } = buildTestApp();
     for (let i = 0; i < 6; i++) {
       const { validated } = await create(app, `w${i}`, { hostNetwork: true });
       // The validating webhook reports the pod's one reason.
@@ -102,13 +70,13 @@ describe('meshgate_audited_pods_total', () => {
   });
 
   it('a pod the mutation refused, left uninjected, keeps that one reason at validation (not proxy_missing)', async () => {
-    const { app, metrics } = setup();
+    const { app, metrics } = buildTestApp();
     // The custom profile injects; a pod bound to an unverified node is refused by the mutation at warn, so the
     // validating webhook sees it without a proxy.
     let object: unknown = pod('bound', { nodeName: 'n2' });
-    const m = (await post(app, '/mutate/warn', review('m', object))).json() as ReviewResponse;
+    const m = (await post(app, '/mutate/warn', podCreateReview('m', object))).json() as ReviewResponse;
     object = applyResponsePatch(object, m);
-    const v = (await post(app, '/validate/warn', review('v', object))).json() as ReviewResponse;
+    const v = (await post(app, '/validate/warn', podCreateReview('v', object))).json() as ReviewResponse;
     expect(v.response.auditAnnotations?.['meshgate.io/reason']).toBe('node_unverified');
     // Its warning came with the mutation already: the validation adds none of its own for the same pod.
     expect(v.response.warnings).toBeUndefined();
@@ -118,15 +86,17 @@ describe('meshgate_audited_pods_total', () => {
   });
 
   it('a record the pod brings (copied from a running pod) is removed by the mutation when meshgate finds nothing', async () => {
-    const { app, metrics } = setup();
+    const { app, metrics } = buildTestApp();
     const copied = pod('copied', {}, { 'meshgate.io/would-deny': 'audit' });
     (copied.metadata as Record<string, unknown>).annotations = { 'meshgate.io/would-deny': 'host_network: copied' };
     for (const path of ['/mutate', '/mutate/audit']) {
-      const res = (await post(app, path, review('m', copied))).json() as ReviewResponse;
+      const res = (await post(app, path, podCreateReview('m', copied))).json() as ReviewResponse;
       const out = applyResponsePatch(copied, res) as { metadata: Record<string, Record<string, string>> };
       expect(out.metadata.labels['meshgate.io/would-deny'], path).toBeUndefined();
       expect(out.metadata.annotations['meshgate.io/would-deny'], path).toBeUndefined();
-      const v = (await post(app, path.replace('mutate', 'validate'), review('v', out))).json() as ReviewResponse;
+      const v = (
+        await post(app, path.replace('mutate', 'validate'), podCreateReview('v', out))
+      ).json() as ReviewResponse;
       expect(v.response.auditAnnotations?.['meshgate.io/would-deny'], path).toBeUndefined();
     }
     expect(await counter(metrics, 'meshgate_audited_pods_total')).toEqual([]);

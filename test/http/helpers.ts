@@ -15,13 +15,11 @@ import { admissionRoutes } from '../../src/admission/handlers.ts';
 import { testConfig } from '../support/config.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 
-export const CORPUS_DIR = new URL('../../../shared/corpus/admission/', import.meta.url);
+import { podCreateReview, type Review } from './reviews.ts';
 
-export interface Review {
-  apiVersion: string;
-  kind: string;
-  request: { uid: string; object?: unknown; dryRun?: boolean; [key: string]: unknown };
-}
+export { bindingReview, podCreateReview, type Review } from './reviews.ts';
+
+export const CORPUS_DIR = new URL('../../../shared/corpus/admission/', import.meta.url);
 
 export interface ReviewResponse {
   apiVersion: string;
@@ -59,23 +57,13 @@ export function loadCorpus(): Array<{ name: string; review: Review }> {
 
 /** A minimal pod CREATE review; `spec` is merged over a one-container spec. */
 export function podReview(uid: string, spec: Record<string, unknown> = {}, apiVersion = 'admission.k8s.io/v1'): Review {
-  return {
-    apiVersion,
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      namespace: 'demo',
-      operation: 'CREATE',
-      object: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'web', namespace: 'demo' },
-        spec: { containers: [{ name: 'app', image: 'nginx' }], ...spec },
-      },
-    },
+  const object = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: 'demo' },
+    spec: { containers: [{ name: 'app', image: 'nginx' }], ...spec },
   };
+  return podCreateReview(uid, object, {}, apiVersion);
 }
 
 export const BOOM = 'boom: the handler fell over';
@@ -87,8 +75,8 @@ export interface TestApp {
 }
 
 /**
- * The app as the server builds it: default config, node n1 verified and n2 not, /mutate and /validate from
- * buildHandlers, and /boom whose handler throws (the transport must turn that into an errored review). Silent
+ * The app as the server builds it: default config, node n1 verified and n2 not, every admission route (/mutate,
+ * /validate, /mutate/audit, …) from admissionRoutes, and /boom whose handler throws (the transport must turn that into an errored review). Silent
  * unless given a logger.
  */
 export function buildTestApp(opts: { logger?: Logger } = {}): TestApp {
@@ -102,7 +90,7 @@ export function buildTestApp(opts: { logger?: Logger } = {}): TestApp {
   const app = buildApp({
     logger: opts.logger ?? pino({ level: 'silent' }),
     metrics,
-    routes: { '/mutate': handlers['/mutate'], '/validate': handlers['/validate'], '/boom': boom },
+    routes: { ...handlers, '/boom': boom },
     ready: () => readiness,
   });
   return { app, metrics, setReady: (r) => (readiness = r) };

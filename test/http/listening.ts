@@ -10,6 +10,7 @@ import type { AdmissionHandler } from '../../src/admission/handlers.ts';
 import { createMetrics } from '../../src/server/metrics.ts';
 import { resolveLimits, type TransportLimits } from '../../src/server/limits.ts';
 import { issueSelfSigned } from '../../src/tls/self-signed.ts';
+import { podCreateReview } from './reviews.ts';
 
 export interface Listening {
   app: FastifyInstance;
@@ -40,23 +41,14 @@ export async function listening(
 /** A review of exactly `bytes` bytes (padded in an annotation), JSON text. */
 export function reviewOfSize(uid: string, bytes: number): string {
   const review = (pad: string) =>
-    JSON.stringify({
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid,
-        kind: { group: '', version: 'v1', kind: 'Pod' },
-        resource: { group: '', version: 'v1', resource: 'pods' },
-        operation: 'CREATE',
-        namespace: 'demo',
-        object: {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: 'p', annotations: { pad } },
-          spec: { containers: [{ name: 'app', image: 'nginx' }] },
-        },
-      },
-    });
+    JSON.stringify(
+      podCreateReview(uid, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'p', annotations: { pad } },
+        spec: { containers: [{ name: 'app', image: 'nginx' }] },
+      }),
+    );
   const base = review('').length;
   if (bytes < base) throw new Error(`a review is at least ${base} bytes`);
   return review('x'.repeat(bytes - base));
