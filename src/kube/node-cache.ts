@@ -11,6 +11,7 @@ import { judgeNode, NodeFactStore, type NodeExpectations } from '../facts/node-f
 import type { KubeClient } from './api/client.ts';
 import { core, group } from './api/paths.ts';
 import { Reflector } from './reflector.ts';
+import { statusCode } from './errors.ts';
 
 type NodeArg = Parameters<typeof judgeNode>[0];
 interface LeaseArg {
@@ -94,7 +95,13 @@ export function startNodeCache(
     leases?.stop();
     stop();
   };
-  // Synced once both are: before the Leases, a verified node would read as stale.
-  const ready = Promise.all([nodes.start(), leases?.start()]).then(() => store.markSynced());
+  // Synced once both are: before the Leases, a verified node would read as stale. Without the right to read them (a
+  // chart from before the Lease heartbeat, until its upgrade completes) liveness comes from the condition alone, as
+  // it did then: reported through onError, not fatal.
+  const leasesRead = leases?.start().catch((err) => {
+    if (statusCode(err) !== 403) throw err;
+    onError?.(err);
+  });
+  const ready = Promise.all([nodes.start(), leasesRead]).then(() => store.markSynced());
   return { store, reflector, ready };
 }
