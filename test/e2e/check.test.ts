@@ -444,5 +444,5 @@ describe('meshgate check against a real apiserver', () => {
       /^meshgate check: cannot reach the apiserver at https:\/\/127.0.0.1:\d+ \(reading \/version\): .*ECONNREFUSED/,
     );
     expect(down.stderr).not.toMatch(/\n\s+at /);
-  });
+  }, 120_000);
 });

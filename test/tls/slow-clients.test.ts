@@ -208,6 +208,8 @@ describe('slow clients are closed within the transport bounds', () => {
       await new Promise<void>((resolve) => socket.once('connect', () => resolve()).once('error', () => resolve()));
       track({ kind: 'tcp-silent', socket, since: Date.now(), received: '' }, all);
     });
+    // Until the server has closed what it closes (at once, but a loaded machine delivers the closes late), at most 60 s.
+    for (let n = 0; n < 600 && all.filter((f) => f.closedAfter !== undefined).length < extra; n++) await sleep(100);
     await sleep(1000);
     const stats = await child.stats();
     const held = stats.sockets;
@@ -231,5 +233,5 @@ describe('slow clients are closed within the transport bounds', () => {
     expect(metrics.body).toMatch(
       new RegExp(`^meshgate_overload_refusals_total\\{limit="evicted"\\} ${extra + 1}$`, 'm'),
     );
-  }, 60_000);
+  }, 150_000);
 });
