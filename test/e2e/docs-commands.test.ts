@@ -361,8 +361,8 @@ describe('the README’s rollout, line by line', () => {
     expect((await core.readNamespace({ name: 'shop' })).metadata?.labels?.['meshgate.io/enforcement']).toBe('enforce');
     // The upgrade rolled the chart's pods; the runbooks read a settled release, as after `rollout status`.
     for (const d of ['meshgate', 'meshgate-repair-controller'])
-      await works(`kubectl -n meshgate rollout status deploy/${d} --timeout=120s`);
-    await works('kubectl -n meshgate rollout status ds/meshgate-node-agent --timeout=120s');
+      await works(`kubectl -n meshgate rollout status deploy/${d} --timeout=300s`);
+    await works('kubectl -n meshgate rollout status ds/meshgate-node-agent --timeout=300s');
   }, 600_000);
 
   it('kubectl logs reads every replica’s log, served by kwok from this test’s processes', async () => {
