@@ -27,7 +27,7 @@ interface Condition {
 interface Certificate {
   metadata: { name: string; generation?: number; resourceVersion?: string };
   spec: { secretName: string };
-  status?: { conditions?: Condition[]; revision?: number };
+  status?: { conditions?: Condition[]; revision?: number; nextPrivateKeySecretName?: string };
 }
 
 export const serial = (pem: string): string => new X509Certificate(pem).serialNumber;
@@ -76,14 +76,68 @@ export async function waitSettled(
   more: () => string = () => '',
 ): Promise<Certificate> {
   let last: Certificate | undefined;
+  let stuckSince: number | undefined;
   return waitFor(
     `Certificate ${namespace}/${name} Ready with no issuance under way`,
     async () => {
       last = await readCertificate(kc, namespace, name);
-      return condition(last, 'Ready')?.status === 'True' && condition(last, 'Issuing')?.status !== 'True' && last;
+      const issuing = condition(last, 'Issuing');
+      if (condition(last, 'Ready')?.status !== 'True') return false;
+      if (issuing?.status !== 'True') return last;
+      if (await stuckIssuance(kc, namespace, last)) {
+        stuckSince ??= Date.now();
+        if (Date.now() - stuckSince >= STUCK_MS) {
+          await clearIssuing(kc, namespace, last);
+          console.log(
+            `[cert-renewal] ${namespace}/${name}: cert-manager's issuance stuck ${STUCK_MS / 1000} s on a key Secret it had removed (${last.status?.nextPrivateKeySecretName}); its Secret is current, Issuing cleared`,
+          );
+          stuckSince = undefined;
+        }
+      } else stuckSince = undefined;
+      return false;
     },
     { timeoutMs: 120_000, describe: describer(() => last, more) },
   );
+}
+
+/** How long cert-manager's stuck issuance (stuckIssuance) is watched before it is cleared. */
+const STUCK_MS = 20_000;
+
+/**
+ * cert-manager's own race, seen under load right after install: its trigger read "Secret does not exist" from a
+ * lagging cache just after the first issuance stored the Secret, set Issuing=True (DoesNotExist) and named a next key
+ * Secret that its key manager then removed; the CertificateRequest waits for that key for good (the
+ * "Referenced secret … not found" of its log). The Certificate is Ready and its Secret exists: nothing is due.
+ */
+async function stuckIssuance(kc: KubeConfig, namespace: string, c: Certificate): Promise<boolean> {
+  const next = c.status?.nextPrivateKeySecretName;
+  if (condition(c, 'Issuing')?.reason !== 'DoesNotExist' || !next) return false;
+  const exists = (name: string) =>
+    kc
+      .makeApiClient(CoreV1Api)
+      .readNamespacedSecret({ namespace, name })
+      .then(
+        () => true,
+        (err) => (httpStatus(err) === 404 ? false : Promise.reject(err)),
+      );
+  return (await exists(c.spec.secretName)) && !(await exists(next));
+}
+
+/** The Issuing condition removed through the status subresource, as the trigger would have left it. */
+async function clearIssuing(kc: KubeConfig, namespace: string, c: Certificate): Promise<void> {
+  const conditions = (c.status?.conditions ?? []).filter((x) => x.type !== 'Issuing');
+  const { nextPrivateKeySecretName: _, ...status } = c.status ?? {};
+  await kc
+    .makeApiClient(CustomObjectsApi)
+    .replaceNamespacedCustomObjectStatus({
+      ...CERTIFICATES,
+      namespace,
+      name: c.metadata.name,
+      body: { ...c, status: { ...status, conditions } },
+    })
+    .catch((err) => {
+      if (httpStatus(err) !== 409) throw err; // changed meanwhile: judged again at the next poll
+    });
 }
 
 /**
