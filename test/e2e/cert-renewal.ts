@@ -123,12 +123,28 @@ async function stuckIssuance(kc: KubeConfig, namespace: string, c: Certificate):
   return (await exists(c.spec.secretName)) && !(await exists(next));
 }
 
-/** The Issuing condition removed through the status subresource, as the trigger would have left it. */
+/**
+ * The Issuing condition removed through the status subresource, as the trigger would have left it, and the
+ * CertificateRequests of the stuck revision (beyond the Certificate's own) deleted, so the next issuance starts
+ * clean.
+ */
 async function clearIssuing(kc: KubeConfig, namespace: string, c: Certificate): Promise<void> {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const requests = { group: 'cert-manager.io', version: 'v1', plural: 'certificaterequests', namespace } as const;
+  const list = (await api.listNamespacedCustomObject(requests)) as {
+    items: Array<{ metadata: { name: string; annotations?: Record<string, string> } }>;
+  };
+  for (const r of list.items) {
+    const a = r.metadata.annotations ?? {};
+    if (a['cert-manager.io/certificate-name'] !== c.metadata.name) continue;
+    if (Number(a['cert-manager.io/certificate-revision']) <= (c.status?.revision ?? 0)) continue;
+    await api.deleteNamespacedCustomObject({ ...requests, name: r.metadata.name }).catch((err) => {
+      if (httpStatus(err) !== 404) throw err;
+    });
+  }
   const conditions = (c.status?.conditions ?? []).filter((x) => x.type !== 'Issuing');
   const { nextPrivateKeySecretName: _, ...status } = c.status ?? {};
-  await kc
-    .makeApiClient(CustomObjectsApi)
+  await api
     .replaceNamespacedCustomObjectStatus({
       ...CERTIFICATES,
       namespace,
