@@ -84,7 +84,7 @@ export async function waitSettled(
       const issuing = condition(last, 'Issuing');
       if (condition(last, 'Ready')?.status !== 'True') return false;
       if (issuing?.status !== 'True') return last;
-      if (await stuckIssuance(kc, namespace, last)) {
+      if (stuckIssuance(last)) {
         stuckSince ??= Date.now();
         if (Date.now() - stuckSince >= STUCK_MS) {
           await clearIssuing(kc, namespace, last);
@@ -105,22 +105,13 @@ const STUCK_MS = 20_000;
 
 /**
  * cert-manager's own race, seen under load right after install: its trigger read "Secret does not exist" from a
- * lagging cache just after the first issuance stored the Secret, set Issuing=True (DoesNotExist) and named a next key
- * Secret that its key manager then removed; the CertificateRequest waits for that key for good (the
- * "Referenced secret … not found" of its log). The Certificate is Ready and its Secret exists: nothing is due.
+ * lagging cache just after the first issuance, set Issuing=True (DoesNotExist) on a Ready Certificate and named a
+ * next key Secret its signer then never found ("Referenced secret … not found" in its log); the CertificateRequest
+ * waits for good. Cleared (clearIssuing), the trigger judges again from a current cache: nothing is due if the Secret
+ * is there, a clean issuance if it is not.
  */
-async function stuckIssuance(kc: KubeConfig, namespace: string, c: Certificate): Promise<boolean> {
-  const next = c.status?.nextPrivateKeySecretName;
-  if (condition(c, 'Issuing')?.reason !== 'DoesNotExist' || !next) return false;
-  const exists = (name: string) =>
-    kc
-      .makeApiClient(CoreV1Api)
-      .readNamespacedSecret({ namespace, name })
-      .then(
-        () => true,
-        (err) => (httpStatus(err) === 404 ? false : Promise.reject(err)),
-      );
-  return (await exists(c.spec.secretName)) && !(await exists(next));
+function stuckIssuance(c: Certificate): boolean {
+  return condition(c, 'Issuing')?.reason === 'DoesNotExist' && c.status?.nextPrivateKeySecretName !== undefined;
 }
 
 /**
