@@ -31,7 +31,19 @@ export interface Walk {
  * (pod and Node shapes, the mesh's data, the configuration, the caches behind its dependencies).
  */
 export const BELOW: ReadonlySet<string> = new Set([
-  'contract', 'util', 'log', 'cni', 'validator', 'pod', 'node', 'tls', 'manifests', 'mark', 'mesh', 'facts', 'config',
+  'contract',
+  'util',
+  'log',
+  'cni',
+  'validator',
+  'pod',
+  'node',
+  'tls',
+  'manifests',
+  'mark',
+  'mesh',
+  'facts',
+  'config',
   'kube',
 ]);
 
@@ -44,7 +56,8 @@ export function folderOf(file: string): string {
   return relative(SRC, file).split('/')[0];
 }
 
-function service(): ts.LanguageService {
+/** One language service over src/, to walk several entries with. */
+export function service(): ts.LanguageService {
   const cfgPath = join(ROOT, 'tsconfig.json');
   const parsed = ts.parseJsonConfigFileContent(
     ts.readConfigFile(cfgPath, ts.sys.readFile).config,
@@ -79,10 +92,9 @@ function positionOf(file: string, name: string): number {
   return m.index + m[0].length - name.length;
 }
 
-export function walk(entry: string, maxDepth = Number.POSITIVE_INFINITY): Walk {
+export function walk(entry: string, maxDepth = Number.POSITIVE_INFINITY, ls = service()): Walk {
   const [fileArg, name] = entry.split(':');
   if (!fileArg || !name) throw new Error(`entry ${entry}: expected <file>:<function>`);
-  const ls = service();
   const file = join(ROOT, fileArg);
   const seen = new Set<string>();
   const steps: string[] = [];
@@ -115,8 +127,9 @@ if (import.meta.main) {
   const d = args.indexOf('--depth');
   const depth = d >= 0 ? Number(args[d + 1]) : Number.POSITIVE_INFINITY;
   const entries = args.filter((a, i) => !a.startsWith('--') && (d < 0 || i !== d + 1));
+  const ls = service();
   for (const e of entries.length ? entries : ENTRIES) {
-    const w = walk(e, depth);
+    const w = walk(e, depth, ls);
     console.log(
       `walk ${w.entry}: ${w.steps.length} functions, ${w.folders.length} folders, ${w.changes} folder changes; ` +
         `the decision: ${w.decision.folders.length} folders (${w.decision.folders.join(', ')}), ${w.decision.changes} folder changes`,

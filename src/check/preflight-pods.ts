@@ -2,15 +2,15 @@
  * `meshgate check --pre`'s judgement of existing pods: each pod of a namespace the chart would guard, as its
  * controller would create it again (spec.nodeName dropped: the scheduler binds a recreated pod; a DaemonSet's pod
  * keeps the affinity that pins its node), through what both webhooks would do at CREATE — the mutating decision
- * (inject/decide.ts), its patch applied, then the validating posture check (policy/posture.ts) — with the node
+ * (policy/mutate/decide.ts), its patch applied, then the validating posture check (policy/posture.ts) — with the node
  * verdicts as they are now. Refused pods are grouped by workload with the reason and what to fix; adjusted ones
  * with what meshgate would change (redirect mode, pinned to verified nodes). Pure; only flagged pods are kept.
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { adviceFor } from '../inject/advice.ts';
+import { adviceFor } from '../policy/mutate/advice.ts';
 import { MIRROR_ANNOTATION } from '../contract/names.ts';
-import { asAdmitted } from '../inject/admitted.ts';
+import { asAdmitted } from '../policy/mutate/admitted.ts';
 import { reasonText, type ReasonCode } from '../contract/reasons.ts';
 import { parsePod } from '../pod/parse.ts';
 import { configForNamespace } from '../config/per-namespace.ts';

@@ -22,7 +22,7 @@ export const PROXY_IDS_FROM = ['config', 'openshift'] as const;
  */
 export const ENFORCEMENT_LEVELS = ['enforce', 'warn', 'audit'] as const;
 /**
- * The most enablement selectors meshgate takes, configured (schema.ts maxItems) or learned (ambient/learn.ts): Istio's
+ * The most enablement selectors meshgate takes, configured (schema.ts maxItems) or learned (policy/ambient/learn.ts): Istio's
  * chart ships two; a cluster needing dozens has a different problem than meshgate can check per pod.
  */
 export const MAX_ENABLEMENT_SELECTORS = 16;

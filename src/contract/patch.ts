@@ -1,6 +1,6 @@
 /**
  * A JSON Patch operation (RFC 6902) as meshgate's webhooks return them, and RFC 6901 pointer escaping: the shape
- * every part that builds or reads patches shares (inject/patch.ts builds them; the mesh profiles add theirs).
+ * every part that builds or reads patches shares (policy/mutate/patch.ts builds them; the mesh profiles add theirs).
  */
 export type PatchOp =
   | { op: 'add'; path: string; value: unknown }

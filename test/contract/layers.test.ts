@@ -3,6 +3,10 @@
  * everything shares, and imports nothing; every other folder imports only from folders in layers below its own.
  * So no import runs upward and no circle can form between folders; inside a folder, no file imports itself back
  * through others. A new folder must be placed here before it can import anything.
+ *
+ * src/policy/ is one decision seen from its sides (issue 35), layered inside too: ambient mode's rules and the
+ * container contracts (judge/) at its bottom, the shared pod judgement in policy/ itself, then the mutating and the
+ * validating cores, which never import each other.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -19,9 +23,11 @@ const LAYERS: readonly (readonly string[])[] = [
   ['pod', 'node', 'tls', 'manifests', 'mark'],
   ['mesh', 'facts'],
   ['config'],
-  ['ambient'],
+  ['policy/ambient'],
+  ['policy/judge'],
   ['policy'],
-  ['inject', 'kube'],
+  ['policy/mutate', 'policy/validate'],
+  ['kube'],
   ['admission', 'agent'],
   ['check', 'server'],
   ['repair'],
@@ -30,6 +36,15 @@ const LAYERS: readonly (readonly string[])[] = [
 ];
 
 const layerOf = new Map(LAYERS.flatMap((folders, i) => folders.map((f) => [f, i] as const)));
+
+/** Folders whose subfolders are layered apart (a file directly in one counts as the folder itself). */
+const TREES: ReadonlySet<string> = new Set(['policy']);
+
+/** The layered folder a path under src/ belongs to: its top folder, or `top/sub` inside a tree. */
+function unitOf(path: string): string {
+  const parts = path.split('/');
+  return TREES.has(parts[0]) && parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts[0];
+}
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -41,12 +56,12 @@ function tsFiles(dir: string): string[] {
 function imports(): Array<{ file: string; from: string; to: string; target: string }> {
   return tsFiles(SRC).flatMap((file) => {
     const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-    const from = relative(SRC, file).split('/')[0];
+    const from = unitOf(relative(SRC, file));
     return importedFiles
       .filter((i) => i.fileName.startsWith('.'))
       .map((i) => {
         const target = relative(SRC, normalize(join(dirname(file), i.fileName)));
-        return { file: relative(SRC, file), from, to: target.split('/')[0], target };
+        return { file: relative(SRC, file), from, to: unitOf(target), target };
       });
   });
 }
@@ -114,8 +129,12 @@ describe('the import floor', () => {
     ).toEqual(['a.ts -> b.ts -> c.ts -> a.ts']);
     expect(circles([{ file: 'a.ts', target: 'b.ts' }])).toEqual([]);
     expect(violation('policy', 'contract')).toBeUndefined();
-    expect(violation('contract', 'inject')).toMatch(/layer 0.*layer 8/);
-    expect(violation('inject', 'kube')).toMatch(/only from lower layers/);
+    expect(violation('contract', 'policy/mutate')).toMatch(/layer 0.*layer 9/);
+    expect(violation('policy/mutate', 'policy/validate')).toMatch(/only from lower layers/);
+    expect(violation('policy/judge', 'policy')).toMatch(/only from lower layers/);
+    expect(unitOf('policy/mutate/decide.ts')).toBe('policy/mutate');
+    expect(unitOf('policy/screen.ts')).toBe('policy');
+    expect(unitOf('check/run.ts')).toBe('check');
     expect(violation('newthing', 'util')).toMatch(/src\/newthing\/ is in no layer/);
   });
 });
