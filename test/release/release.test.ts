@@ -108,7 +108,7 @@ describe('the release, pushed to an OCI registry and installed from it', () => {
       image: r.facts.image,
       commitSource: 'build-info.json',
     });
-  });
+  }, 180_000);
 
   it('helm pushes the chart and installs it from oci://, running the registry’s image by tag', async () => {
     const push = await cp.helm(['push', r.chartPackage, `oci://${registry.address}/${CHART_REPO}`, '--plain-http']);
