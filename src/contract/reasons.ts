@@ -23,6 +23,7 @@ export type VerdictReason = ReasonCode | ServerReason;
 export type {
   CniReasonCode,
   EventReason,
+  FailureCode,
   FindingCode,
   HoldReason,
   NodeReason,

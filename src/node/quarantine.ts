@@ -18,7 +18,7 @@
  */
 import type { Evidence, ChainVerdict } from '../cni/types.ts';
 import { QUARANTINE_ANNOTATION } from '../contract/node.ts';
-import type { NodeReason } from '../contract/reasons.ts';
+import type { HoldReason, NodeReason } from '../contract/reasons.ts';
 
 /** Declared on the contract floor, where the node codes' sentences name it. */
 export { QUARANTINE_ANNOTATION };
@@ -45,8 +45,8 @@ export interface QuarantineFailure {
   at: string;
 }
 
-/** Why the node is held: its exponential hold-off, the per-hour flap bound, or a probe that could not run. */
-export type HoldReason = 'hold_off' | 'flap_limit';
+/** Why the node is held: its exponential hold-off or the per-hour flap bound (the catalogue's HOLD_CODES). */
+export type { HoldReason };
 
 export interface QuarantineMark {
   /** When the verification was withdrawn. */

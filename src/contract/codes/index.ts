@@ -121,5 +121,5 @@ export type { CniReasonCode } from './cni.ts';
 export type { EventReason } from './events.ts';
 export type { FindingCode } from './check.ts';
 export type { HoldReason, ReportWhy, UntrustedWhy } from './repair.ts';
-export type { ValidatorReason } from './validator.ts';
+export type { FailureCode, ValidatorReason } from './validator.ts';
 export type { NodeReason } from './webhook.ts';

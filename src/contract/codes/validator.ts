@@ -98,3 +98,5 @@ export const FAILURE_CODES = {
 
 /** Why meshgate's validator failed: the `reason` of its termination message. */
 export type ValidatorReason = keyof typeof VALIDATOR_CODES;
+/** The repair controller's own names for a failed validator. */
+export type FailureCode = keyof typeof FAILURE_CODES;
