@@ -21,7 +21,7 @@ export const CNI_CODES = {
       'The runtime loads a network whose chain runs the mesh plugin after the interface plugin, ' +
       'and every plugin binary is installed.',
     fix: 'Nothing: pods scheduled here get redirection from the CNI chain.',
-    emitters: ['node-agent'],
+    emitters: ['node-agent', 'webhook'],
     shows: VERDICT,
   },
   no_config: {

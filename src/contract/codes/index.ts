@@ -14,7 +14,7 @@ import { ADMITTED_CODES } from './pod-admitted.ts';
 import { AMBIENT_NODE_CODES } from './pod-ambient.ts';
 import { REFUSED_CODES } from './pod-refused.ts';
 import { VALIDATED_CODES } from './pod-validated.ts';
-import { HOLD_CODES, UNMESHED_CODES, UNTRUSTED_CODES } from './repair.ts';
+import { HOLD_CODES, RECORD_CODES, UNMESHED_CODES, UNTRUSTED_CODES } from './repair.ts';
 import { FAILURE_CODES, VALIDATOR_CODES } from './validator.ts';
 import { NODE_CODES, SERVER_CODES } from './webhook.ts';
 
@@ -96,6 +96,11 @@ export const CATALOGUE = {
     about: 'Why the repair controller reports an unmeshed pod rather than evicting it (`ReportWhy`).',
     codes: UNMESHED_CODES,
   },
+  record: {
+    title: 'Would-deny records',
+    about: "A pod's would-deny record that meshgate did not write, as its readers name it.",
+    codes: RECORD_CODES,
+  },
   finding: {
     title: 'Check findings',
     about: 'Findings only `meshgate check` makes (`FindingCode`), besides the node and pod codes its items carry.',
@@ -112,6 +117,7 @@ export {
   FINDING_CODES,
   HOLD_CODES,
   NODE_CODES,
+  RECORD_CODES,
   SERVER_CODES,
   UNMESHED_CODES,
   UNTRUSTED_CODES,

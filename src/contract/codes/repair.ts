@@ -2,7 +2,7 @@
  * The repair controller's label codes besides the pod and validator codes: why it leaves a failed validator alone
  * (its pod's admission mark does not verify), what holds a withdrawn node, and why it reports an unmeshed pod rather
  * than evicting it. Each is a closed set of one metric label (docs/metrics.md); the hold is also in the node's
- * quarantine mark (src/node/quarantine.ts).
+ * quarantine mark (src/node/quarantine.ts). And the code of a would-deny record it cannot read.
  */
 import type { Codes, Surface } from './entry.ts';
 
@@ -75,3 +75,16 @@ export type UntrustedWhy = keyof typeof UNTRUSTED_CODES;
 export type HoldReason = keyof typeof HOLD_CODES;
 /** Why an unmeshed pod is reported rather than evicted. */
 export type ReportWhy = keyof typeof UNMESHED_CODES;
+
+/**
+ * A would-deny record on a pod (label and annotation meshgate.io/would-deny, src/admission/level.ts) whose annotation
+ * does not read as `<code>: <message>`: the pod's author (or a copy) wrote it, not meshgate's mutating webhook. Its
+ * readers, the repair controller's MeshWouldDeny Event and `meshgate check --audit`, name it so.
+ */
+export const RECORD_CODES = {
+  unknown: {
+    meaning: "the pod's meshgate.io/would-deny annotation does not read as meshgate writes it (`<code>: <message>`)",
+    emitters: ['repair', 'check'],
+    shows: ['event', 'check-report'],
+  },
+} as const satisfies Codes;
