@@ -10,50 +10,38 @@
  */
 
 /**
- * Who decides a code, the component an operator looks at when it shows:
- * - `mutate`, `validate`: the webhook's mutating and validating handlers (src/admission, with the pure policy core
- *   src/policy, src/inject, src/ambient, src/mark that `meshgate explain` and `check --pre` run too);
- * - `webhook`: the webhook process outside a pod's decision: its transport and its cache of node verdicts;
- * - `node-agent`: the DaemonSet judging the node's CNI chain (src/agent, src/cni, src/node);
- * - `guard`: the node agent's proxy-identity guard (src/agent/guard);
- * - `nri-plugin`: meshgate's NRI plugin in containerd (nri/, Go);
- * - `validator`: the validation init container in each pod (`meshgate validate-redirect`, `validate-ambient`);
- * - `repair`: the repair controller (src/repair);
- * - `check`: `meshgate check` (src/check).
+ * Who decides a code: the component an operator looks at when it shows. The pure policy core (src/policy,
+ * src/inject, src/ambient, src/mark) runs in both webhook handlers, and in `meshgate explain` and `check --pre`.
  */
-export type Emitter =
-  | 'mutate'
-  | 'validate'
-  | 'webhook'
-  | 'node-agent'
-  | 'guard'
-  | 'nri-plugin'
-  | 'validator'
-  | 'repair'
-  | 'check';
+export const EMITTERS = {
+  mutate: "the webhook's mutating handler (/mutate)",
+  validate: "the webhook's validating handlers (pods, workload templates, bindings, exec and attach)",
+  webhook: "the webhook process outside a pod's decision: its transport and its cache of node verdicts",
+  'node-agent': "the node agent (DaemonSet), judging its node's CNI chain",
+  guard: "the node agent's proxy-identity guard",
+  'nri-plugin': "meshgate's NRI plugin in containerd",
+  validator: 'the validation init container in each pod (`meshgate validate-redirect`, `validate-ambient`)',
+  repair: 'the repair controller',
+  check: '`meshgate check`',
+} as const;
 
-/**
- * Where a code shows:
- * - `admission-message`: the admission answer's message, as `[code]` at its end (kubectl prints it), and the audit
- *   annotation `meshgate.io/reason`;
- * - `event`: a Kubernetes Event, as its reason or as `[code]` in its message;
- * - `node-condition`: the reason of the Node's MeshCNIVerified condition;
- * - `metric-label`: a label value of a meshgate_* metric (docs/metrics.md);
- * - `check-report`: `meshgate check` (and `check-node`, `check --pre`, `check --audit`) items;
- * - `policy-report`: the namespace's wgpolicyk8s.io PolicyReport `meshgate` (audit findings);
- * - `container-status`: the pod's container status (the validator's termination message, the runtime's
- *   CreateContainerError message);
- * - `explain`: `meshgate explain` and `meshgate inject` output.
- */
-export type Surface =
-  | 'admission-message'
-  | 'event'
-  | 'node-condition'
-  | 'metric-label'
-  | 'check-report'
-  | 'policy-report'
-  | 'container-status'
-  | 'explain';
+export type Emitter = keyof typeof EMITTERS;
+
+/** Where an operator reads a code. */
+export const SURFACES = {
+  'admission-message':
+    "the admission answer's message, as `[code]` at its end, and its audit annotation meshgate.io/reason",
+  event: 'a Kubernetes Event: its reason, or `[code]` in its message',
+  'node-condition': "the reason of the Node's MeshCNIVerified condition",
+  'metric-label': 'a label value of a meshgate_* metric (docs/metrics.md)',
+  'check-report': "`meshgate check` items (and `check-node`'s, `check --pre`'s, `check --audit`'s)",
+  'policy-report': "the namespace's wgpolicyk8s.io PolicyReport `meshgate`",
+  'container-status':
+    "the pod's container status: the validator's termination message, the runtime's CreateContainerError",
+  explain: '`meshgate explain` and `meshgate inject`',
+} as const;
+
+export type Surface = keyof typeof SURFACES;
 
 export interface ReasonEntry {
   /** What happened, one readable sentence: reused verbatim in messages, logs, Events and docs. */
