@@ -5,7 +5,7 @@
  * left for a code nothing emits any more, or an entry naming the wrong component fails here.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Emitter, ReasonEntry } from '../../src/contract/codes/entry.ts';
 import { CATALOGUE, POD_CODES } from '../../src/contract/codes/index.ts';

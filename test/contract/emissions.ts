@@ -98,11 +98,11 @@ export function emissions(file: string, text: string, constants: ReadonlyMap<str
       if (into) out.push({ file, line: at(n), code: constants.get(n.text) as string, strict: into.strict });
     } else if (ts.isTemplateExpression(n) && producedInto(n, sf)) {
       const parts = [n.head.text, ...n.templateSpans.map((s) => s.literal.text)];
-      const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
       // Only a code-shaped template: its text is snake_case joined to a value by `_` (`${mesh}_validation_failed`).
       const joined = parts.some((s) => /^_[a-z_]*[a-z]$|^[a-z][a-z_]*_$/.test(s));
       if (joined && parts.every((s) => /^[a-z_]*$/.test(s)))
-        out.push({ file, line: at(n), code: new RegExp(`^${parts.map(escape).join('[a-z_]+')}$`), strict: false });
+        out.push({ file, line: at(n), code: new RegExp(`^${parts.map(literal).join('[a-z_]+')}$`), strict: false });
     }
     ts.forEachChild(n, visit);
   };
