@@ -1,8 +1,8 @@
 /**
  * Where the source emits a code, read statically (no type checker): every string literal in a position that produces
- * a value — a `reason`/`why`/`hold`/`code`/`outcome` property, a call's argument, a constant, a returned value or tuple — through
- * `?:`, `??`, `||`, `as` and `satisfies`, with constants resolved by name and template literals (`${x}_allowed`) as
- * patterns. Comparisons, `case` labels, sets of codes to test against, property names and types are reads, not
+ * a value — a `reason`/`why`/`hold`/`code`/`outcome` property, a call's argument, a constant, a returned value or
+ * tuple — through `?:`, `??`, `||`, `as` and `satisfies`, with constants resolved by name and code-shaped template
+ * literals (`${x}_allowed`) as patterns. Comparisons, `case` labels, sets of codes to test against, property names and types are reads, not
  * emissions. A `reason` property's literal and an Event-shaped argument (CamelCase `Mesh…`/`Node…`) are `strict`:
  * those must be catalogue codes (test/contract/codes.test.ts); typed positions (ReasonCode, CniReasonCode, …) are
  * held to the catalogue by tsc already. Go: `…Code = "…"` constants of the NRI plugin.
@@ -12,7 +12,7 @@ import ts from 'typescript';
 export interface Emission {
   file: string;
   line: number;
-  /** The code, or for a template literal the pattern it matches (`^.*_allowed$`). */
+  /** The code, or for a template literal the pattern it matches (`^[a-z_]+_allowed$`). */
   code: string | RegExp;
   /** A `reason:` literal or an Event reason argument: it must be a catalogue code. */
   strict: boolean;
