@@ -14,7 +14,7 @@ import { AMBIENT_NODE_CODES } from '../../src/contract/codes/pod-ambient.ts';
 import { REFUSED_CODES } from '../../src/contract/codes/pod-refused.ts';
 import { VALIDATED_CODES } from '../../src/contract/codes/pod-validated.ts';
 import { REASONS } from '../../src/contract/reasons.ts';
-import { ADVICE, adviceFor } from '../../src/inject/advice.ts';
+import { ADVICE, adviceFor } from '../../src/policy/mutate/advice.ts';
 import { CNI_ADVICE, CNI_REASONS } from '../../src/cni/reasons.ts';
 import { NODE_REASONS } from '../../src/facts/judge-node.ts';
 import { VALIDATOR_REASONS, describeReason } from '../../src/validator/reasons.ts';
@@ -28,8 +28,8 @@ const ROOT = join(import.meta.dirname, '../..');
  * and `check --pre`), so `mutate` and `validate` share it; the would-deny record reader (src/admission/level.ts) runs in the repair controller and `meshgate check`.
  */
 const ROOTS: Record<Emitter, readonly string[]> = {
-  mutate: ['src/admission/', 'src/inject/', 'src/policy/', 'src/ambient/', 'src/mark/', 'src/mesh/'],
-  validate: ['src/admission/', 'src/inject/', 'src/policy/', 'src/ambient/', 'src/mark/', 'src/mesh/'],
+  mutate: ['src/admission/', 'src/policy/mutate/', 'src/policy/', 'src/policy/ambient/', 'src/mark/', 'src/mesh/'],
+  validate: ['src/admission/', 'src/policy/mutate/', 'src/policy/', 'src/policy/ambient/', 'src/mark/', 'src/mesh/'],
   webhook: ['src/server/', 'src/admission/', 'src/facts/'],
   'node-agent': ['src/agent/', 'src/cni/', 'src/node/'],
   guard: ['src/agent/guard/'],

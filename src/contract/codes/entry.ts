@@ -11,7 +11,7 @@
 
 /**
  * Who decides a code: the component an operator looks at when it shows. The pure policy core (src/policy,
- * src/inject, src/ambient, src/mark) runs in both webhook handlers, and in `meshgate explain` and `check --pre`.
+ * src/policy/mutate, src/policy/ambient, src/mark) runs in both webhook handlers, and in `meshgate explain` and `check --pre`.
  */
 export const EMITTERS = {
   mutate: "the webhook's mutating handler (/mutate)",

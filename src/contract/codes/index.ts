@@ -1,7 +1,7 @@
 /**
  * The catalogue of every stable code meshgate emits, by family (issue 35 "One catalogue of codes"): each code once,
  * as a ReasonEntry (./entry.ts). Everything else is derived from it: the code unions (`keyof`), the sentence and fix
- * lookups (src/contract/reasons.ts REASONS, src/inject/advice.ts, src/cni/reasons.ts, src/facts/judge-node.ts,
+ * lookups (src/contract/reasons.ts REASONS, src/policy/mutate/advice.ts, src/cni/reasons.ts, src/facts/judge-node.ts,
  * src/validator/reasons.ts) and docs/reasons.md (scripts/reasons-doc.ts). test/contract/codes.test.ts holds the
  * catalogue to the code: every code emitted somewhere is here, and every code here is emitted by each component it
  * names.

@@ -1,5 +1,5 @@
 /**
- * Pod codes (4 of 4): Istio ambient mode (src/ambient/, src/inject/ambient.ts), what the node side stops that
+ * Pod codes (4 of 4): Istio ambient mode (src/policy/ambient/, src/policy/mutate/ambient.ts), what the node side stops that
  * admission cannot see (docs/security.md "Who can become the proxy": the node agent's guard and the NRI plugin), and
  * the validating webhook's verdicts on a pod it guards.
  */

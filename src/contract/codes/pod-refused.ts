@@ -1,7 +1,7 @@
 /**
  * Pod codes (2 of 4): why the webhooks refuse a pod (at enforce; below it, why they would), each with the fix a
  * workload's owner or the operator makes so meshgate admits it. `meshgate check`, the repair controller's Events and
- * PolicyReports and the workload warnings give the same fix wherever a refusal is read (src/inject/advice.ts).
+ * PolicyReports and the workload warnings give the same fix wherever a refusal is read (src/policy/mutate/advice.ts).
  */
 import { ANSWER, type Codes, REFUSAL } from './entry.ts';
 

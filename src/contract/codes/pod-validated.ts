@@ -1,7 +1,7 @@
 /**
  * Pod codes (3 of 4): what only the validating webhook judges — the pod's final posture after every mutating
  * webhook, updates of running pods, bindings to nodes — and interactive access (kubectl exec and attach,
- * src/policy/access.ts).
+ * src/policy/validate/access.ts).
  */
 import { ANSWER, type Codes, REFUSAL } from './entry.ts';
 import { NODES } from './pod-refused.ts';

@@ -5,9 +5,9 @@
  * controller's Events and PolicyReports, so the cluster gives the same advice wherever a refusal is read. Codes
  * without a fix get the generic sentence of `adviceFor`.
  */
-import { fixesOf } from '../contract/codes/entry.ts';
-import { POD_CODES } from '../contract/codes/index.ts';
-import type { ReasonCode } from '../contract/reasons.ts';
+import { fixesOf } from '../../contract/codes/entry.ts';
+import { POD_CODES } from '../../contract/codes/index.ts';
+import type { ReasonCode } from '../../contract/reasons.ts';
 
 export const ADVICE: Partial<Record<ReasonCode, string>> = fixesOf(POD_CODES);
 
