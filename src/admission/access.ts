@@ -7,6 +7,7 @@
  * (meshgate.io/reason) on the request either way.
  */
 import type { Compiled } from '../config/compile.ts';
+import type { EventReason } from '../contract/reasons.ts';
 import { describeCommand, judgeAccess, type AccessRequest } from '../policy/validate/access.ts';
 import type { Level } from './level.ts';
 import { accessInput } from './pod-request.ts';
@@ -54,7 +55,7 @@ export function accessRecord(r: AdmissionRequest, v: Verdict, level: Level): Acc
 }
 
 /** The Event's reason, type and sentence for a record (kubectl describe pod shows it). */
-export function accessEvent(a: AccessRecord): { type: 'Normal' | 'Warning'; reason: string; message: string } {
+export function accessEvent(a: AccessRecord): { type: 'Normal' | 'Warning'; reason: EventReason; message: string } {
   const r = a.request;
   const who = r.username ?? 'an unknown requester';
   const target = r.container ? `container ${r.container}` : 'the pod (no container named)';

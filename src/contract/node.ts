@@ -13,6 +13,11 @@ export const VERIFIED_LABEL = 'meshgate.io/cni-verified';
 export const CONDITION_TYPE = 'MeshCNIVerified';
 export const EVIDENCE_ANNOTATION = 'meshgate.io/cni-evidence';
 export const UNVERIFIED_TAINT = { key: 'meshgate.io/cni-unverified', effect: 'NoSchedule' } as const;
+/**
+ * The repair controller's withdrawal of a node's verification (src/node/quarantine.ts says what it holds and who
+ * reads it): here because the node codes' sentences name it (src/contract/codes/webhook.ts).
+ */
+export const QUARANTINE_ANNOTATION = 'meshgate.io/cni-quarantine';
 
 /** The agent's condition as a Node carries it (client-node's V1NodeCondition fits). */
 export interface VerdictCondition {

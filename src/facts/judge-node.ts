@@ -3,6 +3,8 @@
  * trusts it (src/facts/node-facts.ts says why), and its age. Shared by the webhook's node cache, `meshgate check`
  * and `explain`; the store of facts is in node-facts.ts, which re-exports these.
  */
+import { meaningsOf } from '../contract/codes/entry.ts';
+import { NODE_CODES } from '../contract/codes/index.ts';
 import {
   CONDITION_TYPE,
   EVIDENCE_ANNOTATION,
@@ -32,25 +34,11 @@ export interface NodeFact {
   heartbeatAt?: number;
 }
 
-/** Why a node is not verified, besides the agent's own reason codes (src/cni/reasons.ts). */
-export const NODE_REASONS = {
-  not_published: 'the node agent has not published a verdict for this node',
-  condition_missing:
-    `the node carries label ${VERIFIED_LABEL} but no ${CONDITION_TYPE} condition: ` +
-    'a label alone (which others can set) never verifies a node',
-  label_mismatch: `label ${VERIFIED_LABEL} contradicts the ${CONDITION_TYPE} condition`,
-  evidence_missing: `the verdict has no readable evidence (annotation ${EVIDENCE_ANNOTATION})`,
-  plugin_mismatch: 'the node was verified for another mesh CNI plugin than the one meshgate is configured for',
-  runtime_changed:
-    "the node was verified for its container runtime's libcni line, and the node now reports a runtime whose line " +
-    'differs (upgraded in place?): unverified until the node agent judges it again',
-  stale_verdict:
-    'the node agent has not re-confirmed its verdict for longer than cni.maxVerdictAgeSeconds (is it running?)',
-  node_not_found: 'the node is not known to meshgate (no Node object in its cache)',
-  [QUARANTINE_REASON]:
-    "the meshgate repair controller withdrew the node's verification after redirect validation failed for pods on it " +
-    `(annotation ${QUARANTINE_ANNOTATION})`,
-} as const;
+/**
+ * Why a node is not verified, besides the agent's own reason codes (src/cni/reasons.ts): each code's sentence, from
+ * the catalogue (src/contract/codes/webhook.ts).
+ */
+export const NODE_REASONS = meaningsOf(NODE_CODES);
 
 /** What a verdict must say to count: the mesh plugin meshgate is configured for. */
 export interface NodeExpectations {

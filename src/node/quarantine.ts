@@ -17,11 +17,14 @@
  *   the withdrawal; its heartbeat then says "I re-verified after the failures", which giving the node back needs.
  */
 import type { Evidence, ChainVerdict } from '../cni/types.ts';
+import { QUARANTINE_ANNOTATION } from '../contract/node.ts';
+import type { HoldReason, NodeReason } from '../contract/reasons.ts';
 
-export const QUARANTINE_ANNOTATION = 'meshgate.io/cni-quarantine';
+/** Declared on the contract floor, where the node codes' sentences name it. */
+export { QUARANTINE_ANNOTATION };
 export const QUARANTINE_HISTORY_ANNOTATION = 'meshgate.io/cni-quarantine-history';
 /** The MeshCNIVerified condition's reason while withdrawn, and the node fact's reason code. */
-export const QUARANTINE_REASON = 'node_quarantined';
+export const QUARANTINE_REASON = 'node_quarantined' satisfies NodeReason;
 
 /**
  * Failing pods kept in the mark: enough to show a pattern, while the annotation stays small (a Node's annotations
@@ -42,8 +45,8 @@ export interface QuarantineFailure {
   at: string;
 }
 
-/** Why the node is held: its exponential hold-off, the per-hour flap bound, or a probe that could not run. */
-export type HoldReason = 'hold_off' | 'flap_limit';
+/** Why the node is held: its exponential hold-off or the per-hour flap bound (the catalogue's HOLD_CODES). */
+export type { HoldReason };
 
 export interface QuarantineMark {
   /** When the verification was withdrawn. */

@@ -18,6 +18,7 @@
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { supportsNativeSidecars } from '../facts/node-facts.ts';
+import { NODE_CODES } from '../contract/codes/index.ts';
 import type { ReasonCode } from '../contract/reasons.ts';
 import type { Pod } from '../contract/pod.ts';
 import { targetNode } from './target-node.ts';
@@ -68,7 +69,7 @@ export function unverifiedWhy(node: string, facts: NodeFacts): { code: string; t
   const fact = facts.get(node);
   return fact
     ? { code: fact.reason, text: fact.message }
-    : { code: 'node_not_found', text: 'the node is not known to meshgate (no Node object in its cache)' };
+    : { code: 'node_not_found', text: NODE_CODES.node_not_found.meaning };
 }
 
 export function decideRedirect(pod: Pod, facts: NodeFacts, cfg: Compiled, o: RedirectOptions = {}): RedirectDecision {

@@ -15,7 +15,7 @@
  *
  * Nothing guarded on the node: no pass reads /proc.
  */
-import type { ReasonCode } from '../../contract/reasons.ts';
+import type { EventReason, ReasonCode } from '../../contract/reasons.ts';
 import { errorFields } from '../../log/fields.ts';
 import type { AgentLog } from '../agent.ts';
 import { type Finding, judgeRunning, judgeStatus } from './judge.ts';
@@ -36,7 +36,7 @@ export interface GuardActions {
   deletePod(pod: GuardedPod): Promise<void>;
   event(
     pod: GuardedPod,
-    reason: 'MeshProxyIdentityStopped' | 'MeshProxyIdentityRefused',
+    reason: Extract<EventReason, 'MeshProxyIdentityStopped' | 'MeshProxyIdentityRefused'>,
     message: string,
   ): Promise<void>;
 }

@@ -18,6 +18,7 @@ import type { RepairApi } from '../failed/controller.ts';
 import type { RepairMetrics } from '../metrics.ts';
 import { SlidingLimit } from '../rate-limit.ts';
 import { judgeCapture, type PodForCapture } from './judge.ts';
+import type { EventReason } from '../../contract/reasons.ts';
 
 export interface CaptureOptions {
   validatorName: string;
@@ -148,7 +149,7 @@ export class CaptureRepair {
     await this.#record(l, 'Warning', 'MeshCaptureLost', `${l.message}; deleted (namespace ${namespace} is at enforce)`);
   }
 
-  async #record(l: Lost, type: 'Warning', reason: string, message: string): Promise<boolean> {
+  async #record(l: Lost, type: 'Warning', reason: EventReason, message: string): Promise<boolean> {
     try {
       await this.#api.event(l.pod, type, reason, message);
       l.recorded = true;

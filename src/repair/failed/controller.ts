@@ -12,11 +12,12 @@ import type { KeyRing } from '../../mark/keys.ts';
 import { decideRepair, type PodForRepair, type RepairAction, type ValidatorWatch } from './decide.ts';
 import type { RepairMetrics } from '../metrics.ts';
 import { errorFields } from '../../log/fields.ts';
+import type { EventReason } from '../../contract/reasons.ts';
 
 export interface RepairApi {
   /** `gracePeriodSeconds`: shorter than the pod's own (the capture repair's); undefined: the pod's. */
   deletePod(namespace: string, name: string, uid: string, gracePeriodSeconds?: number): Promise<void>;
-  event(pod: PodForRepair, type: 'Warning' | 'Normal', reason: string, message: string): Promise<void>;
+  event(pod: PodForRepair, type: 'Warning' | 'Normal', reason: EventReason, message: string): Promise<void>;
 }
 
 export interface RepairOptions {

@@ -13,6 +13,7 @@ import type { KeyRing } from '../../mark/keys.ts';
 import { ADMITTED_ANNOTATION, epochSeconds, verifyMark } from '../../mark/mark.ts';
 import type { ValidationFailure } from './failures.ts';
 import { COULD_NOT_CHECK, VALIDATOR_REASONS, type ValidatorReason } from '../../validator/reasons.ts';
+import type { FailureCode, UntrustedWhy } from '../../contract/reasons.ts';
 
 /** A container termination as the kubelet records it (finishedAt: the kubelet's clock). */
 interface Terminated {
@@ -79,10 +80,7 @@ export type RepairAction =
  * validator's codes, the meshes' own validators by name, or `unknown`. A closed set: a termination message is read
  * from the pod, so a code the validator does not have is `unknown`, never a new series.
  */
-export type FailureReason =
-  | ValidatorReason
-  | `${Exclude<ValidationFailure['source'], 'meshgate'>}_validation_failed`
-  | 'unknown';
+export type FailureReason = ValidatorReason | FailureCode;
 
 const isValidatorReason = (r: unknown): r is ValidatorReason => (VALIDATOR_REASONS as readonly unknown[]).includes(r);
 
@@ -93,6 +91,7 @@ export function failureReason(
 ): { reason: FailureReason; detail: string } {
   if (failure.source !== 'meshgate') {
     return {
+      // Another source's `<mesh>_validation_failed` must be a FailureCode: a new one without its catalogue entry fails tsc.
       reason: `${failure.source}_validation_failed`,
       detail: (message ?? '').trim().split('\n')[0].slice(0, 200),
     };
@@ -120,7 +119,8 @@ export function provesNotRedirected(reason: FailureReason): boolean {
   return !COULD_NOT_CHECK.has(reason);
 }
 
-export type UntrustedWhy = 'mark_missing' | 'mark_invalid' | 'no_key';
+/** Why a failed validator's pod is not trusted (the catalogue's UNTRUSTED_CODES). */
+export type { UntrustedWhy };
 
 /** Whether the pod's admission mark verifies; the problem otherwise, in words. */
 export function markTrust(

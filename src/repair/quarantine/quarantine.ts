@@ -18,6 +18,7 @@ import type { RepairMetrics } from '../metrics.ts';
 import type { NodeView } from './node-view.ts';
 import { decideQuarantine, type ProbeView, type Step } from './decide.ts';
 import { errorFields } from '../../log/fields.ts';
+import type { EventReason } from '../../contract/reasons.ts';
 
 export interface QuarantineApi {
   readNode(name: string): Promise<NodeView | undefined>;
@@ -25,7 +26,7 @@ export interface QuarantineApi {
   withdraw(node: NodeView, mark: QuarantineMark, history: QuarantineHistory): Promise<NodeView>;
   /** Removes the mark (the node agent gives the verdict back) and writes the history. */
   release(node: NodeView, history: QuarantineHistory): Promise<NodeView>;
-  nodeEvent(node: NodeView, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
+  nodeEvent(node: NodeView, type: 'Normal' | 'Warning', reason: EventReason, message: string): Promise<void>;
   readProbe(node: string): Promise<ProbeView | undefined>;
   createProbe(node: string): Promise<void>;
   deleteProbe(node: string): Promise<void>;
@@ -315,7 +316,7 @@ export class NodeQuarantine {
     return true;
   }
 
-  async #event(view: NodeView, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+  async #event(view: NodeView, type: 'Normal' | 'Warning', reason: EventReason, message: string): Promise<void> {
     await this.#call('event', () => this.#api.nodeEvent(view, type, reason, message).then(() => true));
   }
 

@@ -12,7 +12,7 @@
 import type { Compiled } from '../../config/compile.ts';
 import { NodeFactStore } from '../../facts/node-facts.ts';
 import { MIRROR_ANNOTATION } from '../../contract/names.ts';
-import type { ReasonCode } from '../../contract/reasons.ts';
+import type { ReasonCode, ReportWhy } from '../../contract/reasons.ts';
 import { parsePod } from '../../pod/parse.ts';
 import { isUnmeshedNeed, redirectNeed } from '../../policy/validate/binding.ts';
 import { checkPosture } from '../../policy/posture.ts';
@@ -23,10 +23,10 @@ export type UnmeshedAction =
   | { action: 'none' }
   /** `message` says it is being evicted; `reportOnly` what to do when eviction is off. */
   | { action: 'evict'; reason: ReasonCode; message: string; reportOnly: string }
-  | { action: 'report'; why: 'bare_pod' | 'would_be_refused'; reason: ReasonCode; message: string };
+  | { action: 'report'; why: Exclude<ReportWhy, 'not_evicting'>; reason: ReasonCode; message: string };
 
-/** Why an unmeshed pod is reported rather than evicted (meshgate_repair_unmeshed_reported_total{why}). */
-export type ReportWhy = Extract<UnmeshedAction, { action: 'report' }>['why'] | 'not_evicting';
+/** Why an unmeshed pod is reported rather than evicted (meshgate_repair_unmeshed_reported_total{why}): the catalogue's. */
+export type { ReportWhy };
 
 /** Node facts play no part in why a pod is unmeshed (proxy or redirect missing come first). */
 const NO_NODES = new NodeFactStore();

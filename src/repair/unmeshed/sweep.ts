@@ -22,7 +22,7 @@ import { listGuardedPods } from '../../check/list-pods.ts';
 import type { RepairMetrics } from '../metrics.ts';
 import { SlidingLimit } from '../rate-limit.ts';
 import { judgeUnmeshed, type ReportWhy, type UnmeshedAction } from './judge.ts';
-import type { ReasonCode } from '../../contract/reasons.ts';
+import type { EventReason, ReasonCode } from '../../contract/reasons.ts';
 import { errorFields, errorText } from '../../log/fields.ts';
 import { WOULD_DENY_LABEL } from '../../admission/level.ts';
 import { REDIRECT_LABEL } from '../../contract/names.ts';
@@ -42,7 +42,7 @@ export interface UnmeshedApi {
   pods(namespace: string, each: (p: PodRecord) => void, labelSelector?: string): Promise<ReadError | undefined>;
   /** evicted; blocked: a PodDisruptionBudget refused it (429); gone: no such pod, or another one of that name. */
   evict(pod: PodRef): Promise<'evicted' | 'blocked' | 'gone'>;
-  event(pod: PodRef, type: 'Warning' | 'Normal', reason: string, message: string): Promise<void>;
+  event(pod: PodRef, type: 'Warning' | 'Normal', reason: EventReason, message: string): Promise<void>;
 }
 
 export interface UnmeshedOptions {
