@@ -17,7 +17,7 @@ import { auditReport, CHECKS, EXIT, exitCode, type Names } from '../check/report
 import { runCheck, type CheckProgress } from '../check/run.ts';
 import { Progress } from './progress.ts';
 import { probeTls } from '../check/tls-probe.ts';
-import type { Endpoint } from '../check/judge-webhook.ts';
+import type { WebhookEndpoint } from '../check/judge-webhook.ts';
 import { parseFlags, UsageError } from '../util/args.ts';
 import { COMMANDS } from './commands.ts';
 import type { CliIO } from './io.ts';
@@ -211,7 +211,7 @@ async function findConfig(f: Flags, reader: KubeReader) {
  * Whom to dial for the served certificate: a URL webhook's host (the apiserver dials it too), and a Service's DNS
  * name only from inside the cluster; from outside, Service names do not resolve and pod IPs are not routed.
  */
-function probeFor(e: Endpoint, inCluster: boolean) {
+function probeFor(e: WebhookEndpoint, inCluster: boolean) {
   if (e.url) {
     const u = new URL(e.url);
     return probeTls(u.hostname.replace(/^\[|\]$/g, ''), Number(u.port || 443), e.host);

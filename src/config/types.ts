@@ -9,7 +9,6 @@ import type { Static } from '@sinclair/typebox';
 import type {
   APP_PRIVILEGES,
   ContainerPortSchema,
-  EnvVarSchema,
   InitSchema,
   MeshgateConfigSchema,
   NATIVE_SIDECAR_MODES,
@@ -27,7 +26,6 @@ export type MeshgateConfig = Static<typeof MeshgateConfigSchema>;
 export type ProxyConfig = Static<typeof ProxySchema>;
 export type InitConfig = Static<typeof InitSchema>;
 export type ValidatorConfig = Static<typeof ValidatorSchema>;
-export type EnvVar = Static<typeof EnvVarSchema>;
 export type ContainerPort = Static<typeof ContainerPortSchema>;
 export type Resources = Static<typeof ResourcesSchema>;
 export type AmbientSelector = MeshgateConfig['ambient']['enablementSelectors'][number];

@@ -7,7 +7,7 @@
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { classify, type ClassifyContext } from './classify.ts';
 import { formatHostPort, startProofListener, type ProofListener } from './listener.ts';
-import { EXTERNAL_SYN_WINDOW_MS, type Endpoint, type ValidateOptions } from './options.ts';
+import { EXTERNAL_SYN_WINDOW_MS, type ProbeEndpoint, type ValidateOptions } from './options.ts';
 import { runProbe } from './probe.ts';
 import { createSecret, type Role } from './proof.ts';
 import type { ValidatorReason } from './reasons.ts';
@@ -99,7 +99,7 @@ function listenFailure(where: string, err: NodeJS.ErrnoException): string {
 }
 
 /** Binding the probe address is the locality check: nothing has been sent when it fails. */
-function destinationFailure(probe: Endpoint, err: NodeJS.ErrnoException): [ValidatorReason, string] {
+function destinationFailure(probe: ProbeEndpoint, err: NodeJS.ErrnoException): [ValidatorReason, string] {
   const where = formatEndpoint(probe);
   if (err.code === 'EADDRNOTAVAIL') {
     return [
@@ -123,6 +123,6 @@ function identity(): string {
   return `uid ${process.getuid?.() ?? '?'} gid ${process.getgid?.() ?? '?'}`;
 }
 
-export function formatEndpoint(e: Endpoint): string {
+export function formatEndpoint(e: ProbeEndpoint): string {
   return formatHostPort(e.host, e.port);
 }
