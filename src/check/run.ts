@@ -33,11 +33,11 @@ import {
   type WebhookEndpoint,
 } from './judge-webhook.ts';
 import type { KubeReader } from './kube-reader.ts';
-import { CHECK_CODES, result, type CheckResult, type Names, type Report } from './report.ts';
+import { CHECK_CODES, result, type CheckResult, type InstalledNames, type Report } from './report.ts';
 
 export interface CheckOptions {
   cfg: Compiled;
-  names: Names;
+  names: InstalledNames;
   /** Where the config came from, for the report's header. */
   configSource: string;
   /** The plugin type of every mesh profile (a node whose chain runs another mesh's plugin means the wrong mesh). */

@@ -13,7 +13,7 @@ import { isReadError } from '../check/facts.ts';
 import { MeshReader } from '../check/mesh-reader.ts';
 import { runPreflight } from '../check/preflight.ts';
 import { renderJson, renderTable } from '../check/render.ts';
-import { auditReport, CHECKS, EXIT, exitCode, type Names } from '../check/report.ts';
+import { auditReport, CHECKS, EXIT, exitCode, type InstalledNames } from '../check/report.ts';
 import { runCheck, type CheckProgress } from '../check/run.ts';
 import { Progress } from './progress.ts';
 import { probeTls } from '../check/tls-probe.ts';
@@ -101,7 +101,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     const reader = new KubeReader(kc);
     const server = await reader.serverVersion();
     const found = await findConfig(f, reader);
-    const names: Names = {
+    const names: InstalledNames = {
       namespace: found.namespace,
       webhookConfig: f['webhook-config'] ?? found.name,
       nodeAgent: f['node-agent'] ?? `${found.name}-node-agent`,

@@ -30,7 +30,7 @@ import {
   CHECKS,
   exitCode,
   SECTIONS,
-  type Names,
+  type InstalledNames,
   type Report,
 } from '../../src/check/report.ts';
 import { runCheck } from '../../src/check/run.ts';
@@ -42,7 +42,7 @@ import { judgeAppPrivileges } from '../../src/check/run.ts';
 import { issueCA, issueLeaf } from '../../src/tls/authority.ts';
 import { freePort } from '../e2e/harness/net.ts';
 
-const NAMES: Names = {
+const NAMES: InstalledNames = {
   namespace: 'meshgate',
   webhookConfig: 'meshgate',
   nodeAgent: 'meshgate-node-agent',
