@@ -30,7 +30,7 @@ const DEFAULT_NAMESPACE = 'meshgate';
 const CONFIG_KEY = 'config.yaml';
 
 const width = Math.max(...Object.keys(CHECKS).map((c) => c.length));
-export const USAGE = `usage: meshgate check [flags]
+const USAGE = `usage: meshgate check [flags]
 
 Checks meshgate in a cluster, read-only, through the Kubernetes API (like linkerd check): the webhook
 configurations and their endpoints, the caBundle against the serving certificate and its expiry, the node agent on
@@ -80,7 +80,7 @@ examples:
 
 type Flags = ReturnType<typeof parseFlags<(typeof COMMANDS)['check']['flags']>>['values'];
 
-export async function run(argv: string[], io: CliIO): Promise<number> {
+export async function checkCommand(argv: string[], io: CliIO): Promise<number> {
   let f: Flags;
   try {
     f = parseFlags(argv, COMMANDS.check.flags).values;

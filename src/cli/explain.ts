@@ -124,7 +124,7 @@ async function runLive(argv: string[], io: CliIO): Promise<number> {
   }
 }
 
-export function run(argv: string[], io: CliIO): Promise<number> {
+export function explainCommand(argv: string[], io: CliIO): Promise<number> {
   if (isLive(argv)) return runLive(argv, io);
   let injectors: MeshInjectors | undefined;
   let refused = false;

@@ -29,7 +29,7 @@ function reroot(ops: PatchOp[], pointer: string): PatchOp[] {
   return ops.map((op) => ({ ...op, path: pointer + op.path }));
 }
 
-export function run(argv: string[], io: CliIO): Promise<number> {
+export function injectCommand(argv: string[], io: CliIO): Promise<number> {
   return runOffline(
     'inject',
     USAGE,

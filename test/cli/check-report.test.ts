@@ -34,7 +34,7 @@ import {
   type Report,
 } from '../../src/check/report.ts';
 import { runCheck } from '../../src/check/run.ts';
-import { run } from '../../src/cli/check.ts';
+import { checkCommand } from '../../src/cli/check.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { CONDITION_TYPE, EVIDENCE_ANNOTATION, VERIFIED_LABEL } from '../../src/contract/node.ts';
 import { testConfig } from '../support/config.ts';
@@ -306,7 +306,7 @@ describe('meshgate check: exit 2 for usage, configuration and connection errors,
   };
   const cli = async (args: string[], env: Record<string, string> = { HOME: dir }) => {
     const io = memoryIO('', env);
-    const code = await run(args, io);
+    const code = await checkCommand(args, io);
     return { code, out: io.out, err: io.err };
   };
 

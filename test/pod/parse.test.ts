@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parsePod } from '../../src/pod/parse.ts';
-import { run } from '../../src/cli/inject.ts';
+import { injectCommand } from '../../src/cli/inject.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { mutate } from '../../src/admission/mutate.ts';
 import type { AdmissionRequest } from '../../src/admission/review.ts';
@@ -75,7 +75,7 @@ describe('one pod parser, one error, for the webhook and the CLI', () => {
     expect((verdict as { message: string }).message).toContain(message);
 
     const io = memoryIO(stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec }));
-    const code = await run(['--mesh', 'istio', '-f', '-'], io);
+    const code = await injectCommand(['--mesh', 'istio', '-f', '-'], io);
     expect(code).toBe(1);
     expect(io.out).toBe('');
     expect(io.err).toContain('<stdin>: document 1 (Pod p): not a valid pod template: Pod p.');
