@@ -148,7 +148,7 @@ export function explainCommand(argv: string[], io: CliIO): Promise<number> {
           `document ${doc.index + 1}: ${ref.kind} ${ref.name}${ref.namespace ? ` (namespace ${ref.namespace})` : ''}:`,
         );
         const ctx = simulationContext(ref, ref.namespace ?? 'default', native);
-        const j = explainTemplate(ref, where(ref), facts, cfg, injectors, ctx, node);
+        const j = explainTemplate({ ref, where: where(ref), facts, cfg, injectors, ctx, nodeName: node });
         if (j.decision.kind === 'deny') refused = true;
         for (const line of j.lines) out.push(`  ${line}`);
         if (j.simulation?.injected && facts.size() === 0)
