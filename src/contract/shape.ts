@@ -44,36 +44,36 @@ export interface Described {
   readonly description?: string;
   readonly errorMessage?: string;
 }
-export interface StringOptions extends Described {
+export interface StringKeywords extends Described {
   readonly pattern?: string;
   readonly minLength?: number;
   readonly maxLength?: number;
 }
-export interface NumberOptions extends Described {
+export interface NumberKeywords extends Described {
   readonly minimum?: number;
   readonly maximum?: number;
   readonly exclusiveMinimum?: number;
   readonly exclusiveMaximum?: number;
 }
-export interface ListOptions extends Described {
+export interface ListKeywords extends Described {
   readonly minItems?: number;
   readonly maxItems?: number;
   readonly uniqueItems?: boolean;
 }
-export interface MappingOptions extends Described {
+export interface MappingKeywords extends Described {
   /** What a value of the wrong kind should have been, in the pod parser's messages; default "a mapping". */
   readonly what?: string;
 }
 
-export const string = (o?: StringOptions): Schema<string> & { readonly type: 'string' } => ({ ...o, type: 'string' });
+export const string = (o?: StringKeywords): Schema<string> & { readonly type: 'string' } => ({ ...o, type: 'string' });
 /** A string that must not be empty. */
 export const nonEmptyString = (o?: Described) => string({ minLength: 1, ...o });
 export const boolean = (o?: Described): Schema<boolean> & { readonly type: 'boolean' } => ({ ...o, type: 'boolean' });
-export const integer = (o?: NumberOptions): Schema<number> & { readonly type: 'integer' } => ({
+export const integer = (o?: NumberKeywords): Schema<number> & { readonly type: 'integer' } => ({
   ...o,
   type: 'integer',
 });
-export const number = (o?: NumberOptions): Schema<number> & { readonly type: 'number' } => ({ ...o, type: 'number' });
+export const number = (o?: NumberKeywords): Schema<number> & { readonly type: 'number' } => ({ ...o, type: 'number' });
 /** labels and annotations: every value a string. */
 export const stringMap = (o?: Described): Schema<Record<string, string>> => ({
   type: 'object',
@@ -88,7 +88,7 @@ export const record = (o?: Described): Schema<Record<string, unknown>> => ({
 });
 export const list = <I extends SchemaNode>(
   items: I,
-  o?: ListOptions,
+  o?: ListKeywords,
 ): Schema<Infer<I>[]> & { readonly type: 'array'; readonly items: I } => ({ ...o, type: 'array', items });
 /**
  * A node the walkers check by its keywords only, whose values the declaration says are T: for a shape JSON Schema
@@ -133,12 +133,12 @@ export const isOptional = (f: Field): f is Optional => Object.hasOwn(f, 'optiona
 /** A mapping that keeps the fields it does not list, typed unknown. */
 export const open = <const F extends Record<string, Field>>(
   fields: F,
-  o?: MappingOptions,
+  o?: MappingKeywords,
 ): MappingNode<F, FieldsOf<F> & { [key: string]: unknown }> => mappingNode(fields, { ...o }) as never;
 /** A mapping whose type has only the fields it lists; other fields pass unread. */
 export const mapping = <const F extends Record<string, Field>>(
   fields: F,
-  o?: MappingOptions,
+  o?: MappingKeywords,
 ): MappingNode<F, FieldsOf<F>> => mappingNode(fields, { ...o }) as never;
 /** A closed mapping: a key it does not list is an error (`additionalProperties: false`). */
 export const section = <const F extends Record<string, Field>>(
