@@ -123,11 +123,20 @@ function compile(node: SchemaNode): Check {
   throw new Error(`src/pod/parse.ts cannot check ${JSON.stringify(node)}`);
 }
 
-const pod = compile(POD);
+/**
+ * The check of a declaration, compiled once: the first problem of a value, its path prefixed with `where`, or
+ * undefined. Throws when the declaration says what this parser does not check.
+ */
+export function compileShape(node: SchemaNode): (value: unknown, where: string) => string | undefined {
+  const check = compile(node);
+  // The second pass meets the same first problem (the checks are pure) and names its path.
+  return (value, where) => (check(value, null) === undefined ? undefined : check(value, where));
+}
+
+const pod = compileShape(POD);
 
 /** `where` prefixes the paths in messages (`request.object`, `Deployment web: spec.template`). */
 export function parsePod(value: unknown, where = 'pod'): ParsedPod {
-  // The second pass meets the same first problem (the checks are pure) and names its path.
-  const error = pod(value, null) === undefined ? undefined : pod(value, where);
+  const error = pod(value, where);
   return error === undefined ? { ok: true, pod: value as Pod } : { ok: false, error };
 }
