@@ -9,8 +9,10 @@
  *
  * The walkers read the same keywords with the same meaning: `type`, `items`, `properties` with `required`, `enum`,
  * `additionalProperties` (false: another key is an error; a node: the kind of every value) and the value constraints
- * (`minimum`, `pattern`, `maxItems`, …, with `errorMessage` saying what a value that breaks one is). A walker refuses
- * a keyword it does not check rather than ignore it (pod/parse.ts).
+ * (`minimum`, `pattern`, `maxItems`, …, with `errorMessage` saying what a value that breaks one is). The pod parser
+ * refuses a declaration with a keyword it does not check; the configuration's loader checks its sections' keys, kinds
+ * and enums and every value constraint, and leaves the inside of a free-form object (a Kubernetes object copied into
+ * the proxy) to helm and config/semantics.ts, as it always has.
  *
  * A mapping lists the fields meshgate reads, each required or `optional`, in the order they are checked. `open`
  * mappings keep every other field (typed unknown: an admission patch must not lose them); `mapping`'s type has only
