@@ -101,7 +101,7 @@ export const typed = <T>(node: SchemaNode): Schema<T> => node;
 export interface Optional<S extends SchemaNode = SchemaNode> {
   readonly optional: S;
 }
-export type Field = SchemaNode | Optional;
+type Field = SchemaNode | Optional;
 export const optional = <S extends SchemaNode>(node: S): Optional<S> => ({ optional: node });
 
 type Flat<T> = { -readonly [K in keyof T]: T[K] };
@@ -130,7 +130,7 @@ function mappingNode(fields: Readonly<Record<string, Field>>, before: object): S
   }
   return { ...before, type: 'object', ...(required.length > 0 ? { required } : {}), properties };
 }
-export const isOptional = (f: Field): f is Optional => Object.hasOwn(f, 'optional');
+const isOptional = (f: Field): f is Optional => Object.hasOwn(f, 'optional');
 
 /** A mapping that keeps the fields it does not list, typed unknown. */
 export const open = <const F extends Record<string, Field>>(
