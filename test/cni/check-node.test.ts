@@ -1,4 +1,4 @@
-/** `meshgate check-node` through run(argv, memoryIO()): output for people, JSON, exit codes. */
+/** `meshgate check-node` through checkNodeCommand(argv, memoryIO()): output for people, JSON, exit codes. */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkNodeCommand } from '../../src/cli/check-node.ts';
