@@ -5,7 +5,7 @@
  * when the injector would not inject the pod, meshgate's validating webhook on the pod as it is. Every simulated
  * answer says so, with what the simulation may differ in.
  */
-import type { Decision } from '../inject/decide.ts';
+import type { Decision } from '../policy/mutate/decide.ts';
 import type { PodTemplateRef } from '../manifests/workloads.ts';
 import type { SimulationContext } from '../mesh/simulate/types.ts';
 import { parsePod } from '../pod/parse.ts';
