@@ -35,10 +35,10 @@ export interface DecodedReview {
   request: AdmissionRequest;
 }
 
-export type DecodeResult = { ok: true; review: DecodedReview } | { ok: false; error: string };
+export type ReviewDecodeResult = { ok: true; review: DecodedReview } | { ok: false; error: string };
 
 /** Checks just what the handlers rely on; anything else in the body is passed along untouched. */
-export function decodeReview(body: unknown): DecodeResult {
+export function decodeReview(body: unknown): ReviewDecodeResult {
   if (!isObject(body)) return { ok: false, error: 'body is not a JSON object' };
   if (body.kind !== 'AdmissionReview')
     return { ok: false, error: `kind is ${JSON.stringify(body.kind)}, expected "AdmissionReview"` };

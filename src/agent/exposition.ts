@@ -148,6 +148,6 @@ export function registerProcessMetrics(r: TextRegistry): void {
 }
 
 /** meshgate_build_info, as the webhook and the repair controller export it (src/util/build-info.ts). */
-export function registerBuildInfo(r: TextRegistry, v?: VersionInfo): void {
+export function registerAgentBuildInfo(r: TextRegistry, v?: VersionInfo): void {
   r.gauge(BUILD_INFO.name, BUILD_INFO.help, BUILD_INFO.labelNames).set(buildInfoLabels(v), 1);
 }

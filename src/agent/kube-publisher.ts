@@ -26,7 +26,7 @@ export interface LeaseOptions {
 }
 
 /** Identifies meshgate's writes in managedFields. */
-export const FIELD_MANAGER = 'meshgate-node-agent';
+export const NODE_AGENT_FIELD_MANAGER = 'meshgate-node-agent';
 
 /** A 409 means another writer changed the Node between our read and our taints patch; re-read and retry this often. */
 const CONFLICT_RETRIES = 3;
@@ -112,13 +112,13 @@ export class KubeNodePublisher implements NodePublisher {
 
   /** The Node itself (labels, annotations, taints): a JSON merge patch. */
   #patchNode(nodeName: string, body: object): Promise<Node> {
-    const query = { fieldManager: FIELD_MANAGER };
+    const query = { fieldManager: NODE_AGENT_FIELD_MANAGER };
     return this.#client.patch<Node>(core('nodes', { name: nodeName }), 'merge', body, { query });
   }
 
   /** nodes/status: a strategic merge patch, so the kubelet's conditions survive next to ours. */
   #patchStatus(nodeName: string, body: object): Promise<Node> {
-    const query = { fieldManager: FIELD_MANAGER };
+    const query = { fieldManager: NODE_AGENT_FIELD_MANAGER };
     return this.#client.patch<Node>(core('nodes', { name: nodeName, sub: 'status' }), 'strategic', body, { query });
   }
 }

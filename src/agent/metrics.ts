@@ -9,7 +9,7 @@
 import { isCniReasonCode, CNI_REASONS, type CniReasonCode } from '../cni/reasons.ts';
 import type { ChainVerdict } from '../cni/types.ts';
 import type { AgentObserver, AgentStep } from './agent.ts';
-import { registerBuildInfo, registerProcessMetrics, TextRegistry } from './exposition.ts';
+import { registerAgentBuildInfo, registerProcessMetrics, TextRegistry } from './exposition.ts';
 
 export interface AgentMetrics {
   registry: TextRegistry;
@@ -57,7 +57,7 @@ export function createAgentMetrics(opts: { processMetrics?: boolean } = {}): Age
     'Checks that could not read the CNI configuration or plugin directories (the mounts, not the chain, failed)',
   );
   if (opts.processMetrics) registerProcessMetrics(registry);
-  registerBuildInfo(registry);
+  registerAgentBuildInfo(registry);
   for (const code of REASON_CODES) verdictGauge.set({ reason: code }, 0);
   for (const verified of ['true', 'false'] as const) publishes.inc({ verified }, 0);
   for (const operation of ['read_node', 'publish', 'heartbeat'] satisfies AgentStep[]) {

@@ -6,7 +6,7 @@
 import type { X509Certificate } from 'node:crypto';
 import { daysLeft, namesHost, parseCaBundle, parsePemCerts, subjectOf, trustedBy } from './certs.ts';
 import { isReadError, type Read, type SecretCerts, type TlsProbe, type WebhookConfig } from './facts.ts';
-import { endpointOf, entriesOf, type Endpoint } from './judge-webhook.ts';
+import { endpointOf, entriesOf, type WebhookEndpoint } from './judge-webhook.ts';
 import { result, worst, type CheckResult, type Item } from './report.ts';
 
 /**
@@ -59,7 +59,7 @@ interface Served {
 }
 
 /** The certificate an endpoint serves: the handshake's, else the Secret's for a Service endpoint. */
-function served(e: Endpoint, f: CertFacts): Served | { error: string } {
+function served(e: WebhookEndpoint, f: CertFacts): Served | { error: string } {
   const probe = f.probes.get(e.key);
   if (probe?.chain?.length) {
     const parsed = parsePemCerts(probe.chain.join('\n'), `the certificate ${probe.target} served`);

@@ -21,13 +21,13 @@ const KIND_NAMES: Record<WebhookKind, string> = {
 type ServiceRef = { namespace: string; name: string; port: number };
 
 /** Where a webhook entry sends its calls, a Service or a URL; entries sharing an endpoint are judged once. */
-export type Endpoint = {
+export type WebhookEndpoint = {
   key: string;
   /** The host the apiserver verifies the serving certificate for. */
   host: string;
 } & ({ service: ServiceRef; url?: undefined } | { url: string; service?: undefined });
 
-export function endpointOf(w: WebhookEntry): Endpoint | undefined {
+export function endpointOf(w: WebhookEntry): WebhookEndpoint | undefined {
   if (w.service) {
     const { namespace, name, port } = w.service;
     return {
@@ -73,8 +73,8 @@ export function entriesOf(
   return configs.flatMap((c) => (c && !isReadError(c) ? c.webhooks.map((entry) => ({ config: c, entry })) : []));
 }
 
-export function endpointsOf(configs: readonly Read<WebhookConfig>[]): Endpoint[] {
-  const byKey = new Map<string, Endpoint>();
+export function endpointsOf(configs: readonly Read<WebhookConfig>[]): WebhookEndpoint[] {
+  const byKey = new Map<string, WebhookEndpoint>();
   for (const { entry } of entriesOf(configs)) {
     const e = endpointOf(entry);
     if (e && !byKey.has(e.key)) byKey.set(e.key, e);
@@ -190,7 +190,7 @@ function urlItem(name: string, probe: TlsProbe | undefined): Item {
 }
 
 export function judgeEndpoints(
-  endpoints: readonly Endpoint[],
+  endpoints: readonly WebhookEndpoint[],
   services: ReadonlyMap<string, Read<ServiceEndpoints>>,
   probes: ReadonlyMap<string, TlsProbe>,
 ): CheckResult {

@@ -23,11 +23,11 @@ import { listGuardedPods } from './list-pods.ts';
 import type { MeshReader } from './mesh-reader.ts';
 import { PreflightTally } from './preflight-pods.ts';
 import { chartEntries } from './profile-entries.ts';
-import { CHECK_CODES, result, type CheckResult, type Names, type Report } from './report.ts';
+import { CHECK_CODES, result, type CheckResult, type InstalledNames, type Report } from './report.ts';
 
 export interface PreflightOptions {
   cfg: Compiled;
-  names: Names;
+  names: InstalledNames;
   configSource: string;
   now: () => number;
   server?: string;

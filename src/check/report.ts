@@ -22,7 +22,7 @@ export const SECTIONS: readonly Section[] = [
 
 /**
  * Every check: its section, what it verifies (one line, for docs), and the fix when it fails. Hints name the
- * objects through placeholders ({ns}, {name}, {agent}, {secret}, {repair}) filled from `Names` when rendered.
+ * objects through placeholders ({ns}, {name}, {agent}, {secret}, {repair}) filled from `InstalledNames` when rendered.
  */
 export const CHECKS = { ...PREFLIGHT_CHECKS, ...RUN_CHECKS } as const satisfies Record<
   string,
@@ -56,7 +56,7 @@ export interface CheckResult {
 }
 
 /** The objects the chart installs, by name: the release's full name and what it derives from it. */
-export interface Names {
+export interface InstalledNames {
   namespace: string;
   /** Both webhook configurations, the webhook's Deployment and the ConfigMap with the config (chart: fullname). */
   webhookConfig: string;
@@ -66,7 +66,7 @@ export interface Names {
 }
 
 /** A check's hint with the object names filled in. */
-export function hintFor(code: CheckCode, n: Names): string {
+export function hintFor(code: CheckCode, n: InstalledNames): string {
   const fill: Record<string, string> = {
     ns: n.namespace,
     name: n.webhookConfig,
@@ -81,7 +81,7 @@ export interface Report {
   /** What was checked: shown above the table and in the JSON. */
   context: {
     mesh: string;
-    names: Names;
+    names: InstalledNames;
     configSource: string;
     server?: string;
     checkedAt: string;

@@ -30,20 +30,20 @@ import {
   judgeEndpoints,
   judgeFailurePolicy,
   judgePresence,
-  type Endpoint,
+  type WebhookEndpoint,
 } from './judge-webhook.ts';
 import type { KubeReader } from './kube-reader.ts';
-import { CHECK_CODES, result, type CheckResult, type Names, type Report } from './report.ts';
+import { CHECK_CODES, result, type CheckResult, type InstalledNames, type Report } from './report.ts';
 
 export interface CheckOptions {
   cfg: Compiled;
-  names: Names;
+  names: InstalledNames;
   /** Where the config came from, for the report's header. */
   configSource: string;
   /** The plugin type of every mesh profile (a node whose chain runs another mesh's plugin means the wrong mesh). */
   meshPlugins: readonly string[];
   /** A TLS handshake with an endpoint, or undefined when it must not be dialled from here. */
-  probe: (e: Endpoint) => Promise<TlsProbe> | undefined;
+  probe: (e: WebhookEndpoint) => Promise<TlsProbe> | undefined;
   now: () => number;
   /** The apiserver's version when the caller already asked (the CLI does, before reading the config). */
   server?: string;

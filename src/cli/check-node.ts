@@ -16,7 +16,7 @@ import type { CliIO } from './io.ts';
 import { COMMANDS } from './commands.ts';
 import { NETWORK_NAME } from '../util/names.ts';
 
-export const USAGE = `usage: meshgate check-node --plugin-type TYPE [flags]
+const USAGE = `usage: meshgate check-node --plugin-type TYPE [flags]
 
 Shows which CNI configuration the container runtime will load on this machine and whether its chain runs the
 mesh plugin after the interface plugin. Exit 0 when verified, 1 when not, 2 on usage or I/O errors.
@@ -46,7 +46,7 @@ examples:
 
 const FLAGS = COMMANDS['check-node'].flags;
 
-export async function run(argv: string[], io: CliIO): Promise<number> {
+export async function checkNodeCommand(argv: string[], io: CliIO): Promise<number> {
   try {
     return await check(argv, io);
   } catch (err) {

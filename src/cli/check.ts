@@ -13,11 +13,11 @@ import { isReadError } from '../check/facts.ts';
 import { MeshReader } from '../check/mesh-reader.ts';
 import { runPreflight } from '../check/preflight.ts';
 import { renderJson, renderTable } from '../check/render.ts';
-import { auditReport, CHECKS, EXIT, exitCode, type Names } from '../check/report.ts';
+import { auditReport, CHECKS, EXIT, exitCode, type InstalledNames } from '../check/report.ts';
 import { runCheck, type CheckProgress } from '../check/run.ts';
 import { Progress } from './progress.ts';
 import { probeTls } from '../check/tls-probe.ts';
-import type { Endpoint } from '../check/judge-webhook.ts';
+import type { WebhookEndpoint } from '../check/judge-webhook.ts';
 import { parseFlags, UsageError } from '../util/args.ts';
 import { COMMANDS } from './commands.ts';
 import type { CliIO } from './io.ts';
@@ -30,7 +30,7 @@ const DEFAULT_NAMESPACE = 'meshgate';
 const CONFIG_KEY = 'config.yaml';
 
 const width = Math.max(...Object.keys(CHECKS).map((c) => c.length));
-export const USAGE = `usage: meshgate check [flags]
+const USAGE = `usage: meshgate check [flags]
 
 Checks meshgate in a cluster, read-only, through the Kubernetes API (like linkerd check): the webhook
 configurations and their endpoints, the caBundle against the serving certificate and its expiry, the node agent on
@@ -80,7 +80,7 @@ examples:
 
 type Flags = ReturnType<typeof parseFlags<(typeof COMMANDS)['check']['flags']>>['values'];
 
-export async function run(argv: string[], io: CliIO): Promise<number> {
+export async function checkCommand(argv: string[], io: CliIO): Promise<number> {
   let f: Flags;
   try {
     f = parseFlags(argv, COMMANDS.check.flags).values;
@@ -101,7 +101,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     const reader = new KubeReader(kc);
     const server = await reader.serverVersion();
     const found = await findConfig(f, reader);
-    const names: Names = {
+    const names: InstalledNames = {
       namespace: found.namespace,
       webhookConfig: f['webhook-config'] ?? found.name,
       nodeAgent: f['node-agent'] ?? `${found.name}-node-agent`,
@@ -211,7 +211,7 @@ async function findConfig(f: Flags, reader: KubeReader) {
  * Whom to dial for the served certificate: a URL webhook's host (the apiserver dials it too), and a Service's DNS
  * name only from inside the cluster; from outside, Service names do not resolve and pod IPs are not routed.
  */
-function probeFor(e: Endpoint, inCluster: boolean) {
+function probeFor(e: WebhookEndpoint, inCluster: boolean) {
   if (e.url) {
     const u = new URL(e.url);
     return probeTls(u.hostname.replace(/^\[|\]$/g, ''), Number(u.port || 443), e.host);

@@ -4,7 +4,7 @@
  * from the table), the dispatcher (main.ts) lists and loads commands from it, shell completion (completion.ts) is
  * generated from it, and test/cli/commands.test.ts holds every command's USAGE to it (each flag documented, each
  * default as the table has it). Each command's module (loaded by loaders.ts, which imports this table, not the other
- * way round) exports `run(argv, io): Promise<number>` (the exit code).
+ * way round) exports its entry, named for it (`checkCommand(argv, io): Promise<number>`, the exit code).
  */
 import { DEFAULT_AMBIENT_POLL_MS, DEFAULT_AMBIENT_READYZ, DEFAULT_ZDS_SOCKET } from '../agent/ambient-facts.ts';
 import { QUARANTINE_FLAGS } from '../repair/flags.ts';

@@ -10,7 +10,7 @@ import type { CliIO } from './io.ts';
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 type Shell = (typeof SHELLS)[number];
 
-export const USAGE = `usage: meshgate completion bash|zsh|fish
+const USAGE = `usage: meshgate completion bash|zsh|fish
 
 Prints a shell completion script for meshgate's commands, flags and flag values.
 
@@ -150,7 +150,7 @@ export function fishScript(): string {
 
 const SCRIPTS: Record<Shell, () => string> = { bash: bashScript, zsh: zshScript, fish: fishScript };
 
-export async function run(argv: string[], io: CliIO): Promise<number> {
+export async function completionCommand(argv: string[], io: CliIO): Promise<number> {
   let shell: string;
   try {
     const { values, positionals } = parseArgs({

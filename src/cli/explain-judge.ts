@@ -5,8 +5,6 @@
  * when the injector would not inject the pod, meshgate's validating webhook on the pod as it is. Every simulated
  * answer says so, with what the simulation may differ in.
  */
-import type { Compiled } from '../config/compile.ts';
-import type { NodeFacts } from '../facts/node-facts.ts';
 import type { Decision } from '../policy/mutate/decide.ts';
 import type { PodTemplateRef } from '../manifests/workloads.ts';
 import type { SimulationContext } from '../mesh/simulate/types.ts';
@@ -15,8 +13,7 @@ import { checkPosture } from '../policy/posture.ts';
 import { describeDecision } from './describe-decision.ts';
 import { InputError } from './documents.ts';
 import { type MeshInjectors, simulateMesh } from './explain-simulate.ts';
-import { decideTemplate, templateChecklist } from './offline.ts';
-import type { RedirectOptions } from '../policy/redirect.ts';
+import { decideTemplate, type TemplateInput, templateChecklist } from './offline.ts';
 
 export interface Simulation {
   by?: string;
@@ -60,8 +57,15 @@ export function simulationContext(
   };
 }
 
+/** One pod template to explain: what deciding it takes, and what simulating the mesh's injector on it takes. */
+export interface ExplainInput extends TemplateInput {
+  /** The mesh's injectors, as simulated from its ConfigMaps; undefined when none were given. */
+  readonly injectors: MeshInjectors | undefined;
+  readonly ctx: SimulationContext;
+}
+
 /** The validating webhook's answer for a pod nobody injected, as a decision. */
-function posture(ref: PodTemplateRef, where: string, facts: NodeFacts, cfg: Compiled, namespace: string): Decision {
+function posture({ ref, where, facts, cfg }: TemplateInput, namespace: string): Decision {
   const parsed = parsePod(
     { metadata: ref.template.metadata, spec: { ...ref.template.spec } },
     `${ref.kind} ${ref.name}`,
@@ -71,17 +75,9 @@ function posture(ref: PodTemplateRef, where: string, facts: NodeFacts, cfg: Comp
   return p.ok ? { kind: 'skip', reason: p.reason } : { kind: 'deny', reason: p.reason, message: p.message };
 }
 
-function judgeOnce(
-  ref: PodTemplateRef,
-  where: string,
-  facts: NodeFacts,
-  cfg: Compiled,
-  injectors: MeshInjectors | undefined,
-  ctx: SimulationContext,
-  nodeName?: string,
-  o: RedirectOptions = {},
-): Judged {
-  const first = decideTemplate(ref, where, facts, cfg, nodeName, o);
+function judgeOnce(input: ExplainInput): Judged {
+  const { ref, cfg, injectors, ctx } = input;
+  const first = decideTemplate(input);
   if (first.kind !== 'skip' || first.reason !== 'no_proxy_yet')
     return { decision: first, lines: describeDecision(first) };
   if (!injectors) {
@@ -102,7 +98,7 @@ function judgeOnce(
       simulation: { injected: false, why: sim.why },
     };
   if (sim.kind === 'not-injected') {
-    const d = posture(ref, where, facts, cfg, ctx.namespace);
+    const d = posture(input, ctx.namespace);
     return {
       decision: d,
       lines: [
@@ -113,7 +109,7 @@ function judgeOnce(
     };
   }
   const injected: PodTemplateRef = { ...ref, template: sim.pod as PodTemplateRef['template'] };
-  const d = decideTemplate(injected, where, facts, cfg, nodeName, o);
+  const d = decideTemplate({ ...input, ref: injected });
   return {
     decision: d,
     lines: [
@@ -129,19 +125,10 @@ function judgeOnce(
  * `judgeOnce`, and under a refusal every change the template's own spec needs (src/policy/checklist.ts) under its
  * lines, so one pass over the workload suffices.
  */
-export function explainTemplate(
-  ref: PodTemplateRef,
-  where: string,
-  facts: NodeFacts,
-  cfg: Compiled,
-  injectors: MeshInjectors | undefined,
-  ctx: SimulationContext,
-  nodeName?: string,
-  o: RedirectOptions = {},
-): Judged {
-  const j = judgeOnce(ref, where, facts, cfg, injectors, ctx, nodeName, o);
+export function explainTemplate(input: ExplainInput): Judged {
+  const j = judgeOnce(input);
   if (j.decision.kind !== 'deny') return j;
-  const changes = templateChecklist(ref, cfg);
+  const changes = templateChecklist(input.ref, input.cfg);
   if (changes.length === 0) return j;
   return {
     ...j,

@@ -174,17 +174,16 @@ export async function explainLive(
       const native = node
         ? supportsNativeSidecars(nodes.get(node)?.kubeletVersion)
         : (nodes.nativeSidecars('all') ?? true);
-      const j = explainTemplate(
+      const j = explainTemplate({
         ref,
-        `${r.kind} ${namespace}/${r.name}`,
-        nodes,
-        nsCfg,
+        where: `${r.kind} ${namespace}/${r.name}`,
+        facts: nodes,
+        cfg: nsCfg,
         injectors,
-        simulationContext(ref, namespace, native, nsMeta),
-        undefined,
+        ctx: simulationContext(ref, namespace, native, nsMeta),
         // At audit meshgate holds no pod (src/policy/redirect.ts): explain answers as that level's webhook would.
-        { hold: level !== 'audit' },
-      );
+        redirect: { hold: level !== 'audit' },
+      });
       const d = j.decision;
       out.push({
         object: `${r.kind.toLowerCase()}/${r.name}`,

@@ -124,7 +124,7 @@ async function runLive(argv: string[], io: CliIO): Promise<number> {
   }
 }
 
-export function run(argv: string[], io: CliIO): Promise<number> {
+export function explainCommand(argv: string[], io: CliIO): Promise<number> {
   if (isLive(argv)) return runLive(argv, io);
   let injectors: MeshInjectors | undefined;
   let refused = false;
@@ -148,7 +148,7 @@ export function run(argv: string[], io: CliIO): Promise<number> {
           `document ${doc.index + 1}: ${ref.kind} ${ref.name}${ref.namespace ? ` (namespace ${ref.namespace})` : ''}:`,
         );
         const ctx = simulationContext(ref, ref.namespace ?? 'default', native);
-        const j = explainTemplate(ref, where(ref), facts, cfg, injectors, ctx, node);
+        const j = explainTemplate({ ref, where: where(ref), facts, cfg, injectors, ctx, nodeName: node });
         if (j.decision.kind === 'deny') refused = true;
         for (const line of j.lines) out.push(`  ${line}`);
         if (j.simulation?.injected && facts.size() === 0)

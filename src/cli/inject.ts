@@ -29,7 +29,7 @@ function reroot(ops: PatchOp[], pointer: string): PatchOp[] {
   return ops.map((op) => ({ ...op, path: pointer + op.path }));
 }
 
-export function run(argv: string[], io: CliIO): Promise<number> {
+export function injectCommand(argv: string[], io: CliIO): Promise<number> {
   return runOffline(
     'inject',
     USAGE,
@@ -39,7 +39,7 @@ export function run(argv: string[], io: CliIO): Promise<number> {
       if (!doc.value) return doc.text().replace(/\n*$/, '\n');
       let ops: PatchOp[] = [];
       for (const ref of refs) {
-        const d = decideTemplate(ref, where(ref), facts, cfg);
+        const d = decideTemplate({ ref, where: where(ref), facts, cfg });
         if (d.kind === 'deny') throw new InputError(`${where(ref)}: denied: ${d.message} [${d.reason}]`);
         if (d.kind === 'patch') ops = ops.concat(reroot(d.ops, ref.pointer));
       }

@@ -1,7 +1,7 @@
 /**
  * meshgate's command dispatcher. The commands and their flags are one table (commands.ts); each subcommand lives
- * in its own file and exports `run(argv: string[], io: CliIO): Promise<number>` returning the process exit code.
- * Only entry points (this file's callers and the subcommands' `run`) read argv/env.
+ * in its own file and exports its entry, named for it (`checkCommand(argv: string[], io: CliIO): Promise<number>`),
+ * returning the process exit code. Only entry points (this file's callers and the commands' entries) read argv/env.
  */
 import type { CliIO } from './io.ts';
 import { processIO } from './io.ts';
@@ -48,8 +48,8 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     io.stderr(`meshgate: unknown command "${name}"\n\n${usage()}`);
     return 2;
   }
-  const mod = await LOADERS[name as CommandName]();
-  return mod.run(rest, io);
+  const entry = await LOADERS[name as CommandName]();
+  return entry(rest, io);
 }
 
 /**

@@ -27,7 +27,7 @@ import { type GuardOptions, guardOptions, startGuard } from '../agent/guard/star
 import type { CliIO } from './io.ts';
 import { COMMANDS } from './commands.ts';
 
-export const USAGE = `usage: meshgate node-agent (--config FILE | --mesh NAME | --plugin-type TYPE) [flags]
+const USAGE = `usage: meshgate node-agent (--config FILE | --mesh NAME | --plugin-type TYPE) [flags]
 
 Verifies the CNI chain the container runtime will load on this node and publishes the verdict on the Node
 (label meshgate.io/cni-verified, condition MeshCNIVerified, annotation meshgate.io/cni-evidence).
@@ -178,7 +178,7 @@ function loopbackUrl(text: string): string {
   return url.href;
 }
 
-export async function run(argv: string[], io: CliIO): Promise<number> {
+export async function nodeAgentCommand(argv: string[], io: CliIO): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     io.stdout(USAGE);
     return 0;

@@ -19,18 +19,24 @@ import { parsePod } from '../pod/parse.ts';
 import { podTemplates, type PodTemplateRef } from '../manifests/workloads.ts';
 import { COMMANDS } from './commands.ts';
 
+/** One pod template to decide, and what deciding it takes. */
+export interface TemplateInput {
+  readonly ref: PodTemplateRef;
+  /** Where the template is, for messages: file and document, or the object read. */
+  readonly where: string;
+  readonly facts: NodeFacts;
+  readonly cfg: Compiled;
+  /** Judge the pods as if already bound to this node (`explain --node`). */
+  readonly nodeName?: string;
+  /** As the namespace's level's webhook decides (src/policy/redirect.ts); default: as at enforce. */
+  readonly redirect?: RedirectOptions;
+}
+
 /**
  * The decision for one pod template. Offline there is no requester (no kubelet mirror pods) and no namespace
  * labels: the webhook's namespace selector is assumed to have matched.
  */
-export function decideTemplate(
-  ref: PodTemplateRef,
-  where: string,
-  facts: NodeFacts,
-  cfg: Compiled,
-  nodeName?: string,
-  o: RedirectOptions = {},
-): Decision {
+export function decideTemplate({ ref, where, facts, cfg, nodeName, redirect = {} }: TemplateInput): Decision {
   // The template's own metadata, absent or not: ops must apply to the document exactly as it is.
   const parsed = parsePod(
     { metadata: ref.template.metadata, spec: { ...ref.template.spec } },
@@ -38,7 +44,7 @@ export function decideTemplate(
   );
   if (!parsed.ok) throw new InputError(`${where}: not a valid pod template: ${parsed.error}`);
   if (nodeName) parsed.pod.spec.nodeName = nodeName;
-  return decide({ pod: parsed.pod, namespace: ref.namespace ?? 'default' }, facts, cfg, o);
+  return decide({ pod: parsed.pod, namespace: ref.namespace ?? 'default' }, facts, cfg, redirect);
 }
 
 /** Every change that makes the template's pods admissible at enforce (src/policy/checklist.ts), one line each. */

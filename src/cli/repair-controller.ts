@@ -60,7 +60,7 @@ examples:
 
 const FLAGS = COMMANDS['repair-controller'].flags;
 
-export async function run(argv: string[], io: CliIO): Promise<number> {
+export async function repairControllerCommand(argv: string[], io: CliIO): Promise<number> {
   let f: ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
   let markKeyDir: string;
   let timing: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };

@@ -109,7 +109,7 @@ function transportLimits(f: Record<string, unknown>): Partial<TransportLimits> {
 
 const FLAGS = COMMANDS.serve.flags;
 
-export async function run(argv: string[], io: CliIO): Promise<number> {
+export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
   let f: ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
   let limits: Partial<TransportLimits> = {};
   try {

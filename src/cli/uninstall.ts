@@ -24,7 +24,7 @@ const POLL_MS = 2_000;
 /** Object names of the chart: DNS subdomains (RFC 1123). */
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
-export const USAGE = `usage: meshgate uninstall [flags]
+const USAGE = `usage: meshgate uninstall [flags]
 
 Removes what meshgate made at run time and its chart never knew, after the chart is gone (helm uninstall runs this
 in a post-delete hook Job; with --no-hooks, or after deleting rendered manifests, run it yourself):
@@ -69,7 +69,7 @@ examples:
 
 type Flags = ReturnType<typeof parseFlags<(typeof COMMANDS)['uninstall']['flags']>>['values'];
 
-export async function run(argv: string[], io: CliIO): Promise<number> {
+export async function uninstallCommand(argv: string[], io: CliIO): Promise<number> {
   let f: Flags;
   let timeoutMs: number;
   try {

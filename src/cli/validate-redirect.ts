@@ -84,7 +84,7 @@ type ProbeFields = Pick<
   'probeAddress' | 'probeScope' | 'sourceAddress' | 'outboundPort' | 'inboundPort'
 >;
 
-export async function run(argv: string[], io: CliIO): Promise<number> {
+export async function validateRedirectCommand(argv: string[], io: CliIO): Promise<number> {
   // Istio ambient: ztunnel answers, not the validator's listeners; its own flags (src/cli/validate-ambient.ts).
   if (argv.includes('--ambient')) return runAmbient(argv, io);
   try {

@@ -11,7 +11,7 @@ import { COMMANDS } from './commands.ts';
 import type { CliIO } from './io.ts';
 import { PACKAGE_ROOT, type VersionInfo, versionInfo } from '../util/version.ts';
 
-export const USAGE = `usage: meshgate version [-o text|json]
+const USAGE = `usage: meshgate version [-o text|json]
 
 Prints meshgate's version, the chart and image it belongs to, the Node.js version and the git commit it was built
 from (when recorded). A release (the image, the single-file CLI) names the chart and image it was released with; a
@@ -32,7 +32,7 @@ export function versionLine(v: VersionInfo = versionInfo()): string {
   return `meshgate ${v.version} (${commit}node ${v.node}, ${v.platform})\n`;
 }
 
-export async function run(argv: string[], io: CliIO): Promise<number> {
+export async function versionCommand(argv: string[], io: CliIO): Promise<number> {
   let output: string | undefined;
   try {
     const { values } = parseFlags(argv, COMMANDS.version.flags);

@@ -33,7 +33,7 @@ export class JsonObject {
 
 export type JsonValue = null | boolean | string | JsonNumber | JsonObject | JsonValue[];
 
-export type DecodeResult =
+export type GoJsonDecodeResult =
   /** `depth`: the most arrays/objects open at once (a `.conf` is decoded again wrapped two levels deeper). */
   { ok: true; value: JsonValue; depth: number; numberOutOfRange?: string } | { ok: false; error: string };
 
@@ -49,7 +49,7 @@ interface Position {
 }
 
 /** Decodes one JSON document, or says why Go's decoder would refuse it (Go's wording, with the byte offset). */
-export function decodeJson(input: Uint8Array): DecodeResult {
+export function decodeJson(input: Uint8Array): GoJsonDecodeResult {
   const b = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
   const p: Position = { i: 0, depth: 0 };
   try {

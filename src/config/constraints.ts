@@ -1,6 +1,6 @@
 /**
- * The value constraints of meshgate's configuration, read from its one declaration (config/schema.ts, walked here as
- * its JSON copy schema.generated.ts): whole numbers, ranges, lengths, patterns, list sizes, duplicates. The chart's
+ * The value constraints of meshgate's configuration, read from its one declaration (config/schema.ts, in the shape
+ * language of contract/shape.ts): whole numbers, ranges, lengths, patterns, list sizes, duplicates. The chart's
  * values.schema.json is generated from the same declaration, so helm and meshgate refuse the same values, and no
  * range or pattern is written a second time. A schema node may say what its constraint means (`errorMessage`, the
  * keyword ajv-errors reads): "is not a namespace name" says more than the regular expression.
@@ -8,7 +8,7 @@
  * The walk runs on the merged config (the profile's defaults too) after config/load.ts checked keys, kinds and enums;
  * what must hold between keys is config/semantics.ts's.
  */
-import type { SchemaNode } from './schema-node.ts';
+import type { SchemaNode } from '../contract/shape.ts';
 
 const num = (node: SchemaNode, keyword: string): number | undefined =>
   typeof node[keyword] === 'number' ? node[keyword] : undefined;

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { PROFILE_DEFAULTS } from './defaults.ts';
-import { CONFIG_SCHEMA } from './schema.generated.ts';
+import { MeshgateConfigSchema } from './schema.ts';
 import { NOT_USED, REMOVED } from './profile-keys.ts';
 import type { MeshgateConfig } from './types.ts';
 import { checkSemantics } from './semantics.ts';
@@ -26,7 +26,7 @@ export class ConfigError extends Error {
   }
 }
 
-import type { SchemaNode } from './schema-node.ts';
+import type { SchemaNode } from '../contract/shape.ts';
 
 function kind(v: unknown): string {
   if (v === null) return 'null';
@@ -121,14 +121,14 @@ export function buildConfig(raw: unknown, source = 'config'): DeepReadonly<Meshg
   }
   const problems: string[] = [];
   const merged = merge(
-    CONFIG_SCHEMA,
+    MeshgateConfigSchema,
     structuredClone(PROFILE_DEFAULTS[mesh as MeshName]),
     rest,
     '',
     problems,
     mesh as MeshName,
   ) as MeshgateConfig;
-  if (problems.length === 0) constraintProblems(CONFIG_SCHEMA, merged, '', problems);
+  if (problems.length === 0) constraintProblems(MeshgateConfigSchema, merged, '', problems);
   if (problems.length === 0) problems.push(...checkSemantics(merged));
   if (problems.length > 0) throw new ConfigError(source, problems);
   return deepFreeze(merged);

@@ -1,33 +1,38 @@
 /**
- * The kinds of value meshgate's configuration is built of (config/schema.ts), as TypeBox schemas written so that
- * their JSON Schema reads as the chart's did: enums as `enum`, nullable values as `type: [kind, "null"]`, sections
- * closed. config/load.ts reads exactly these keywords (type, enum, items, properties, additionalProperties).
+ * The kinds of value meshgate's configuration is built of (config/schema.ts), in the shape language
+ * (contract/shape.ts), written so that their JSON Schema reads as the chart's did: enums as `enum`, nullable values
+ * as `type: [kind, "null"]`, sections closed. config/load.ts reads type, enum, items, properties and
+ * additionalProperties; config/constraints.ts the value constraints.
  */
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import {
+  type Described,
+  type Infer,
+  list,
+  nonEmptyString,
+  type Schema,
+  type SchemaNode,
+  string,
+  integer,
+  typed,
+} from '../contract/shape.ts';
 import { DNS_LABEL_PATTERN, NETWORK_NAME_PATTERN } from '../util/names.ts';
-
-export interface Described {
-  description?: string;
-  /** What a value that breaks the node's constraint is, for the loader's message (config/constraints.ts). */
-  errorMessage?: string;
-}
 
 /**
  * Patterns with what a value that breaks them is, for the loader's message (config/constraints.ts reads
  * `errorMessage`, the keyword ajv-errors reads; helm ignores it).
  */
-export const NamespaceName = (options: Described = {}) =>
-  Type.String({ pattern: DNS_LABEL_PATTERN, maxLength: 63, errorMessage: 'is not a namespace name', ...options });
-export const SecretName = (options: Described = {}) =>
-  Type.String({
+export const namespaceName = (options: Described = {}) =>
+  string({ pattern: DNS_LABEL_PATTERN, maxLength: 63, errorMessage: 'is not a namespace name', ...options });
+export const secretName = (options: Described = {}) =>
+  string({
     pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
     maxLength: 253,
     errorMessage: 'is not a Secret name',
     ...options,
   });
 /** `namespace/name`, each a DNS-1123 label as Multus requires of network names (parsePodNetworkObjectName). */
-export const NetworkName = () =>
-  Type.String({
+export const networkName = () =>
+  string({
     pattern: NETWORK_NAME_PATTERN,
     errorMessage:
       'is not namespace/name of a NetworkAttachmentDefinition ' +
@@ -35,48 +40,40 @@ export const NetworkName = () =>
       'where its admins could define it to run anything)',
   });
 
-/** A string from a closed list, as JSON Schema's `enum` (TypeBox's union of literals would be an `anyOf`). */
-export function StringEnum<const T extends readonly string[]>(values: T, options: Described = {}) {
-  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+/** A string from a closed list, as JSON Schema's `enum`. */
+export function stringEnum<const T extends readonly string[]>(values: T, options: Described = {}) {
+  return typed<T[number]>({ type: 'string', enum: [...values], ...options });
 }
 
 /** `schema` or null, as one `type: [kind, "null"]`, which the chart's docs and the loader read as one kind. */
-export function Nullable<T extends TSchema>(schema: T, options: Described = {}) {
-  const { type, ...rest } = JSON.parse(JSON.stringify(schema)) as { type: string };
-  return Type.Unsafe<Static<T> | null>({ ...options, type: [type, 'null'], ...rest });
+export function nullable<T extends SchemaNode>(schema: T, options: Described = {}): Schema<Infer<T> | null> {
+  const { type, ...rest } = schema;
+  return { ...options, type: [type as string, 'null'], ...rest };
 }
 
-/** A closed object: an unknown key under it is an error, in the loader and in helm. */
-export function Section<T extends Parameters<typeof Type.Object>[0]>(properties: T, options: Described = {}) {
-  return Type.Object(properties, { ...options, additionalProperties: false });
-}
-
-export const StringMap = (options: Described = {}) =>
-  Type.Unsafe<Record<string, string>>({ type: 'object', additionalProperties: { type: 'string' }, ...options });
-export const StringList = (options: Described = {}) => Type.Array(Type.String(), options);
-export const NonEmptyStringList = (options: Described = {}) =>
-  Type.Array(Type.String({ minLength: 1 }), { minItems: 1, ...options });
-export const ContainerName = (description: string) =>
-  Type.String({
+export const stringList = (options: Described = {}) => list(string(), options);
+export const nonEmptyStringList = (options: Described = {}) => list(nonEmptyString(), { minItems: 1, ...options });
+export const containerName = (description: string) =>
+  string({
     pattern: DNS_LABEL_PATTERN,
     maxLength: 63,
     errorMessage: 'is not a valid container name',
     description,
   });
 /** namespace/name of a ServiceAccount, each a DNS-1123 label (the username is system:serviceaccount:NS:NAME). */
-export const ServiceAccountName = (description: string) =>
-  Type.String({
+export const serviceAccountName = (description: string) =>
+  string({
     pattern: NETWORK_NAME_PATTERN,
     errorMessage: 'is not namespace/name of a ServiceAccount (lower-case DNS labels)',
     description,
   });
 /** 0 is root: the proxy and validator must never run as root. */
-export const NonRootId = (description: string) =>
-  Type.Integer({ minimum: 1, maximum: 2147483647, errorMessage: 'is not a non-root ID', description });
-export const Port = (description: string) =>
-  Type.Integer({ minimum: 1, maximum: 65535, errorMessage: 'is not a port (1-65535)', description });
-export const Image = (description: string) =>
-  Type.String({ minLength: 1, errorMessage: 'is not set; set the image this mesh really runs', description });
+export const nonRootId = (description: string) =>
+  integer({ minimum: 1, maximum: 2147483647, errorMessage: 'is not a non-root ID', description });
+export const portNumber = (description: string) =>
+  integer({ minimum: 1, maximum: 65535, errorMessage: 'is not a port (1-65535)', description });
+export const imageReference = (description: string) =>
+  string({ minLength: 1, errorMessage: 'is not set; set the image this mesh really runs', description });
 
 export {
   APP_PRIVILEGES,

@@ -5,11 +5,10 @@
  * depends on it: with `istio` and `linkerd` the mesh's own injector injects the proxy (meshgate is its companion), so
  * only the proxy's identity is configured here; with `custom` meshgate injects from the templates.
  */
-import type { Static } from '@sinclair/typebox';
+import type { Infer } from '../contract/shape.ts';
 import type {
   APP_PRIVILEGES,
   ContainerPortSchema,
-  EnvVarSchema,
   InitSchema,
   MeshgateConfigSchema,
   NATIVE_SIDECAR_MODES,
@@ -23,13 +22,12 @@ import type {
 export { ENFORCEMENT_LEVELS } from './enums.ts';
 import type { ENFORCEMENT_LEVELS } from './enums.ts';
 
-export type MeshgateConfig = Static<typeof MeshgateConfigSchema>;
-export type ProxyConfig = Static<typeof ProxySchema>;
-export type InitConfig = Static<typeof InitSchema>;
-export type ValidatorConfig = Static<typeof ValidatorSchema>;
-export type EnvVar = Static<typeof EnvVarSchema>;
-export type ContainerPort = Static<typeof ContainerPortSchema>;
-export type Resources = Static<typeof ResourcesSchema>;
+export type MeshgateConfig = Infer<typeof MeshgateConfigSchema>;
+export type ProxyConfig = Infer<typeof ProxySchema>;
+export type InitConfig = Infer<typeof InitSchema>;
+export type ValidatorConfig = Infer<typeof ValidatorSchema>;
+export type ContainerPort = Infer<typeof ContainerPortSchema>;
+export type Resources = Infer<typeof ResourcesSchema>;
 export type AmbientSelector = MeshgateConfig['ambient']['enablementSelectors'][number];
 
 export type RedirectMode = (typeof REDIRECT_MODES)[number];

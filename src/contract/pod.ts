@@ -1,5 +1,5 @@
 /**
- * The parts of a Pod meshgate reads, declared once (contract/shape.ts): the types below are inferred from this
+ * The parts of a Pod meshgate reads, declared once in the shape language (contract/shape.ts): the types below are inferred from this
  * declaration, and `parsePod` (src/pod/parse.ts) checks a value against the same declaration, so values of these types
  * come only from it. Admission bodies are JSON from the apiserver and every field a pod may carry must survive
  * untouched, so the mappings a patch passes through are open (their other fields are kept, typed unknown). Fields
@@ -7,10 +7,10 @@
  */
 import {
   boolean,
-  closed,
   type Infer,
   integer,
   list,
+  mapping,
   nonEmptyString,
   open,
   optional,
@@ -18,48 +18,48 @@ import {
   stringMap,
 } from './shape.ts';
 
-const strings = list(string);
+const strings = list(string());
 
-const CAPABILITIES = closed({ add: optional(strings), drop: optional(strings) });
+const CAPABILITIES = mapping({ add: optional(strings), drop: optional(strings) });
 
 const SECURITY_CONTEXT = open({
-  runAsUser: optional(integer),
-  runAsGroup: optional(integer),
-  runAsNonRoot: optional(boolean),
-  privileged: optional(boolean),
-  allowPrivilegeEscalation: optional(boolean),
+  runAsUser: optional(integer()),
+  runAsGroup: optional(integer()),
+  runAsNonRoot: optional(boolean()),
+  privileged: optional(boolean()),
+  allowPrivilegeEscalation: optional(boolean()),
   capabilities: optional(CAPABILITIES),
-  readOnlyRootFilesystem: optional(boolean),
+  readOnlyRootFilesystem: optional(boolean()),
 });
 
 const POD_SECURITY_CONTEXT = open({
-  runAsUser: optional(integer),
-  runAsGroup: optional(integer),
-  fsGroup: optional(integer),
-  supplementalGroups: optional(list(integer)),
+  runAsUser: optional(integer()),
+  runAsGroup: optional(integer()),
+  fsGroup: optional(integer()),
+  supplementalGroups: optional(list(integer())),
 });
 
 /** `valueFrom` and the rest are kept as they are. */
-const ENV_VAR = open({ name: string, value: optional(string) });
+const ENV_VAR = open({ name: string(), value: optional(string()) });
 
 const CONTAINER = open(
   {
-    name: nonEmptyString,
-    image: optional(string),
+    name: nonEmptyString(),
+    image: optional(string()),
     command: optional(strings),
     args: optional(strings),
     env: optional(list(ENV_VAR)),
-    restartPolicy: optional(string),
+    restartPolicy: optional(string()),
     securityContext: optional(SECURITY_CONTEXT),
     /** Ephemeral containers only: whose namespaces (processes) it shares (`kubectl debug --target`). */
-    targetContainerName: optional(string),
+    targetContainerName: optional(string()),
   },
-  'a container (a mapping)',
+  { what: 'a container (a mapping)' },
 );
 const CONTAINERS = list(CONTAINER);
 
-const REQUIREMENT = closed({ key: string, operator: string, values: optional(strings) });
-const SELECTOR_TERM = closed({
+const REQUIREMENT = mapping({ key: string(), operator: string(), values: optional(strings) });
+const SELECTOR_TERM = mapping({
   matchExpressions: optional(list(REQUIREMENT)),
   matchFields: optional(list(REQUIREMENT)),
 });
@@ -68,18 +68,18 @@ const POD_SPEC = open({
   containers: CONTAINERS,
   initContainers: optional(CONTAINERS),
   ephemeralContainers: optional(CONTAINERS),
-  volumes: optional(list(open({ name: string }))),
-  nodeName: optional(string),
-  hostNetwork: optional(boolean),
+  volumes: optional(list(open({ name: string() }))),
+  nodeName: optional(string()),
+  hostNetwork: optional(boolean()),
   securityContext: optional(POD_SECURITY_CONTEXT),
   /** A LocalObjectReference: Kubernetes defaults a missing name to "" (no Secret), so it may be absent. */
-  imagePullSecrets: optional(list(closed({ name: optional(string) }))),
+  imagePullSecrets: optional(list(mapping({ name: optional(string()) }))),
   affinity: optional(
     open({
       nodeAffinity: optional(
         open({
           requiredDuringSchedulingIgnoredDuringExecution: optional(
-            closed({ nodeSelectorTerms: optional(list(SELECTOR_TERM)) }),
+            mapping({ nodeSelectorTerms: optional(list(SELECTOR_TERM)) }),
           ),
         }),
       ),
@@ -89,20 +89,20 @@ const POD_SPEC = open({
 
 /** labels and annotations: the apiserver guarantees string values; anything else is named, never coerced. */
 const OBJECT_META = open({
-  labels: optional(stringMap),
-  annotations: optional(stringMap),
-  name: optional(string),
-  generateName: optional(string),
-  namespace: optional(string),
-  uid: optional(string),
+  labels: optional(stringMap()),
+  annotations: optional(stringMap()),
+  name: optional(string()),
+  generateName: optional(string()),
+  namespace: optional(string()),
+  uid: optional(string()),
 });
 
 /** The declaration parsePod checks. */
 export const POD = open({
   metadata: optional(OBJECT_META),
   spec: POD_SPEC,
-  apiVersion: optional(string),
-  kind: optional(string),
+  apiVersion: optional(string()),
+  kind: optional(string()),
 });
 
 export type Capabilities = Infer<typeof CAPABILITIES>;

@@ -5,7 +5,7 @@
  * what it will really do means reading its arguments as its own parser would.
  */
 
-export interface FlagSpec {
+export interface PflagSpec {
   /** Long name without dashes → kind; `list` flags accumulate comma-separated values. */
   readonly long: Readonly<Record<string, 'string' | 'bool' | 'list'>>;
   /** Shorthand letter → long name. */
@@ -22,7 +22,7 @@ export interface ReadFlags {
   missingValue: string[];
 }
 
-export function readFlags(args: readonly string[], spec: FlagSpec): ReadFlags {
+export function readFlags(args: readonly string[], spec: PflagSpec): ReadFlags {
   const out: ReadFlags = { values: new Map(), lists: new Map(), positionals: [], unknown: [], missingValue: [] };
   const set = (name: string, value: string) => {
     if (spec.long[name] !== 'list') {

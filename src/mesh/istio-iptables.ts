@@ -6,9 +6,9 @@
  * nothing while looking like istio-init, so both sources are read before anything is judged.
  */
 import type { Container, EnvVar } from '../contract/pod.ts';
-import { readFlags, goBool, type FlagSpec } from './flags.ts';
+import { readFlags, goBool, type PflagSpec } from './flags.ts';
 
-const SPEC: FlagSpec = {
+const SPEC: PflagSpec = {
   long: {
     'envoy-port': 'string',
     'inbound-capture-port': 'string',

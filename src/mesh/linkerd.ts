@@ -12,7 +12,7 @@ import { isLinkerdConfigMap, linkerdConfigImages } from './learn.ts';
 import type { Pod } from '../contract/pod.ts';
 import { addedCapabilities } from '../pod/security.ts';
 import { fromRepositories } from './images.ts';
-import { readFlags, goBool, type FlagSpec } from './flags.ts';
+import { readFlags, goBool, type PflagSpec } from './flags.ts';
 import {
   addCidrs as addCidrList,
   addPortRanges,
@@ -23,7 +23,7 @@ import {
 
 const CONFIG = 'config.linkerd.io';
 
-const INIT_FLAGS: FlagSpec = {
+const INIT_FLAGS: PflagSpec = {
   long: {
     'incoming-proxy-port': 'string',
     'outgoing-proxy-port': 'string',
@@ -53,7 +53,7 @@ const INIT_FLAGS: FlagSpec = {
   },
 };
 
-const VALIDATOR_FLAGS: FlagSpec = {
+const VALIDATOR_FLAGS: PflagSpec = {
   long: {
     'connect-addr': 'string',
     'listen-addr': 'string',

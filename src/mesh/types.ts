@@ -80,7 +80,10 @@ export interface MeshIdentity {
   images: { proxy: readonly string[]; init: readonly string[]; validator: readonly string[] };
 }
 
-/** A problem with a container, as one sentence; undefined when the container is what it claims to be. */
+/**
+ * A problem, as one sentence (or, from a container contract's field check, the words completing "its <field> …");
+ * undefined when there is none: the container is what it claims to be, the value is allowed.
+ */
 export type Problem = string | undefined;
 
 export interface MeshProfile {

@@ -3,16 +3,17 @@
  * manifests), so both refuse the same shapes with the same message. The apiserver only sends valid pods, but the
  * handlers are reachable by anything that can POST, manifests are hand-written, and every field meshgate reads or
  * patches must have the type it assumes — a `null` container or a string UID must be an error naming its path,
- * never an exception. What is checked is the pod's one declaration (src/contract/pod.ts, whose types are inferred
- * from it), compiled here once into a check per node; everything else a pod carries is kept as it is.
+ * never an exception. What is checked is the pod's one declaration (src/contract/pod.ts, in the shape language of
+ * src/contract/shape.ts, whose types are inferred from it), compiled here once into a check per node; everything else
+ * a pod carries is kept as it is.
  *
- * The checks walk the declaration's field tables. Written out field by field they were 0.38 µs per corpus pod
+ * The checks walk the declaration's nodes. Written out field by field they were 0.38 µs per corpus pod
  * against 0.87 µs for this walk: about 0.5 µs of the 60–200 µs of server CPU a review costs, inside what
  * `npm run bench -- --before` measures as the tree's noise (docs/benchmarks.md), so the declaration is what runs.
  */
 import { isObject } from '../util/json.ts';
 import { POD, type Pod } from '../contract/pod.ts';
-import type { Field, Mapping, Shape } from '../contract/shape.ts';
+import type { SchemaNode } from '../contract/shape.ts';
 
 export type ParsedPod = { ok: true; pod: Pod } | { ok: false; error: string };
 
@@ -61,12 +62,11 @@ function listOf(check: Check): Check {
 }
 
 /** Each field in the declaration's order; an optional field that is absent is skipped without a call. */
-function mapping(shape: Mapping): Check {
-  const entries = Object.entries(shape.fields);
-  const keys = entries.map(([k]) => k);
-  const checks = entries.map(([, f]) => compile(fieldShape(f)));
-  const required = entries.map(([, f]) => !('optional' in f));
-  const what = shape.what ?? 'a mapping';
+function mapping(node: SchemaNode, properties: Readonly<Record<string, SchemaNode>>): Check {
+  const keys = Object.keys(properties);
+  const checks = keys.map((k) => compile(properties[k]));
+  const required = keys.map((k) => node.required?.includes(k) === true);
+  const what = typeof node.what === 'string' ? node.what : 'a mapping';
   return (v, path) => {
     if (!isObject(v)) return expected(path, what, v);
     for (let i = 0; i < keys.length; i++) {
@@ -79,32 +79,64 @@ function mapping(shape: Mapping): Check {
   };
 }
 
-const fieldShape = (f: Field): Shape => ('optional' in f ? f.optional : f);
+/**
+ * The keywords this parser checks, each with the values it checks them for: a declaration that says more than this
+ * (a pattern, a range, a closed mapping) is refused when the module loads, never silently not checked.
+ */
+const CHECKED: Readonly<Record<string, (node: SchemaNode) => boolean>> = {
+  type: (n) => ['string', 'boolean', 'integer', 'array', 'object'].includes(n.type as string),
+  minLength: (n) => n.type === 'string' && n.minLength === 1,
+  items: (n) => n.type === 'array',
+  properties: (n) => n.type === 'object' && n.additionalProperties === undefined,
+  required: (n) => n.properties !== undefined,
+  additionalProperties: (n) => isStringMap(n),
+  what: (n) => n.properties !== undefined,
+  description: () => true,
+};
 
-function compile(shape: Shape): Check {
-  switch (shape.kind) {
+/** labels and annotations: a mapping of strings. */
+const isStringMap = (n: SchemaNode) =>
+  n.type === 'object' &&
+  n.properties === undefined &&
+  isObject(n.additionalProperties) &&
+  Object.keys(n.additionalProperties).length === 1 &&
+  n.additionalProperties.type === 'string';
+
+function compile(node: SchemaNode): Check {
+  for (const keyword of Object.keys(node))
+    if (!Object.hasOwn(CHECKED, keyword) || !CHECKED[keyword](node))
+      throw new Error(`src/pod/parse.ts does not check ${keyword} as ${JSON.stringify(node)} declares it`);
+  switch (node.type) {
     case 'string':
-      return string;
-    case 'nonEmptyString':
-      return nonEmptyString;
+      return node.minLength === 1 ? nonEmptyString : string;
     case 'boolean':
       return boolean;
     case 'integer':
       return integer;
-    case 'stringMap':
-      return stringMap;
-    case 'list':
-      return listOf(compile(shape.item));
-    case 'mapping':
-      return mapping(shape);
+    case 'array':
+      if (node.items) return listOf(compile(node.items));
+      break;
+    case 'object':
+      if (isStringMap(node)) return stringMap;
+      if (node.properties) return mapping(node, node.properties);
   }
+  throw new Error(`src/pod/parse.ts cannot check ${JSON.stringify(node)}`);
 }
 
-const pod = compile(POD);
+/**
+ * The check of a declaration, compiled once: the first problem of a value, its path prefixed with `where`, or
+ * undefined. Throws when the declaration says what this parser does not check.
+ */
+export function compileShape(node: SchemaNode): (value: unknown, where: string) => string | undefined {
+  const check = compile(node);
+  // The second pass meets the same first problem (the checks are pure) and names its path.
+  return (value, where) => (check(value, null) === undefined ? undefined : check(value, where));
+}
+
+const pod = compileShape(POD);
 
 /** `where` prefixes the paths in messages (`request.object`, `Deployment web: spec.template`). */
 export function parsePod(value: unknown, where = 'pod'): ParsedPod {
-  // The second pass meets the same first problem (the checks are pure) and names its path.
-  const error = pod(value, null) === undefined ? undefined : pod(value, where);
+  const error = pod(value, where);
   return error === undefined ? { ok: true, pod: value as Pod } : { ok: false, error };
 }

@@ -31,7 +31,7 @@ export interface OverloadGuard {
    * Counts a review whose body is in until its answer is written; returns the 429 to throw instead when
    * maxInflightReviews are already in flight. Called first thing in the route (a hook costs more).
    */
-  admitReview(request: FastifyRequest, reply: FastifyReply): Refusal | null;
+  admitReview(request: FastifyRequest, reply: FastifyReply): OverloadError | null;
   inflight(): { reviews: number; bodyBytes: number };
   /** Counts a connection node dropped at maxConnections (wire to the server's 'drop' event). */
   connectionDropped(): void;
@@ -39,9 +39,9 @@ export interface OverloadGuard {
   connectionRefused(limit: string): void;
 }
 
-export type Refusal = Error & { statusCode: number; code: string };
+export type OverloadError = Error & { statusCode: number; code: string };
 
-function refusal(message: string): Refusal {
+function refusal(message: string): OverloadError {
   return Object.assign(new Error(message), { statusCode: 429, code: 'overloaded' });
 }
 

@@ -32,7 +32,7 @@ export interface RotationPolicy {
   reportEveryMs: number;
 }
 
-export type Step =
+export type RotationStep =
   | { kind: 'renew-leaf' }
   | { kind: 'prepare'; why: 'ca_due' | 'ca_not_p256' }
   /** `ca`: the prepared CA that now signs. */
@@ -72,7 +72,7 @@ export function laggards(s: TrustState, now: number, policy: RotationPolicy): st
     .sort();
 }
 
-export function nextStep(s: TrustState, c: PlanContext): Step | undefined {
+export function nextStep(s: TrustState, c: PlanContext): RotationStep | undefined {
   const old = s.retiring;
   if (old) {
     if (c.now >= old.validToDate.getTime()) return { kind: 'retire', why: 'old_ca_expired', old };
@@ -99,7 +99,7 @@ export function nextStep(s: TrustState, c: PlanContext): Step | undefined {
  * the time of writing (it adopts the result only afterwards); reports of replicas gone for longer than the
  * timeout are dropped, and a state that is no longer rotating keeps none.
  */
-export function applyStep(s: TrustState, step: Step, c: PlanContext, sans: readonly string[]): TrustState {
+export function applyStep(s: TrustState, step: RotationStep, c: PlanContext, sans: readonly string[]): TrustState {
   const { now, policy } = c;
   const leafFrom = (ca: TrustState['signer']) => {
     const p = issueLeaf(ca, sans, policy.leafLifetimeMs, now);

@@ -26,7 +26,7 @@ import {
   promoteDue,
   type PlanContext,
   type RotationPolicy,
-  type Step,
+  type RotationStep,
 } from './rotation.ts';
 import { X509Certificate } from 'node:crypto';
 import { errorFields } from '../log/fields.ts';
@@ -198,7 +198,7 @@ export class SecretSource extends PairSource {
   }
 
   /** Says why a rotation is not moving on (once per bundle for the caBundle, every sync for replicas). */
-  #explainWait(state: TrustState, ctx: PlanContext, step: Step | undefined): void {
+  #explainWait(state: TrustState, ctx: PlanContext, step: RotationStep | undefined): void {
     if (
       state.next &&
       promoteDue(state, ctx.now, this.#policy) &&
@@ -221,7 +221,7 @@ export class SecretSource extends PairSource {
     }
   }
 
-  #logStep(step: Step, before: TrustState, after: TrustState): void {
+  #logStep(step: RotationStep, before: TrustState, after: TrustState): void {
     const log = this.#o.log;
     if (!log) return;
     const bundle = trustedCAs(after).map(cn);

@@ -2,10 +2,10 @@
  * What the steps of `meshgate uninstall` (run.ts, leftovers.ts) share: the options, how long a deleted admission
  * policy may still refuse, and the error that stops a run with its reason.
  */
-import type { Names } from './plan.ts';
+import type { ReleaseNames } from './plan.ts';
 
 export interface UninstallOptions {
-  names: Names;
+  names: ReleaseNames;
   dryRun: boolean;
   /** How long to wait for meshgate's pods to be gone. */
   timeoutMs: number;

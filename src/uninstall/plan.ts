@@ -4,7 +4,8 @@
  * src/node/quarantine.ts), the Secrets and the Lease its components created, its own bare pods (quarantine probes,
  * a failed `helm test` pod), and app pods it pinned to verified nodes that no node will ever be again.
  */
-import type { V1Node, V1OwnerReference, V1Pod, V1Secret, V1Taint } from '@kubernetes/client-node';
+import type { V1Node, V1Pod, V1Secret, V1Taint } from '@kubernetes/client-node';
+import { controllerOf } from '../check/records.ts';
 import { CONDITION_TYPE, EVIDENCE_ANNOTATION, UNVERIFIED_TAINT, VERIFIED_LABEL } from '../contract/node.ts';
 import { QUARANTINE_ANNOTATION, QUARANTINE_HISTORY_ANNOTATION } from '../node/quarantine.ts';
 import { PROBE_LABEL } from '../repair/quarantine/probe-pod.ts';
@@ -15,7 +16,7 @@ export const MADE_BY_MESHGATE = { key: 'app.kubernetes.io/managed-by', value: 'm
 const CERT_MANAGER_CERTIFICATE = 'cert-manager.io/certificate-name';
 
 /** The chart's names for one release (charts/meshgate/templates/_helpers.tpl), from its full name. */
-export interface Names {
+export interface ReleaseNames {
   namespace: string;
   /** The chart's full name: the webhook Deployment, its Service and both webhook configurations. */
   name: string;
@@ -31,7 +32,7 @@ export interface Names {
   testPod: string;
 }
 
-export function chartNames(namespace: string, name: string, markSecret?: string): Names {
+export function chartNames(namespace: string, name: string, markSecret?: string): ReleaseNames {
   return {
     namespace,
     name,
@@ -116,18 +117,13 @@ export function pinnedByMeshgate(pod: V1Pod): boolean {
   );
 }
 
-/** The pod's controller (a DaemonSet, ReplicaSet, Job, …), which recreates it when it is deleted. */
-export function controllerOf(pod: V1Pod): V1OwnerReference | undefined {
-  return pod.metadata?.ownerReferences?.find((o) => o.controller === true);
-}
-
 /**
  * The meshgate workload a pod of its namespace belongs to: the node agent DaemonSet's pods name it as their owner;
  * a Deployment's pods name its ReplicaSet, `<deployment>-<pod-template-hash>` (the hash is the pod's label), so
  * names sharing a prefix (meshgate, meshgate-repair-controller) are told apart exactly.
  */
-export function workloadOf(pod: V1Pod, n: Names): string | undefined {
-  const owner = controllerOf(pod);
+export function meshgateWorkloadOf(pod: V1Pod, n: ReleaseNames): string | undefined {
+  const owner = controllerOf(pod.metadata?.ownerReferences);
   if (!owner) return undefined;
   if (owner.kind === 'DaemonSet') return owner.name === n.nodeAgent ? n.nodeAgent : undefined;
   const hash = pod.metadata?.labels?.['pod-template-hash'];
@@ -136,15 +132,15 @@ export function workloadOf(pod: V1Pod, n: Names): string | undefined {
 }
 
 /** meshgate's own bare pods, which nothing deletes: quarantine probe pods, a failed `helm test` pod. */
-export function ownBarePod(pod: V1Pod, n: Names): boolean {
-  if (controllerOf(pod)) return false;
+export function ownBarePod(pod: V1Pod, n: ReleaseNames): boolean {
+  if (controllerOf(pod.metadata?.ownerReferences)) return false;
   return pod.metadata?.labels?.[PROBE_LABEL] === 'true' || pod.metadata?.name === n.testPod;
 }
 
 export type Ownership = { ours: true; by: string } | { ours: false; why: string };
 
 /** Whether meshgate made this Secret (or Lease): only then does uninstall delete it. */
-export function madeByMeshgate(o: V1Secret | { metadata?: V1Secret['metadata'] }, n: Names): Ownership {
+export function madeByMeshgate(o: V1Secret | { metadata?: V1Secret['metadata'] }, n: ReleaseNames): Ownership {
   const meta = o.metadata;
   if (meta?.labels?.[MADE_BY_MESHGATE.key] === MADE_BY_MESHGATE.value) return { ours: true, by: 'meshgate' };
   if (meta?.name === n.tlsSecret && meta.annotations?.[CERT_MANAGER_CERTIFICATE] === n.certificate)

@@ -21,14 +21,14 @@ import { describeKubeError } from '../kube/errors.ts';
 import type { UninstallApi } from './kube-api.ts';
 import { deleteReports, enforcementLabels, keptRecords } from './leftovers.ts';
 import { POLICY_GRACE_MS, sleeper, Stop, type UninstallOptions } from './options.ts';
+import { controllerOf } from '../check/records.ts';
 import {
-  controllerOf,
   madeByMeshgate,
-  type Names,
+  type ReleaseNames,
   nodeCleanup,
   ownBarePod,
   pinnedByMeshgate,
-  workloadOf,
+  meshgateWorkloadOf,
 } from './plan.ts';
 
 export type { UninstallOptions } from './options.ts';
@@ -82,7 +82,7 @@ export async function uninstall(api: UninstallApi, o: UninstallOptions): Promise
   }
 }
 
-async function refuseWhileInstalled(api: UninstallApi, n: Names): Promise<void> {
+async function refuseWhileInstalled(api: UninstallApi, n: ReleaseNames): Promise<void> {
   const configs = await api.webhookConfigurations(n.name);
   const live: string[] = configs.map((kind) => `${kind} ${n.name}`);
   for (const [kind, name] of [
@@ -111,12 +111,12 @@ async function stopOwnPods(api: UninstallApi, o: UninstallOptions): Promise<numb
     o.out(`  pod ${podName(pod)}: ${o.dryRun ? 'would delete' : 'deleted'} (meshgate's own, no controller)`);
   }
   for (;;) {
-    const running = (await api.pods(n.namespace)).filter((p) => workloadOf(p, n) !== undefined);
+    const running = (await api.pods(n.namespace)).filter((p) => meshgateWorkloadOf(p, n) !== undefined);
     if (running.length === 0) {
       o.out('  meshgate workloads: stopped, no pod left');
       return bare.length;
     }
-    const names = running.map((p) => `${p.metadata?.name} (${workloadOf(p, n)})`).join(', ');
+    const names = running.map((p) => `${p.metadata?.name} (${meshgateWorkloadOf(p, n)})`).join(', ');
     if (o.dryRun) {
       o.out(`  meshgate workloads: would wait for ${running.length} pod(s) to stop: ${names}`);
       return bare.length;
@@ -182,7 +182,8 @@ async function unpinPods(api: UninstallApi, o: UninstallOptions): Promise<{ dele
   let deleted = 0;
   const bare: string[] = [];
   for (const pod of (await api.unboundPendingPods()).filter(pinnedByMeshgate)) {
-    const owner = controllerOf(pod);
+    // The pod's controller (a DaemonSet, ReplicaSet, Job, …) recreates it when it is deleted.
+    const owner = controllerOf(pod.metadata?.ownerReferences);
     if (!owner) {
       bare.push(podName(pod));
       continue;

@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import type { NetworkInterfaceInfo } from 'node:os';
 import { isLoopback } from './checks.ts';
 import { formatHostPort } from './listener.ts';
-import type { Endpoint } from './options.ts';
+import type { ProbeEndpoint } from './options.ts';
 import type { ValidatorReason } from './reasons.ts';
 
 /** TCP to port 53 is what the DNS-capture rule redirects; any other port is not redirected from loopback. */
@@ -40,7 +40,7 @@ export const AMBIENT_RETRY_INTERVAL_MS = 100;
 const ATTEMPT_MS = 1_000;
 
 export interface AmbientOptions {
-  readonly probe: Endpoint;
+  readonly probe: ProbeEndpoint;
   readonly timeoutMs: number;
   readonly retryIntervalMs: number;
 }
@@ -60,7 +60,7 @@ type Attempt = { kind: 'connected'; client: string } | { kind: 'failed'; code: s
 export interface AmbientDeps {
   readonly now?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
-  readonly attempt?: (probe: Endpoint, waitMs: number) => Promise<Attempt>;
+  readonly attempt?: (probe: ProbeEndpoint, waitMs: number) => Promise<Attempt>;
 }
 
 /**
@@ -68,7 +68,9 @@ export interface AmbientDeps {
  * loopback (an IPv6-only pod, where Istio installs only the ip6tables rules): then the pod's own first global IPv6
  * address, port 53 — the v6 rule exempts only ::1 and, without rules, the address is the pod's own, so nothing leaves.
  */
-export function ambientProbeFor(interfaces: Readonly<Record<string, NetworkInterfaceInfo[] | undefined>>): Endpoint {
+export function ambientProbeFor(
+  interfaces: Readonly<Record<string, NetworkInterfaceInfo[] | undefined>>,
+): ProbeEndpoint {
   const all = Object.values(interfaces).flatMap((list) => list ?? []);
   const v4 = all.some((a) => a.family === 'IPv4' && !a.internal);
   const v6 = all.find((a) => a.family === 'IPv6' && !a.internal && !a.address.toLowerCase().startsWith('fe80:'));
@@ -80,7 +82,7 @@ export function ambientProbeFor(interfaces: Readonly<Record<string, NetworkInter
  * Why `probe` cannot serve as the ambient probe, as a sentence naming the flag; undefined when it can. `local`: the
  * pod's own addresses (a non-loopback probe must be one, or an unredirected probe would leave the pod).
  */
-export function ambientProbeProblem(probe: Endpoint, local: readonly string[]): string | undefined {
+export function ambientProbeProblem(probe: ProbeEndpoint, local: readonly string[]): string | undefined {
   if (probe.port !== AMBIENT_PROBE_PORT)
     return `--probe-address port ${probe.port}: with --ambient it must be ${AMBIENT_PROBE_PORT}, the only port the ambient rules redirect from inside the pod`;
   if (probe.host === '127.0.0.1' || probe.host === '::1')
@@ -130,7 +132,7 @@ export async function validateAmbient(opts: AmbientOptions, deps: AmbientDeps = 
 }
 
 /** One TCP handshake, closed as soon as it completes (no byte sent: ztunnel's DNS server does nothing upstream). */
-function handshake(probe: Endpoint, waitMs: number): Promise<Attempt> {
+function handshake(probe: ProbeEndpoint, waitMs: number): Promise<Attempt> {
   return new Promise((resolve) => {
     const socket = connect({ host: probe.host, port: probe.port, family: probe.family, noDelay: true });
     const settle = (a: Attempt) => {

@@ -5,7 +5,7 @@
  * free for the real proxy.
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { HELLO_BYTES, proofFor, type Answerer, type Role } from './proof.ts';
+import { HELLO_BYTES, proofFor, type Answerer, type ListenerRole } from './proof.ts';
 
 export interface ProofListener extends Answerer {
   /** Hellos answered with a proof; lets a result say whether anything arrived at all. */
@@ -14,7 +14,12 @@ export interface ProofListener extends Answerer {
 }
 
 /** Binds host:port and answers hellos as `role`. Rejects with the listen error (EADDRINUSE, EADDRNOTAVAIL, …). */
-export function startProofListener(role: Role, host: string, port: number, key: Buffer): Promise<ProofListener> {
+export function startProofListener(
+  role: ListenerRole,
+  host: string,
+  port: number,
+  key: Buffer,
+): Promise<ProofListener> {
   const sockets = new Set<Socket>();
   let answered = 0;
   const address = formatHostPort(host, port);

@@ -5,7 +5,7 @@
  */
 import { isIPv4, isIPv6 } from 'node:net';
 
-export interface Endpoint {
+export interface ProbeEndpoint {
   /** An IP literal (no DNS: a lookup would itself be traffic and could be redirected or fail on its own). */
   readonly host: string;
   readonly port: number;
@@ -30,7 +30,7 @@ export interface ValidateOptions {
    */
   readonly inboundPort: number | null;
   /** Where the probe connection is addressed. With working redirection nothing ever reaches it. */
-  readonly probe: Endpoint;
+  readonly probe: ProbeEndpoint;
   readonly scope: ProbeScope;
   /** The probe's source address; null leaves it to the kernel (the pod IP for an external probe). */
   readonly sourceAddress: string | null;
@@ -99,7 +99,7 @@ export function defaultSourceAddress(family: 4 | 6, scope: ProbeScope): string |
 }
 
 /** Parses "IP:PORT" or "[IPv6]:PORT". Returns an error message instead of throwing. */
-export function parseEndpoint(text: string): Endpoint | string {
+export function parseEndpoint(text: string): ProbeEndpoint | string {
   const m = /^\[([^\]]+)\]:(\d+)$/.exec(text) ?? /^([^:[\]]+):(\d+)$/.exec(text);
   if (!m) return `"${text}" is not IP:PORT (write IPv6 as [addr]:port)`;
   const [, host, portText] = m;

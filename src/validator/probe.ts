@@ -5,7 +5,7 @@
  */
 import { connect } from 'node:net';
 import { formatHostPort } from './listener.ts';
-import type { Endpoint } from './options.ts';
+import type { ProbeEndpoint } from './options.ts';
 import { helloFor, PROOF_BYTES, whoAnswered, type Answerer, type Secret } from './proof.ts';
 
 export type ProbeOutcome =
@@ -19,7 +19,7 @@ export type ProbeOutcome =
   | { readonly kind: 'timed_out'; readonly connected: boolean; readonly waitedMs: number };
 
 export interface ProbePlan {
-  readonly target: Endpoint;
+  readonly target: ProbeEndpoint;
   /** null: the kernel picks the source address. */
   readonly source: string | null;
   /** The listeners whose proof counts as an answer. */

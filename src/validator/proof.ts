@@ -28,11 +28,11 @@ export interface Secret {
  * Which of the validator's listeners answered: `outbound`/`inbound` are the proxy's capture ports (a redirected
  * probe), `destination` is the stand-in bound at the probe address itself (a probe that was not redirected).
  */
-export type Role = 'outbound' | 'inbound' | 'destination';
+export type ListenerRole = 'outbound' | 'inbound' | 'destination';
 
 /** One answering listener, as both sides name it: its role and the "host:port" it is bound to. */
 export interface Answerer {
-  readonly role: Role;
+  readonly role: ListenerRole;
   readonly address: string;
 }
 

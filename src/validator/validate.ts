@@ -7,9 +7,9 @@
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { classify, type ClassifyContext } from './classify.ts';
 import { formatHostPort, startProofListener, type ProofListener } from './listener.ts';
-import { EXTERNAL_SYN_WINDOW_MS, type Endpoint, type ValidateOptions } from './options.ts';
+import { EXTERNAL_SYN_WINDOW_MS, type ProbeEndpoint, type ValidateOptions } from './options.ts';
 import { runProbe } from './probe.ts';
-import { createSecret, type Role } from './proof.ts';
+import { createSecret, type ListenerRole } from './proof.ts';
 import type { ValidatorReason } from './reasons.ts';
 
 export type ValidateResult =
@@ -18,7 +18,7 @@ export type ValidateResult =
       readonly elapsedMs: number;
       /** "host:port" of the listener that answered, and which capture port it stands in for. */
       readonly listener: string;
-      readonly role: Exclude<Role, 'destination'>;
+      readonly role: Exclude<ListenerRole, 'destination'>;
       /** The probe's own end of the connection, as the listener saw it. */
       readonly client: string;
     }
@@ -46,7 +46,7 @@ export async function validateRedirect(opts: ValidateOptions, deps: RedirectProb
   let destination: ProofListener | undefined;
   try {
     const secret = createSecret(deps.randomBytes ?? cryptoRandomBytes);
-    const ports: Array<[Exclude<Role, 'destination'>, number | null]> = [
+    const ports: Array<[Exclude<ListenerRole, 'destination'>, number | null]> = [
       ['outbound', opts.outboundPort],
       ['inbound', opts.inboundPort],
     ];
@@ -99,7 +99,7 @@ function listenFailure(where: string, err: NodeJS.ErrnoException): string {
 }
 
 /** Binding the probe address is the locality check: nothing has been sent when it fails. */
-function destinationFailure(probe: Endpoint, err: NodeJS.ErrnoException): [ValidatorReason, string] {
+function destinationFailure(probe: ProbeEndpoint, err: NodeJS.ErrnoException): [ValidatorReason, string] {
   const where = formatEndpoint(probe);
   if (err.code === 'EADDRNOTAVAIL') {
     return [
@@ -123,6 +123,6 @@ function identity(): string {
   return `uid ${process.getuid?.() ?? '?'} gid ${process.getgid?.() ?? '?'}`;
 }
 
-export function formatEndpoint(e: Endpoint): string {
+export function formatEndpoint(e: ProbeEndpoint): string {
   return formatHostPort(e.host, e.port);
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { memoryIO } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
-import { parseNodeAgentArgs, run } from '../../src/cli/node-agent.ts';
+import { parseNodeAgentArgs, nodeAgentCommand } from '../../src/cli/node-agent.ts';
 
 const IN_CLUSTER = { NODE_NAME: 'node-a', KUBERNETES_SERVICE_HOST: '10.0.0.1' };
 
@@ -170,7 +170,7 @@ describe('node-agent flags', () => {
     },
   ])('usage error: $err', async ({ argv, env, err }) => {
     const io = memoryIO('', env as Record<string, string>);
-    expect(await run(argv, io)).toBe(2);
+    expect(await nodeAgentCommand(argv, io)).toBe(2);
     expect(io.err).toMatch(err);
     expect(io.err).toContain('usage: meshgate node-agent');
   });
@@ -227,7 +227,7 @@ describe('node-agent flags', () => {
     [['--config', '/nonexistent/meshgate.yaml'], /cannot read/],
   ])('config error, exit 2: %s', async (argv, err) => {
     const io = memoryIO('', IN_CLUSTER);
-    expect(await run(argv, io)).toBe(2);
+    expect(await nodeAgentCommand(argv, io)).toBe(2);
     expect(io.err).toMatch(err);
   });
 
@@ -237,7 +237,7 @@ describe('node-agent flags', () => {
       const file = join(dir, 'config.yaml');
       writeFileSync(file, 'mesh: istio\nproxy:\n  image: x/y:1\n');
       const io = memoryIO('', IN_CLUSTER);
-      expect(await run(['--config', file], io)).toBe(2);
+      expect(await nodeAgentCommand(['--config', file], io)).toBe(2);
       expect(io.err).toContain('proxy.image: not used with mesh istio');
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { memoryIO } from '../../src/cli/io.ts';
-import { run } from '../../src/cli/validate-redirect.ts';
+import { validateRedirectCommand } from '../../src/cli/validate-redirect.ts';
 import { decideRepair } from '../../src/repair/failed/decide.ts';
 import { VALIDATION_FAILURES } from '../../src/repair/failed/failures.ts';
 import { cfg } from '../inject/fixtures.ts';
@@ -22,7 +22,7 @@ describe('an ambient pod whose validator failed', () => {
     const log = join(dir, 'termination-log');
     writeFileSync(log, '');
     const io = memoryIO('', { NODE_NAME: 'node-a' });
-    const code = await run(['--ambient', '--timeout', '300ms', '--termination-log', log], io);
+    const code = await validateRedirectCommand(['--ambient', '--timeout', '300ms', '--termination-log', log], io);
     const message = readFileSync(log, 'utf8');
     rmSync(dir, { recursive: true, force: true });
     expect(code, io.err).toBe(42);

@@ -11,7 +11,7 @@ import { judgeEnforcement } from '../../src/check/judge-levels.ts';
 import { entryLevel, optedInNamespaces } from '../../src/check/judge-namespaces.ts';
 import { PodTally } from '../../src/check/judge-pods.ts';
 import type { PodRecord } from '../../src/check/facts.ts';
-import { auditReport, type Names, type Report } from '../../src/check/report.ts';
+import { auditReport, type InstalledNames, type Report } from '../../src/check/report.ts';
 import { renderTable } from '../../src/check/render.ts';
 import { NodeFactStore } from '../../src/facts/node-facts.ts';
 import { decide } from '../../src/policy/mutate/decide.ts';
@@ -213,7 +213,12 @@ describe('the audit report is a checklist per workload (issue 31 §4)', () => {
       ],
     });
     const report: Report = auditReport({
-      context: { mesh: 'custom', names: { namespace: 'meshgate' } as Names, configSource: 'test', checkedAt: '' },
+      context: {
+        mesh: 'custom',
+        names: { namespace: 'meshgate' } as InstalledNames,
+        configSource: 'test',
+        checkedAt: '',
+      },
       results: [would],
     });
     expect(renderTable(report)).toContain(

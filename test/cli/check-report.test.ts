@@ -30,11 +30,11 @@ import {
   CHECKS,
   exitCode,
   SECTIONS,
-  type Names,
+  type InstalledNames,
   type Report,
 } from '../../src/check/report.ts';
 import { runCheck } from '../../src/check/run.ts';
-import { run } from '../../src/cli/check.ts';
+import { checkCommand } from '../../src/cli/check.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { CONDITION_TYPE, EVIDENCE_ANNOTATION, VERIFIED_LABEL } from '../../src/contract/node.ts';
 import { testConfig } from '../support/config.ts';
@@ -42,7 +42,7 @@ import { judgeAppPrivileges } from '../../src/check/run.ts';
 import { issueCA, issueLeaf } from '../../src/tls/authority.ts';
 import { freePort } from '../e2e/harness/net.ts';
 
-const NAMES: Names = {
+const NAMES: InstalledNames = {
   namespace: 'meshgate',
   webhookConfig: 'meshgate',
   nodeAgent: 'meshgate-node-agent',
@@ -306,7 +306,7 @@ describe('meshgate check: exit 2 for usage, configuration and connection errors,
   };
   const cli = async (args: string[], env: Record<string, string> = { HOME: dir }) => {
     const io = memoryIO('', env);
-    const code = await run(args, io);
+    const code = await checkCommand(args, io);
     return { code, out: io.out, err: io.err };
   };
 

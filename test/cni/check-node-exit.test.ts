@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { run } from '../../src/cli/check-node.ts';
+import { checkNodeCommand } from '../../src/cli/check-node.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { nodeDirs, type NodeDirs } from './helpers.ts';
 
@@ -92,7 +92,7 @@ describe('check-node turns an unexpected exception into exit 2', () => {
     io.stdout = () => {
       throw new Error('EPIPE: broken pipe, write\n    at a stack frame');
     };
-    const code = await run(
+    const code = await checkNodeCommand(
       ['--cni-conf-dir', dirs.confDir, '--cni-bin-dir', dirs.binDir, '--plugin-type', 'istio-cni'],
       io,
     );

@@ -1,7 +1,7 @@
-/** `meshgate check-node` through run(argv, memoryIO()): output for people, JSON, exit codes. */
+/** `meshgate check-node` through checkNodeCommand(argv, memoryIO()): output for people, JSON, exit codes. */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { run } from '../../src/cli/check-node.ts';
+import { checkNodeCommand } from '../../src/cli/check-node.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import { LINE_SPLIT_DIR, nodeDirs, type NodeDirs } from './helpers.ts';
@@ -19,7 +19,10 @@ function layout(files: Record<string, string>, bins = ['calico', 'portmap', 'ist
 describe('meshgate check-node', () => {
   it('exit 0 and a readable account when verified', async () => {
     const io = memoryIO();
-    const code = await run(layout({ '10-calico.conflist': 'corpus:istio__10-calico.conflist-istioconfig' }), io);
+    const code = await checkNodeCommand(
+      layout({ '10-calico.conflist': 'corpus:istio__10-calico.conflist-istioconfig' }),
+      io,
+    );
     expect(code).toBe(0);
     expect(io.out).toContain('Runtime:    containerd (max_conf_num 1)');
     expect(io.out).toMatch(/\* 10-calico\.conflist\s+LOADED/);
@@ -34,7 +37,7 @@ describe('meshgate check-node', () => {
       '00-multus.conf': 'corpus:multus__00-multus.conf',
       '10-calico.conflist': 'corpus:istio__10-calico.conflist-istioconfig',
     });
-    expect(await run(argv, io)).toBe(1);
+    expect(await checkNodeCommand(argv, io)).toBe(1);
     expect(io.out).toMatch(/\* 00-multus\.conf\s+LOADED/);
     expect(io.out).toMatch(/10-calico\.conflist\s+not considered \(beyond max_conf_num 1\)/);
     expect(io.out).toContain('NOT VERIFIED (mesh_plugin_missing)');
@@ -47,7 +50,7 @@ describe('meshgate check-node', () => {
 
   it('without Multus the advice for a missing plugin warns before deleting anything', async () => {
     const io = memoryIO();
-    expect(await run(layout({ '10-calico.conflist': 'corpus:istio__calico.conflist' }), io)).toBe(1);
+    expect(await checkNodeCommand(layout({ '10-calico.conflist': 'corpus:istio__calico.conflist' }), io)).toBe(1);
     expect(io.out).toContain('What to do:  Let the mesh CNI installer add its plugin to the file listed');
     expect(io.out).toContain('Do not delete the file listed without knowing whose it is');
   });
@@ -58,17 +61,20 @@ describe('meshgate check-node', () => {
       '00-broken.conf': 'corpus:istio__non_json.conf',
       '10-calico.conflist': 'corpus:istio__10-calico.conflist-istioconfig',
     });
-    expect(await run([...argv, '--runtime', 'crio'], io)).toBe(0);
+    expect(await checkNodeCommand([...argv, '--runtime', 'crio'], io)).toBe(0);
     expect(io.out).toMatch(/00-broken\.conf\s+does not parse \(error parsing configuration: invalid character/);
     const containerd = memoryIO();
-    expect(await run(argv, containerd)).toBe(1);
+    expect(await checkNodeCommand(argv, containerd)).toBe(1);
     expect(containerd.out).toContain('(unparsable_first_file)');
   });
 
   it('--output json prints the Verdict', async () => {
     const io = memoryIO();
     expect(
-      await run([...layout({ '10-calico.conflist': 'corpus:istio__calico.conflist' }), '--output', 'json'], io),
+      await checkNodeCommand(
+        [...layout({ '10-calico.conflist': 'corpus:istio__calico.conflist' }), '--output', 'json'],
+        io,
+      ),
     ).toBe(1);
     const verdict = JSON.parse(io.out);
     expect(verdict).toMatchObject({
@@ -87,10 +93,10 @@ describe('meshgate check-node', () => {
   it('a missing conf dir is a verdict (exit 1); an unreadable one an I/O error (exit 2)', async () => {
     const base = layout({});
     const missing = memoryIO();
-    expect(await run([...base, '--cni-conf-dir', join(dirs.root, 'absent')], missing)).toBe(1);
+    expect(await checkNodeCommand([...base, '--cni-conf-dir', join(dirs.root, 'absent')], missing)).toBe(1);
     expect(missing.out).toContain('(no_config)');
     const notADir = memoryIO();
-    expect(await run([...base, '--cni-conf-dir', dirs.bin('calico')], notADir)).toBe(2);
+    expect(await checkNodeCommand([...base, '--cni-conf-dir', dirs.bin('calico')], notADir)).toBe(2);
     expect(notADir.err).toMatch(/cannot read .*ENOTDIR/);
   });
 
@@ -107,7 +113,7 @@ describe('meshgate check-node', () => {
     { argv: ['--plugin-type', 'istio-cni', '--bogus'], err: /bogus/ },
   ])('usage error $argv → exit 2', async ({ argv, err }) => {
     const io = memoryIO();
-    expect(await run(argv, io)).toBe(2);
+    expect(await checkNodeCommand(argv, io)).toBe(2);
     expect(io.err).toMatch(err);
     expect(io.err).toContain('usage: meshgate check-node');
   });
@@ -122,14 +128,14 @@ describe('meshgate check-node', () => {
       ['containerd://2.1.4', 0, 'VERIFIED (verified)', 'libcni:     1.3 (containerd://2.1.4)'],
     ])('--runtime %s → exit %i', async (runtime, code, verdict, line) => {
       const io = memoryIO();
-      expect(await run([...lineSplit(), '--runtime', runtime], io)).toBe(code);
+      expect(await checkNodeCommand([...lineSplit(), '--runtime', runtime], io)).toBe(code);
       expect(io.out).toContain(verdict);
       expect(io.out).toContain(line);
     });
 
     it('without a version every line must agree: exit 1, and what each line loads is shown', async () => {
       const io = memoryIO();
-      expect(await run([...lineSplit(), '--runtime', 'crio'], io)).toBe(1);
+      expect(await checkNodeCommand([...lineSplit(), '--runtime', 'crio'], io)).toBe(1);
       expect(io.out).toContain('NOT VERIFIED (libcni_lines_disagree)');
       expect(io.out).toContain("libcni:     every line (1.1, 1.2, 1.3): the runtime's is not known");
       expect(io.out).toContain('  1.1  mesh_plugin_missing (20-plain.conflist: bridge)');
@@ -138,7 +144,9 @@ describe('meshgate check-node', () => {
 
     it('--libcni names the line; the JSON evidence records it', async () => {
       const io = memoryIO();
-      expect(await run([...lineSplit(), '--runtime', 'crio', '--libcni', '1.3', '--output', 'json'], io)).toBe(0);
+      expect(
+        await checkNodeCommand([...lineSplit(), '--runtime', 'crio', '--libcni', '1.3', '--output', 'json'], io),
+      ).toBe(0);
       expect(JSON.parse(io.out).evidence).toMatchObject({ runtime: 'crio', libcni: '1.3', file: '10-meshed.conflist' });
     });
   });

@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { run } from '../../src/cli/check-node.ts';
+import { checkNodeCommand } from '../../src/cli/check-node.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { readSnapshot } from '../../src/cni/snapshot.ts';
 import type { Runtime } from '../../src/cni/types.ts';
@@ -137,7 +137,7 @@ describe('Cilium with cni.exclusive=true', () => {
       CILIUM_BINS,
     );
     const io = memoryIO();
-    const code = await run(
+    const code = await checkNodeCommand(
       ['--cni-conf-dir', d.confDir, '--cni-bin-dir', d.binDir, '--plugin-type', 'istio-cni', '--libcni', '1.3'],
       io,
     );
@@ -206,7 +206,7 @@ describe('check-node and Multus', () => {
       ...['--multus-path', `/host/run/multus/cni/net.d=${ovn}`, '--multus-path', `/etc/cni/multus/net.d=${multusDir}`],
       ...['--multus-network', 'default/istio-cni'],
     ];
-    expect(await run(argv, io)).toBe(0);
+    expect(await checkNodeCommand(argv, io)).toBe(0);
     expect(io.out).toContain(
       `Multus:      multus-shim runs the pod's network from clusterNetwork "/host/run/multus/cni/net.d/10-ovn-kubernetes.conf" → ${ovn}/10-ovn-kubernetes.conf`,
     );
@@ -220,7 +220,7 @@ describe('check-node and Multus', () => {
     [['--multus-path', 'relative=/x'], /--multus-path must be FROM=TO, two absolute paths/],
   ])('usage error: %s', async (flags, err) => {
     const io = memoryIO();
-    expect(await run(['--plugin-type', 'istio-cni', ...flags], io)).toBe(2);
+    expect(await checkNodeCommand(['--plugin-type', 'istio-cni', ...flags], io)).toBe(2);
     expect(io.err).toMatch(err);
   });
 });

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { constraintProblems } from '../../src/config/constraints.ts';
 import { buildConfig, ConfigError } from '../../src/config/load.ts';
-import type { SchemaNode } from '../../src/config/schema-node.ts';
+import type { SchemaNode } from '../../src/contract/shape.ts';
 
 const problems = (raw: Record<string, unknown>): string[] => {
   try {

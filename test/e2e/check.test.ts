@@ -26,7 +26,7 @@ import {
 } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../src/cli/check.ts';
+import { checkCommand } from '../../src/cli/check.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import {
   CertificateAuthority,
@@ -71,11 +71,11 @@ async function check(title: string, extra: string[] = []) {
   const env = { HOME: home };
   const table = memoryIO('', env);
   const t0 = performance.now();
-  const code = await run(args, table);
+  const code = await checkCommand(args, table);
   figures.push(performance.now() - t0);
   console.log(`--- meshgate check: ${title} (exit ${code})\n${table.out}${table.err}`);
   const json = memoryIO('', env);
-  const jsonCode = await run([...args, '-o', 'json'], json);
+  const jsonCode = await checkCommand([...args, '-o', 'json'], json);
   expect(json.err).toBe('');
   const report = JSON.parse(json.out) as Json;
   expect(report.exitCode).toBe(jsonCode);

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { AdmissionregistrationV1Api, AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run as explain } from '../../src/cli/explain.ts';
+import { explainCommand as explain } from '../../src/cli/explain.ts';
 import { withLearnedConfigMaps } from '../../src/cli/explain-live.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { compileConfig } from '../../src/config/compile.ts';

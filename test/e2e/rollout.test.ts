@@ -30,8 +30,8 @@ import {
 } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run as check } from '../../src/cli/check.ts';
-import { run as explainCli } from '../../src/cli/explain.ts';
+import { checkCommand as check } from '../../src/cli/check.ts';
+import { explainCommand as explainCli } from '../../src/cli/explain.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import type { RunningRepair } from '../../src/repair/run.ts';
 import type { RunningServer } from '../../src/server/start.ts';

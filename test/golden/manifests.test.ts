@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
-import { run } from '../../src/cli/inject.ts';
+import { injectCommand } from '../../src/cli/inject.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { expectGolden, expectOnly } from './golden.ts';
 import { podTemplates } from '../../src/manifests/workloads.ts';
@@ -68,7 +68,10 @@ function expectPostureOk(yaml: string, nodeState: string, mesh: MeshName): void 
 
 async function inject(config: string, file: string, nodeState: string, stdin?: string) {
   const io = memoryIO(stdin ?? '');
-  const code = await run(['--config', config, '-f', stdin === undefined ? file : '-', '--node-state', nodeState], io);
+  const code = await injectCommand(
+    ['--config', config, '-f', stdin === undefined ? file : '-', '--node-state', nodeState],
+    io,
+  );
   return { code, out: io.out, err: io.err };
 }
 

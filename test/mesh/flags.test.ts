@@ -4,9 +4,9 @@
  * what a command line reads as: later values override, lists keep every value in order, `--` ends the flags.
  */
 import { describe, expect, it } from 'vitest';
-import { goBool, readFlags, type FlagSpec } from '../../src/mesh/flags.ts';
+import { goBool, readFlags, type PflagSpec } from '../../src/mesh/flags.ts';
 
-const SPEC: FlagSpec = {
+const SPEC: PflagSpec = {
   long: { port: 'string', skip: 'list', dry: 'bool' },
   short: { p: 'port', s: 'skip', n: 'dry' },
 };

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { parsePod } from '../../src/pod/parse.ts';
 import { POD } from '../../src/contract/pod.ts';
-import type { Field, Shape } from '../../src/contract/shape.ts';
+import type { SchemaNode } from '../../src/contract/shape.ts';
 import { mulberry32, type Rng } from '../http/mutators.ts';
 
 import { corpusTemplatePods } from '../support/corpus.ts';
@@ -112,17 +112,17 @@ function segments(path: string): Array<string | number> {
 }
 
 /** The declaration's node at `path` (a stringMap's member is its value kind), or undefined: not declared there. */
-function declared(path: Array<string | number>): Shape | undefined {
-  let shape: Shape = POD;
+function declared(path: Array<string | number>): SchemaNode | undefined {
+  let node: SchemaNode = POD;
   for (const seg of path) {
-    if (shape.kind === 'list' && typeof seg === 'number') shape = shape.item;
-    else if (shape.kind === 'mapping' && typeof seg === 'string' && seg in shape.fields) {
-      const f: Field = shape.fields[seg];
-      shape = 'optional' in f ? f.optional : f;
-    } else if (shape.kind === 'stringMap' && typeof seg === 'string') shape = { kind: 'string' };
+    if (node.type === 'array' && typeof seg === 'number' && node.items) node = node.items;
+    else if (node.properties && typeof seg === 'string' && Object.hasOwn(node.properties, seg))
+      node = node.properties[seg];
+    else if (node.type === 'object' && typeof seg === 'string' && typeof node.additionalProperties === 'object')
+      node = node.additionalProperties as SchemaNode;
     else return undefined;
   }
-  return shape;
+  return node;
 }
 
 const kindOf = (v: unknown): string =>

@@ -3,8 +3,19 @@
  * message (only where the pod came from differs), never with an exception.
  */
 import { describe, expect, it } from 'vitest';
-import { parsePod } from '../../src/pod/parse.ts';
-import { run } from '../../src/cli/inject.ts';
+import { compileShape, parsePod } from '../../src/pod/parse.ts';
+import {
+  integer,
+  list,
+  mapping,
+  nonEmptyString,
+  number,
+  optional,
+  section,
+  string,
+  stringMap,
+} from '../../src/contract/shape.ts';
+import { injectCommand } from '../../src/cli/inject.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { mutate } from '../../src/admission/mutate.ts';
 import type { AdmissionRequest } from '../../src/admission/review.ts';
@@ -75,11 +86,36 @@ describe('one pod parser, one error, for the webhook and the CLI', () => {
     expect((verdict as { message: string }).message).toContain(message);
 
     const io = memoryIO(stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec }));
-    const code = await run(['--mesh', 'istio', '-f', '-'], io);
+    const code = await injectCommand(['--mesh', 'istio', '-f', '-'], io);
     expect(code).toBe(1);
     expect(io.out).toBe('');
     expect(io.err).toContain('<stdin>: document 1 (Pod p): not a valid pod template: Pod p.');
     expect(io.err).toContain(message);
     expect(io.err).not.toMatch(/\n\s+at /); // no stack trace
+  });
+});
+
+// The pod's declaration is in the shape language the configuration uses too (src/contract/shape.ts), whose nodes can
+// say more than the pod parser checks: such a declaration is refused when it is compiled, never half checked.
+describe('the pod parser checks every keyword of a declaration, or refuses it', () => {
+  it('checks the keywords it knows, naming the path', () => {
+    const check = compileShape(
+      mapping({ a: list(integer()), b: optional(nonEmptyString()), m: optional(stringMap()) }),
+    );
+    expect(check({ a: [1, 2] }, 'v')).toBeUndefined();
+    expect(check({ a: [1, 'x'] }, 'v')).toBe('v.a[1]: expected an integer, got "x"');
+    expect(check({ a: [], b: '' }, 'v')).toBe('v.b: expected a non-empty string, got ""');
+    expect(check({ a: [], m: { k: 1 } }, 'v')).toBe('v.m["k"]: expected a string, got 1');
+  });
+
+  it.each([
+    ['a pattern', string({ pattern: '^a' }), /does not check pattern/],
+    ['a range', integer({ minimum: 1 }), /does not check minimum/],
+    ['a closed section', section({ a: string() }), /does not check additionalProperties/],
+    ['a length other than non-empty', string({ minLength: 2 }), /does not check minLength/],
+    ['an enum', { type: 'string', enum: ['a'] }, /does not check enum/],
+    ['a kind it has no check for', number(), /does not check type/],
+  ])('refuses %s', (_n, node, message) => {
+    expect(() => compileShape(node)).toThrow(message);
   });
 });

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CaptureRepair } from '../../src/repair/capture/controller.ts';
-import { judgeCapture, type PodForCapture } from '../../src/repair/capture/judge.ts';
+import { judgeCapture, type RepairCapturePod } from '../../src/repair/capture/judge.ts';
 import { createRepairMetrics } from '../../src/repair/metrics.ts';
 import type { Level } from '../../src/admission/level.ts';
 import { ISO_T0, markFor, RING } from '../support/mark.ts';
@@ -38,12 +38,12 @@ function ambientPod(over: { annotations?: Record<string, string | undefined>; na
       phase: 'Running',
       initContainerStatuses: [{ name: 'istio-validation', state: { terminated: { exitCode: 0 } } }],
     },
-  } satisfies PodForCapture;
+  } satisfies RepairCapturePod;
 }
 const lost = (o: Parameters<typeof ambientPod>[0] = {}) =>
   ambientPod({ ...o, annotations: { [REDIRECTION]: undefined, ...o.annotations } });
 type Pod = ReturnType<typeof ambientPod>;
-const judge = (p: PodForCapture) => judgeCapture(p, 'istio-validation', TRUST);
+const judge = (p: RepairCapturePod) => judgeCapture(p, 'istio-validation', TRUST);
 
 describe('which pods lost their capture', () => {
   it('istio-cni removed the annotation from a running, proven ambient pod: lost, naming node and why', () => {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { memoryIO } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
-import { run } from '../../src/cli/repair-controller.ts';
+import { repairControllerCommand } from '../../src/cli/repair-controller.ts';
 import { rewriteDeprecatedFlags } from '../../src/repair/flags.ts';
 
 describe('repair-controller flags', () => {
@@ -40,13 +40,13 @@ describe('repair-controller flags', () => {
     ],
   ])('%j → exit 2', async (argv, err) => {
     const io = memoryIO('', {});
-    expect(await run(['--mark-key-dir', '/etc/meshgate/admission-mark', ...argv], io)).toBe(2);
+    expect(await repairControllerCommand(['--mark-key-dir', '/etc/meshgate/admission-mark', ...argv], io)).toBe(2);
     expect(io.err).toMatch(err);
   });
 
   it('without --mark-key-dir → exit 2: it could trust no pod', async () => {
     const io = memoryIO('', {});
-    expect(await run(['--mesh', 'istio', '--kubeconfig', '/nonexistent'], io)).toBe(2);
+    expect(await repairControllerCommand(['--mesh', 'istio', '--kubeconfig', '/nonexistent'], io)).toBe(2);
     expect(io.err).toMatch(
       /--mark-key-dir is required: the repair controller acts only on pods whose admission mark verifies/,
     );

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { KubeApiError } from '../../src/kube/errors.ts';
 import type { PodForRepair } from '../../src/repair/failed/decide.ts';
 import { MAX_MESSAGE, MAX_RESULTS, policyReport } from '../../src/repair/reports/report.ts';
-import { PolicyReports, type ReportApi, workloadOf } from '../../src/repair/reports/reports.ts';
+import { PolicyReports, type ReportApi, reportedWorkloadOf } from '../../src/repair/reports/reports.ts';
 
 type Written = { op: 'apply' | 'remove'; namespace: string; report?: Record<string, unknown> };
 
@@ -183,15 +183,15 @@ describe('bounds', () => {
   });
 
   it('names the workload: a Deployment for its ReplicaSet’s pods, else the controller, else the pod', () => {
-    expect(workloadOf(recorded('web'))).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' });
+    expect(reportedWorkloadOf(recorded('web'))).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' });
     expect(
-      workloadOf({
+      reportedWorkloadOf({
         metadata: {
           name: 'db-0',
           ownerReferences: [{ controller: true, kind: 'StatefulSet', name: 'db', apiVersion: 'apps/v1' } as never],
         },
       }),
     ).toEqual({ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db' });
-    expect(workloadOf({ metadata: { name: 'bare' } })).toEqual({ apiVersion: 'v1', kind: 'Pod', name: 'bare' });
+    expect(reportedWorkloadOf({ metadata: { name: 'bare' } })).toEqual({ apiVersion: 'v1', kind: 'Pod', name: 'bare' });
   });
 });

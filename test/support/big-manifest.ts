@@ -5,7 +5,7 @@
  * repeated the same number of times, so a test checks the whole output without holding a second copy of it.
  */
 import { closeSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
-import { run } from '../../src/cli/inject.ts';
+import { injectCommand } from '../../src/cli/inject.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 
 const MANIFESTS = new URL('../../../shared/corpus/manifests/', import.meta.url);
@@ -23,7 +23,7 @@ export interface BigManifest {
 /** Inject's output for `text`, or undefined when inject refuses it. */
 async function injectText(text: string, args: string[]): Promise<string | undefined> {
   const io = memoryIO(text);
-  return (await run([...args, '-f', '-'], io)) === 0 ? io.out : undefined;
+  return (await injectCommand([...args, '-f', '-'], io)) === 0 ? io.out : undefined;
 }
 
 /**

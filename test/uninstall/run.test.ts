@@ -11,7 +11,7 @@ import {
   nodeCleanup,
   ownBarePod,
   pinnedByMeshgate,
-  workloadOf,
+  meshgateWorkloadOf,
 } from '../../src/uninstall/plan.ts';
 import { uninstall } from '../../src/uninstall/run.ts';
 import { apiError, type FakeCluster, fakeCluster } from './fake-api.ts';
@@ -280,11 +280,13 @@ describe('plan', () => {
   it('workloadOf tells meshgate’s Deployments apart by their ReplicaSet and the pod-template-hash', () => {
     const rs = (name: string, hash: string) =>
       pod('mg-system', 'p', { owner: ['ReplicaSet', name], labels: { 'pod-template-hash': hash } });
-    expect(workloadOf(rs('mg-7d9f', '7d9f'), N)).toBe('mg');
-    expect(workloadOf(rs('mg-repair-controller-5c4b', '5c4b'), N)).toBe('mg-repair-controller');
-    expect(workloadOf(rs('mg-canary-5c4b', '5c4b'), N)).toBeUndefined();
-    expect(workloadOf(pod('mg-system', 'p', { owner: ['DaemonSet', 'mg-node-agent'] }), N)).toBe('mg-node-agent');
-    expect(workloadOf(pod('mg-system', 'p', { owner: ['DaemonSet', 'other'] }), N)).toBeUndefined();
+    expect(meshgateWorkloadOf(rs('mg-7d9f', '7d9f'), N)).toBe('mg');
+    expect(meshgateWorkloadOf(rs('mg-repair-controller-5c4b', '5c4b'), N)).toBe('mg-repair-controller');
+    expect(meshgateWorkloadOf(rs('mg-canary-5c4b', '5c4b'), N)).toBeUndefined();
+    expect(meshgateWorkloadOf(pod('mg-system', 'p', { owner: ['DaemonSet', 'mg-node-agent'] }), N)).toBe(
+      'mg-node-agent',
+    );
+    expect(meshgateWorkloadOf(pod('mg-system', 'p', { owner: ['DaemonSet', 'other'] }), N)).toBeUndefined();
     expect(ownBarePod(pod('mg-system', 'mg-test'), N)).toBe(true);
     expect(ownBarePod(pod('mg-system', 'mg-test', { owner: ['Job', 'x'] }), N)).toBe(false);
   });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { memoryIO } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
-import { run } from '../../src/cli/validate-redirect.ts';
+import { validateRedirectCommand } from '../../src/cli/validate-redirect.ts';
 import { freePort, startServer } from './loopback-servers.ts';
 
 const dirs: string[] = [];
@@ -62,7 +62,7 @@ describe('meshgate validate-redirect', () => {
     const io = memoryIO('', { NODE_NAME: 'worker-7' });
     const log = termLog();
     const args = await loopbackArgs(log);
-    expect(await run(args, io)).toBe(42);
+    expect(await validateRedirectCommand(args, io)).toBe(42);
     expect(io.out).toBe('');
     expect(io.err.split('\n')).toHaveLength(2);
     expect(io.err).toMatch(
@@ -107,7 +107,7 @@ describe('meshgate validate-redirect', () => {
     // validateRedirect itself would connect and verify the proof (the in-process tests use that as a stand-in for a
     // working redirect); the CLI refuses the combination before listening. The success line is checked in test/netns.
     const log = termLog();
-    expect(await run([...args, '--termination-log', log], io)).toBe(42);
+    expect(await validateRedirectCommand([...args, '--termination-log', log], io)).toBe(42);
     expect(io.out).toBe('');
     expect(JSON.parse(readFileSync(log, 'utf8'))).toMatchObject({
       reason: 'internal_error',
@@ -119,10 +119,13 @@ describe('meshgate validate-redirect', () => {
   it('--node-name wins over NODE_NAME; no node at all is null', async () => {
     const log = termLog();
     expect(
-      await run([...(await loopbackArgs(log)), '--node-name', 'flag-node'], memoryIO('', { NODE_NAME: 'env-node' })),
+      await validateRedirectCommand(
+        [...(await loopbackArgs(log)), '--node-name', 'flag-node'],
+        memoryIO('', { NODE_NAME: 'env-node' }),
+      ),
     ).toBe(42);
     expect(JSON.parse(readFileSync(log, 'utf8')).node).toBe('flag-node');
-    expect(await run(await loopbackArgs(log), memoryIO())).toBe(42);
+    expect(await validateRedirectCommand(await loopbackArgs(log), memoryIO())).toBe(42);
     expect(JSON.parse(readFileSync(log, 'utf8')).node).toBeNull();
   });
 
@@ -130,7 +133,7 @@ describe('meshgate validate-redirect', () => {
     const server = await startServer('http');
     try {
       const log = termLog();
-      expect(await run(await externalArgs(server.port, log), memoryIO())).toBe(42);
+      expect(await validateRedirectCommand(await externalArgs(server.port, log), memoryIO())).toBe(42);
       expect(JSON.parse(readFileSync(log, 'utf8'))).toMatchObject({
         reason: 'wrong_listener',
         probeScope: 'external',
@@ -145,7 +148,7 @@ describe('meshgate validate-redirect', () => {
   it('an unwritable termination log does not change the exit code', async () => {
     const io = memoryIO();
     const args = await loopbackArgs(join(tmpdir(), 'mgv-missing-dir', 'nested', 'log'));
-    expect(await run(args, io)).toBe(42);
+    expect(await validateRedirectCommand(args, io)).toBe(42);
     expect(io.err).toMatch(/could not write the termination message: .*ENOENT/);
   });
 
@@ -171,7 +174,7 @@ describe('meshgate validate-redirect', () => {
   ])('bad arguments %j: exit 42, internal_error, defaults in the message, nothing sent', async (bad, detail) => {
     const io = memoryIO('', { NODE_NAME: 'n' });
     const log = termLog();
-    expect(await run([...bad, '--termination-log', log], io)).toBe(42);
+    expect(await validateRedirectCommand([...bad, '--termination-log', log], io)).toBe(42);
     const msg = JSON.parse(readFileSync(log, 'utf8'));
     expect(msg.reason).toBe('internal_error');
     expect(msg.detail).toMatch(/^invalid arguments: /);
@@ -199,7 +202,7 @@ describe('meshgate validate-redirect', () => {
       throw new Error('stdout closed');
     };
     const log = termLog();
-    expect(await run(['--help', '--termination-log', log], io)).toBe(42);
+    expect(await validateRedirectCommand(['--help', '--termination-log', log], io)).toBe(42);
     expect(JSON.parse(readFileSync(log, 'utf8'))).toMatchObject({
       reason: 'internal_error',
       detail: expect.stringMatching(/stdout closed/),
@@ -208,7 +211,7 @@ describe('meshgate validate-redirect', () => {
 
   it('--help lists every flag the webhook may pass and exits 0', async () => {
     const io = memoryIO();
-    expect(await run(['--help'], io)).toBe(0);
+    expect(await validateRedirectCommand(['--help'], io)).toBe(0);
     for (const flag of [
       '--outbound-port',
       '--inbound-port',

@@ -18,7 +18,7 @@
 import type { EventReason, ReasonCode } from '../../contract/reasons.ts';
 import { errorFields } from '../../log/fields.ts';
 import type { AgentLog } from '../agent.ts';
-import { type Finding, judgeRunning, judgeStatus } from './judge.ts';
+import { type GuardFinding, judgeRunning, judgeStatus } from './judge.ts';
 import type { GuardedPod } from './pods.ts';
 import type { CgroupOwner } from './proc.ts';
 import type { ScanResult } from './scan.ts';
@@ -46,7 +46,7 @@ export type GuardAction = 'killed' | 'deleted' | 'refused_by_runtime';
 /** Feeds the metrics (guard/metrics.ts); must be cheap and must not throw. */
 export interface GuardObserver {
   passed(ms: number, scan: ScanResult | undefined): void;
-  acted(action: GuardAction, finding: Finding): void;
+  acted(action: GuardAction, finding: GuardFinding): void;
   failed(step: 'delete' | 'event' | 'kill'): void;
 }
 
@@ -107,7 +107,7 @@ export class ProxyGuard {
   }
 
   /** One pass: read, judge, act. Public for tests; the timer calls it. */
-  async pass(): Promise<Finding[]> {
+  async pass(): Promise<GuardFinding[]> {
     const t0 = this.#deps.now();
     const pods = this.#deps.pods.current();
     const scan = pods.size === 0 ? undefined : this.#deps.scan((o) => pods.has(o.podUid));
@@ -121,7 +121,7 @@ export class ProxyGuard {
     return findings;
   }
 
-  #kill(f: Finding): void {
+  #kill(f: GuardFinding): void {
     try {
       for (const pid of f.pids) this.#deps.kill(pid);
       // Counted once per pod: later passes only kill what the kubelet restarted before the pod was gone.
@@ -132,7 +132,7 @@ export class ProxyGuard {
     }
   }
 
-  async #report(f: Finding): Promise<void> {
+  async #report(f: GuardFinding): Promise<void> {
     const key = `${f.pod.uid}/${f.container}/${f.kind}`;
     if (f.kind === 'refused') {
       if (this.#reported.has(key)) return;
@@ -160,7 +160,7 @@ export class ProxyGuard {
     await this.#event(f, 'MeshProxyIdentityStopped', message);
   }
 
-  async #event(f: Finding, reason: Parameters<GuardActions['event']>[1], message: string): Promise<void> {
+  async #event(f: GuardFinding, reason: Parameters<GuardActions['event']>[1], message: string): Promise<void> {
     try {
       await this.#deps.actions.event(f.pod, reason, message);
     } catch (err) {

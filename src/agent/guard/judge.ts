@@ -13,7 +13,7 @@ import type { IdSet } from './proc.ts';
 /** The code the NRI plugin puts in its refusal, which the kubelet copies into the container's waiting message. */
 export const REFUSED_CODE = 'proxy_identity_refused' satisfies ReasonCode;
 
-export interface Finding {
+export interface GuardFinding {
   pod: GuardedPod;
   container: string;
   /** running: a thread runs as the identity; reported: the runtime says it started as it; refused: never ran. */
@@ -38,10 +38,10 @@ const where = (p: GuardedPod, container: string) => `container ${container} of p
 const EXEMPT = "the proxy's identity, whose traffic the pod's redirect exempts";
 
 /** Containers of guarded pods with a thread running as the proxy's UID or GID. */
-export function judgeRunning(pods: ReadonlyMap<string, GuardedPod>, scan: ScanResult): Finding[] {
+export function judgeRunning(pods: ReadonlyMap<string, GuardedPod>, scan: ScanResult): GuardFinding[] {
   const byId = new Map<string, { pod: GuardedPod; name: string }>();
   for (const pod of pods.values()) for (const [id, name] of pod.containers) byId.set(id, { pod, name });
-  const findings: Finding[] = [];
+  const findings: GuardFinding[] = [];
   for (const [id, procs] of scan.containers) {
     const owner = byId.get(id);
     if (!owner || owner.pod.exempt.has(owner.name)) continue;
@@ -65,8 +65,8 @@ export function judgeRunning(pods: ReadonlyMap<string, GuardedPod>, scan: ScanRe
 }
 
 /** What the kubelet's status says: containers the runtime started as the identity, or refused to create for it. */
-export function judgeStatus(pod: GuardedPod): Finding[] {
-  const findings: Finding[] = [];
+export function judgeStatus(pod: GuardedPod): GuardFinding[] {
+  const findings: GuardFinding[] = [];
   for (const [name, user] of pod.users) {
     if (pod.exempt.has(name)) continue;
     const what =

@@ -11,7 +11,7 @@ import { createEvent } from '../../kube/events.ts';
 import { statusCode } from '../../kube/errors.ts';
 import { Reflector } from '../../kube/reflector.ts';
 import type { GuardActions, GuardedPods } from './guard.ts';
-import { type AgentPod, type GuardedPod, type GuardView, guardOf } from './pods.ts';
+import { type GuardPodFields, type GuardedPod, type GuardView, guardOf } from './pods.ts';
 
 const COMPONENT = 'meshgate-node-agent';
 
@@ -21,7 +21,7 @@ export class WatchedPods implements GuardedPods {
 
   constructor(client: KubeClient, nodeName: string, view: GuardView, onError?: (err: unknown) => void) {
     const put = (p: unknown) => {
-      const pod = p as AgentPod;
+      const pod = p as GuardPodFields;
       const uid = pod.metadata?.uid;
       if (!uid) return;
       const g = guardOf(pod, view);
@@ -37,7 +37,7 @@ export class WatchedPods implements GuardedPods {
         const next = new Map<string, GuardedPod>();
         return {
           add: (p) => {
-            const pod = p as AgentPod;
+            const pod = p as GuardPodFields;
             const uid = pod.metadata?.uid;
             const g = uid ? guardOf(pod, view) : undefined;
             if (uid && g) next.set(uid, g);
@@ -49,7 +49,7 @@ export class WatchedPods implements GuardedPods {
         };
       },
       upsert: put,
-      remove: (p) => this.#pods.delete((p as AgentPod).metadata?.uid ?? ''),
+      remove: (p) => this.#pods.delete((p as GuardPodFields).metadata?.uid ?? ''),
       onError,
     });
   }

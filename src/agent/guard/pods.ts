@@ -12,7 +12,7 @@ import { ADMITTED_ANNOTATION } from '../../mark/mark.ts';
 import { readStatus } from '../../policy/status.ts';
 
 /** The fields of a Pod the guard reads, as the API serves them. */
-export interface AgentPod {
+export interface GuardPodFields {
   metadata?: { name?: string; namespace?: string; uid?: string; annotations?: Record<string, string> };
   spec?: {
     nodeName?: string;
@@ -75,7 +75,7 @@ export function runtimeId(containerID: string | undefined): string | undefined {
 }
 
 /** The guard's projection of a pod; undefined when meshgate did not admit it as meshed (not watched). */
-export function guardOf(pod: AgentPod, view: GuardView): GuardedPod | undefined {
+export function guardOf(pod: GuardPodFields, view: GuardView): GuardedPod | undefined {
   const annotations = pod.metadata?.annotations ?? {};
   const uid = pod.metadata?.uid;
   if (!uid || (annotations[STATUS_ANNOTATION] === undefined && annotations[ADMITTED_ANNOTATION] === undefined))

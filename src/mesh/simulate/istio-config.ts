@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { LabelSelector } from '../../util/selector.ts';
-import { type Json, list, obj, strMap } from './types.ts';
+import { type Json, asList, obj, strMap } from './types.ts';
 
 /**
  * SHA-256 of the `sidecar` template of Istio 1.27.0's istio-discovery chart (files/injection-template.yaml, as the
@@ -66,8 +66,8 @@ export function readIstioInjector(
   if (names.length === 0) return { problem: `${where} has no templates (key config, templates:)` };
   const sidecar = templates.sidecar;
   const revision = typeof v.revision === 'string' && v.revision !== '' ? v.revision : revisionOfName(source.name);
-  const selectors = (x: unknown) => list(x).map((s) => obj(s) as LabelSelector);
-  const defaults = list(c.defaultTemplates).filter((t): t is string => typeof t === 'string');
+  const selectors = (x: unknown) => asList(x).map((s) => obj(s) as LabelSelector);
+  const defaults = asList(c.defaultTemplates).filter((t): t is string => typeof t === 'string');
   return {
     source: where,
     revision,

@@ -15,7 +15,7 @@ import { proxyContainer, pullSecrets, volumes } from './istio-proxy.ts';
 import {
   copy,
   type Json,
-  list,
+  asList,
   obj,
   type PodJson,
   type Simulated,
@@ -109,7 +109,7 @@ function proxyImage(values: Json, pc: Json, ann: Record<string, string>): string
 }
 
 type C = Json & { name: string };
-const byName = (l: unknown, name: string) => (list(l) as C[]).find((c) => c.name === name);
+const byName = (l: unknown, name: string) => (asList(l) as C[]).find((c) => c.name === name);
 
 /** Strategic merge of one container onto another: objects merged, env by name, the rest replaced. */
 function mergeContainer(base: C, over: Json): C {
@@ -117,8 +117,8 @@ function mergeContainer(base: C, over: Json): C {
   for (const [k, v] of Object.entries(over)) {
     if (k === 'env' || k === 'volumeMounts' || k === 'ports') {
       const key = k === 'env' ? 'name' : k === 'ports' ? 'containerPort' : 'mountPath';
-      const merged = [...list(out[k])] as Json[];
-      for (const e of list(v) as Json[]) {
+      const merged = [...asList(out[k])] as Json[];
+      for (const e of asList(v) as Json[]) {
         const i = merged.findIndex((m) => m[key] === e[key]);
         if (i >= 0) merged[i] = { ...merged[i], ...e };
         else merged.push(e);
@@ -133,7 +133,7 @@ function mergeContainer(base: C, over: Json): C {
 
 /** The template's containers merged by name into the pod's list: the pod's own fields win (reapplyOverwritten…). */
 function mergeList(pod: unknown, tmpl: C[]): C[] {
-  const out = [...(list(pod) as C[])];
+  const out = [...(asList(pod) as C[])];
   for (const t of tmpl) {
     const i = out.findIndex((c) => c.name === t.name);
     if (i < 0) out.push(t);
@@ -183,12 +183,12 @@ export function simulateIstio(inj: IstioInjector, input: PodJson, ctx: Simulatio
   const pc = proxyConfig(inj, ann);
   const nativeAnn = ann['sidecar.istio.io/nativeSidecar'];
   const native = (nativeAnn || String(ctx.nativeSidecars)) !== 'false';
-  const containers = list(spec.containers) as C[];
+  const containers = asList(spec.containers) as C[];
   const d: TemplateData = {
     ann,
     labels: strMap(meta.labels),
     appContainers: containers.filter((c) => c.name !== 'istio-proxy').map((c) => c.name),
-    podPorts: containers.flatMap((c) => list(c.ports)),
+    podPorts: containers.flatMap((c) => asList(c.ports)),
     values: inj.values,
     mesh: inj.mesh,
     proxyConfig: pc,
@@ -210,12 +210,12 @@ export function simulateIstio(inj: IstioInjector, input: PodJson, ctx: Simulatio
   const tVolumes = volumes(d) as C[];
   // The pod's own istio-proxy moves to the init containers when the template makes it native (RunTemplate).
   if (native && byName(spec.containers, 'istio-proxy')) {
-    spec.initContainers = [...list(spec.initContainers), byName(spec.containers, 'istio-proxy')];
+    spec.initContainers = [...asList(spec.initContainers), byName(spec.containers, 'istio-proxy')];
     spec.containers = containers.filter((c) => c.name !== 'istio-proxy');
   }
   spec.initContainers = mergeList(spec.initContainers, tInit);
   spec.containers = mergeList(spec.containers, tContainers);
-  const vols = [...(list(spec.volumes) as C[])];
+  const vols = [...(asList(spec.volumes) as C[])];
   for (const v of tVolumes) {
     const i = vols.findIndex((x) => x.name === v.name);
     if (i >= 0) vols[i] = v;
@@ -225,7 +225,7 @@ export function simulateIstio(inj: IstioInjector, input: PodJson, ctx: Simulatio
   const secrets = pullSecrets(d);
   if (secrets.length)
     spec.imagePullSecrets = [
-      ...list(spec.imagePullSecrets),
+      ...asList(spec.imagePullSecrets),
       ...secrets.filter((s) => !byName(spec.imagePullSecrets, s.name as string)),
     ];
   const tm = templateMetadata(d);
@@ -248,7 +248,7 @@ export function simulateIstio(inj: IstioInjector, input: PodJson, ctx: Simulatio
 
 /** webhook.go applyPrometheusMerge, the probers variable of applyRewrite, reorderPod. */
 function postProcess(spec: Json, ann: Record<string, string>, inj: IstioInjector, pc: Json, hold: boolean): void {
-  const all = [...(list(spec.initContainers) as C[]), ...(list(spec.containers) as C[])];
+  const all = [...(asList(spec.initContainers) as C[]), ...(asList(spec.containers) as C[])];
   const proxy = all.find((c) => c.name === 'istio-proxy');
   const port = sprint(pc.statusPort ?? 15020);
   const scrape = ann['prometheus.io/scrape'];
@@ -260,7 +260,7 @@ function postProcess(spec: Json, ann: Record<string, string>, inj: IstioInjector
         .map((k) => [k, ann[`prometheus.io/${k}`]]),
     );
     if (Object.keys(cfg).length)
-      proxy.env = [...list(proxy.env), { name: 'ISTIO_PROMETHEUS_ANNOTATIONS', value: JSON.stringify(cfg) }];
+      proxy.env = [...asList(proxy.env), { name: 'ISTIO_PROMETHEUS_ANNOTATIONS', value: JSON.stringify(cfg) }];
     Object.assign(ann, {
       'prometheus.io/port': port,
       'prometheus.io/path': '/stats/prometheus',
@@ -279,9 +279,9 @@ function postProcess(spec: Json, ann: Record<string, string>, inj: IstioInjector
       }),
   );
   if (proxy && rewrite === 'true' && probed)
-    proxy.env = [...list(proxy.env), { name: 'ISTIO_KUBE_APP_PROBERS', value: '{}' }];
-  let init = list(spec.initContainers) as C[];
-  const containers = move(list(spec.containers) as C[], 'istio-proxy', hold);
+    proxy.env = [...asList(proxy.env), { name: 'ISTIO_KUBE_APP_PROBERS', value: '{}' }];
+  let init = asList(spec.initContainers) as C[];
+  const containers = move(asList(spec.containers) as C[], 'istio-proxy', hold);
   if (init.some((c) => c.name === 'istio-proxy')) {
     for (const n of ['enable-core-dump', 'istio-proxy', 'istio-validation', 'istio-init']) init = move(init, n, true);
   } else {

@@ -2,13 +2,13 @@
  * The istio-proxy container and the volumes of Istio 1.27's `sidecar` template (see istio-template.ts), in the
  * template's order.
  */
-import { type Json, list, obj, sprint, truthy } from './types.ts';
+import { type Json, asList, obj, sprint, truthy } from './types.ts';
 import {
   annotation,
   at,
   interceptionMode,
   metadataEnv,
-  resources,
+  resourcesDefine,
   statusPort,
   type TemplateData,
   yamlScalar,
@@ -238,7 +238,7 @@ export function proxyContainer(d: TemplateData, holdProxy: boolean): Json {
     ...(truthy(g.imagePullPolicy) ? { imagePullPolicy: sprint(g.imagePullPolicy) } : {}),
     ...probes(d),
     securityContext: securityContext(d),
-    ...(Object.keys(resources(d)).length ? { resources: resources(d) } : {}),
+    ...(Object.keys(resourcesDefine(d)).length ? { resources: resourcesDefine(d) } : {}),
     volumeMounts: mounts(d),
   };
 }
@@ -312,4 +312,4 @@ export function volumes(d: TemplateData): Json[] {
 
 /** global.imagePullSecrets as the template lists them. */
 export const pullSecrets = (d: TemplateData): Json[] =>
-  list(at(d.values, 'global', 'imagePullSecrets')).map((name) => ({ name: sprint(name) }));
+  asList(at(d.values, 'global', 'imagePullSecrets')).map((name) => ({ name: sprint(name) }));

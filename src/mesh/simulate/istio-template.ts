@@ -55,7 +55,7 @@ const statusPort = (d: TemplateData) =>
   annotation(d, 'status.sidecar.istio.io/port', at(d.values, 'global', 'proxy', 'statusPort'));
 
 /** The `resources` define: the pod's proxyCPU/Memory[Limit] annotations, else global.proxy.resources. */
-function resources(d: TemplateData): Json {
+function resourcesDefine(d: TemplateData): Json {
   const a = (k: string) => d.ann[`sidecar.istio.io/${k}`];
   const set = (k: string) => Object.hasOwn(d.ann, `sidecar.istio.io/${k}`);
   if (!['proxyCPU', 'proxyMemory', 'proxyCPULimit', 'proxyMemoryLimit'].some(set))
@@ -127,7 +127,7 @@ export function initContainer(d: TemplateData): Json {
     args,
     ...(truthy(g.imagePullPolicy) ? { imagePullPolicy: sprint(g.imagePullPolicy) } : {}),
     ...(env.length ? { env } : {}),
-    ...(Object.keys(resources(d)).length ? { resources: resources(d) } : {}),
+    ...(Object.keys(resourcesDefine(d)).length ? { resources: resourcesDefine(d) } : {}),
     securityContext: {
       allowPrivilegeEscalation: p.privileged,
       privileged: p.privileged,
@@ -193,4 +193,4 @@ export function templateMetadata(d: TemplateData): {
   return { labels, annotations };
 }
 
-export { annotation, resources, statusPort, yamlScalar, metadataEnv, at };
+export { annotation, resourcesDefine, statusPort, yamlScalar, metadataEnv, at };

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import {
   copy,
   type Json,
-  list,
+  asList,
   obj,
   type PodJson,
   type Simulated,
@@ -57,7 +57,7 @@ function effectiveAnnotations(pod: Record<string, string>, ns: Record<string, st
 /** healthcheck/sidecar.go HasExistingSidecars: a mesh's proxy or init container, by name or image. */
 function existingSidecar(spec: Json): boolean {
   const image = (c: Json) => (typeof c.image === 'string' ? c.image : '');
-  const all = [...list(spec.initContainers), ...list(spec.containers)].map(obj);
+  const all = [...asList(spec.initContainers), ...asList(spec.containers)].map(obj);
   if (
     all.some(
       (c) =>
@@ -68,7 +68,7 @@ function existingSidecar(spec: Json): boolean {
     )
   )
     return true;
-  return list(spec.initContainers)
+  return asList(spec.initContainers)
     .map(obj)
     .some(
       (c) =>
@@ -153,8 +153,8 @@ export function simulateLinkerd(inj: LinkerdInjector, input: PodJson, ctx: Simul
   const pullPolicy = truthy(image.pullPolicy) ? image.pullPolicy : v.imagePullPolicy;
   const cni = v.cniEnabled === true;
   const projection = obj(v.identity).serviceAccountTokenProjection !== false;
-  const containers = list(spec.containers) as Json[];
-  const saMount = (list(obj(containers[0]).volumeMounts) as Json[]).find(
+  const containers = asList(spec.containers) as Json[];
+  const saMount = (asList(obj(containers[0]).volumeMounts) as Json[]).find(
     (m) => m.mountPath === '/var/run/secrets/kubernetes.io/serviceaccount',
   );
   const firstCaps = obj(obj(obj(containers[0]).securityContext).capabilities);
@@ -170,7 +170,7 @@ export function simulateLinkerd(inj: LinkerdInjector, input: PodJson, ctx: Simul
     saMount,
     caps: capsSet ? firstCaps : undefined,
   });
-  const volumes = [...(list(spec.volumes) as Json[])];
+  const volumes = [...(asList(spec.volumes) as Json[])];
   if (!cni) volumes.push({ emptyDir: {}, name: 'linkerd-proxy-init-xtables-lock' });
   volumes.push({ name: 'linkerd-identity-end-entity', emptyDir: { medium: 'Memory' } });
   if (projection)
@@ -188,7 +188,7 @@ export function simulateLinkerd(inj: LinkerdInjector, input: PodJson, ctx: Simul
         ],
       },
     });
-  let inits = [...(list(spec.initContainers) as Json[])];
+  let inits = [...(asList(spec.initContainers) as Json[])];
   let apps = [...containers];
   // config.linkerd.io/enable-debug-sidecar: the debug container, added before the proxy (charts/patch).
   if (bool(ann[`${C}/enable-debug-sidecar`])) {
@@ -296,8 +296,8 @@ function proxyInit(
   if (truthy(init.logLevel)) args.push('--log-level', sprint(init.logLevel));
   if (truthy(init.skipSubnets)) args.push('--subnets-to-ignore', sprint(init.skipSubnets));
   const privileged = Boolean(closeWait) || init.privileged === true;
-  const add = ['NET_ADMIN', 'NET_RAW', ...list(caps?.add).map(sprint)];
-  const drop = list(caps?.drop)
+  const add = ['NET_ADMIN', 'NET_RAW', ...asList(caps?.add).map(sprint)];
+  const drop = asList(caps?.drop)
     .map(sprint)
     .filter((d) => d !== 'NET_RAW' && d !== 'NET_ADMIN');
   const asRoot = init.runAsRoot === true;
@@ -310,7 +310,7 @@ function proxyInit(
     name: 'linkerd-init',
     securityContext: {
       allowPrivilegeEscalation: privileged,
-      capabilities: { add, ...(caps && list(caps.drop).length ? { drop } : {}) },
+      capabilities: { add, ...(caps && asList(caps.drop).length ? { drop } : {}) },
       privileged,
       ...(asRoot
         ? { runAsGroup: 0, runAsNonRoot: false, runAsUser: 0 }

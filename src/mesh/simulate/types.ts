@@ -40,7 +40,7 @@ export interface SimulationContext {
 }
 
 export const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
-export const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+export const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 export const strMap = (v: unknown): Record<string, string> => {
   const out: Record<string, string> = {};
   for (const [k, x] of Object.entries(obj(v))) if (typeof x === 'string') out[k] = x;

@@ -18,12 +18,6 @@ export const anyValue =
   () =>
     undefined;
 
-/** Absent, or passing `check`. */
-export const optional =
-  (check: FieldCheck): FieldCheck =>
-  (v, ctx) =>
-    v === undefined ? undefined : check(v, ctx);
-
 /** Present and passing `check`. */
 export const required =
   (check: FieldCheck): FieldCheck =>

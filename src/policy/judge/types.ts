@@ -4,12 +4,12 @@
  * docs/security.md "Mesh containers, field by field"). Contracts are data: src/policy/judge/istio.ts, linkerd.ts,
  * own.ts; src/policy/judge/judge.ts applies one to a container.
  */
-import type { MeshIdentity, Role } from '../../mesh/types.ts';
+import type { MeshIdentity, Problem, Role } from '../../mesh/types.ts';
 import type { ControlPlane } from '../../mesh/control-plane.ts';
 import type { Container, Pod } from '../../contract/pod.ts';
 
 /** A problem with a value, as words completing "its <field> …"; undefined when the value is allowed. */
-export type Problem = string | undefined;
+export type { Problem };
 
 /** What a check may consult besides the value: the whole pod (its volumes, annotations) and the mesh's identity. */
 export interface ContractContext {

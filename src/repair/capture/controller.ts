@@ -17,7 +17,7 @@ import { errorFields } from '../../log/fields.ts';
 import type { RepairApi } from '../failed/controller.ts';
 import type { RepairMetrics } from '../metrics.ts';
 import { SlidingLimit } from '../rate-limit.ts';
-import { judgeCapture, type PodForCapture } from './judge.ts';
+import { judgeCapture, type RepairCapturePod } from './judge.ts';
 import type { EventReason } from '../../contract/reasons.ts';
 
 export interface CaptureOptions {
@@ -43,7 +43,7 @@ const MINUTE_MS = 60_000;
 export const CAPTURE_LOST_GRACE_SECONDS = 2;
 
 interface Lost {
-  pod: PodForCapture;
+  pod: RepairCapturePod;
   message: string;
   /** Whether its Event was posted (then only a deletion may still be due). */
   recorded: boolean;
@@ -65,7 +65,7 @@ export class CaptureRepair {
     this.#limit = new SlidingLimit(opts.maxDeletesPerMinute, MINUTE_MS);
   }
 
-  async observe(pod: PodForCapture): Promise<void> {
+  async observe(pod: RepairCapturePod): Promise<void> {
     const uid = pod.metadata?.uid ?? '';
     const j = judgeCapture(pod, this.#o.validatorName, { ...this.#o.trust, keys: this.#o.trust.keys() });
     if (j.action === 'none') {

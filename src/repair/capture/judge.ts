@@ -8,13 +8,13 @@ import { type CaptureLost, captureLost, type PodForCapture as AmbientPod } from 
 import { type PodForRepair, markTrust, type RepairTrust } from '../failed/decide.ts';
 
 /** The pod as the repair controller's watch delivers it: what both judges read. */
-export type PodForCapture = PodForRepair & AmbientPod;
+export type RepairCapturePod = PodForRepair & AmbientPod;
 
 export type CaptureJudgement = { readonly action: 'none' } | CaptureLost;
 
 const NONE = { action: 'none' } as const;
 
-export function judgeCapture(pod: PodForCapture, validatorName: string, trust: RepairTrust): CaptureJudgement {
+export function judgeCapture(pod: RepairCapturePod, validatorName: string, trust: RepairTrust): CaptureJudgement {
   if (trust.excludedNamespaces.includes(pod.metadata?.namespace ?? '')) return NONE;
   const lost = captureLost(pod, validatorName);
   if (!lost || markTrust(pod, trust.keys)) return NONE;

@@ -34,10 +34,10 @@ import {
 } from './probe-pod.ts';
 import type { QuarantineApi } from './quarantine.ts';
 
-export const FIELD_MANAGER = 'meshgate-repair-controller';
+export const REPAIR_FIELD_MANAGER = 'meshgate-repair-controller';
 /** A 409 means the Node changed between our read and our taints patch: read again, this often. */
 const CONFLICT_RETRIES = 3;
-const WRITE = { query: { fieldManager: FIELD_MANAGER } };
+const WRITE = { query: { fieldManager: REPAIR_FIELD_MANAGER } };
 
 const is = (err: unknown, code: number) => statusCode(err) === code;
 
@@ -115,7 +115,7 @@ export function kubeQuarantineApi(client: KubeClient, probe: ProbeTemplate, vali
 
     async nodeEvent(view, type, reason, message) {
       const involved = { kind: 'Node' as const, name: view.name, uid: view.uid };
-      await createEvent(client, involved, { type, reason, message, component: FIELD_MANAGER });
+      await createEvent(client, involved, { type, reason, message, component: REPAIR_FIELD_MANAGER });
     },
 
     async readProbe(node) {

@@ -18,7 +18,7 @@ export interface ProbeView {
   result: ProbeResult;
 }
 
-export type Step =
+export type QuarantineStep =
   /** The node carries no mark: nothing to give back (a leftover probe is removed). */
   | { do: 'none' }
   /** The mark is unreadable: write a fresh one (only meshgate writes it, so it was damaged). */
@@ -39,8 +39,14 @@ export interface DecideOptions {
   probeTimeoutMs: number;
 }
 
-export function decideQuarantine(node: NodeView, probe: ProbeView | undefined, now: number, o: DecideOptions): Step {
-  const cancel = (why: string): Step => (probe && !probe.deleting ? { do: 'cancel_probe', why } : { do: 'none' });
+export function decideQuarantine(
+  node: NodeView,
+  probe: ProbeView | undefined,
+  now: number,
+  o: DecideOptions,
+): QuarantineStep {
+  const cancel = (why: string): QuarantineStep =>
+    probe && !probe.deleting ? { do: 'cancel_probe', why } : { do: 'none' };
   if (!node.mark) return cancel('the node is no longer withdrawn');
   if (!node.mark.ok) return { do: 'rewrite_mark' };
   const mark = node.mark.mark;

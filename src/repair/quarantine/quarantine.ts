@@ -16,7 +16,7 @@ import { FailureWindow } from '../failed/failure-window.ts';
 import { extendedHold, failedProbeHold, withdrawalHold, type Hold, type HoldOffOptions } from '../failed/hold-off.ts';
 import type { RepairMetrics } from '../metrics.ts';
 import type { NodeView } from './node-view.ts';
-import { decideQuarantine, type ProbeView, type Step } from './decide.ts';
+import { decideQuarantine, type ProbeView, type QuarantineStep } from './decide.ts';
 import { errorFields } from '../../log/fields.ts';
 import type { EventReason } from '../../contract/reasons.ts';
 
@@ -156,7 +156,7 @@ export class NodeQuarantine {
     await this.#apply(view, step, now);
   }
 
-  async #apply(view: NodeView, step: Step, now: number): Promise<void> {
+  async #apply(view: NodeView, step: QuarantineStep, now: number): Promise<void> {
     const m = this.#o.metrics;
     const mark = view.mark?.ok ? view.mark.mark : undefined;
     this.#o.logger?.debug({ node: view.name, step }, 'node quarantine step');

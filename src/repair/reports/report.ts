@@ -29,7 +29,7 @@ export interface WorkloadRef {
 }
 
 /** What the report says about one workload, level and reason: its pods admitted with that record now. */
-export interface Finding {
+export interface WorkloadFinding {
   workload: WorkloadRef;
   level: 'warn' | 'audit';
   reason: ReasonCode;
@@ -45,7 +45,7 @@ export interface Finding {
 const cut = (s: string) => (s.length > MAX_MESSAGE ? `${s.slice(0, MAX_MESSAGE - 3)}...` : s);
 
 /** The PolicyReport of namespace `namespace`, for server-side apply. */
-export function policyReport(namespace: string, findings: readonly Finding[]): Record<string, unknown> {
+export function policyReport(namespace: string, findings: readonly WorkloadFinding[]): Record<string, unknown> {
   const sorted = [...findings].sort(
     (a, b) =>
       a.workload.name.localeCompare(b.workload.name) ||

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { readWouldDeny } from '../../admission/level.ts';
 import { REASONS, type ReasonCode } from '../../contract/reasons.ts';
 import type { PodForRepair } from '../failed/decide.ts';
-import { type Finding, MAX_MESSAGE, policyReport, type WorkloadRef } from './report.ts';
+import { type WorkloadFinding, MAX_MESSAGE, policyReport, type WorkloadRef } from './report.ts';
 
 /** The apiserver calls the reports need (kube-api.ts). */
 export interface ReportApi {
@@ -50,12 +50,12 @@ export function isNoResource(err: unknown): boolean {
   return e?.code === 404 && (e.message ?? '').includes('the server could not find the requested resource');
 }
 
-interface Group extends Finding {
+interface Group extends WorkloadFinding {
   uids: Set<string>;
 }
 
 /** The workload a pod belongs to, as a report names it: a ReplicaSet made by a Deployment as that Deployment. */
-export function workloadOf(pod: PodForRepair): WorkloadRef {
+export function reportedWorkloadOf(pod: PodForRepair): WorkloadRef {
   const meta = pod.metadata ?? {};
   const owner = (
     meta.ownerReferences as Array<{ apiVersion?: string; kind?: string; name?: string; controller?: boolean }>
@@ -99,7 +99,7 @@ export class PolicyReports {
       this.forget(uid);
       return;
     }
-    const workload = workloadOf(pod);
+    const workload = reportedWorkloadOf(pod);
     const reason = w.reason as ReasonCode;
     const key = `${workload.kind}/${workload.name}/${w.level}/${reason}`;
     const was = this.#pods.get(uid);
@@ -162,7 +162,7 @@ export class PolicyReports {
   }
 
   /** Findings per namespace, as the reports would say them now. */
-  findings(namespace: string): Finding[] {
+  findings(namespace: string): WorkloadFinding[] {
     return [...(this.#groups.get(namespace)?.values() ?? [])].map(({ uids: _, ...f }) => f);
   }
 

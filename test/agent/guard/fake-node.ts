@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AgentPod } from '../../../src/agent/guard/pods.ts';
+import type { GuardPodFields } from '../../../src/agent/guard/pods.ts';
 import { guardView } from '../../../src/agent/guard/start.ts';
 import { configFromFlags } from '../../../src/config/load.ts';
 
@@ -67,7 +67,7 @@ export function guardedPod(
   uid: string,
   containers: { name: string; running?: boolean; user?: { uid: number; gid: number }; waiting?: string }[],
   extra: { annotations?: Record<string, string>; proxyRunAsUser?: number } = {},
-): AgentPod {
+): GuardPodFields {
   return {
     metadata: {
       name: `pod-${uid.slice(0, 4)}`,
