@@ -13,7 +13,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EMITTERS, type ReasonEntry, SURFACES } from '../src/contract/codes/entry.ts';
-import { CATALOGUE, type Family } from '../src/contract/codes/index.ts';
+import { CATALOGUE, type CodeFamily } from '../src/contract/codes/index.ts';
 
 export const REASONS_DOC = join(fileURLToPath(new URL('..', import.meta.url)), 'docs', 'reasons.md');
 
@@ -27,7 +27,7 @@ const anchor = (heading: string) =>
     .replace(/[^a-z0-9 -]/g, '')
     .replace(/ /g, '-');
 
-function section(f: Family): string {
+function section(f: CodeFamily): string {
   const rows = Object.entries(f.codes).map(([code, e]: [string, ReasonEntry]) =>
     [`\`${code}\``, e.meaning, e.fix ?? '', e.emitters.join(', '), e.shows.join(', ')].map(cell).join(' | '),
   );
@@ -44,7 +44,7 @@ function section(f: Family): string {
 }
 
 export function renderReasonsDoc(): string {
-  const families = Object.values(CATALOGUE) as Family[];
+  const families = Object.values(CATALOGUE) as CodeFamily[];
   const total = families.reduce((n, f) => n + Object.keys(f.codes).length, 0);
   const legend = (m: Readonly<Record<string, string>>) =>
     Object.entries(m)

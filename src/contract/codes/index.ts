@@ -29,7 +29,7 @@ export const POD_CODES = {
   ...AMBIENT_NODE_CODES,
 } as const satisfies Codes;
 
-export interface Family {
+export interface CodeFamily {
   /** Its section's heading in docs/reasons.md. */
   readonly title: string;
   /** What the family's codes are and the union type that names them, one sentence for the docs. */
@@ -106,7 +106,7 @@ export const CATALOGUE = {
     about: 'Findings only `meshgate check` makes (`FindingCode`), besides the node and pod codes its items carry.',
     codes: FINDING_CODES,
   },
-} as const satisfies Record<string, Family>;
+} as const satisfies Record<string, CodeFamily>;
 
 export type FamilyName = keyof typeof CATALOGUE;
 
