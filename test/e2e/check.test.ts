@@ -45,6 +45,7 @@ import {
   type Meshgate,
 } from './meshgate.ts';
 import { rawConfig } from '../support/config.ts';
+import { deployment } from './workloads.ts';
 
 const V = 'v1.34.2';
 const NS = 'meshgate';
@@ -101,17 +102,6 @@ function agentDaemonSet() {
   };
 }
 
-function deployment(name: string, namespace: string, replicas: number) {
-  return {
-    metadata: { name, namespace },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: restrictedPod(name).spec },
-    },
-  };
-}
-
 const strategic = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -143,10 +133,10 @@ beforeAll(async () => {
   await apps.createNamespacedDaemonSet({ namespace: NS, body: agentDaemonSet() as never });
   await apps.createNamespacedDeployment({
     namespace: NS,
-    body: deployment(`${WEBHOOK_NAME}-repair-controller`, NS, 1) as never,
+    body: deployment(`${WEBHOOK_NAME}-repair-controller`, restrictedPod(`${WEBHOOK_NAME}-repair-controller`).spec),
   });
   await createNamespace(cp, 'shop', { 'meshgate.io/inject': 'enabled' });
-  await apps.createNamespacedDeployment({ namespace: 'shop', body: deployment('web', 'shop', 2) as never });
+  await apps.createNamespacedDeployment({ namespace: 'shop', body: deployment('web', restrictedPod('web').spec, 2) });
   await waitForPodsRunning(cp.kc, 'shop', 'app=web', 2, { timeoutMs: 90_000 });
   await waitFor(
     'node agent DaemonSet ready on both nodes',
@@ -189,7 +179,7 @@ describe('meshgate check against a real apiserver', () => {
     await core.createNamespacedPod({ namespace: 'legacy', body: restrictedPod('old') });
     await apps.createNamespacedDeployment({
       namespace: 'legacy',
-      body: deployment('legacy-web', 'legacy', 2) as never,
+      body: deployment('legacy-web', restrictedPod('legacy-web').spec, 2),
     });
     await waitForPodsRunning(cp.kc, 'legacy', 'app in (old, legacy-web)', 3, { timeoutMs: 90_000 });
     await core.patchNamespace(
@@ -384,7 +374,7 @@ describe('meshgate check against a real apiserver', () => {
     expect(down.items('serving_cert_trusted').map((i) => i.reason)).toEqual(['ca_mismatch', 'ca_mismatch']);
     expect(down.status('namespaces_opted_in')).toBe('warn');
 
-    await apps.createNamespacedDeployment({ namespace: NS, body: deployment(name, NS, 1) as never });
+    await apps.createNamespacedDeployment({ namespace: NS, body: deployment(name, restrictedPod(name).spec) });
     await core.replaceNamespacedSecret({
       name: `${name}-tls`,
       namespace: NS,
