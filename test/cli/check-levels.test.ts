@@ -17,24 +17,13 @@ import { NodeFactStore } from '../../src/facts/node-facts.ts';
 import { decide } from '../../src/inject/decide.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 import { testConfig } from '../support/config.ts';
+import { levelEntry } from '../support/level-entries.ts';
 
 const cfg = testConfig('custom');
-const entry = (name: string, level: string, path: string): WebhookEntry => ({
-  name,
-  service: { namespace: 'meshgate', name: 'meshgate', port: 443, path },
-  namespaceSelector: {
-    matchExpressions: [
-      { key: 'meshgate.io/inject', operator: 'In', values: ['enabled'] },
-      level === 'audit'
-        ? { key: 'meshgate.io/enforcement', operator: 'NotIn', values: ['enforce', 'warn'] }
-        : { key: 'meshgate.io/enforcement', operator: 'In', values: [level] },
-    ],
-  },
-});
 const entries = [
-  entry('ns-meshgate', 'enforce', '/mutate'),
-  entry('ns-meshgate-warn', 'warn', '/mutate/warn'),
-  entry('ns-meshgate-audit', 'audit', '/mutate/audit'),
+  levelEntry('ns-meshgate', 'enforce', '/mutate'),
+  levelEntry('ns-meshgate-warn', 'warn', '/mutate/warn'),
+  levelEntry('ns-meshgate-audit', 'audit', '/mutate/audit'),
 ];
 const config = (kind: 'mutating' | 'validating'): WebhookConfig => ({ kind, name: 'meshgate', webhooks: entries });
 const inject = { 'meshgate.io/inject': 'enabled' };
