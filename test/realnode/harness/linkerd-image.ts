@@ -30,10 +30,12 @@ export const LINKERD_PROXY_TAG = 'b24cd405-standin';
 export const LINKERD_PROXY_REF = `${LINKERD_PROXY_REPO}:${LINKERD_PROXY_TAG}`;
 
 const SOURCE = new URL('../images/linkerd-proxy.c', import.meta.url).pathname;
+/** The header it shares with Istio's stand-in (proxy.c). */
+const HEADER = new URL('../images/standin.h', import.meta.url).pathname;
 
-/** The stand-in compiled (gcc -static -Os), cached by its source's hash next to the image archives. */
+/** The stand-in compiled (gcc -static -Os), cached by its sources' hash next to the image archives. */
 function standInProxy(cacheDir: string): string {
-  const key = createHash('sha256').update(readFileSync(SOURCE)).digest('hex').slice(0, 12);
+  const key = createHash('sha256').update(readFileSync(SOURCE)).update(readFileSync(HEADER)).digest('hex').slice(0, 12);
   const out = join(cacheDir, `linkerd-proxy-standin-${key}`);
   if (existsSync(out)) return out;
   mkdirSync(cacheDir, { recursive: true });
