@@ -49,7 +49,7 @@ import { describeError, startControlPlane, waitFor, type ControlPlane } from './
 import { impersonate, serviceAccount } from './impersonate.ts';
 import { daemonClient } from './daemon-client.ts';
 import { testVerdict } from './meshgate.ts';
-import { daemonSet, daemonSetReady } from './workloads.ts';
+import { daemonSet, daemonSetReady, UNPRIVILEGED } from './workloads.ts';
 
 /** The chart version users upgrade from: the last commit before this release's work (CHANGELOG.md). */
 const PREVIOUS_CHART = { ref: 'fcaa252', version: '0.1.0' };
@@ -67,14 +67,7 @@ const VALUES = {
 };
 
 const sa = (name: string) => serviceAccount(NS, name);
-const restricted = {
-  runAsNonRoot: true,
-  runAsUser: 1000,
-  runAsGroup: 1000,
-  allowPrivilegeEscalation: false,
-  capabilities: { drop: ['ALL'] },
-  seccompProfile: { type: 'RuntimeDefault' },
-};
+const restricted = { ...UNPRIVILEGED, seccompProfile: { type: 'RuntimeDefault' } };
 const appPod = (name: string): V1Pod => ({
   metadata: { name, labels: { app: 'load' } },
   spec: { containers: [{ name: 'app', image: 'registry.example/app:1', securityContext: restricted }] },

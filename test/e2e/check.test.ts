@@ -46,6 +46,7 @@ import {
 } from './meshgate.ts';
 import { rawConfig } from '../support/config.ts';
 import { deployment } from './workloads.ts';
+import type { CheckJson } from './meshgate.ts';
 
 const V = 'v1.34.2';
 const NS = 'meshgate';
@@ -56,15 +57,7 @@ let apps: AppsV1Api;
 let home: string;
 const figures: number[] = [];
 
-interface Json {
-  exitCode: number;
-  results: Array<{
-    code: string;
-    status: string;
-    message: string;
-    items?: Array<{ name: string; status: string; reason?: string; command?: string }>;
-  }>;
-}
+type Json = CheckJson;
 
 /** Runs `meshgate check` in-process as a user would; prints the table; returns it with the JSON of a second run. */
 async function check(title: string, extra: string[] = []) {

@@ -346,3 +346,14 @@ export async function pointChartWebhooksAt(cp: ControlPlane, url: string, ca: st
   await api.createMutatingWebhookConfiguration({ body: mutating });
   await api.createValidatingWebhookConfiguration({ body: validating });
 }
+
+/** `meshgate check -o json` as the suites read it: the exit code, and each check's result with its items. */
+export interface CheckJson {
+  exitCode: number;
+  results: Array<{
+    code: string;
+    status: string;
+    message: string;
+    items?: Array<{ name: string; status: string; reason?: string; message: string; command?: string }>;
+  }>;
+}

@@ -5,6 +5,15 @@
 import type { AppsV1Api, V1DaemonSet, V1Deployment, V1PodSpec } from '@kubernetes/client-node';
 import { waitFor } from './harness/index.ts';
 
+/** A container's securityContext that passes Pod Security restricted's container checks: UID/GID 1000, no escalation. */
+export const UNPRIVILEGED = {
+  runAsNonRoot: true,
+  runAsUser: 1000,
+  runAsGroup: 1000,
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL'] },
+};
+
 export function deployment(
   name: string,
   spec: V1PodSpec | undefined,

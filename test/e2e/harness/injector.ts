@@ -4,9 +4,28 @@
  * MutatingWebhookConfiguration pointed at them, deregistered again before the process stops.
  */
 import { AdmissionregistrationV1Api, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import { configMapData, parseManifests } from '../../chart/helm.ts';
 import type { ControlPlane } from './controlplane.ts';
 import * as procs from './procs.ts';
 import { waitFor } from './wait.ts';
+
+/**
+ * A mesh's chart rendered by the control plane's helm (`helm template <args>`, `chart` naming it in errors): a data
+ * key of one of its ConfigMaps, and its MutatingWebhookConfiguration `name`.
+ */
+export async function renderMeshChart(
+  cp: ControlPlane,
+  chart: string,
+  args: string[],
+): Promise<{ data(configMap: string, key: string): string; webhook(name: string): V1MutatingWebhookConfiguration }> {
+  const r = await cp.helm(['template', ...args]);
+  if (r.code !== 0) throw new Error(`helm template ${chart} failed (exit ${r.code}):\n${r.stderr}`);
+  const rendered = parseManifests(r.stdout);
+  return {
+    data: (configMap, key) => configMapData(rendered, configMap, key),
+    webhook: (name) => rendered.one('MutatingWebhookConfiguration', name) as V1MutatingWebhookConfiguration,
+  };
+}
 
 /** Waits until `ready` answers true while `proc` runs (its log's tail in the error); stops `proc` if it never does. */
 export async function awaitInjectorReady(

@@ -9,11 +9,10 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { stringify } from 'yaml';
-import { configMapData, parseManifests } from '../../chart/helm.ts';
 import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { buildCacheDir, buildCacheKey, repoRoot } from '../../support/build-cache.ts';
 import type { ControlPlane } from './controlplane.ts';
-import { awaitInjectorReady, type InjectorRegistration, injectorRegistration } from './injector.ts';
+import { awaitInjectorReady, type InjectorRegistration, injectorRegistration, renderMeshChart } from './injector.ts';
 import { freePort, httpGet } from './net.ts';
 import * as procs from './procs.ts';
 
@@ -113,29 +112,15 @@ export async function renderIstioDiscovery(
     overrides,
     stringify({ ...opts.values, global: { ...(opts.values?.global as object | undefined), ...global } }),
   );
-  const r = await cp.helm([
-    'template',
-    'istiod',
-    chart,
-    '--namespace',
-    'istio-system',
-    '-f',
-    join(repoRoot, MODULE, 'values.yaml'),
-    '-f',
-    overrides,
+  const { data, webhook } = await renderMeshChart(cp, chart, [
+    ...['istiod', chart, '--namespace', 'istio-system'],
+    ...['-f', join(repoRoot, MODULE, 'values.yaml'), '-f', overrides],
   ]);
-  if (r.code !== 0) throw new Error(`helm template ${chart} failed (exit ${r.code}):\n${r.stderr}`);
-  const rendered = parseManifests(r.stdout);
-  const find = (kind: string, name: string) => rendered.one(kind, name);
-  const data = (name: string, key: string) => configMapData(rendered, name, key);
   return {
     injectorConfig: data('istio-sidecar-injector', 'config'),
     injectorValues: data('istio-sidecar-injector', 'values'),
     mesh: data('istio', 'mesh'),
-    webhookConfiguration: find(
-      'MutatingWebhookConfiguration',
-      'istio-sidecar-injector',
-    ) as V1MutatingWebhookConfiguration,
+    webhookConfiguration: webhook('istio-sidecar-injector'),
   };
 }
 

@@ -10,12 +10,11 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { configMapData, parseManifests } from '../../chart/helm.ts';
 import { CoreV1Api, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { findMeshBuild } from '../../meshbin/binaries.ts';
 import { repoRoot } from '../../support/build-cache.ts';
 import type { ControlPlane } from './controlplane.ts';
-import { awaitInjectorReady, type InjectorRegistration, injectorRegistration } from './injector.ts';
+import { awaitInjectorReady, type InjectorRegistration, injectorRegistration, renderMeshChart } from './injector.ts';
 import { freePort, httpGet } from './net.ts';
 import * as procs from './procs.ts';
 
@@ -71,22 +70,15 @@ export async function renderLinkerdControlPlane(
   const overrides = join(dir, 'overrides.yaml');
   const version = String(findMeshBuild('linkerd').manifest.linkerdVersion);
   writeFileSync(overrides, stringify({ linkerdVersion: version, ...values }));
-  const r = await cp.helm([
-    ...['template', 'linkerd-control-plane', chart, '--kube-version', '1.34.0', '--namespace', 'linkerd'],
+  const { data, webhook } = await renderMeshChart(cp, chart, [
+    ...['linkerd-control-plane', chart, '--kube-version', '1.34.0', '--namespace', 'linkerd'],
     ...['--set-file', `identityTrustAnchorsPEM=${pki.ca}`, '--set-file', `identity.issuer.tls.crtPEM=${pki.issuerCrt}`],
     ...['--set-file', `identity.issuer.tls.keyPEM=${pki.issuerKey}`, '-f', overrides],
   ]);
-  if (r.code !== 0) throw new Error(`helm template ${chart} failed (exit ${r.code}):\n${r.stderr}`);
-  const rendered = parseManifests(r.stdout);
-  const find = (kind: string, name: string) => rendered.one(kind, name);
-  const data = (name: string, key: string) => configMapData(rendered, name, key);
   return {
     values: data('linkerd-config', 'values'),
     trustRoots: data('linkerd-identity-trust-roots', 'ca-bundle.crt'),
-    webhookConfiguration: find(
-      'MutatingWebhookConfiguration',
-      'linkerd-proxy-injector-webhook-config',
-    ) as V1MutatingWebhookConfiguration,
+    webhookConfiguration: webhook('linkerd-proxy-injector-webhook-config'),
   };
 }
 
