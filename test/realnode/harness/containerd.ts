@@ -35,6 +35,22 @@ export function containerdPaths(dir: string): ContainerdPaths {
 const q = (s: string) => JSON.stringify(s); // TOML basic strings use JSON's escapes for what we write
 
 /**
+ * The runtime tables under CRI table `cri` that both config versions write alike: runc, the default, with the node's
+ * own runc root and cgroupfs (SystemdCgroup false: see the top of this file).
+ */
+export function runcRuntime(cri: string, p: ContainerdPaths): string {
+  return `  default_runtime_name = "runc"
+
+[${cri}.containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+
+[${cri}.containerd.runtimes.runc.options]
+  SystemdCgroup = false
+  Root = ${q(p.runcRoot)}
+`;
+}
+
+/**
  * config.toml (version 2) for one node. `registryHosts`: containerd's registry config_path (a certs.d tree of
  * hosts.toml files, harness/registry.ts), through which the CRI plugin resolves and pulls.
  */
@@ -66,15 +82,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 
 [${cri}.containerd]
   snapshotter = "overlayfs"
-  default_runtime_name = "runc"
-
-[${cri}.containerd.runtimes.runc]
-  runtime_type = "io.containerd.runc.v2"
-
-[${cri}.containerd.runtimes.runc.options]
-  SystemdCgroup = false
-  Root = ${q(p.runcRoot)}
-
+${runcRuntime(cri, p)}
 [${cri}.cni]
   bin_dir = ${q(p.cniBinDir)}
   conf_dir = ${q(p.cniConfDir)}

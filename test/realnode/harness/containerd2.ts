@@ -6,7 +6,7 @@
 // The shim is 2.4.2's own containerd-shim-runc-v2, found first on the node's PATH (runtimePath()).
 import { dirname, join } from 'node:path';
 import { findMeshBuild } from '../../meshbin/binaries.ts';
-import type { ContainerdPaths } from './containerd.ts';
+import { type ContainerdPaths, runcRuntime } from './containerd.ts';
 
 /** The container runtimes a real node can run: Debian's containerd 1.6.20 or the bootstrap's 2.4.2. */
 export type TierRuntime = 'containerd-1.6' | 'containerd-2.4';
@@ -72,15 +72,7 @@ ${registryHosts ? `\n[${img}.registry]\n  config_path = ${q(registryHosts)}\n` :
   disable_apparmor = true
 
 [${rt}.containerd]
-  default_runtime_name = "runc"
-
-[${rt}.containerd.runtimes.runc]
-  runtime_type = "io.containerd.runc.v2"
-
-[${rt}.containerd.runtimes.runc.options]
-  SystemdCgroup = false
-  Root = ${q(p.runcRoot)}
-
+${runcRuntime(rt, p)}
 [${rt}.cni]
   bin_dirs = [${q(p.cniBinDir)}]
   conf_dir = ${q(p.cniConfDir)}
