@@ -14,8 +14,7 @@ import { readSnapshot } from '../../src/cni/snapshot.ts';
 import { judgeSnapshot } from '../../src/agent/judge.ts';
 import { corpus, nodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog, sleep } from './fake-publisher.ts';
-import { agentConfig } from './config.ts';
-import { perTest } from './config.ts';
+import { agentConfig, perTest } from './config.ts';
 
 const MESHED = 'corpus:istio__10-calico.conflist-istioconfig';
 const PRIMARY = 'corpus:istio__calico.conflist';

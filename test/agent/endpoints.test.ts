@@ -10,8 +10,7 @@ import { liveness, readiness } from '../../src/agent/health.ts';
 import { createAgentMetrics } from '../../src/agent/metrics.ts';
 import { corpus, nodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog, sleep } from './fake-publisher.ts';
-import { agentConfig } from './config.ts';
-import { perTest } from './config.ts';
+import { agentConfig, perTest } from './config.ts';
 
 const MESHED = corpus('istio__10-calico.conflist-istioconfig');
 const PRIMARY = corpus('istio__calico.conflist');

@@ -14,8 +14,7 @@ import { NodeAgent } from '../../src/agent/agent.ts';
 import type { ChainVerdict } from '../../src/cni/types.ts';
 import { corpus, nodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog } from './fake-publisher.ts';
-import { agentConfig } from './config.ts';
-import { perTest } from './config.ts';
+import { agentConfig, perTest } from './config.ts';
 
 /** The issue's target, reported with the figures; judged from the medians printed here and by `npm run bench`. */
 const TARGET_MS = 1_000;

@@ -10,8 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { type AgentConfig, NodeAgent } from '../../src/agent/agent.ts';
 import { LINE_SPLIT_DIR, nodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog } from './fake-publisher.ts';
-import { agentConfig } from './config.ts';
-import { perTest } from './config.ts';
+import { agentConfig, perTest } from './config.ts';
 
 /** This test's node dirs and agent, cleaned up after it. */
 const t = perTest();

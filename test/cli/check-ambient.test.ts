@@ -6,7 +6,7 @@
  */
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
-import type { NamespaceFacts, PodRecord, WebhookConfig, WebhookEntry } from '../../src/check/facts.ts';
+import type { NamespaceFacts, PodRecord, WebhookConfig } from '../../src/check/facts.ts';
 import { optedInNamespaces } from '../../src/check/judge-namespaces.ts';
 import { PodTally } from '../../src/check/judge-pods.ts';
 import type { Pod } from '../../src/contract/pod.ts';
@@ -18,7 +18,10 @@ const AMBIENT = cfg('istio', { ambient: { enabled: true } });
 const config: WebhookConfig = {
   kind: 'mutating',
   name: 'meshgate',
-  webhooks: [levelEntry('ns-meshgate', 'enforce', '/mutate'), levelEntry('ns-meshgate-audit', 'audit', '/mutate/audit')],
+  webhooks: [
+    levelEntry('ns-meshgate', 'enforce', '/mutate'),
+    levelEntry('ns-meshgate-audit', 'audit', '/mutate/audit'),
+  ],
 };
 const ambientNs = { 'meshgate.io/inject': 'enabled', 'istio.io/dataplane-mode': 'ambient' };
 const namespaces: NamespaceFacts[] = [

@@ -6,11 +6,10 @@
  */
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
-import type { NamespaceFacts, WebhookConfig, WebhookEntry } from '../../src/check/facts.ts';
+import type { NamespaceFacts, WebhookConfig, PodRecord } from '../../src/check/facts.ts';
 import { judgeEnforcement } from '../../src/check/judge-levels.ts';
 import { entryLevel, optedInNamespaces } from '../../src/check/judge-namespaces.ts';
 import { PodTally } from '../../src/check/judge-pods.ts';
-import type { PodRecord } from '../../src/check/facts.ts';
 import { auditReport, type Names, type Report } from '../../src/check/report.ts';
 import { renderTable } from '../../src/check/render.ts';
 import { NodeFactStore } from '../../src/facts/node-facts.ts';
