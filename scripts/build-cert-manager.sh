@@ -4,7 +4,7 @@
 # modules) into a cache outside the repo, for test/e2e/cert-manager.test.ts, and copies the module's Helm chart next
 # to them: the test renders cert-manager's CRDs from it with the real helm and applies them to the harness apiserver.
 #
-# The cache dir is keyed by go.mod + go.sum + both mains + this script (+ the preamble scripts/lib/build-common.sh:
+# The cache dir is keyed by go.mod + go.sum + both mains and their shared package + this script (+ the preamble scripts/lib/build-common.sh:
 # key, lock, Go environment); test/e2e/harness/cert-manager.ts finds it with the same key.
 #
 # Layout: ${MESHGATE_CACHE:-$HOME/.cache/meshgate}/cert-manager-<key>/
@@ -17,7 +17,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/build-common.sh"
 mod="$root/test/cert-manager"
 key_inputs() {
   printf '%s\n' "$mod/go.mod" "$mod/go.sum" "$mod/controller/main.go" "$mod/cainjector/main.go" \
-    "$root/scripts/build-cert-manager.sh"
+    "$mod/internal/command/command.go" "$root/scripts/build-cert-manager.sh"
 }
 cache_begin "$@"
 go_env 1.26

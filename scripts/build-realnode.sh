@@ -3,12 +3,12 @@
 #   kubelet              from the control-plane Go module (test/e2e/controlplane: cmd/kubelet is in its tool block),
 #                        so it is exactly the Kubernetes release the apiserver is
 #   pause                kubernetes' build/pause/linux/pause.c from the same module, gcc -static (the sandbox image)
-#   meshgate-e2e-proxy   test/realnode/images/proxy.c, gcc -static: the stand-in for Istio's proxyv2 (pilot-agent)
+#   meshgate-e2e-proxy   test/realnode/images/proxy.c (+ standin.h), gcc -static: the stand-in for Istio's proxyv2
 #   meshgate-e2e-become-proxy  test/realnode/images/become-proxy.c, gcc -static: scenario S9's app (setuid(1337))
 #   meshgate-e2e-cri     test/realnode/cri (own go.mod): the CRI client of the emulation check
 # OCI image archives are made from these by the harness at run time (test/realnode/harness/image.ts): milliseconds.
 # The cache dir is keyed by go.mod + go.sum + this script + proxy.c + become-proxy.c + the CRI client's go.mod, go.sum
-# and main.go (+ the preamble scripts/lib/build-common.sh); test/realnode/harness/binaries.ts finds it with the same
+# and main.go + standin.h (+ the preamble scripts/lib/build-common.sh); test/realnode/harness/binaries.ts finds it with the same
 # key. The kubelet depends only on the control-plane module: a new dir copies it from an older one built from the
 # same go.mod/go.sum (bin/kubelet.key), so editing proxy.c or become-proxy.c costs a second, not a kubelet build.
 #
@@ -28,7 +28,7 @@ proxy_src="$root/test/realnode/images/proxy.c"
 become_src="$root/test/realnode/images/become-proxy.c"
 key_inputs() {
   printf '%s\n' "$mod/go.mod" "$mod/go.sum" "$root/scripts/build-realnode.sh" "$proxy_src" "$become_src" \
-    "$cri/go.mod" "$cri/go.sum" "$cri/main.go"
+    "$cri/go.mod" "$cri/go.sum" "$cri/main.go" "$root/test/realnode/images/standin.h"
 }
 kubelet_key="$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -c1-64)"
 # realnode-current.json, rewritten only when it changes, so warm runs stay read-only.

@@ -34,11 +34,11 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { envPairs, parseDockerfile, splitFlags } from './dockerfile.ts';
 import { blobsDir, type ImageConfig, type Layer, tarLayer, type WrittenImage, writeImage } from './release-oci.ts';
+import { group, NOBODY, NONROOT, passwd, ROOT } from './image-users.ts';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 /** Bump when the layer format changes (tar flags, compression): every cached layer is then rebuilt. */
 const LAYER_FORMAT = 1;
-export const NONROOT_UID = 65532;
 /** The base the Dockerfile names and this image stands in for. */
 export const DISTROLESS = 'gcr.io/distroless/nodejs24-debian12:nonroot';
 
@@ -145,11 +145,8 @@ function baseLayer(nodePath: string): LayerSpec {
   const sources = new Map([[relative('/', nodePath), node]]);
   for (const lib of sharedLibraries(node)) sources.set(relative('/', lib), realpathSync(lib));
   const files = new Map([
-    [
-      'etc/passwd',
-      `root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:${NONROOT_UID}:${NONROOT_UID}:nonroot:/home/nonroot:/sbin/nologin\n`,
-    ],
-    ['etc/group', `root:x:0:\nnobody:x:65534:\nnonroot:x:${NONROOT_UID}:\n`],
+    ['etc/passwd', passwd([ROOT, NOBODY, NONROOT])],
+    ['etc/group', group([ROOT, NOBODY, NONROOT])],
     ['tmp/', ''],
     ['home/nonroot/', ''],
   ]);

@@ -6,26 +6,21 @@
 import { ApiException } from '@kubernetes/client-node';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NodeAgent, type AgentConfig } from '../../src/agent/agent.ts';
 import { desiredState } from '../../src/agent/node-state.ts';
 import { writeMark, type QuarantineMark } from '../../src/node/quarantine.ts';
 import { readSnapshot } from '../../src/cni/snapshot.ts';
 import { judgeSnapshot } from '../../src/agent/judge.ts';
-import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
+import { corpus, nodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog, sleep } from './fake-publisher.ts';
-import { agentConfig } from './config.ts';
+import { agentConfig, perTest } from './config.ts';
 
 const MESHED = 'corpus:istio__10-calico.conflist-istioconfig';
 const PRIMARY = 'corpus:istio__calico.conflist';
 
-let dirs: NodeDirs;
-let agent: NodeAgent | undefined;
-afterEach(async () => {
-  await agent?.stop();
-  agent = undefined;
-  dirs?.cleanup();
-});
+/** This test's node dirs and agent, cleaned up after it. */
+const t = perTest();
 
 /** A withdrawal by the repair controller (src/node/quarantine.ts). */
 const MARK: QuarantineMark = {
@@ -40,10 +35,10 @@ const MARK: QuarantineMark = {
 };
 
 function setup(files: Record<string, string> = {}, overrides: Partial<AgentConfig> = {}) {
-  dirs = nodeDirs('meshgate-agent-');
-  for (const [n, c] of Object.entries(files)) dirs.conf(n, c);
-  for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
-  const config = agentConfig(dirs, overrides);
+  t.dirs = nodeDirs('meshgate-agent-');
+  for (const [n, c] of Object.entries(files)) t.dirs.conf(n, c);
+  for (const b of ['calico', 'portmap', 'istio-cni']) t.dirs.bin(b);
+  const config = agentConfig(t.dirs, overrides);
   return config;
 }
 
@@ -53,8 +48,8 @@ describe('NodeAgent', () => {
   it('publishes the verdict computed from the files on first start', async () => {
     const config = setup({ '10-calico.conflist': MESHED });
     const pub = new FakePublisher();
-    agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
-    await agent.start();
+    t.agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
+    await t.agent.start();
     expect(pub.publishes).toHaveLength(1);
     expect(pub.last).toMatchObject({ verified: true, reason: 'verified', evidence: { file: '10-calico.conflist' } });
   });
@@ -62,8 +57,8 @@ describe('NodeAgent', () => {
   it('an empty conf dir is published as no_config, never as "unknown"', async () => {
     const config = setup();
     const pub = new FakePublisher();
-    agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
-    await agent.start();
+    t.agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
+    await t.agent.start();
     expect(pub.last?.reason).toBe('no_config');
   });
 
@@ -76,25 +71,25 @@ describe('NodeAgent', () => {
       () => new Date('2020-01-01T00:00:00Z'),
     );
     const pub = new FakePublisher({ ...desiredState(before, false), uid: 'uid-1' });
-    agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
-    await agent.start();
+    t.agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
+    await t.agent.start();
     expect(pub.reads).toBe(1);
     expect(pub.publishes).toHaveLength(0);
     expect(pub.heartbeats).toHaveLength(1);
     // Not a write of the Node: the Lease, owned by the Node as read (issue 32).
     expect(pub.beatsTo).toEqual([{ to: 'lease', nodeUid: 'uid-1' }]);
-    expect(agent.lastVerdict?.verified).toBe(true);
+    expect(t.agent.lastVerdict?.verified).toBe(true);
   });
 
   it("an unchanged node is re-stamped on every resync (heartbeat), so a dead agent's verdict goes stale", async () => {
     const config = setup({ '10-calico.conflist': MESHED }, { resyncMs: 150 });
     const pub = new FakePublisher();
-    agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), watch: noWatch });
-    await agent.start();
+    t.agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), watch: noWatch });
+    await t.agent.start();
     expect(pub.publishes).toHaveLength(1);
     const start = pub.heartbeats.length;
     await sleep(1000);
-    await agent.stop();
+    await t.agent.stop();
     const beats = pub.heartbeats.length - start;
     console.log(`heartbeats in 1 s with a 150 ms resync: ${beats}`);
     expect(beats).toBeGreaterThanOrEqual(2);
@@ -107,8 +102,8 @@ describe('NodeAgent', () => {
   it('rewriting a file with identical content publishes nothing', async () => {
     const config = setup({ '10-calico.conflist': MESHED });
     const pub = new FakePublisher();
-    agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
-    await agent.start();
+    t.agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
+    await t.agent.start();
     writeFileSync(join(config.confDir, '10-calico.conflist'), corpus('istio__10-calico.conflist-istioconfig'));
     await sleep(300);
     expect(pub.publishes).toHaveLength(1);
@@ -118,8 +113,8 @@ describe('NodeAgent', () => {
     const config = setup({ '10-calico.conflist': MESHED });
     let now = Date.parse('2026-01-01T00:00:00Z');
     const pub = new FakePublisher();
-    agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), now: () => new Date(now) });
-    await agent.start();
+    t.agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), now: () => new Date(now) });
+    await t.agent.start();
     expect(pub.state?.label).toBe('true');
     const reads = pub.reads;
     // Behind the agent's back, the repair controller withdraws the node; then a file event comes when a heartbeat
@@ -141,15 +136,15 @@ describe('NodeAgent', () => {
     const status = { kind: 'Status', reason: 'ServiceUnavailable', message: 'etcd leader changed', code: 503 };
     pub.failWith = () => new ApiException(503, 'Unknown API Status Code!', JSON.stringify(status), {});
     const log = memoryLog();
-    agent = new NodeAgent(config, { publisher: pub, log });
+    t.agent = new NodeAgent(config, { publisher: pub, log });
     const published = pub.next((v) => v.reason === 'mesh_plugin_missing', 4_000);
-    await agent.start();
+    await t.agent.start();
     expect(pub.publishes).toHaveLength(0);
     // The Status as fields, not client-node's message (the body and headers as escaped JSON).
     expect(log.lines.find((l) => l.level === 'error')?.obj).toMatchObject({
       err: { type: 'ApiException', code: 503, reason: 'ServiceUnavailable', message: 'etcd leader changed' },
     });
-    expect(agent.status().lastError?.message).toBe('503 ServiceUnavailable: etcd leader changed');
+    expect(t.agent.status().lastError?.message).toBe('503 ServiceUnavailable: etcd leader changed');
     await published;
     expect(pub.publishes).toHaveLength(1);
   });
@@ -157,19 +152,19 @@ describe('NodeAgent', () => {
   it('catches a change through the resync alone when no watch event arrives', async () => {
     const config = setup({ '10-calico.conflist': PRIMARY }, { resyncMs: 150 });
     const pub = new FakePublisher();
-    agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), watch: noWatch });
-    await agent.start();
+    t.agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), watch: noWatch });
+    await t.agent.start();
     expect(pub.last?.reason).toBe('mesh_plugin_missing');
     const next = pub.next((v) => v.verified, 2_000);
-    dirs.conf('10-calico.conflist', MESHED);
+    t.dirs.conf('10-calico.conflist', MESHED);
     await next;
   });
 
   it('re-reads the Node on resync and restores marks someone removed', async () => {
     const config = setup({ '10-calico.conflist': MESHED }, { resyncMs: 150 });
     const pub = new FakePublisher();
-    agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), watch: noWatch });
-    await agent.start();
+    t.agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), watch: noWatch });
+    await t.agent.start();
     pub.state = { ...pub.state!, label: undefined };
     const restored = pub.next((v) => v.verified, 2_000);
     await restored;
@@ -179,8 +174,8 @@ describe('NodeAgent', () => {
   it('asks for the taint while unverified when --taint-unverified is set', async () => {
     const config = setup({ '10-calico.conflist': PRIMARY }, { taintUnverified: true });
     const pub = new FakePublisher();
-    agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
-    await agent.start();
+    t.agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
+    await t.agent.start();
     expect(pub.publishes[0]).toMatchObject({ taint: true, verdict: { verified: false } });
     expect(pub.state?.tainted).toBe(true);
   });
@@ -188,9 +183,9 @@ describe('NodeAgent', () => {
   it('publishes nothing after stop, even when files change', async () => {
     const config = setup({ '10-calico.conflist': MESHED });
     const pub = new FakePublisher();
-    agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
-    await agent.start();
-    await agent.stop();
+    t.agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
+    await t.agent.start();
+    await t.agent.stop();
     rmSync(join(config.confDir, '10-calico.conflist'));
     await sleep(200);
     expect(pub.publishes).toHaveLength(1);

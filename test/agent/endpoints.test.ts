@@ -3,42 +3,37 @@
 // and once over a real socket.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NodeAgent, type AgentDeps } from '../../src/agent/agent.ts';
 import { answer, serveAgent } from '../../src/agent/http.ts';
 import { liveness, readiness } from '../../src/agent/health.ts';
 import { createAgentMetrics } from '../../src/agent/metrics.ts';
-import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
+import { corpus, nodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog, sleep } from './fake-publisher.ts';
-import { agentConfig } from './config.ts';
+import { agentConfig, perTest } from './config.ts';
 
 const MESHED = corpus('istio__10-calico.conflist-istioconfig');
 const PRIMARY = corpus('istio__calico.conflist');
 const noWatch = () => ({ ensure() {}, close() {} });
 
-let dirs: NodeDirs;
-let agent: NodeAgent | undefined;
-afterEach(async () => {
-  await agent?.stop();
-  agent = undefined;
-  dirs?.cleanup();
-});
+/** This test's node dirs and agent, cleaned up after it. */
+const t = perTest();
 
 function setup(conflist: string, resyncMs = 300_000, deps: Partial<AgentDeps> = {}) {
-  dirs = nodeDirs('meshgate-agent-http-');
-  dirs.conf('10-calico.conflist', conflist);
-  for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
-  const config = agentConfig(dirs, { resyncMs });
+  t.dirs = nodeDirs('meshgate-agent-http-');
+  t.dirs.conf('10-calico.conflist', conflist);
+  for (const b of ['calico', 'portmap', 'istio-cni']) t.dirs.bin(b);
+  const config = agentConfig(t.dirs, { resyncMs });
   const pub = new FakePublisher();
   const metrics = createAgentMetrics();
-  agent = new NodeAgent(config, {
+  t.agent = new NodeAgent(config, {
     publisher: pub,
     log: memoryLog(),
     observer: metrics.observer,
     watch: noWatch,
     ...deps,
   });
-  const a = agent;
+  const a = t.agent;
   const endpoints = {
     registry: metrics.registry,
     alive: () => liveness(a.status(), Date.now(), Date.now()),

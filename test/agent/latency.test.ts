@@ -9,12 +9,12 @@ import { mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { NodeAgent } from '../../src/agent/agent.ts';
 import type { ChainVerdict } from '../../src/cni/types.ts';
-import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
+import { corpus, nodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog } from './fake-publisher.ts';
-import { agentConfig } from './config.ts';
+import { agentConfig, perTest } from './config.ts';
 
 /** The issue's target, reported with the figures; judged from the medians printed here and by `npm run bench`. */
 const TARGET_MS = 1_000;
@@ -23,14 +23,8 @@ const MESHED = corpus('istio__10-calico.conflist-istioconfig');
 const PRIMARY = corpus('istio__calico.conflist');
 
 const figures: Record<string, number[]> = {};
-let dirs: NodeDirs;
-let agent: NodeAgent | undefined;
-
-afterEach(async () => {
-  await agent?.stop();
-  agent = undefined;
-  dirs?.cleanup();
-});
+/** This test's node dirs and agent, cleaned up after it. */
+const t = perTest();
 
 afterAll(() => {
   const rows = Object.entries(figures).map(([op, ms]) => {
@@ -41,12 +35,12 @@ afterAll(() => {
 });
 
 async function startAgent(confDir?: string) {
-  dirs = nodeDirs('meshgate-latency-');
-  for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
-  const config = agentConfig({ confDir: confDir ?? dirs.confDir, binDir: dirs.binDir }, { debounceMs: 100 });
+  t.dirs = nodeDirs('meshgate-latency-');
+  for (const b of ['calico', 'portmap', 'istio-cni']) t.dirs.bin(b);
+  const config = agentConfig({ confDir: confDir ?? t.dirs.confDir, binDir: t.dirs.binDir }, { debounceMs: 100 });
   const pub = new FakePublisher();
-  agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
-  await agent.start();
+  t.agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
+  await t.agent.start();
   return pub;
 }
 
@@ -67,11 +61,11 @@ describe('latency from a change on disk to the Node', () => {
   it('create, write, rename-in, delete', async () => {
     const pub = await startAgent();
     expect(pub.last?.reason).toBe('no_config');
-    const file = join(dirs.confDir, '10-calico.conflist');
+    const file = join(t.dirs.confDir, '10-calico.conflist');
     for (let i = 0; i < ROUNDS; i++) {
       await measure(pub, 'create', () => writeFileSync(file, MESHED), isVerified);
       await measure(pub, 'write (in place)', () => writeFileSync(file, PRIMARY), reasonIs('mesh_plugin_missing'));
-      const staged = join(dirs.root, 'staged.tmp');
+      const staged = join(t.dirs.root, 'staged.tmp');
       writeFileSync(staged, MESHED);
       await measure(pub, 'rename-in (atomic replace)', () => renameSync(staged, file), isVerified);
       await measure(pub, 'delete', () => unlinkSync(file), reasonIs('no_config'));
@@ -80,16 +74,16 @@ describe('latency from a change on disk to the Node', () => {
 
   it('plugin binary removed and reinstalled', async () => {
     const pub = await startAgent();
-    writeFileSync(join(dirs.confDir, '10-calico.conflist'), MESHED);
+    writeFileSync(join(t.dirs.confDir, '10-calico.conflist'), MESHED);
     await pub.next(isVerified);
     for (let i = 0; i < ROUNDS; i++) {
       await measure(
         pub,
         'binary deleted',
-        () => unlinkSync(join(dirs.binDir, 'istio-cni')),
+        () => unlinkSync(join(t.dirs.binDir, 'istio-cni')),
         reasonIs('binary_missing'),
       );
-      await measure(pub, 'binary installed', () => dirs.bin('istio-cni'), isVerified);
+      await measure(pub, 'binary installed', () => t.dirs.bin('istio-cni'), isVerified);
     }
   });
 
@@ -122,18 +116,18 @@ describe('latency from a change on disk to the Node', () => {
 
   it('conf dir replaced (moved away, new one moved in)', async () => {
     const pub = await startAgent();
-    writeFileSync(join(dirs.confDir, '10-calico.conflist'), PRIMARY);
+    writeFileSync(join(t.dirs.confDir, '10-calico.conflist'), PRIMARY);
     await pub.next(reasonIs('mesh_plugin_missing'));
     for (let i = 0; i < ROUNDS; i++) {
-      const fresh = join(dirs.root, `net.d.new-${i}`);
+      const fresh = join(t.dirs.root, `net.d.new-${i}`);
       mkdirSync(fresh);
       writeFileSync(join(fresh, '10-calico.conflist'), MESHED);
       await measure(
         pub,
         'dir replaced',
         () => {
-          renameSync(dirs.confDir, join(dirs.root, `net.d.old-${i}`));
-          renameSync(fresh, dirs.confDir);
+          renameSync(t.dirs.confDir, join(t.dirs.root, `net.d.old-${i}`));
+          renameSync(fresh, t.dirs.confDir);
         },
         isVerified,
       );
@@ -141,10 +135,10 @@ describe('latency from a change on disk to the Node', () => {
       await measure(
         pub,
         'delete in the replacement dir',
-        () => rmSync(join(dirs.confDir, '10-calico.conflist')),
+        () => rmSync(join(t.dirs.confDir, '10-calico.conflist')),
         reasonIs('no_config'),
       );
-      writeFileSync(join(dirs.confDir, '10-calico.conflist'), PRIMARY);
+      writeFileSync(join(t.dirs.confDir, '10-calico.conflist'), PRIMARY);
       await pub.next(reasonIs('mesh_plugin_missing'));
     }
   });

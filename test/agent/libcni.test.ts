@@ -6,31 +6,26 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type AgentConfig, NodeAgent } from '../../src/agent/agent.ts';
-import { LINE_SPLIT_DIR, type NodeDirs, nodeDirs } from '../cni/helpers.ts';
+import { LINE_SPLIT_DIR, nodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog } from './fake-publisher.ts';
-import { agentConfig } from './config.ts';
+import { agentConfig, perTest } from './config.ts';
 
-let dirs: NodeDirs;
-let agent: NodeAgent | undefined;
-afterEach(async () => {
-  await agent?.stop();
-  agent = undefined;
-  dirs?.cleanup();
-});
+/** This test's node dirs and agent, cleaned up after it. */
+const t = perTest();
 
 function setup(files: Record<string, string>, overrides: Partial<AgentConfig> = {}): AgentConfig {
-  dirs = nodeDirs('meshgate-agent-libcni-');
-  for (const [n, c] of Object.entries(files)) dirs.conf(n, c);
-  for (const b of ['bridge', 'istio-cni']) dirs.bin(b);
-  return agentConfig(dirs, { runtime: 'crio', ...overrides });
+  t.dirs = nodeDirs('meshgate-agent-libcni-');
+  for (const [n, c] of Object.entries(files)) t.dirs.conf(n, c);
+  for (const b of ['bridge', 'istio-cni']) t.dirs.bin(b);
+  return agentConfig(t.dirs, { runtime: 'crio', ...overrides });
 }
 
 async function start(config: AgentConfig, runtimeVersion?: string): Promise<FakePublisher> {
   const pub = new FakePublisher({ tainted: false, runtimeVersion });
-  agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
-  await agent.start();
+  t.agent = new NodeAgent(config, { publisher: pub, log: memoryLog() });
+  await t.agent.start();
   return pub;
 }
 
@@ -85,13 +80,13 @@ describe("the agent judges by its Node's libcni line", () => {
     const pub = await start({ ...config, runtime: 'containerd' }, 'containerd://2.1.4');
     expect(pub.last).toMatchObject({ reason: 'mesh_plugin_missing', evidence: { libcni: '1.3' } });
     const verified = pub.next((v) => v.verified);
-    dirs.conf('k8s/10-istio.conf', '{"type":"istio-cni"}');
+    t.dirs.conf('k8s/10-istio.conf', '{"type":"istio-cni"}');
     expect((await verified).verdict.evidence).toMatchObject({
       plugins: ['bridge', 'istio-cni'],
       pluginFiles: ['k8s/10-istio.conf'],
     });
     const removed = pub.next((v) => !v.verified);
-    rmSync(join(dirs.confDir, 'k8s', '10-istio.conf'));
+    rmSync(join(t.dirs.confDir, 'k8s', '10-istio.conf'));
     expect((await removed).verdict.reason).toBe('mesh_plugin_missing');
   });
 });

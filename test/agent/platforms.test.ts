@@ -6,44 +6,39 @@
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type AgentConfig, NodeAgent } from '../../src/agent/agent.ts';
-import { corpus, type NodeDirs, nodeDirs } from '../cni/helpers.ts';
+import { corpus, nodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog } from './fake-publisher.ts';
-import { agentConfig } from './config.ts';
+import { agentConfig, perTest } from './config.ts';
 
-let dirs: NodeDirs;
-let agent: NodeAgent | undefined;
-afterEach(async () => {
-  await agent?.stop();
-  agent = undefined;
-  dirs?.cleanup();
-});
+/** This test's node dirs and agent, cleaned up after it. */
+const t = perTest();
 
 function config(overrides: Partial<AgentConfig>): AgentConfig {
-  return agentConfig(dirs, { runtime: 'crio', ...overrides });
+  return agentConfig(t.dirs, { runtime: 'crio', ...overrides });
 }
 
 async function start(c: AgentConfig): Promise<FakePublisher> {
   const pub = new FakePublisher({ tainted: false, runtimeVersion: 'cri-o://1.33.2' });
-  agent = new NodeAgent(c, { publisher: pub, log: memoryLog() });
-  await agent.start();
+  t.agent = new NodeAgent(c, { publisher: pub, log: memoryLog() });
+  await t.agent.start();
   return pub;
 }
 
 describe('Multus', () => {
   it('the OpenShift model: verified once istio-cni.conf appears in Multus’ confDir (a watched dir)', async () => {
-    dirs = nodeDirs('meshgate-agent-multus-');
-    for (const b of ['multus-shim', 'ovn-k8s-cni-overlay', 'istio-cni']) dirs.bin(b);
-    const ovn = join(dirs.root, 'run/multus/cni/net.d');
-    const multusDir = join(dirs.root, 'etc/cni/multus/net.d');
+    t.dirs = nodeDirs('meshgate-agent-multus-');
+    for (const b of ['multus-shim', 'ovn-k8s-cni-overlay', 'istio-cni']) t.dirs.bin(b);
+    const ovn = join(t.dirs.root, 'run/multus/cni/net.d');
+    const multusDir = join(t.dirs.root, 'etc/cni/multus/net.d');
     mkdirSync(ovn, { recursive: true });
     mkdirSync(multusDir, { recursive: true });
     writeFileSync(
       join(ovn, '10-ovn-kubernetes.conf'),
       '{"cniVersion":"0.4.0","name":"ovn-kubernetes","type":"ovn-k8s-cni-overlay"}',
     );
-    dirs.conf(
+    t.dirs.conf(
       '00-multus.conf',
       JSON.stringify({
         cniVersion: '1.1.0',
@@ -67,8 +62,8 @@ describe('Multus', () => {
     expect(pub.last).toMatchObject({ verified: false, reason: 'multus_network_missing' });
     const verified = pub.next((v) => v.verified);
     // Istio's installer writes the file with an atomic rename.
-    writeFileSync(join(dirs.root, 'istio-cni.conf.tmp'), corpus('istio__YYY-istio-cni.conf'));
-    renameSync(join(dirs.root, 'istio-cni.conf.tmp'), join(multusDir, 'istio-cni.conf'));
+    writeFileSync(join(t.dirs.root, 'istio-cni.conf.tmp'), corpus('istio__YYY-istio-cni.conf'));
+    renameSync(join(t.dirs.root, 'istio-cni.conf.tmp'), join(multusDir, 'istio-cni.conf'));
     const { verdict } = await verified;
     expect(verdict.evidence).toMatchObject({
       file: '00-multus.conf',
@@ -83,9 +78,9 @@ describe('Multus', () => {
   });
 
   it('a thin Multus whose delegate lacks the plugin: unverified via multus, never advice to delete it', async () => {
-    dirs = nodeDirs('meshgate-agent-multus-');
-    for (const b of ['multus', 'flannel', 'portmap', 'istio-cni']) dirs.bin(b);
-    dirs.conf('00-multus.conf', 'corpus:multus__70-multus.conf');
+    t.dirs = nodeDirs('meshgate-agent-multus-');
+    for (const b of ['multus', 'flannel', 'portmap', 'istio-cni']) t.dirs.bin(b);
+    t.dirs.conf('00-multus.conf', 'corpus:multus__70-multus.conf');
     const pub = await start(config({}));
     expect(pub.last).toMatchObject({
       reason: 'mesh_plugin_missing',
@@ -97,16 +92,16 @@ describe('Multus', () => {
 
 describe('Cilium', () => {
   it('the mesh’s file renamed to *.cilium_bak: renamed_by_cilium at once', async () => {
-    dirs = nodeDirs('meshgate-agent-cilium-');
-    for (const b of ['cilium-cni', 'istio-cni']) dirs.bin(b);
+    t.dirs = nodeDirs('meshgate-agent-cilium-');
+    for (const b of ['cilium-cni', 'istio-cni']) t.dirs.bin(b);
     const cilium = '{"cniVersion":"0.3.1","name":"cilium","plugins":[{"type":"cilium-cni"}]}';
     const meshed = '{"cniVersion":"0.3.1","name":"cilium","plugins":[{"type":"cilium-cni"},{"type":"istio-cni"}]}';
-    dirs.conf('02-istio-cni.conflist', meshed);
-    dirs.conf('05-cilium.conflist', cilium);
+    t.dirs.conf('02-istio-cni.conflist', meshed);
+    t.dirs.conf('05-cilium.conflist', cilium);
     const pub = await start(config({}));
     expect(pub.last?.verified).toBe(true);
     const renamed = pub.next((v) => v.reason === 'renamed_by_cilium');
-    renameSync(join(dirs.confDir, '02-istio-cni.conflist'), join(dirs.confDir, '02-istio-cni.conflist.cilium_bak'));
+    renameSync(join(t.dirs.confDir, '02-istio-cni.conflist'), join(t.dirs.confDir, '02-istio-cni.conflist.cilium_bak'));
     const { verdict } = await renamed;
     expect(verdict.evidence.renamed).toEqual(['02-istio-cni.conflist.cilium_bak']);
   });

@@ -5,14 +5,14 @@
  * and once the mark is gone, the agent notices within its quarantine recheck and publishes its own verdict again.
  */
 import type { Node as V1Node } from '../../src/kube/api/objects.ts';
-import { afterEach, describe, expect, it } from 'vitest';
-import { NodeAgent } from '../../src/agent/agent.ts';
+import { describe, expect, it } from 'vitest';
+import { type AgentConfig, NodeAgent } from '../../src/agent/agent.ts';
 import { planPatches } from '../../src/agent/node-patch.ts';
 import type { ChainVerdict } from '../../src/cni/types.ts';
 import { QUARANTINE_ANNOTATION, writeMark, type QuarantineMark } from '../../src/node/quarantine.ts';
-import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
+import { corpus, nodeDirs } from '../cni/helpers.ts';
 import { FakePublisher, memoryLog, sleep } from './fake-publisher.ts';
-import { agentConfig } from './config.ts';
+import { agentConfig, perTest } from './config.ts';
 
 const MARK: QuarantineMark = {
   since: '2026-05-01T10:00:00.000Z',
@@ -122,19 +122,19 @@ describe('planPatches under a quarantine mark', () => {
 });
 
 describe('NodeAgent on a quarantined node', () => {
-  let dirs: NodeDirs;
-  let agent: NodeAgent | undefined;
-  afterEach(async () => {
-    await agent?.stop();
-    dirs?.cleanup();
-  });
+  /** This test's node dirs and agent, cleaned up after it. */
+  const t = perTest();
 
-  it('keeps the node withdrawn while the mark stands, and publishes its verdict again soon after the mark goes', async () => {
-    dirs = nodeDirs('meshgate-agent-q-');
+  /**
+   * An agent started on node n1 whose chain is verified, as the repair controller left the Node: label false,
+   * condition False, the quarantine mark; `overrides` to its config.
+   */
+  async function startWithdrawn(prefix: string, overrides: Partial<AgentConfig>) {
+    const dirs = nodeDirs(prefix);
+    t.dirs = dirs;
     dirs.conf('10-calico.conflist', corpus('istio__10-calico.conflist-istioconfig'));
     for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
-    const config = agentConfig(dirs, { nodeName: 'n1', debounceMs: 10, quarantineRecheckMs: 50 });
-    // What the repair controller left: label false, condition False, the mark.
+    const config = agentConfig(dirs, { nodeName: 'n1', debounceMs: 10, ...overrides });
     const pub = new FakePublisher({
       label: 'false',
       condition: { status: 'False', reason: 'node_quarantined', message: 'withdrawn by the repair controller' },
@@ -142,8 +142,18 @@ describe('NodeAgent on a quarantined node', () => {
       tainted: false,
       quarantine: writeMark(MARK),
     });
-    agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), watch: () => ({ ensure() {}, close() {} }) });
+    const agent = new NodeAgent(config, {
+      publisher: pub,
+      log: memoryLog(),
+      watch: () => ({ ensure() {}, close() {} }),
+    });
+    t.agent = agent;
     await agent.start();
+    return { pub, agent };
+  }
+
+  it('keeps the node withdrawn while the mark stands, and publishes its verdict again soon after the mark goes', async () => {
+    const { pub, agent } = await startWithdrawn('meshgate-agent-q-', { quarantineRecheckMs: 50 });
     expect(agent.lastVerdict?.verified).toBe(true);
     expect(pub.state).toMatchObject({
       label: 'false',
@@ -170,19 +180,7 @@ describe('NodeAgent on a quarantined node', () => {
   });
 
   it('heartbeats on the condition while withdrawn (the repair controller reads it there), on the Lease once given back', async () => {
-    dirs = nodeDirs('meshgate-agent-qb-');
-    dirs.conf('10-calico.conflist', corpus('istio__10-calico.conflist-istioconfig'));
-    for (const b of ['calico', 'portmap', 'istio-cni']) dirs.bin(b);
-    const config = agentConfig(dirs, { nodeName: 'n1', debounceMs: 10, resyncMs: 100, quarantineRecheckMs: 60_000 });
-    const pub = new FakePublisher({
-      label: 'false',
-      condition: { status: 'False', reason: 'node_quarantined', message: 'withdrawn by the repair controller' },
-      evidence: '{}',
-      tainted: false,
-      quarantine: writeMark(MARK),
-    });
-    agent = new NodeAgent(config, { publisher: pub, log: memoryLog(), watch: () => ({ ensure() {}, close() {} }) });
-    await agent.start();
+    const { pub } = await startWithdrawn('meshgate-agent-qb-', { resyncMs: 100, quarantineRecheckMs: 60_000 });
     const waitBeats = async (n: number) => {
       for (const t0 = Date.now(); pub.beatsTo.length < n && Date.now() - t0 < 10_000; ) await sleep(10);
     };

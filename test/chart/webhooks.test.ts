@@ -236,24 +236,24 @@ describe('enforcement levels: one entry per level, chosen by the namespace label
         'pod-istio-inject-warn',
       ]);
     }
-    const audit = hooks(r, 'MutatingWebhookConfiguration').find(
-      (w) => w.name === 'ns-meshgate-audit.mutate.meshgate.io',
-    ) as Obj;
-    expect(audit.namespaceSelector.matchExpressions).toContainEqual({
-      key: 'meshgate.io/enforcement',
-      operator: 'NotIn',
-      values: ['enforce', 'warn'],
-    });
-    expect(audit.clientConfig.service.path).toBe('/mutate/audit');
-    const enforce = hooks(r, 'ValidatingWebhookConfiguration').find(
-      (w) => w.name === 'ns-meshgate.validate.meshgate.io',
-    ) as Obj;
-    expect(enforce.namespaceSelector.matchExpressions).toContainEqual({
-      key: 'meshgate.io/enforcement',
-      operator: 'In',
-      values: ['enforce'],
-    });
-    expect(enforce.clientConfig.service.path).toBe('/validate');
+    /** The entry `name` of `kind` selects namespaces by meshgate.io/enforcement as `level` says, and calls `path`. */
+    const expectEntry = (kind: string, name: string, level: Obj, path: string) => {
+      const entry = hooks(r, kind).find((w) => w.name === name) as Obj;
+      expect(entry.namespaceSelector.matchExpressions).toContainEqual({ key: 'meshgate.io/enforcement', ...level });
+      expect(entry.clientConfig.service.path).toBe(path);
+    };
+    expectEntry(
+      'MutatingWebhookConfiguration',
+      'ns-meshgate-audit.mutate.meshgate.io',
+      { operator: 'NotIn', values: ['enforce', 'warn'] },
+      '/mutate/audit',
+    );
+    expectEntry(
+      'ValidatingWebhookConfiguration',
+      'ns-meshgate.validate.meshgate.io',
+      { operator: 'In', values: ['enforce'] },
+      '/validate',
+    );
     expect(parseYaml(r.one('ConfigMap', 'meshgate').data['config.yaml'])).toMatchObject({
       enforcement: { default: 'audit' },
     });

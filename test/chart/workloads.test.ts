@@ -35,56 +35,63 @@ function expectRestricted(pod: Obj, container: Obj) {
 const flag = (args: string[], name: string) =>
   args.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3));
 
-describe('webhook Deployment', () => {
-  let r: Rendered;
-  let pod: Obj;
-  let c: Obj;
+/** The chart rendered with its defaults once for the describe: the render, workload `name`'s pod spec, its first container. */
+function workload(kind: string, name: string): { r: Rendered; pod: Obj; c: Obj } {
+  const w = {} as { r: Rendered; pod: Obj; c: Obj };
   beforeAll(async () => {
-    r = await render();
-    pod = r.one('Deployment', 'meshgate').spec.template.spec;
-    c = pod.containers[0];
+    w.r = await render();
+    w.pod = w.r.one(kind, name).spec.template.spec;
+    w.c = w.pod.containers[0];
   });
+  return w;
+}
+
+describe('webhook Deployment', () => {
+  const w = workload('Deployment', 'meshgate');
 
   it('runs two replicas spread over nodes, guarded by a PodDisruptionBudget', () => {
-    const d = r.one('Deployment', 'meshgate');
+    const d = w.r.one('Deployment', 'meshgate');
     expect(d.spec.replicas).toBe(2);
-    const term = pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm;
+    const term = w.pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm;
     expect(term.topologyKey).toBe('kubernetes.io/hostname');
     expect(term.labelSelector.matchLabels).toEqual(d.spec.selector.matchLabels);
-    const pdb = r.one('PodDisruptionBudget', 'meshgate');
+    const pdb = w.r.one('PodDisruptionBudget', 'meshgate');
     expect(pdb.spec).toEqual({ minAvailable: 1, selector: { matchLabels: d.spec.selector.matchLabels } });
   });
 
   it('serves on 8443 behind a Service on 443 that selects exactly the webhook pods', () => {
-    expect(c.ports).toEqual([{ name: 'https', containerPort: 8443, protocol: 'TCP' }]);
-    const svc = r.one('Service', 'meshgate');
+    expect(w.c.ports).toEqual([{ name: 'https', containerPort: 8443, protocol: 'TCP' }]);
+    const svc = w.r.one('Service', 'meshgate');
     expect(svc.spec.ports).toEqual([{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }]);
-    expect(svc.spec.selector).toEqual(r.one('Deployment', 'meshgate').spec.selector.matchLabels);
-    expect(r.one('DaemonSet').spec.selector.matchLabels).not.toEqual(svc.spec.selector);
+    expect(svc.spec.selector).toEqual(w.r.one('Deployment', 'meshgate').spec.selector.matchLabels);
+    expect(w.r.one('DaemonSet').spec.selector.matchLabels).not.toEqual(svc.spec.selector);
   });
 
   it('probes /readyz and /healthz over HTTPS on the webhook port', () => {
-    expect(c.readinessProbe.httpGet).toEqual({ scheme: 'HTTPS', path: '/readyz', port: 'https' });
-    expect(c.livenessProbe.httpGet).toEqual({ scheme: 'HTTPS', path: '/healthz', port: 'https' });
+    expect(w.c.readinessProbe.httpGet).toEqual({ scheme: 'HTTPS', path: '/readyz', port: 'https' });
+    expect(w.c.livenessProbe.httpGet).toEqual({ scheme: 'HTTPS', path: '/healthz', port: 'https' });
   });
 
-  it('passes the Pod Security restricted checks', () => expectRestricted(pod, c));
+  it('passes the Pod Security restricted checks', () => expectRestricted(w.pod, w.c));
 
   it('runs `serve` with the config, port, drain and the Service names as TLS SANs', () => {
-    expect(c.args[0]).toBe('serve');
-    expect(c.command).toBeUndefined(); // the image's ENTRYPOINT runs meshgate
-    expect(flag(c.args, 'port')).toEqual(['8443']);
-    expect(flag(c.args, 'config')).toEqual(['/etc/meshgate/config/config.yaml']);
-    expect(flag(c.args, 'drain-seconds')).toEqual(['5']);
-    expect(flag(c.args, 'webhook-timeout-seconds')).toEqual([
-      String(r.one('ValidatingWebhookConfiguration').webhooks[0].timeoutSeconds),
+    expect(w.c.args[0]).toBe('serve');
+    expect(w.c.command).toBeUndefined(); // the image's ENTRYPOINT runs meshgate
+    expect(flag(w.c.args, 'port')).toEqual(['8443']);
+    expect(flag(w.c.args, 'config')).toEqual(['/etc/meshgate/config/config.yaml']);
+    expect(flag(w.c.args, 'drain-seconds')).toEqual(['5']);
+    expect(flag(w.c.args, 'webhook-timeout-seconds')).toEqual([
+      String(w.r.one('ValidatingWebhookConfiguration').webhooks[0].timeoutSeconds),
     ]);
-    expect(flag(c.args, 'tls-san')).toEqual(['meshgate.meshgate.svc', 'meshgate.meshgate.svc.cluster.local']);
-    expect(flag(c.args, 'cert-file')).toEqual([]);
-    expect(c.volumeMounts).toEqual([{ name: 'config', mountPath: '/etc/meshgate/config', readOnly: true }, MARK_MOUNT]);
-    expect(pod.volumes).toEqual([{ name: 'config', configMap: { name: 'meshgate' } }, MARK_VOLUME]);
-    expect(pod.serviceAccountName).toBe('meshgate');
-    expect(c.resources.limits.memory).toBeDefined();
+    expect(flag(w.c.args, 'tls-san')).toEqual(['meshgate.meshgate.svc', 'meshgate.meshgate.svc.cluster.local']);
+    expect(flag(w.c.args, 'cert-file')).toEqual([]);
+    expect(w.c.volumeMounts).toEqual([
+      { name: 'config', mountPath: '/etc/meshgate/config', readOnly: true },
+      MARK_MOUNT,
+    ]);
+    expect(w.pod.volumes).toEqual([{ name: 'config', configMap: { name: 'meshgate' } }, MARK_VOLUME]);
+    expect(w.pod.serviceAccountName).toBe('meshgate');
+    expect(w.c.resources.limits.memory).toBeDefined();
   });
 
   it('gives SIGTERM more time than the drain plus one admission call', async () => {
@@ -102,7 +109,7 @@ describe('webhook Deployment', () => {
     const other = (await render({ config: { redirect: { mode: 'required' } } })).one('Deployment', 'meshgate');
     const key = 'checksum/config';
     expect(other.spec.template.metadata.annotations[key]).not.toBe(
-      r.one('Deployment', 'meshgate').spec.template.metadata.annotations[key],
+      w.r.one('Deployment', 'meshgate').spec.template.metadata.annotations[key],
     );
   });
 
@@ -125,27 +132,22 @@ describe('webhook Deployment', () => {
 });
 
 describe('node-agent DaemonSet', () => {
-  let pod: Obj;
-  let c: Obj;
-  beforeAll(async () => {
-    pod = (await render()).one('DaemonSet', 'meshgate-node-agent').spec.template.spec;
-    c = pod.containers[0];
-  });
+  const w = workload('DaemonSet', 'meshgate-node-agent');
 
   it('uses the host network and tolerates every taint, so it runs where the CNI chain is broken', () => {
-    expect(pod.hostNetwork).toBe(true);
-    expect(pod.dnsPolicy).toBe('ClusterFirstWithHostNet');
-    expect(pod.tolerations).toEqual([{ operator: 'Exists' }]);
-    expect(pod.serviceAccountName).toBe('meshgate-node-agent');
+    expect(w.pod.hostNetwork).toBe(true);
+    expect(w.pod.dnsPolicy).toBe('ClusterFirstWithHostNet');
+    expect(w.pod.tolerations).toEqual([{ operator: 'Exists' }]);
+    expect(w.pod.serviceAccountName).toBe('meshgate-node-agent');
   });
 
   it('mounts the CNI conf and bin dirs read-only from the host at the same paths', () => {
-    expect(pod.volumes).toEqual([
+    expect(w.pod.volumes).toEqual([
       { name: 'config', configMap: { name: 'meshgate' } },
       { name: 'cni-conf', hostPath: { path: '/etc/cni/net.d', type: 'Directory' } },
       { name: 'cni-bin-0', hostPath: { path: '/opt/cni/bin', type: 'Directory' } },
     ]);
-    expect(c.volumeMounts).toEqual([
+    expect(w.c.volumeMounts).toEqual([
       { name: 'config', mountPath: '/etc/meshgate/config', readOnly: true },
       { name: 'cni-conf', mountPath: '/etc/cni/net.d', readOnly: true },
       { name: 'cni-bin-0', mountPath: '/opt/cni/bin', readOnly: true },
@@ -155,18 +157,18 @@ describe('node-agent DaemonSet', () => {
   it("runs the image's meshgate under V8's lite mode (jitless), the image's own Node and entry script", () => {
     const runtime = parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8')).at(-1)!;
     const entry = JSON.parse(runtime.instructions.findLast((i) => i.op === 'ENTRYPOINT')!.args) as string[];
-    expect(c.command).toEqual([entry[0], '--lite-mode', entry.at(-1)]);
+    expect(w.c.command).toEqual([entry[0], '--lite-mode', entry.at(-1)]);
   });
 
   it('takes NODE_NAME from spec.nodeName, the plugin type from the config, the runtime from values', () => {
-    expect(c.env).toContainEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } });
-    expect(c.args[0]).toBe('node-agent');
-    expect(flag(c.args, 'config')).toEqual(['/etc/meshgate/config/config.yaml']);
-    expect(flag(c.args, 'plugin-type')).toEqual([]);
-    expect(flag(c.args, 'runtime')).toEqual(['containerd']);
-    expect(flag(c.args, 'cni-conf-dir')).toEqual(['/etc/cni/net.d']);
-    expect(flag(c.args, 'cni-bin-dir')).toEqual(['/opt/cni/bin']);
-    expect(c.args).not.toContain('--taint-unverified');
+    expect(w.c.env).toContainEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } });
+    expect(w.c.args[0]).toBe('node-agent');
+    expect(flag(w.c.args, 'config')).toEqual(['/etc/meshgate/config/config.yaml']);
+    expect(flag(w.c.args, 'plugin-type')).toEqual([]);
+    expect(flag(w.c.args, 'runtime')).toEqual(['containerd']);
+    expect(flag(w.c.args, 'cni-conf-dir')).toEqual(['/etc/cni/net.d']);
+    expect(flag(w.c.args, 'cni-bin-dir')).toEqual(['/opt/cni/bin']);
+    expect(w.c.args).not.toContain('--taint-unverified');
   });
 
   it('passes the restricted container checks without the proxy guard (hostPath and hostNetwork aside)', async () => {
@@ -176,8 +178,8 @@ describe('node-agent DaemonSet', () => {
   });
 
   it('with the proxy guard (default): hostPID, UID 0 holding CAP_KILL alone, the rest as restricted', () => {
-    expect(pod.hostPID).toBe(true);
-    expect(c.securityContext).toEqual({
+    expect(w.pod.hostPID).toBe(true);
+    expect(w.c.securityContext).toEqual({
       runAsNonRoot: false,
       runAsUser: 0,
       runAsGroup: 0,
@@ -186,8 +188,8 @@ describe('node-agent DaemonSet', () => {
       capabilities: { drop: ['ALL'], add: ['KILL'] },
       seccompProfile: { type: 'RuntimeDefault' },
     });
-    expect(c.args).toContain('--proxy-guard');
-    expect(flag(c.args, 'proxy-guard-interval')).toEqual(['1s']);
+    expect(w.c.args).toContain('--proxy-guard');
+    expect(flag(w.c.args, 'proxy-guard-interval')).toEqual(['1s']);
   });
 
   it('with Istio ambient too: one hostPID, UID 0; CAP_KILL only while the guard is on', async () => {
@@ -263,40 +265,33 @@ describe('the admission mark’s key', () => {
 });
 
 describe('repair controller Deployment', () => {
-  let r: Rendered;
-  let pod: Obj;
-  let c: Obj;
-  beforeAll(async () => {
-    r = await render();
-    pod = r.one('Deployment', 'meshgate-repair-controller').spec.template.spec;
-    c = pod.containers[0];
-  });
+  const w = workload('Deployment', 'meshgate-repair-controller');
 
   it('runs two replicas spread over nodes; only the Lease holder acts', () => {
-    const d = r.one('Deployment', 'meshgate-repair-controller');
+    const d = w.r.one('Deployment', 'meshgate-repair-controller');
     expect(d.spec.replicas).toBe(2);
-    const term = pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm;
+    const term = w.pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm;
     expect(term.labelSelector.matchLabels).toEqual(d.spec.selector.matchLabels);
     expect(d.spec.selector.matchLabels['app.kubernetes.io/component']).toBe('repair-controller');
-    expect(c.args[0]).toBe('repair-controller');
-    expect(flag(c.args, 'lease-name')).toEqual(['meshgate-repair-controller']);
-    expect(flag(c.args, 'lease-duration')).toEqual(['15s']);
-    expect(flag(c.args, 'renew-deadline')).toEqual(['10s']);
-    expect(flag(c.args, 'retry-period')).toEqual(['2s']);
-    expect(flag(c.args, 'max-deletes-per-minute')).toEqual(['10']);
-    expect(c.args).not.toContain('--dry-run');
+    expect(w.c.args[0]).toBe('repair-controller');
+    expect(flag(w.c.args, 'lease-name')).toEqual(['meshgate-repair-controller']);
+    expect(flag(w.c.args, 'lease-duration')).toEqual(['15s']);
+    expect(flag(w.c.args, 'renew-deadline')).toEqual(['10s']);
+    expect(flag(w.c.args, 'retry-period')).toEqual(['2s']);
+    expect(flag(w.c.args, 'max-deletes-per-minute')).toEqual(['10']);
+    expect(w.c.args).not.toContain('--dry-run');
     // The identity in the Lease: the pod's own name.
-    expect(c.env).toContainEqual({ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
+    expect(w.c.env).toContainEqual({ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
   });
 
   it('probes /healthz and /readyz and serves /metrics on its HTTP port', () => {
-    expect(flag(c.args, 'port')).toEqual(['9090']);
-    expect(c.ports).toEqual([{ name: 'http', containerPort: 9090, protocol: 'TCP' }]);
-    expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
-    expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
+    expect(flag(w.c.args, 'port')).toEqual(['9090']);
+    expect(w.c.ports).toEqual([{ name: 'http', containerPort: 9090, protocol: 'TCP' }]);
+    expect(w.c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(w.c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
   });
 
-  it('passes the Pod Security restricted checks', () => expectRestricted(pod, c));
+  it('passes the Pod Security restricted checks', () => expectRestricted(w.pod, w.c));
 
   it('follows values: dry run, rate, timings, one replica; disabled drops it', async () => {
     const p = (

@@ -6,30 +6,22 @@
  */
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
-import type { NamespaceFacts, PodRecord, WebhookConfig, WebhookEntry } from '../../src/check/facts.ts';
+import type { NamespaceFacts, PodRecord, WebhookConfig } from '../../src/check/facts.ts';
 import { optedInNamespaces } from '../../src/check/judge-namespaces.ts';
 import { PodTally } from '../../src/check/judge-pods.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 import { decide } from '../../src/policy/mutate/decide.ts';
 import { cfg, verified } from '../inject/fixtures.ts';
+import { levelEntry } from '../support/level-entries.ts';
 
 const AMBIENT = cfg('istio', { ambient: { enabled: true } });
-const entry = (name: string, level: string, path: string): WebhookEntry => ({
-  name,
-  service: { namespace: 'meshgate', name: 'meshgate', port: 443, path },
-  namespaceSelector: {
-    matchExpressions: [
-      { key: 'meshgate.io/inject', operator: 'In', values: ['enabled'] },
-      level === 'audit'
-        ? { key: 'meshgate.io/enforcement', operator: 'NotIn', values: ['enforce', 'warn'] }
-        : { key: 'meshgate.io/enforcement', operator: 'In', values: [level] },
-    ],
-  },
-});
 const config: WebhookConfig = {
   kind: 'mutating',
   name: 'meshgate',
-  webhooks: [entry('ns-meshgate', 'enforce', '/mutate'), entry('ns-meshgate-audit', 'audit', '/mutate/audit')],
+  webhooks: [
+    levelEntry('ns-meshgate', 'enforce', '/mutate'),
+    levelEntry('ns-meshgate-audit', 'audit', '/mutate/audit'),
+  ],
 };
 const ambientNs = { 'meshgate.io/inject': 'enabled', 'istio.io/dataplane-mode': 'ambient' };
 const namespaces: NamespaceFacts[] = [

@@ -6,35 +6,23 @@
  */
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
-import type { NamespaceFacts, WebhookConfig, WebhookEntry } from '../../src/check/facts.ts';
+import type { NamespaceFacts, WebhookConfig, PodRecord } from '../../src/check/facts.ts';
 import { judgeEnforcement } from '../../src/check/judge-levels.ts';
 import { entryLevel, optedInNamespaces } from '../../src/check/judge-namespaces.ts';
 import { PodTally } from '../../src/check/judge-pods.ts';
-import type { PodRecord } from '../../src/check/facts.ts';
 import { auditReport, type InstalledNames, type Report } from '../../src/check/report.ts';
 import { renderTable } from '../../src/check/render.ts';
 import { NodeFactStore } from '../../src/facts/node-facts.ts';
 import { decide } from '../../src/policy/mutate/decide.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 import { testConfig } from '../support/config.ts';
+import { levelEntry } from '../support/level-entries.ts';
 
 const cfg = testConfig('custom');
-const entry = (name: string, level: string, path: string): WebhookEntry => ({
-  name,
-  service: { namespace: 'meshgate', name: 'meshgate', port: 443, path },
-  namespaceSelector: {
-    matchExpressions: [
-      { key: 'meshgate.io/inject', operator: 'In', values: ['enabled'] },
-      level === 'audit'
-        ? { key: 'meshgate.io/enforcement', operator: 'NotIn', values: ['enforce', 'warn'] }
-        : { key: 'meshgate.io/enforcement', operator: 'In', values: [level] },
-    ],
-  },
-});
 const entries = [
-  entry('ns-meshgate', 'enforce', '/mutate'),
-  entry('ns-meshgate-warn', 'warn', '/mutate/warn'),
-  entry('ns-meshgate-audit', 'audit', '/mutate/audit'),
+  levelEntry('ns-meshgate', 'enforce', '/mutate'),
+  levelEntry('ns-meshgate-warn', 'warn', '/mutate/warn'),
+  levelEntry('ns-meshgate-audit', 'audit', '/mutate/audit'),
 ];
 const config = (kind: 'mutating' | 'validating'): WebhookConfig => ({ kind, name: 'meshgate', webhooks: entries });
 const inject = { 'meshgate.io/inject': 'enabled' };

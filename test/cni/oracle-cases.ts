@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CORPUS_DIR } from './helpers.ts';
+import { mulberry32 } from '../support/random.ts';
 
 export interface DirCase {
   id: string;
@@ -381,21 +382,10 @@ function shapeCases(): DirCase[] {
   return shapes.flatMap(([id, text]) => asBoth(id, text));
 }
 
-/** mulberry32: a small seeded PRNG, so the random documents are the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Random plugins and lists built from the same ingredients: spellings, duplicates, wrong kinds, odd numbers. */
 function randomCases(seed: number, count: number): DirCase[] {
-  const rnd = prng(seed);
+  // Seeded, so the random documents are the same on every run.
+  const rnd = mulberry32(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
   const typeKeys = ['type', 'type', 'type', 'TYPE', 'Type'];
   const typeValues = ['"bridge"', '"ptp"', '"istio-cni"', '"portmap"', '"missing-plugin"', 'null', '""', '1'];

@@ -236,21 +236,11 @@ function compareCrio(c: OracleCase, o: OcicniResult, line: LibcniLine): string[]
   return problems;
 }
 
-function containerdDisagreements(line: LibcniLine): Record<string, string[]> {
-  const run = gocni.get(line)!;
+/** The cases on which an oracle's results (in case order) and `compare` find meshgate disagreeing: case id → problems. */
+function disagreements<R>(results: R[], compare: (c: OracleCase, o: R) => string[]): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const [i, c] of oracleCases.entries()) {
-    const problems = compareContainerd(c, run.results[i], line);
-    if (problems.length > 0) out[c.id] = problems;
-  }
-  return out;
-}
-
-function crioDisagreements(line: LibcniLine): Record<string, string[]> {
-  const run = ocicni.get(line)!;
-  const out: Record<string, string[]> = {};
-  for (const [i, c] of oracleCases.entries()) {
-    const problems = compareCrio(c, run.results[i], line);
+    const problems = compare(c, results[i]);
     if (problems.length > 0) out[c.id] = problems;
   }
   return out;
@@ -280,8 +270,8 @@ describe('CNI config reading vs the real Go code, per libcni line', () => {
   });
 
   it.each(LIBCNI_LINES)('containerd (go-cni) on libcni %s agrees on every case', (line) => {
-    const bad = containerdDisagreements(line);
     const run = gocni.get(line)!;
+    const bad = disagreements(run.results, (c, o) => compareContainerd(c, o, line));
     const n = oracleCases.length;
     console.log(
       `containerd emulation, libcni ${line} vs go-cni ${run.goCni} + libcni ${run.libcni} (${run.go}): ` +
@@ -291,8 +281,8 @@ describe('CNI config reading vs the real Go code, per libcni line', () => {
   });
 
   it.each(LIBCNI_LINES)('CRI-O (ocicni) on libcni %s agrees on every case', (line) => {
-    const bad = crioDisagreements(line);
     const run = ocicni.get(line)!;
+    const bad = disagreements(run.results, (c, o) => compareCrio(c, o, line));
     const n = oracleCases.length;
     console.log(
       `CRI-O emulation, libcni ${line} vs ${run.ocicni} + libcni ${run.libcni}: ` +

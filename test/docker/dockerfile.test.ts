@@ -17,6 +17,7 @@ import {
   replay,
   type ReplayedStage,
 } from '../../scripts/dockerfile.ts';
+import { LOOPBACK_SERVE } from '../support/serve.ts';
 
 const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
 const stages = parseDockerfile(dockerfile);
@@ -182,19 +183,7 @@ describe('Dockerfile build, replayed', () => {
     const certs = join(work, 'certs');
     mkdirSync(certs, { mode: 0o777 });
     chmodSync(certs, 0o777);
-    const e = entrypoint([
-      'serve',
-      '--mesh',
-      'istio',
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--drain-seconds',
-      '0',
-      '--write-certs',
-      certs,
-    ]);
+    const e = entrypoint([...LOOPBACK_SERVE, '--write-certs', certs]);
     const child = spawn(e.cmd, e.argv, { ...e.opts, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';

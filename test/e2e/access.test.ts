@@ -18,17 +18,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  AdmissionregistrationV1Api,
-  CoreV1Api,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1Pod,
-} from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningServer } from '../../src/server/start.ts';
-import { findIstioBinaries, waitFor, type ControlPlane } from './harness/index.ts';
-import { chartConfig, installChart, serveConfig, startMeshedCluster } from './harness/suite.ts';
+import { AdmissionregistrationV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from './harness/index.ts';
+import { installChart, serveChart } from './harness/suite.ts';
+import { installIstioGateway, startMeshedCluster } from './harness/clusters.ts';
 import {
   EDIT_OWN_NAMESPACE,
   grantClusterRole,
@@ -39,7 +33,8 @@ import {
   serviceAccount,
   type Identity,
 } from './impersonate.ts';
-import { createNamespace, names, pointChartWebhooksAt, restrictedPod } from './meshgate.ts';
+import { createNamespace, names, restrictedPod } from './meshgate.ts';
+import { shared } from './harness/shared.ts';
 
 const NS = 'meshgate';
 const SHOP = 'shop';
@@ -51,13 +46,8 @@ const CNI = serviceAccount('istio-system', 'istio-cni');
 const REDIRECTION = 'ambient.istio.io/redirection';
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-let cp: ControlPlane;
-let core: CoreV1Api;
-let server: RunningServer | undefined;
-let web: V1Pod;
-
 const kubectl = async (...argv: string[]) => {
-  const r = await cp.kubectl(argv, { timeoutMs: 60_000 });
+  const r = await s.cp.kubectl(argv, { timeoutMs: 60_000 });
   return `${r.stdout}${r.stderr}`.trim();
 };
 /** `kubectl exec` as `who` (a user, or a user in a group), with the apiserver's answer. */
@@ -71,16 +61,19 @@ const MESHGATE_REFUSAL = /admission webhook "[a-z-]+\.connect\.meshgate\.io" den
  */
 const REACHED_KUBELET = /no exec found for container|error dialing backend|dial tcp|connection refused/i;
 
-beforeAll(async () => {
-  ({ cp, core } = await startMeshedCluster({ 'node-a': true }));
+/**
+ * The cluster this file's tests share: Istio's real injector, the chart at enforce with ambient on and its debuggers,
+ * meshgate's server in this process behind the chart's webhooks, and shop/web injected by Istio, adjusted by meshgate.
+ */
+const s = shared(async (stopLater) => {
+  const { cp, core } = await startMeshedCluster(stopLater, { 'node-a': true });
   const config = {
     enforcement: { default: 'enforce' },
     access: { debuggers: { users: [ONCALL], groups: ['system:masters'] } },
     ambient: { enabled: true },
   };
   await installChart(cp, NS, '--set-json', `config=${JSON.stringify(config)}`);
-  server = await serveConfig(cp, await chartConfig(cp, NS));
-  await pointChartWebhooksAt(cp, server.url, server.ca!);
+  stopLater((await serveChart(cp, NS)).server);
 
   // shop: Istio injects its pods (sidecar mode), meshgate guards them at enforce; alice edits it (ClusterRole edit).
   await createNamespace(cp, SHOP, { 'istio-injection': 'enabled' });
@@ -104,7 +97,7 @@ beforeAll(async () => {
     CNI,
   );
   // Webhook configurations take a moment to be in force in the apiserver: until both are, delete and retry.
-  web = await waitFor('shop/web admitted: injected by Istio, adjusted by meshgate', async () => {
+  const web = await waitFor('shop/web admitted: injected by Istio, adjusted by meshgate', async () => {
     const p = await core.createNamespacedPod({ namespace: SHOP, body: restrictedPod('web') }).catch(() => undefined);
     // Istio 1.27 injects its proxy as a native sidecar (an init container that keeps running) on 1.34 kubelets.
     if (p?.metadata?.labels?.['meshgate.io/redirect'] && names(p).init.includes('istio-proxy')) return p;
@@ -122,12 +115,8 @@ beforeAll(async () => {
     const p = await core.readNamespacedPod({ name: 'web', namespace: SHOP });
     return p.spec?.nodeName === 'node-a' && p.status?.phase === 'Running';
   });
+  return { cp, core, web };
 }, 600_000);
-
-afterAll(async () => {
-  await server?.shutdown();
-  await cp?.stop();
-});
 
 describe('§1 kubectl exec and attach into the mesh’s containers', () => {
   it("the namespace's editor: exec into istio-proxy refused with meshgate's reason; into the app admitted", async () => {
@@ -150,7 +139,7 @@ describe('§1 kubectl exec and attach into the mesh’s containers', () => {
     expect(attach).toMatch(MESHGATE_REFUSAL);
     expect(attach).toContain('kubectl attach into container istio-proxy of pod shop/web');
     // kubectl port-forward upgrades its connection at once and then waits: stopped after a few seconds.
-    const forward = await cp.kubectl(['port-forward', '-n', SHOP, 'pod/web', '15000:15000', ...as(EDITOR)], {
+    const forward = await s.cp.kubectl(['port-forward', '-n', SHOP, 'pod/web', '15000:15000', ...as(EDITOR)], {
       timeoutMs: 6_000,
     });
     const said = `${forward.stdout}${forward.stderr}`;
@@ -170,7 +159,7 @@ describe('§1 kubectl exec and attach into the mesh’s containers', () => {
     }
     const events = await waitFor('the MeshContainerDebug Events on shop/web', async () => {
       const items = (
-        await core.listNamespacedEvent({ namespace: SHOP, fieldSelector: 'involvedObject.name=web' })
+        await s.core.listNamespacedEvent({ namespace: SHOP, fieldSelector: 'involvedObject.name=web' })
       ).items.filter((e) => e.reason === 'MeshContainerDebug');
       return items.length >= 2 ? items : undefined;
     });
@@ -179,7 +168,7 @@ describe('§1 kubectl exec and attach into the mesh’s containers', () => {
       'root: kubectl exec into container istio-proxy: sh -c id (admitted: access.debuggers) [mesh_container_debug]',
     ]);
     const refusedEvents = (
-      await core.listNamespacedEvent({ namespace: SHOP, fieldSelector: 'involvedObject.name=web' })
+      await s.core.listNamespacedEvent({ namespace: SHOP, fieldSelector: 'involvedObject.name=web' })
     ).items.filter((e) => e.reason === 'MeshContainerAccessRefused');
     expect(refusedEvents.map((e) => e.message)).toContain(
       'alice: kubectl exec into container istio-proxy: sh -c id (refused) [mesh_container_access]',
@@ -188,7 +177,7 @@ describe('§1 kubectl exec and attach into the mesh’s containers', () => {
 
   it('a ValidatingAdmissionPolicy sees CONNECT pods/exec on this apiserver (1.34)', async () => {
     // The fact behind docs/security.md's choice of a webhook entry over a policy: both are possible.
-    const api = cp.kc.makeApiClient(AdmissionregistrationV1Api);
+    const api = s.cp.kc.makeApiClient(AdmissionregistrationV1Api);
     await api.createValidatingAdmissionPolicy({
       body: {
         metadata: { name: 'probe-connect' },
@@ -228,22 +217,7 @@ describe('§1 kubectl exec and attach into the mesh’s containers', () => {
 describe('§2 the istio/gateway chart’s pod and ephemeral containers', () => {
   let gateway: string;
   beforeAll(async () => {
-    await createNamespace(cp, 'istio-ingress');
-    const installed = await cp.helm([
-      'install',
-      'istio-ingressgateway',
-      findIstioBinaries().manifest.gatewayChart,
-      '-n',
-      'istio-ingress',
-      '--skip-schema-validation',
-      '--set',
-      'service.type=ClusterIP',
-    ]);
-    expect(installed.code, installed.stderr).toBe(0);
-    const [gw] = await waitFor("the gateway Deployment's pod running", async () => {
-      const pods = (await core.listNamespacedPod({ namespace: 'istio-ingress' })).items;
-      return pods.length > 0 && pods[0].status?.phase === 'Running' ? pods : undefined;
-    });
+    const gw = await installIstioGateway(s.cp, true);
     expect(gw.spec!.containers.map((c) => c.name)).toEqual(['istio-proxy']);
     expect(gw.spec!.containers[0].args?.slice(0, 2)).toEqual(['proxy', 'router']);
     gateway = gw.metadata!.name!;
@@ -254,10 +228,10 @@ describe('§2 the istio/gateway chart’s pod and ephemeral containers', () => {
     ['one as the proxy UID', ['--image=busybox', '-c', 'dbg-uid', '--custom', 'CUSTOM']],
     ['one targeting the proxy', ['--image=busybox', '-c', 'dbg-target', '--target=istio-proxy']],
   ])('kubectl debug adds %s: refused, and the gateway stays alone', async (_n, args) => {
-    const custom = join(cp.dir, 'debug-as-proxy.json');
+    const custom = join(s.cp.dir, 'debug-as-proxy.json');
     writeFileSync(custom, JSON.stringify({ securityContext: { runAsUser: 1337 } }));
     const argv = args.map((a) => (a === 'CUSTOM' ? custom : a));
-    const r = await cp.kubectl(['debug', '-n', 'istio-ingress', `pod/${gateway}`, ...argv, '--', 'sleep', '1'], {
+    const r = await s.cp.kubectl(['debug', '-n', 'istio-ingress', `pod/${gateway}`, ...argv, '--', 'sleep', '1'], {
       timeoutMs: 60_000,
     });
     const out = `${r.stdout}${r.stderr}`;
@@ -265,21 +239,21 @@ describe('§2 the istio/gateway chart’s pod and ephemeral containers', () => {
     expect(out).toMatch(
       /denied the request: meshgate: (after this update: the pod runs the proxy as a gateway beside|ephemeral container dbg-target targets istio-proxy)/,
     );
-    const pod = await core.readNamespacedPod({ name: gateway, namespace: 'istio-ingress' });
+    const pod = await s.core.readNamespacedPod({ name: gateway, namespace: 'istio-ingress' });
     expect(pod.spec?.ephemeralContainers ?? []).toEqual([]);
   });
 });
 
 describe('§6 a namespace admin cannot switch a guarded namespace off', () => {
-  const api = (who: Identity) => impersonate(cp.kc, who).makeApiClient(CoreV1Api);
+  const api = (who: Identity) => impersonate(s.cp.kc, who).makeApiClient(CoreV1Api);
   const label = (who: Identity, ns: string, labels: Record<string, string | null>) =>
     outcome(api(who).patchNamespace({ name: ns, body: { metadata: { labels } } }, merge));
 
   beforeAll(async () => {
-    await createNamespace(cp, 'team-a', { 'istio-injection': 'enabled' });
-    await createNamespace(cp, AMBIENT, { 'meshgate.io/inject': 'enabled', 'istio.io/dataplane-mode': 'ambient' });
+    await createNamespace(s.cp, 'team-a', { 'istio-injection': 'enabled' });
+    await createNamespace(s.cp, AMBIENT, { 'meshgate.io/inject': 'enabled', 'istio.io/dataplane-mode': 'ambient' });
     for (const ns of ['team-a', AMBIENT])
-      await grantRole(cp.kc, ns, 'edit-own-namespace', { rules: EDIT_OWN_NAMESPACE }, TEAM);
+      await grantRole(s.cp.kc, ns, 'edit-own-namespace', { rules: EDIT_OWN_NAMESPACE }, TEAM);
   });
 
   it('removing or changing the opt-in label: refused to the namespace admin, through status too', async () => {
@@ -323,7 +297,7 @@ describe('§6 a namespace admin cannot switch a guarded namespace off', () => {
 
 describe('§8 ambient.istio.io/redirection on an existing pod', () => {
   const annotate = (who: Identity, node: string | undefined, value: string | null, status = false) => {
-    const c = impersonate(cp.kc, who, node).makeApiClient(CoreV1Api);
+    const c = impersonate(s.cp.kc, who, node).makeApiClient(CoreV1Api);
     const body = { metadata: { annotations: { [REDIRECTION]: value } } };
     return outcome(
       status
@@ -344,7 +318,7 @@ describe('§8 ambient.istio.io/redirection on an existing pod', () => {
   it("istio-cni's node agent on the pod's node: admitted (pods, and pods/status as Istio 1.27 writes it)", async () => {
     expect(await annotate(CNI, 'node-a', 'enabled')).toBe('allowed');
     expect(await annotate(CNI, 'node-a', null, true)).toBe('allowed');
-    const p = await core.readNamespacedPod({ name: 'web', namespace: SHOP });
+    const p = await s.core.readNamespacedPod({ name: 'web', namespace: SHOP });
     expect(p.metadata?.annotations?.[REDIRECTION]).toBeUndefined();
     expect(NODE_CLAIM).toBe('authentication.kubernetes.io/node-name');
   });

@@ -5,37 +5,29 @@
  * 1.27.0 rendered with a custom enablement selector, created in a real kube-apiserver; the admission path reads the
  * watch's cache only.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
-import { apiError, createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import { describe, expect, it } from 'vitest';
+import type { V1Pod } from '@kubernetes/client-node';
+import { waitFor } from './harness/index.ts';
+import { apiError, createNamespace, restrictedPod, startMeshgate } from './meshgate.ts';
 import { istioCniConfigData } from '../istio/cni-chart.ts';
+import { shared } from './harness/shared.ts';
+import { startVerdictCluster } from './harness/clusters.ts';
 
 const CUSTOM = [{ namespaceSelector: { matchLabels: { 'mesh.example/ambient': 'on' } } }];
-let cp: ControlPlane;
-let mg: Meshgate;
-let core: CoreV1Api;
-
-beforeAll(async () => {
-  cp = await startControlPlane({ nodes: [{ name: 'node-verified', kubeletVersion: 'v1.34.2' }] });
-  core = cp.kc.makeApiClient(CoreV1Api);
-  await publishVerdict(cp, 'node-verified', true);
-  await core.createNamespace({ body: { metadata: { name: 'istio-system' } } });
-  mg = await startMeshgate(cp, { ambient: { enabled: true } }, 'istio');
-  await mg.register();
+/** The cluster this file's tests share: a verified node, istio-system, and meshgate for Istio with ambient on. */
+const s = shared(async (stopLater) => {
+  const cluster = await startVerdictCluster(stopLater, { 'node-verified': true });
+  await cluster.core.createNamespace({ body: { metadata: { name: 'istio-system' } } });
+  const mg = stopLater(await startMeshgate(cluster.cp, { ambient: { enabled: true } }, 'istio', { register: {} }));
   // Ambient by the cluster's own selector, not by Istio's default label.
-  await createNamespace(cp, 'team', { 'meshgate.io/inject': 'enabled', 'mesh.example/ambient': 'on' });
-}, 300_000);
-
-afterAll(async () => {
-  await mg?.stop();
-  await cp?.stop();
+  await createNamespace(cluster.cp, 'team', { 'meshgate.io/inject': 'enabled', 'mesh.example/ambient': 'on' });
+  return { ...cluster, mg };
 });
 
 let n = 0;
 async function create(): Promise<V1Pod | string> {
   try {
-    return await core.createNamespacedPod({ namespace: 'team', body: restrictedPod(`web-${n++}`) });
+    return await s.core.createNamespacedPod({ namespace: 'team', body: restrictedPod(`web-${n++}`) });
   } catch (err) {
     return apiError(err);
   }
@@ -56,7 +48,7 @@ describe("ambient enrolment learned from Istio's istio-cni-config", () => {
 
   it("with the chart's istio-cni-config (a custom namespace selector), the same pod is ambient: validator first", async () => {
     const data = await istioCniConfigData({ ambient: { enabled: true, enablementSelectors: CUSTOM } });
-    await core.createNamespacedConfigMap({
+    await s.core.createNamespacedConfigMap({
       namespace: 'istio-system',
       body: { metadata: { name: 'istio-cni-config' }, data },
     });
@@ -68,7 +60,7 @@ describe("ambient enrolment learned from Istio's istio-cni-config", () => {
   });
 
   it('once istio-cni-config is deleted, the configured selectors apply again', async () => {
-    await core.deleteNamespacedConfigMap({ name: 'istio-cni-config', namespace: 'istio-system' });
+    await s.core.deleteNamespacedConfigMap({ name: 'istio-cni-config', namespace: 'istio-system' });
     const refusal = await waitFor('the pod refused again', async () => {
       const got = await create();
       return typeof got === 'string' && got;

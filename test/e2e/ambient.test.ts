@@ -4,41 +4,27 @@
  * ambient validator first with the affinity to verified nodes, and refuses the silent opt-outs and unverified nodes
  * with their reason codes. kwok nodes: nothing runs the pods; the validator itself is proven in test/netns.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import { startControlPlane, type ControlPlane } from './harness/index.ts';
-import { apiError, createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import { describe, expect, it } from 'vitest';
+import type { V1Pod } from '@kubernetes/client-node';
+import { apiError, createNamespace, restrictedPod } from './meshgate.ts';
+import { shared } from './harness/shared.ts';
+import { startGuardedCluster, VERIFIED_AND_NOT } from './harness/clusters.ts';
 
-const V = 'v1.34.2';
-let cp: ControlPlane;
-let mg: Meshgate;
-let core: CoreV1Api;
-
-beforeAll(async () => {
-  cp = await startControlPlane({
-    nodes: [
-      { name: 'node-verified', kubeletVersion: V },
-      { name: 'node-unverified', kubeletVersion: V },
-    ],
+/** The cluster this file's tests share: a verified and an unverified node, meshgate for Istio with ambient on. */
+const s = shared(async (stopLater) => {
+  const cluster = await startGuardedCluster(stopLater, VERIFIED_AND_NOT, {
+    config: { ambient: { enabled: true } },
+    mesh: 'istio',
   });
-  core = cp.kc.makeApiClient(CoreV1Api);
-  await publishVerdict(cp, 'node-verified', true);
-  await publishVerdict(cp, 'node-unverified', false);
-  mg = await startMeshgate(cp, { ambient: { enabled: true } }, 'istio');
-  await mg.register();
-  await createNamespace(cp, 'amb', { 'meshgate.io/inject': 'enabled', 'istio.io/dataplane-mode': 'ambient' });
-  await createNamespace(cp, 'side', { 'meshgate.io/inject': 'enabled' });
-}, 300_000);
-
-afterAll(async () => {
-  await mg?.stop();
-  await cp?.stop();
+  await createNamespace(cluster.cp, 'amb', { 'meshgate.io/inject': 'enabled', 'istio.io/dataplane-mode': 'ambient' });
+  await createNamespace(cluster.cp, 'side', { 'meshgate.io/inject': 'enabled' });
+  return cluster;
 });
 
 /** Creates the pod; the error message when the apiserver refuses it. */
 async function create(ns: string, pod: V1Pod): Promise<V1Pod | string> {
   try {
-    return await core.createNamespacedPod({ namespace: ns, body: pod });
+    return await s.core.createNamespacedPod({ namespace: ns, body: pod });
   } catch (err) {
     return apiError(err);
   }

@@ -3,44 +3,30 @@
  * later mutating webhook is still never bound to an unverified node; and how often the guard's pod cache
  * misses (one GET each) when a Deployment's pods are bound within milliseconds of creation.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request } from 'node:https';
-import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { startControlPlane, waitFor, waitForPodsRunning, type ControlPlane } from './harness/index.ts';
-import { createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import { AppsV1Api } from '@kubernetes/client-node';
+import { waitFor, waitForPodsRunning } from './harness/index.ts';
+import { createNamespace, publishVerdict, restrictedPod } from './meshgate.ts';
 import { startStripWebhook } from './strip-webhook.ts';
+import { shared } from './harness/shared.ts';
+import { startGuardedCluster, VERIFIED_AND_NOT } from './harness/clusters.ts';
+import { deployment } from './workloads.ts';
 
-let cp: ControlPlane;
-let mg: Meshgate;
-let strip: { stop(): Promise<void> };
-let core: CoreV1Api;
-
-beforeAll(async () => {
-  cp = await startControlPlane({
-    nodes: [
-      { name: 'node-verified', kubeletVersion: 'v1.34.2' },
-      { name: 'node-unverified', kubeletVersion: 'v1.34.2' },
-    ],
-  });
-  core = cp.kc.makeApiClient(CoreV1Api);
-  // The node agent's verdicts (label, condition, evidence), published through its own publisher.
-  await publishVerdict(cp, 'node-verified', true);
-  await publishVerdict(cp, 'node-unverified', false);
-  mg = await startMeshgate(cp);
-  await mg.register();
-  await createNamespace(cp, 'mesh', { 'meshgate.io/inject': 'enabled' });
-  strip = await startStripWebhook(cp, 'node-unverified');
-}, 300_000);
-
-afterAll(async () => {
-  await strip?.stop();
-  await mg?.stop();
-  await cp?.stop();
+/**
+ * The cluster this file's tests share: a verified and an unverified node, meshgate injecting its own templates, and
+ * a hostile webhook after it that strips the required node affinity of pods labelled strip=yes.
+ */
+const s = shared(async (stopLater) => {
+  const cluster = await startGuardedCluster(stopLater, VERIFIED_AND_NOT);
+  await createNamespace(cluster.cp, 'mesh', { 'meshgate.io/inject': 'enabled' });
+  stopLater(await startStripWebhook(cluster.cp, 'node-unverified'));
+  return cluster;
 });
 
 function metrics(): Promise<string> {
   return new Promise((resolve, reject) => {
-    request(`${mg.server.url}/metrics`, { ca: mg.server.ca }, (res) => {
+    request(`${s.mg.server.url}/metrics`, { ca: s.mg.server.ca }, (res) => {
       let body = '';
       res.on('data', (c) => (body += c));
       res.on('end', () => resolve(body));
@@ -57,7 +43,7 @@ describe('pods/binding guard', () => {
   it('never binds a CNI-mode pod to the unverified node even when a later webhook removed its affinity', async () => {
     const pod = restrictedPod('stripped');
     pod.metadata!.labels!.strip = 'yes';
-    const created = await core.createNamespacedPod({ namespace: 'mesh', body: pod });
+    const created = await s.core.createNamespacedPod({ namespace: 'mesh', body: pod });
     // meshgate chose CNI mode and added the required affinity; the hostile webhook replaced it with a preference.
     expect(created.metadata!.labels!['meshgate.io/redirect']).toBe('cni');
     expect(created.spec!.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution).toBeUndefined();
@@ -65,7 +51,7 @@ describe('pods/binding guard', () => {
     const event = await waitFor(
       'an event showing the binding to node-unverified was denied',
       async () => {
-        const events = await core.listNamespacedEvent({
+        const events = await s.core.listNamespacedEvent({
           namespace: 'mesh',
           fieldSelector: 'involvedObject.name=stripped',
         });
@@ -78,19 +64,19 @@ describe('pods/binding guard', () => {
       { timeoutMs: 45_000 },
     );
     expect(event.type).toBe('Warning');
-    expect((await core.readNamespacedPod({ namespace: 'mesh', name: 'stripped' })).spec!.nodeName).toBeUndefined();
+    expect((await s.core.readNamespacedPod({ namespace: 'mesh', name: 'stripped' })).spec!.nodeName).toBeUndefined();
 
     // Once the node agent says the node is verified, the scheduler's next attempt is allowed.
-    await publishVerdict(cp, 'node-unverified', true);
-    const [running] = await waitForPodsRunning(cp.kc, 'mesh', 'app=stripped', 1, { timeoutMs: 90_000 });
+    await publishVerdict(s.cp, 'node-unverified', true);
+    const [running] = await waitForPodsRunning(s.cp.kc, 'mesh', 'app=stripped', 1, { timeoutMs: 90_000 });
     expect(running.spec!.nodeName).toBe('node-unverified');
-    await publishVerdict(cp, 'node-unverified', false);
+    await publishVerdict(s.cp, 'node-unverified', false);
   });
 
   it("a DaemonSet's pod for the unverified node waits unbound, and its pod for the verified node runs", async () => {
     // Refusing the pod for node-unverified would stop the DaemonSet controller's slow-start batch: its pod for
     // node-verified would wait out the controller's backoff whenever node-unverified came first.
-    const apps = cp.kc.makeApiClient(AppsV1Api);
+    const apps = s.cp.kc.makeApiClient(AppsV1Api);
     await apps.createNamespacedDaemonSet({
       namespace: 'mesh',
       body: {
@@ -103,10 +89,10 @@ describe('pods/binding guard', () => {
         },
       } as never,
     });
-    const [first] = await waitForPodsRunning(cp.kc, 'mesh', 'app=agent', 1);
+    const [first] = await waitForPodsRunning(s.cp.kc, 'mesh', 'app=agent', 1);
     expect(first.spec!.nodeName).toBe('node-verified');
     const waiting = await waitFor('the pod for node-unverified, Pending', async () => {
-      const pods = (await core.listNamespacedPod({ namespace: 'mesh', labelSelector: 'app=agent' })).items;
+      const pods = (await s.core.listNamespacedPod({ namespace: 'mesh', labelSelector: 'app=agent' })).items;
       return pods.find((p) => JSON.stringify(p.spec?.affinity ?? {}).includes('"node-unverified"'));
     });
     expect(waiting.spec!.nodeName).toBeUndefined();
@@ -123,38 +109,31 @@ describe('pods/binding guard', () => {
         operator: 'In',
         values: ['true'],
       });
-    const refused = (await core.listNamespacedEvent({ namespace: 'mesh', fieldSelector: 'reason=FailedCreate' })).items;
+    const refused = (await s.core.listNamespacedEvent({ namespace: 'mesh', fieldSelector: 'reason=FailedCreate' }))
+      .items;
     expect(refused.filter((e) => e.involvedObject.name === 'agent').map((e) => e.message)).toEqual([]);
 
     // The node is verified: the scheduler binds the waiting pod there.
-    await publishVerdict(cp, 'node-unverified', true);
-    const pods = await waitForPodsRunning(cp.kc, 'mesh', 'app=agent', 2, { timeoutMs: 90_000 });
+    await publishVerdict(s.cp, 'node-unverified', true);
+    const pods = await waitForPodsRunning(s.cp.kc, 'mesh', 'app=agent', 2, { timeoutMs: 90_000 });
     expect(pods.map((p) => p.spec!.nodeName).sort()).toEqual(['node-unverified', 'node-verified']);
-    await publishVerdict(cp, 'node-unverified', false);
+    await publishVerdict(s.cp, 'node-unverified', false);
     await apps.deleteNamespacedDaemonSet({ namespace: 'mesh', name: 'agent' });
     await waitFor(
       'the DaemonSet pods gone',
-      async () => (await core.listNamespacedPod({ namespace: 'mesh', labelSelector: 'app=agent' })).items.length === 0,
+      async () =>
+        (await s.core.listNamespacedPod({ namespace: 'mesh', labelSelector: 'app=agent' })).items.length === 0,
     );
   });
 
   it('measures how often the pod cache misses under a burst of bindings', async () => {
     const before = await metrics();
     const replicas = 40;
-    await cp.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
+    await s.cp.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
       namespace: 'mesh',
-      body: {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'burst' },
-        spec: {
-          replicas,
-          selector: { matchLabels: { app: 'burst' } },
-          template: { metadata: { labels: { app: 'burst' } }, spec: restrictedPod('burst').spec },
-        },
-      } as never,
+      body: deployment('burst', restrictedPod('burst').spec, replicas),
     });
-    const pods = await waitForPodsRunning(cp.kc, 'mesh', 'app=burst', replicas, { timeoutMs: 120_000 });
+    const pods = await waitForPodsRunning(s.cp.kc, 'mesh', 'app=burst', replicas, { timeoutMs: 120_000 });
     expect(pods.every((p) => p.spec!.nodeName === 'node-verified')).toBe(true);
     const after = await metrics();
     const hits = counter(after, 'cache') - counter(before, 'cache');

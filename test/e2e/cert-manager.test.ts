@@ -16,13 +16,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AdmissionregistrationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../../src/server/start.ts';
+import { describe, expect, it } from 'vitest';
+import { startServer } from '../../src/server/start.ts';
 import { chartDir } from '../chart/helm.ts';
 import { CUSTOM_REQUIRED } from '../chart/profiles.ts';
 import { testConfig } from '../support/config.ts';
-import { startCertManager, type CertManager } from './harness/cert-manager.ts';
-import { describeError, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+import { startCertManager } from './harness/cert-manager.ts';
+import { describeError, waitFor, type ControlPlane } from './harness/index.ts';
 import {
   createPods,
   describeBundle,
@@ -33,9 +33,11 @@ import {
   secretData,
   serial,
 } from './cert-renewal.ts';
-import { createNamespace, publishVerdict, restrictedPod } from './meshgate.ts';
+import { createNamespace, restrictedPod } from './meshgate.ts';
 import { SecretVolume } from './secret-volume.ts';
 import { daemonClient } from './daemon-client.ts';
+import { shared } from './harness/shared.ts';
+import { startVerdictCluster } from './harness/clusters.ts';
 
 const NS = 'meshgate';
 const APP = 'app';
@@ -61,16 +63,15 @@ const INJECTORS = [
 ] as const;
 
 describe.each(INJECTORS)('certs.mode=cert-manager, cert-manager v1.21 whose CA injector %s', (_name, gates) => {
-  let cp: ControlPlane;
-  let cm: CertManager;
-  let volume: SecretVolume;
-  let server: RunningServer;
   const volumeErrors: string[] = [];
 
-  beforeAll(async () => {
-    cp = await startControlPlane({ nodes: [{ name: 'node-a', kubeletVersion: 'v1.34.2' }] });
-    await publishVerdict(cp, 'node-a', true);
-    cm = await startCertManager(cp, { cainjectorFeatureGates: gates });
+  /**
+   * The cluster these tests share: a verified node, cert-manager, the chart installed with certs.mode=cert-manager,
+   * and meshgate's server in this process serving the pair from the Secret as the kubelet would project it.
+   */
+  const s = shared(async (stopLater) => {
+    const { cp } = await startVerdictCluster(stopLater, { 'node-a': true });
+    const cm = stopLater(await startCertManager(cp, { cainjectorFeatureGates: gates }));
     log(
       `cert-manager ${cm.manifest.certManagerVersion}: controller pid ${cm.controller.pid}, cainjector pid ${cm.cainjector.pid}`,
     );
@@ -91,27 +92,31 @@ describe.each(INJECTORS)('certs.mode=cert-manager, cert-manager v1.21 whose CA i
     }
     await createNamespace(cp, APP, { 'meshgate.io/inject': 'enabled' });
 
-    volume = new SecretVolume({
-      kc: cp.kc,
-      namespace: NS,
-      name: SECRET,
-      dir: join(cp.dir, 'webhook-tls'),
-      delayMs: PROJECTION_DELAY_MS,
-      onError: (err) => volumeErrors.push(describeError(err)),
-    });
+    const volume = stopLater(
+      new SecretVolume({
+        kc: cp.kc,
+        namespace: NS,
+        name: SECRET,
+        dir: join(cp.dir, 'webhook-tls'),
+        delayMs: PROJECTION_DELAY_MS,
+        onError: (err) => volumeErrors.push(describeError(err)),
+      }),
+    );
     await volume.start();
-    server = await startServer({
-      // The default `apps.privileges: restricted`, as the chart runs it.
-      config: testConfig('custom', { apps: { privileges: 'restricted' } }),
-      port: 0,
-      host: '127.0.0.1',
-      tlsSans: [],
-      certFile: volume.certFile,
-      keyFile: volume.keyFile,
-      kube: daemonClient(cp.kc),
-      drainSeconds: 0,
-      logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'warn' }),
-    });
+    const server = stopLater(
+      await startServer({
+        // The default `apps.privileges: restricted`, as the chart runs it.
+        config: testConfig('custom', { apps: { privileges: 'restricted' } }),
+        port: 0,
+        host: '127.0.0.1',
+        tlsSans: [],
+        certFile: volume.certFile,
+        keyFile: volume.keyFile,
+        kube: daemonClient(cp.kc),
+        drainSeconds: 0,
+        logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'warn' }),
+      }),
+    );
     await server.synced;
     await pointServiceHere(cp, server.port);
     // The CA injector puts the serving certificate's CA into every entry of both configurations (a merging one
@@ -139,21 +144,15 @@ describe.each(INJECTORS)('certs.mode=cert-manager, cert-manager v1.21 whose CA i
         .makeApiClient(CoreV1Api)
         .createNamespacedPod({ namespace: APP, body: restrictedPod('probe', { nodeName: 'node-a' }) }),
     );
+    return { cp, cm, volume, server };
   }, 600_000);
-
-  afterAll(async () => {
-    volume?.stop();
-    await server?.shutdown();
-    await cm?.stop();
-    await cp?.stop();
-  });
 
   it('renewals during a steady stream of pod creates refuse none', async () => {
     const start = Date.now();
-    const bundles = sampleCaBundles(cp.kc, 'meshgate', start);
+    const bundles = sampleCaBundles(s.cp.kc, 'meshgate', start);
     let renewing = true;
     const load = createPods({
-      kc: cp.kc,
+      kc: s.cp.kc,
       namespace: APP,
       pod: (name) => restrictedPod(name, { nodeName: 'node-a' }),
       perSecond: PODS_PER_SECOND,
@@ -166,17 +165,17 @@ describe.each(INJECTORS)('certs.mode=cert-manager, cert-manager v1.21 whose CA i
       await sleep(5_000);
       for (const what of PLAN) {
         const at = Date.now() - start;
-        const { before, after } = await renew(cp.kc, NS, what === 'serving' ? SERVING : CA, () => cm.describe(40));
+        const { before, after } = await renew(s.cp.kc, NS, what === 'serving' ? SERVING : CA, () => s.cm.describe(40));
         const issuedAt = Date.now() - start;
         if (what === 'ca') caKeys.push(publicKey(before), publicKey(after['tls.crt']));
         if (what === 'serving') {
           await waitFor(
             'the webhook serving the renewed certificate',
-            () => server.certs.current().cert === after['tls.crt'],
+            () => s.server.certs.current().cert === after['tls.crt'],
             {
               timeoutMs: PROJECTION_DELAY_MS + 30_000,
               describe: () =>
-                `volume swaps: ${JSON.stringify(volume.projections.slice(-3))}; errors: ${volumeErrors.slice(-3)}`,
+                `volume swaps: ${JSON.stringify(s.volume.projections.slice(-3))}; errors: ${volumeErrors.slice(-3)}`,
             },
           );
         }
@@ -195,7 +194,7 @@ describe.each(INJECTORS)('certs.mode=cert-manager, cert-manager v1.21 whose CA i
     }
     const { outcomes, skipped, seconds } = await load;
     bundles.stop();
-    cm.assertRunning();
+    s.cm.assertRunning();
 
     const refused = outcomes.filter((o) => o.error);
     const ms = outcomes.map((o) => o.ms);
@@ -230,7 +229,7 @@ describe.each(INJECTORS)('certs.mode=cert-manager, cert-manager v1.21 whose CA i
     // The CA was renewed with its key kept (rotationPolicy Never), and the apiserver ended up trusting the renewed CA.
     expect(caKeys).toHaveLength(2);
     expect(caKeys[1]).toBe(caKeys[0]);
-    const finalCa = (await secretData(cp.kc, NS, CA))['tls.crt'];
+    const finalCa = (await secretData(s.cp.kc, NS, CA))['tls.crt'];
     expect(bundles.seen.at(-1)?.bundles.every((b) => b.includes(finalCa.trim()))).toBe(true);
     expect(refused.length, `${refused.length} creates refused, the first: ${refused[0]?.error}`).toBe(0);
   }, 600_000);

@@ -3,13 +3,13 @@
  * the webhook configurations is what the real apiserver then trusts when it calls them — also across a CA
  * rotation, with the apiserver (Go's crypto/x509 and crypto/tls) opening a new TLS connection for every call.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { AdmissionregistrationV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
-import { apiError, createNamespace, names, publishVerdict, restrictedPod } from './meshgate.ts';
+import { waitFor } from './harness/index.ts';
+import { apiError, createNamespace, names, restrictedPod } from './meshgate.ts';
 import { testConfig } from '../support/config.ts';
-import { startServer, type RunningServer } from '../../src/server/start.ts';
+import { startServer, type RunningServer, type ServeOptions } from '../../src/server/start.ts';
 import { SecretSource } from '../../src/tls/secret-source.ts';
 import { kubeSecretStore } from '../../src/kube/secret-store.ts';
 import { caBundleHolds } from '../../src/kube/ca-bundle.ts';
@@ -19,33 +19,38 @@ import diagnostics from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import { fakeClock, type Event } from '../tls/rotation-helpers.ts';
 import { daemonClient } from './daemon-client.ts';
+import { shared } from './harness/shared.ts';
+import { startVerdictCluster } from './harness/clusters.ts';
 
-let cp: ControlPlane;
 const replicas: RunningServer[] = [];
 
-beforeAll(async () => {
-  cp = await startControlPlane({ nodes: [{ name: 'node-a', kubeletVersion: 'v1.34.2' }] });
-  await publishVerdict(cp, 'node-a', true);
+/** The cluster this file's tests share: a verified node, meshgate's namespace and an app namespace it guards. */
+const s = shared(async (stopLater) => {
+  const { cp } = await startVerdictCluster(stopLater, { 'node-a': true });
   await createNamespace(cp, 'meshgate');
   await createNamespace(cp, 'app', { 'meshgate.io/inject': 'enabled' });
-}, 300_000);
-
-afterAll(async () => {
-  for (const r of replicas) await r.shutdown();
-  await cp?.stop();
+  stopLater(async () => {
+    for (const r of replicas) await r.shutdown();
+  });
+  return { cp };
 });
 
-async function replica(): Promise<RunningServer> {
+/**
+ * A meshgate replica in this process (port 0 on 127.0.0.1), shut down after the file's tests; by default its pair in
+ * Secret meshgate/meshgate-tls, its caBundle in webhook configuration meshgate; `extra` overrides.
+ */
+async function replica(extra: Partial<ServeOptions> = {}): Promise<RunningServer> {
   const r = await startServer({
     config: testConfig('custom'),
     port: 0,
     host: '127.0.0.1',
     tlsSans: ['127.0.0.1'],
-    kube: daemonClient(cp.kc),
+    kube: daemonClient(s.cp.kc),
     drainSeconds: 0,
     logger: pino({ level: 'warn' }),
     certSecret: { namespace: 'meshgate', name: 'meshgate-tls' },
     webhookConfigName: 'meshgate',
+    ...extra,
   });
   replicas.push(r);
   return r;
@@ -53,7 +58,7 @@ async function replica(): Promise<RunningServer> {
 
 describe('self-managed certificates shared through a Secret', () => {
   it('two replicas serve one pair, patch the caBundle, and the apiserver trusts them', async () => {
-    const admission = cp.kc.makeApiClient(AdmissionregistrationV1Api);
+    const admission = s.cp.kc.makeApiClient(AdmissionregistrationV1Api);
     // Registered as a chart would: no caBundle yet, meshgate fills it in.
     const [a, b] = await Promise.all([replica(), replica()]);
     const webhook = (server: RunningServer, path: string, resources: string[]) => ({
@@ -73,7 +78,7 @@ describe('self-managed certificates shared through a Secret', () => {
     });
 
     expect(a.certs.current().cert).toBe(b.certs.current().cert);
-    const secret = await cp.kc
+    const secret = await s.cp.kc
       .makeApiClient(CoreV1Api)
       .readNamespacedSecret({ namespace: 'meshgate', name: 'meshgate-tls' });
     expect(Buffer.from(secret.data!['ca.crt'], 'base64').toString()).toBe(a.ca);
@@ -90,7 +95,7 @@ describe('self-managed certificates shared through a Secret', () => {
       { timeoutMs: 30_000 },
     );
 
-    const pod = await cp.kc
+    const pod = await s.cp.kc
       .makeApiClient(CoreV1Api)
       .createNamespacedPod({ namespace: 'app', body: restrictedPod('trusted') });
     expect(names(pod).init).toEqual(['meshgate-validate', 'meshgate-proxy']);
@@ -99,8 +104,8 @@ describe('self-managed certificates shared through a Secret', () => {
 
 describe('a CA rotation while the apiserver keeps calling', () => {
   it('every call succeeds; both configurations trust both CAs during the overlap, then only the new one', async () => {
-    const admission = cp.kc.makeApiClient(AdmissionregistrationV1Api);
-    const core = cp.kc.makeApiClient(CoreV1Api);
+    const admission = s.cp.kc.makeApiClient(AdmissionregistrationV1Api);
+    const core = s.cp.kc.makeApiClient(CoreV1Api);
     // Only the rotating replicas are called from here on.
     await admission.deleteMutatingWebhookConfiguration({ name: 'meshgate' }).catch(() => undefined);
     await admission.deleteValidatingWebhookConfiguration({ name: 'meshgate' }).catch(() => undefined);
@@ -115,7 +120,7 @@ describe('a CA rotation while the apiserver keeps calling', () => {
     };
     const source = (id: string) =>
       new SecretSource({
-        store: kubeSecretStore(daemonClient(cp.kc), 'meshgate', NAME),
+        store: kubeSecretStore(daemonClient(s.cp.kc), 'meshgate', NAME),
         sans: ['127.0.0.1'],
         replicaId: id,
         where: `Secret meshgate/${NAME}`,
@@ -126,18 +131,12 @@ describe('a CA rotation while the apiserver keeps calling', () => {
         manual: true,
         now: clock.now,
         log,
-        trustCheck: (bundle) => caBundleHolds(daemonClient(cp.kc), NAME, bundle),
+        trustCheck: (bundle) => caBundleHolds(daemonClient(s.cp.kc), NAME, bundle),
       });
     const calls = { mutate: 0, validate: 0 };
     const start = (id: string) =>
-      startServer({
-        config: testConfig('custom'),
-        port: 0,
-        host: '127.0.0.1',
-        tlsSans: ['127.0.0.1'],
-        kube: daemonClient(cp.kc),
-        drainSeconds: 0,
-        logger: pino({ level: 'warn' }),
+      replica({
+        certSecret: undefined,
         certSource: source(id),
         webhookConfigName: NAME,
         // One request per connection: every call the apiserver makes is a new TLS handshake.
@@ -145,9 +144,7 @@ describe('a CA rotation while the apiserver keeps calling', () => {
         onReview: (route) => void calls[route as keyof typeof calls]++,
       });
     const a = await start('a');
-    replicas.push(a);
     const b = await start('b');
-    replicas.push(b);
     const webhook = (server: RunningServer, path: string, resources: string[]) => ({
       name: `${path}.meshgate.io`,
       sideEffects: 'None',

@@ -32,7 +32,6 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
-import type { ChainVerdict } from '../../src/cni/types.ts';
 import { compileConfig } from '../../src/config/compile.ts';
 import { buildConfig } from '../../src/config/load.ts';
 import { kubeLeaseStore } from '../../src/kube/lease-store.ts';
@@ -49,6 +48,8 @@ import { httpGet } from './harness/net.ts';
 import { describeError, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 import { impersonate, serviceAccount } from './impersonate.ts';
 import { daemonClient } from './daemon-client.ts';
+import { testVerdict } from './meshgate.ts';
+import { daemonSet, daemonSetReady, UNPRIVILEGED } from './workloads.ts';
 
 /** The chart version users upgrade from: the last commit before this release's work (CHANGELOG.md). */
 const PREVIOUS_CHART = { ref: 'fcaa252', version: '0.1.0' };
@@ -66,35 +67,11 @@ const VALUES = {
 };
 
 const sa = (name: string) => serviceAccount(NS, name);
-const restricted = {
-  runAsNonRoot: true,
-  runAsUser: 1000,
-  runAsGroup: 1000,
-  allowPrivilegeEscalation: false,
-  capabilities: { drop: ['ALL'] },
-  seccompProfile: { type: 'RuntimeDefault' },
-};
+const restricted = { ...UNPRIVILEGED, seccompProfile: { type: 'RuntimeDefault' } };
 const appPod = (name: string): V1Pod => ({
   metadata: { name, labels: { app: 'load' } },
   spec: { containers: [{ name: 'app', image: 'registry.example/app:1', securityContext: restricted }] },
 });
-
-function verdict(verified: boolean): ChainVerdict {
-  return {
-    verified,
-    reason: verified ? 'verified' : 'mesh_plugin_missing',
-    message: verified ? 'istio-cni is chained' : 'istio-cni is not in the chain',
-    evidence: {
-      runtime: 'containerd',
-      libcni: '1.1',
-      pluginType: 'istio-cni',
-      file: '/etc/cni/net.d/10-calico.conflist',
-      plugins: verified ? ['calico', 'istio-cni'] : ['calico'],
-      candidates: [],
-      checkedAt: new Date().toISOString(),
-    },
-  } as ChainVerdict;
-}
 
 /** Whatever of meshgate a Node carries, by the contract's names. */
 function meshgateKeys(node: V1Node): string[] {
@@ -193,17 +170,17 @@ describe('chart lifecycle: previous version → upgrade under load → uninstall
     const agent = sa('meshgate-node-agent');
     await new KubeNodePublisher(daemonClient(impersonate(cp.kc, agent, 'node-a'))).publish(
       'node-a',
-      verdict(true),
+      testVerdict(true),
       false,
     );
     await new KubeNodePublisher(daemonClient(impersonate(cp.kc, agent, 'node-b'))).publish(
       'node-b',
-      verdict(false),
+      testVerdict(false),
       false,
     );
     await new KubeNodePublisher(daemonClient(impersonate(cp.kc, agent, 'node-c'))).publish(
       'node-c',
-      verdict(false),
+      testVerdict(false),
       true,
     );
     // The repair controller: its Lease, and a quarantine of node-c.
@@ -245,16 +222,9 @@ describe('chart lifecycle: previous version → upgrade under load → uninstall
     const apps = cp.kc.makeApiClient(AppsV1Api);
     await apps.createNamespacedDaemonSet({
       namespace: APP,
-      body: {
-        metadata: { name: 'ds' },
-        spec: {
-          selector: { matchLabels: { app: 'ds' } },
-          template: {
-            metadata: { labels: { app: 'ds' } },
-            spec: { containers: [{ name: 'app', image: 'registry.example/app:1', securityContext: restricted }] },
-          },
-        },
-      },
+      body: daemonSet('ds', {
+        containers: [{ name: 'app', image: 'registry.example/app:1', securityContext: restricted }],
+      }),
     });
     const pinned = await waitFor('the DaemonSet pod of node-b, pinned Pending', async () => {
       const pods = (await core.listNamespacedPod({ namespace: APP, labelSelector: 'app=ds' })).items;
@@ -513,14 +483,7 @@ describe('chart lifecycle: previous version → upgrade under load → uninstall
     });
     // The DaemonSet, recreated without meshgate, runs on every node (node-c's taint is gone too).
     const apps = cp.kc.makeApiClient(AppsV1Api);
-    await waitFor(
-      'the DaemonSet ready on all three nodes',
-      async () => {
-        const ds = await apps.readNamespacedDaemonSet({ name: 'ds', namespace: APP });
-        return ds.status?.desiredNumberScheduled === 3 && ds.status.numberReady === 3;
-      },
-      { timeoutMs: 60_000 },
-    );
+    await daemonSetReady(apps, APP, 'ds', 3, { timeoutMs: 60_000 });
 
     // Idempotent: once more, as the admin, it finds nothing.
     const again = spawnSync(process.execPath, [BIN, 'uninstall', '-n', NS, `--kubeconfig=${cp.kubeconfigPath}`], {

@@ -16,7 +16,6 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
-import type { ChainVerdict } from '../../src/cni/types.ts';
 import { syncCaBundle } from '../../src/kube/ca-bundle.ts';
 import { kubeSecretStore } from '../../src/kube/secret-store.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
@@ -25,6 +24,7 @@ import { grantClusterRole, impersonate, kubelet, outcome, serviceAccount, type I
 import { ensureMarkKeySecret } from '../../src/kube/mark-key-secret.ts';
 import { markFor } from '../support/mark.ts';
 import { daemonClient } from './daemon-client.ts';
+import { testVerdict } from './meshgate.ts';
 
 const NS = 'meshgate';
 const AGENT = serviceAccount(NS, 'meshgate-node-agent');
@@ -35,23 +35,6 @@ const NODE_CONTROLLER = serviceAccount('kube-system', 'node-controller');
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const strategic = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
-
-function verdict(verified: boolean): ChainVerdict {
-  return {
-    verified,
-    reason: verified ? 'verified' : 'mesh_plugin_missing',
-    message: verified ? 'istio-cni is chained' : 'istio-cni is not in the chain',
-    evidence: {
-      runtime: 'containerd',
-      libcni: '1.1',
-      pluginType: 'istio-cni',
-      file: '/etc/cni/net.d/10-calico.conflist',
-      plugins: ['calico', 'istio-cni'],
-      candidates: [],
-      checkedAt: new Date().toISOString(),
-    },
-  };
-}
 
 /** 'allowed', or the apiserver's error. */
 
@@ -117,7 +100,7 @@ describe('the chart’s admission policies on a real apiserver', () => {
   describe('node verdicts: only the node agent, and the repair controller only to withdraw', () => {
     beforeAll(async () => {
       // node-a's agent publishes a verified verdict (allowed: the agent, its own Node).
-      await new KubeNodePublisher(daemonClient(as(AGENT, 'node-a'))).publish('node-a', verdict(true), true);
+      await new KubeNodePublisher(daemonClient(as(AGENT, 'node-a'))).publish('node-a', testVerdict(true), true);
     });
 
     const node = (
@@ -320,7 +303,7 @@ describe('the chart’s admission policies on a real apiserver', () => {
 
     it('the node agent gives the verdict back (only it may)', async () => {
       const publisher = new KubeNodePublisher(daemonClient(as(AGENT, 'node-a')));
-      await publisher.publish('node-a', verdict(true), false);
+      await publisher.publish('node-a', testVerdict(true), false);
       expect(await publisher.read('node-a')).toMatchObject({
         label: 'true',
         tainted: false,

@@ -13,34 +13,17 @@ import {
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
-import type { ChainVerdict } from '../../src/cni/types.ts';
 import { chartDir, helmWithValues, parseManifests, templateArgs, type Obj } from '../chart/helm.ts';
 import { profileValues } from '../chart/profiles.ts';
 import { describeError, freePort, startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 import { impersonate, serviceAccount } from './impersonate.ts';
 import { daemonClient } from './daemon-client.ts';
+import { testVerdict } from './meshgate.ts';
 
 const NS = 'meshgate';
 /** The node agent's service account; with a node, as its token bound to a pod there presents it. */
 const AGENT = serviceAccount(NS, 'meshgate-node-agent');
 const agentAs = (admin: KubeConfig, node?: string) => impersonate(admin, AGENT, node);
-
-function verdict(verified: boolean): ChainVerdict {
-  return {
-    verified,
-    reason: verified ? 'verified' : 'plugin_missing',
-    message: verified ? 'istio-cni is chained' : 'istio-cni is not in the chain',
-    evidence: {
-      runtime: 'containerd',
-      libcni: '1.1',
-      pluginType: 'istio-cni',
-      file: '/etc/cni/net.d/10-calico.conflist',
-      plugins: ['calico'],
-      candidates: [],
-      checkedAt: new Date().toISOString(),
-    },
-  } as ChainVerdict;
-}
 
 describe('meshgate chart on a real apiserver', () => {
   let cp: ControlPlane;
@@ -239,14 +222,14 @@ describe('meshgate chart on a real apiserver', () => {
 
     it('the agent’s real publisher may write its own Node: label, annotation, condition and taint', async () => {
       const publisher = new KubeNodePublisher(daemonClient(agentAs(cp.kc, 'node-a')));
-      await publisher.publish('node-a', verdict(false), true);
+      await publisher.publish('node-a', testVerdict(false), true);
       let state = await publisher.read('node-a');
       expect(state).toMatchObject({
         label: 'false',
         tainted: true,
-        condition: { status: 'False', reason: 'plugin_missing' },
+        condition: { status: 'False', reason: 'mesh_plugin_missing' },
       });
-      await publisher.publish('node-a', verdict(true), true);
+      await publisher.publish('node-a', testVerdict(true), true);
       state = await publisher.read('node-a');
       expect(state).toMatchObject({ label: 'true', tainted: false, condition: { status: 'True' } });
     });

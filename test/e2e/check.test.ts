@@ -45,6 +45,8 @@ import {
   type Meshgate,
 } from './meshgate.ts';
 import { rawConfig } from '../support/config.ts';
+import { deployment } from './workloads.ts';
+import type { CheckJson } from './meshgate.ts';
 
 const V = 'v1.34.2';
 const NS = 'meshgate';
@@ -55,15 +57,7 @@ let apps: AppsV1Api;
 let home: string;
 const figures: number[] = [];
 
-interface Json {
-  exitCode: number;
-  results: Array<{
-    code: string;
-    status: string;
-    message: string;
-    items?: Array<{ name: string; status: string; reason?: string; command?: string }>;
-  }>;
-}
+type Json = CheckJson;
 
 /** Runs `meshgate check` in-process as a user would; prints the table; returns it with the JSON of a second run. */
 async function check(title: string, extra: string[] = []) {
@@ -101,17 +95,6 @@ function agentDaemonSet() {
   };
 }
 
-function deployment(name: string, namespace: string, replicas: number) {
-  return {
-    metadata: { name, namespace },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: restrictedPod(name).spec },
-    },
-  };
-}
-
 const strategic = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -143,10 +126,10 @@ beforeAll(async () => {
   await apps.createNamespacedDaemonSet({ namespace: NS, body: agentDaemonSet() as never });
   await apps.createNamespacedDeployment({
     namespace: NS,
-    body: deployment(`${WEBHOOK_NAME}-repair-controller`, NS, 1) as never,
+    body: deployment(`${WEBHOOK_NAME}-repair-controller`, restrictedPod(`${WEBHOOK_NAME}-repair-controller`).spec),
   });
   await createNamespace(cp, 'shop', { 'meshgate.io/inject': 'enabled' });
-  await apps.createNamespacedDeployment({ namespace: 'shop', body: deployment('web', 'shop', 2) as never });
+  await apps.createNamespacedDeployment({ namespace: 'shop', body: deployment('web', restrictedPod('web').spec, 2) });
   await waitForPodsRunning(cp.kc, 'shop', 'app=web', 2, { timeoutMs: 90_000 });
   await waitFor(
     'node agent DaemonSet ready on both nodes',
@@ -189,7 +172,7 @@ describe('meshgate check against a real apiserver', () => {
     await core.createNamespacedPod({ namespace: 'legacy', body: restrictedPod('old') });
     await apps.createNamespacedDeployment({
       namespace: 'legacy',
-      body: deployment('legacy-web', 'legacy', 2) as never,
+      body: deployment('legacy-web', restrictedPod('legacy-web').spec, 2),
     });
     await waitForPodsRunning(cp.kc, 'legacy', 'app in (old, legacy-web)', 3, { timeoutMs: 90_000 });
     await core.patchNamespace(
@@ -384,7 +367,7 @@ describe('meshgate check against a real apiserver', () => {
     expect(down.items('serving_cert_trusted').map((i) => i.reason)).toEqual(['ca_mismatch', 'ca_mismatch']);
     expect(down.status('namespaces_opted_in')).toBe('warn');
 
-    await apps.createNamespacedDeployment({ namespace: NS, body: deployment(name, NS, 1) as never });
+    await apps.createNamespacedDeployment({ namespace: NS, body: deployment(name, restrictedPod(name).spec) });
     await core.replaceNamespacedSecret({
       name: `${name}-tls`,
       namespace: NS,

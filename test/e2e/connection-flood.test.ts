@@ -12,10 +12,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startControlPlane, type ControlPlane } from './harness/index.ts';
-import { apiError, createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import { describe, expect, it } from 'vitest';
+import { apiError, createNamespace, restrictedPod } from './meshgate.ts';
+import { shared } from './harness/shared.ts';
+import { startGuardedCluster } from './harness/clusters.ts';
 
 const NODE = fileURLToPath(new URL('../../node_modules/.bin/node', import.meta.url));
 const HOLDER = fileURLToPath(new URL('./fixtures/idle-holder.ts', import.meta.url));
@@ -23,24 +23,16 @@ const GREEDY_FROM = '127.0.0.9';
 const GREEDY_CONNECTIONS = 1024;
 const PODS = 30;
 
-let cp: ControlPlane;
-let mg: Meshgate;
-let core: CoreV1Api;
 const holders: ChildProcess[] = [];
 
-beforeAll(async () => {
-  cp = await startControlPlane({ nodes: [{ name: 'node-verified', kubeletVersion: 'v1.34.2' }] });
-  core = cp.kc.makeApiClient(CoreV1Api);
-  await publishVerdict(cp, 'node-verified', true);
-  mg = await startMeshgate(cp);
-  await mg.register();
-  await createNamespace(cp, 'flood', { 'meshgate.io/inject': 'enabled' });
-}, 300_000);
-
-afterAll(async () => {
-  for (const h of holders) h.kill('SIGKILL');
-  await mg?.stop();
-  await cp?.stop();
+/** The cluster this file's tests share: a verified node and meshgate; the idle holders killed first at the end. */
+const s = shared(async (stopLater) => {
+  const cluster = await startGuardedCluster(stopLater, { 'node-verified': true });
+  await createNamespace(cluster.cp, 'flood', { 'meshgate.io/inject': 'enabled' });
+  stopLater(() => {
+    for (const h of holders) h.kill('SIGKILL');
+  });
+  return cluster;
 });
 
 /**
@@ -61,7 +53,7 @@ async function createPods(
       Array.from({ length: Math.min(parallel, n - i) }, async (_, j) => {
         const t0 = performance.now();
         try {
-          await core.createNamespacedPod({
+          await s.core.createNamespacedPod({
             namespace: 'flood',
             body: restrictedPod(`${prefix}-${i + j}`, { nodeName: 'node-verified' }),
           });
@@ -86,10 +78,10 @@ const quantiles = (xs: number[]) => {
 /** Starts greedy clients, one per address, each after `connections`; resolves when what they hold stops growing. */
 async function flood(from: readonly string[], connections: number): Promise<Array<() => Record<string, number>>> {
   const dir = mkdtempSync(join(tmpdir(), 'mg-flood-'));
-  writeFileSync(join(dir, 'ca.crt'), mg.server.ca ?? '');
+  writeFileSync(join(dir, 'ca.crt'), s.mg.server.ca ?? '');
   const reads = from.map((address) => {
     let last: Record<string, number> = {};
-    const child = spawn(NODE, [HOLDER, String(mg.server.port), join(dir, 'ca.crt'), String(connections), address], {
+    const child = spawn(NODE, [HOLDER, String(s.mg.server.port), join(dir, 'ca.crt'), String(connections), address], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     holders.push(child);
@@ -157,7 +149,7 @@ describe("the apiserver's reviews are answered while clients hold every connecti
 function metricsText(): Promise<string> {
   return new Promise((resolve) => {
     https
-      .get({ host: '127.0.0.1', port: mg.server.port, path: '/metrics', ca: mg.server.ca }, (res) => {
+      .get({ host: '127.0.0.1', port: s.mg.server.port, path: '/metrics', ca: s.mg.server.ca }, (res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
         res.on('end', () =>

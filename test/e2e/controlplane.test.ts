@@ -4,16 +4,7 @@ import { existsSync } from 'node:fs';
 import { AppsV1Api, CoreV1Api, VersionApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, waitForPodsRunning, type ControlPlane } from './harness/index.ts';
-
-/** Is there still a process (or process group, for negative ids) with this id? */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+import { isAlive } from './harness/procs.ts';
 
 describe('e2e control plane harness', () => {
   let cp: ControlPlane | undefined;
@@ -91,8 +82,8 @@ describe('e2e control plane harness', () => {
     expect(cp!.logs('kube-apiserver')).not.toBe('');
     await cp!.stop();
     for (const [name, pid] of Object.entries(pids)) {
-      expect(alive(pid!), `${name} (pid ${pid}) still running`).toBe(false);
-      expect(alive(-pid!), `${name}'s process group ${pid} still has members`).toBe(false);
+      expect(isAlive(pid!), `${name} (pid ${pid}) still running`).toBe(false);
+      expect(isAlive(-pid!), `${name}'s process group ${pid} still has members`).toBe(false);
     }
     expect(existsSync(cp!.dir)).toBe(false);
     expect(cp!.pids()).toEqual({});

@@ -13,29 +13,24 @@
  *   §4 pods admitted at audit are counted once each (meshgate_audited_pods_total), their bindings keep the pod's own
  *      reason, and `kubectl get polr` shows the findings, one result per workload, gone with the workload.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  AdmissionregistrationV1Api,
-  AppsV1Api,
-  type CoreV1Api,
-  type V1MutatingWebhookConfiguration,
-  type V1Pod,
-  type V1ValidatingWebhookConfiguration,
-} from '@kubernetes/client-node';
+import { AppsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Verdict } from '../../src/admission/review.ts';
 import type { RunningRepair } from '../../src/repair/run.ts';
 import type { RunningServer } from '../../src/server/start.ts';
 import { kubeUninstallApi } from '../../src/uninstall/kube-api.ts';
-import { waitFor, type ControlPlane, type IstioInjector } from './harness/index.ts';
+import { waitFor, type ControlPlane } from './harness/index.ts';
 import { policyReportCrds } from './harness/policy-report.ts';
-import { chartConfig, installChart, serveConfig, startConfigRepair, startMeshedCluster } from './harness/suite.ts';
-import { apiError, createNamespace, restrictedPod } from './meshgate.ts';
+import { chartConfig, installChart, serveChart, startConfigRepair } from './harness/suite.ts';
+import { startMeshedCluster } from './harness/clusters.ts';
+import { apiError, createNamespace, pointChartWebhooksAt, restrictedPod } from './meshgate.ts';
+import { scratchDir, shared } from './harness/shared.ts';
+import { daemonSet, daemonSetReady, deployment } from './workloads.ts';
 
 const NS = 'meshgate';
 /** Namespaces by level: shop at the default (audit), trial at warn, strict at enforce; plain opts pods in by label. */
@@ -47,13 +42,8 @@ const PLAIN = 'plain';
 const AUDIT_TIMEOUT_S = 2;
 const CALLS_PER_CREATE = 3;
 
-let cp: ControlPlane;
-let istio: IstioInjector;
 let server: RunningServer | undefined;
 let repair: RunningRepair | undefined;
-let core: CoreV1Api;
-let apps: AppsV1Api;
-let work: string;
 const reviews: Array<{ route: string; body: unknown; verdict: Verdict }> = [];
 /** A pod create's median time with meshgate down (its calls refused at once): the create's own work. */
 let createdAlone = 0;
@@ -69,40 +59,11 @@ function asProxy(name: string): V1Pod {
   return p;
 }
 
-const deployment = (name: string, pod: V1Pod, replicas = 1, podLabels: Record<string, string> = {}) => ({
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name },
-  spec: {
-    replicas,
-    selector: { matchLabels: { app: name } },
-    template: { metadata: { labels: { app: name, ...podLabels } }, spec: pod.spec },
-  },
-});
-
 /** meshgate's server from the chart's ConfigMap, in this process; the chart's webhooks pointed at it. */
-async function startMeshgate(): Promise<void> {
-  server = await serveConfig(cp, await chartConfig(cp, NS), {
+async function startMeshgate(cp: ControlPlane): Promise<void> {
+  ({ server } = await serveChart(cp, NS, {
     onReview: (route, body, verdict) => void reviews.push({ route, body, verdict }),
-  });
-  await pointAt(server.url, server.ca!);
-}
-
-/** Every entry of the chart's two webhook configurations, pointed at `base` (its path kept). */
-async function pointAt(base: string, ca: string): Promise<void> {
-  const api = cp.kc.makeApiClient(AdmissionregistrationV1Api);
-  const caBundle = Buffer.from(ca).toString('base64');
-  const repoint = <T extends V1MutatingWebhookConfiguration | V1ValidatingWebhookConfiguration>(c: T): T => {
-    for (const w of c.webhooks ?? []) {
-      const path = w.clientConfig.url ? new URL(w.clientConfig.url).pathname : w.clientConfig.service!.path;
-      w.clientConfig = { url: `${base}${path}`, caBundle };
-    }
-    return c;
-  };
-  const m = await api.readMutatingWebhookConfiguration({ name: 'meshgate' });
-  await api.replaceMutatingWebhookConfiguration({ name: 'meshgate', body: repoint(m) });
-  const v = await api.readValidatingWebhookConfiguration({ name: 'meshgate' });
-  await api.replaceValidatingWebhookConfiguration({ name: 'meshgate', body: repoint(v) });
+  }));
 }
 
 function metrics(): Promise<string> {
@@ -126,9 +87,9 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 
 /** `kubectl apply -f` of one manifest written to a file, as a user would. */
 async function apply(namespace: string, manifest: object, ...extra: string[]) {
-  const file = join(work, `${namespace}-${(manifest as { metadata: { name: string } }).metadata.name}.yaml`);
+  const file = join(s.work, `${namespace}-${(manifest as { metadata: { name: string } }).metadata.name}.yaml`);
   writeFileSync(file, stringify(manifest));
-  const r = await cp.kubectl(['apply', '-n', namespace, '-f', file, ...extra]);
+  const r = await s.cp.kubectl(['apply', '-n', namespace, '-f', file, ...extra]);
   console.log(
     `--- kubectl apply -n ${namespace} -f ${file} ${extra.join(' ')} (exit ${r.code})\n${r.stdout}${r.stderr}`,
   );
@@ -141,7 +102,7 @@ async function createPods(namespace: string, prefix: string, count: number) {
   const refused: string[] = [];
   for (let i = 0; i < count; i++) {
     const t0 = performance.now();
-    await core.createNamespacedPod({ namespace, body: restrictedPod(`${prefix}-${i}`) }).catch((e) => {
+    await s.core.createNamespacedPod({ namespace, body: restrictedPod(`${prefix}-${i}`) }).catch((e) => {
       refused.push(apiError(e));
     });
     ms.push(performance.now() - t0);
@@ -150,53 +111,39 @@ async function createPods(namespace: string, prefix: string, count: number) {
 }
 
 const podsOf = async (namespace: string, app: string) =>
-  (await core.listNamespacedPod({ namespace, labelSelector: `app=${app}` })).items;
+  (await s.core.listNamespacedPod({ namespace, labelSelector: `app=${app}` })).items;
 
-beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'meshgate-day-one-'));
-  ({ cp, core, istio } = await startMeshedCluster({ 'node-a': true, 'node-b': false }));
-  apps = cp.kc.makeApiClient(AppsV1Api);
+/**
+ * The cluster this file's tests share: a verified and an unverified node, Istio's real injector, the PolicyReport CRD,
+ * the chart, meshgate's server (restarted by the tests: startMeshgate) and repair controller in this process, and a
+ * namespace per level; the server and repair controller stopped first at the end.
+ */
+const s = shared(async (stopLater) => {
+  const work = scratchDir(stopLater, 'meshgate-day-one-');
+  const { cp, core, istio } = await startMeshedCluster(stopLater, { 'node-a': true, 'node-b': false });
+  stopLater(async () => {
+    await repair?.stop();
+    await server?.shutdown();
+  });
+  const apps = cp.kc.makeApiClient(AppsV1Api);
   for (const crd of policyReportCrds()) {
     const r = await cp.kubectl(['create', '-f', crd]);
     expect(r.code, r.stderr).toBe(0);
   }
   await installChart(cp, NS);
-  await startMeshgate();
+  await startMeshgate(cp);
   repair = await startConfigRepair(cp, await chartConfig(cp, NS), mkdtempSync(join(work, 'mark-')));
   await createNamespace(cp, SHOP, { 'istio-injection': 'enabled' });
   await createNamespace(cp, TRIAL, { 'istio-injection': 'enabled', 'meshgate.io/enforcement': 'warn' });
   await createNamespace(cp, STRICT, { 'istio-injection': 'enabled', 'meshgate.io/enforcement': 'enforce' });
   await createNamespace(cp, PLAIN);
+  return { cp, core, istio, apps, work };
 }, 400_000);
-
-afterAll(async () => {
-  await repair?.stop();
-  await server?.shutdown();
-  await istio?.stop();
-  await cp?.stop();
-  if (work) rmSync(work, { recursive: true, force: true });
-});
 
 describe('§2 audit cannot hurt', () => {
   it('meshgate up: a DaemonSet runs on both nodes — swapped to the validator on the verified one, unpinned on the other', async () => {
-    await apps.createNamespacedDaemonSet({
-      namespace: SHOP,
-      body: {
-        metadata: { name: 'agent' },
-        spec: {
-          selector: { matchLabels: { app: 'agent' } },
-          template: { metadata: { labels: { app: 'agent' } }, spec: restrictedPod('agent').spec },
-        },
-      },
-    });
-    await waitFor(
-      'the DaemonSet ready on both nodes',
-      async () => {
-        const ds = await apps.readNamespacedDaemonSet({ name: 'agent', namespace: SHOP });
-        return ds.status?.desiredNumberScheduled === 2 && ds.status.numberReady === 2;
-      },
-      { timeoutMs: 90_000 },
-    );
+    await s.apps.createNamespacedDaemonSet({ namespace: SHOP, body: daemonSet('agent', restrictedPod('agent').spec) });
+    await daemonSetReady(s.apps, SHOP, 'agent', 2, { timeoutMs: 90_000 });
     const byNode = Object.fromEntries((await podsOf(SHOP, 'agent')).map((p) => [p.spec!.nodeName!, p]));
     const inits = (p: V1Pod) => (p.spec!.initContainers ?? []).map((c) => c.name);
     console.log(`DaemonSet at audit: node-a ${inits(byNode['node-a'])}, node-b ${inits(byNode['node-b'])}`);
@@ -206,7 +153,7 @@ describe('§2 audit cannot hurt', () => {
     expect(JSON.stringify(byNode['node-b'].spec!.affinity)).not.toContain('meshgate.io/cni-verified');
     expect(JSON.parse(byNode['node-b'].metadata!.annotations!['meshgate.io/status']).reason).toBe('audit_unpinned');
     // A Deployment's pods are not pinned to verified nodes either: they keep Istio's istio-init.
-    await apps.createNamespacedDeployment({ namespace: SHOP, body: deployment('web', restrictedPod('web'), 2) });
+    await s.apps.createNamespacedDeployment({ namespace: SHOP, body: deployment('web', restrictedPod('web').spec, 2) });
     const web = await waitFor('web running', async () => {
       const pods = (await podsOf(SHOP, 'web')).filter((p) => p.status?.phase === 'Running');
       return pods.length === 2 && pods;
@@ -229,21 +176,17 @@ describe('§2 audit cannot hurt', () => {
     expect(down.refused).toEqual([]);
     createdAlone = down.median;
     // A Deployment's ReplicaSet creates all its pods: no FailedCreate.
-    await apps.createNamespacedDeployment({ namespace: SHOP, body: deployment('burst', restrictedPod('burst'), 5) });
+    await s.apps.createNamespacedDeployment({
+      namespace: SHOP,
+      body: deployment('burst', restrictedPod('burst').spec, 5),
+    });
     await waitFor('5 burst pods created', async () => (await podsOf(SHOP, 'burst')).length === 5);
-    const failed = (await core.listNamespacedEvent({ namespace: SHOP, fieldSelector: 'reason=FailedCreate' })).items;
+    const failed = (await s.core.listNamespacedEvent({ namespace: SHOP, fieldSelector: 'reason=FailedCreate' })).items;
     expect(failed.map((e) => e.message)).toEqual([]);
     // The DaemonSet rolled while meshgate is down: both pods come back.
-    const restarted = await cp.kubectl(['-n', SHOP, 'rollout', 'restart', 'ds/agent']);
+    const restarted = await s.cp.kubectl(['-n', SHOP, 'rollout', 'restart', 'ds/agent']);
     expect(restarted.code, restarted.stderr).toBe(0);
-    await waitFor(
-      'the restarted DaemonSet ready on both nodes',
-      async () => {
-        const ds = await apps.readNamespacedDaemonSet({ name: 'agent', namespace: SHOP });
-        return ds.status?.updatedNumberScheduled === 2 && ds.status.numberReady === 2;
-      },
-      { timeoutMs: 90_000 },
-    );
+    await daemonSetReady(s.apps, SHOP, 'agent', 2, { updated: true, timeoutMs: 90_000 });
     // At enforce the same outage refuses: the validating entries there fail closed.
     const strict = await createPods(STRICT, 'down', 1);
     expect(strict.refused[0]).toMatch(/failed calling webhook "ns-istio-injection\.(mutate|validate)\.meshgate\.io"/);
@@ -258,7 +201,7 @@ describe('§2 audit cannot hurt', () => {
     await new Promise<void>((r) => hung.listen(0, '127.0.0.1', r));
     const port = (hung.address() as { port: number }).port;
     // A valid CA bundle (an invalid one fails the call at once): the apiserver connects, then waits.
-    await pointAt(`https://127.0.0.1:${port}`, cp.ca.certPem);
+    await pointChartWebhooksAt(s.cp, `https://127.0.0.1:${port}`, s.cp.ca.certPem);
     const budgetMs = CALLS_PER_CREATE * AUDIT_TIMEOUT_S * 1000;
     try {
       const slow = await createPods(SHOP, 'hung', 3);
@@ -273,13 +216,13 @@ describe('§2 audit cannot hurt', () => {
     } finally {
       for (const s of sockets) s.destroy();
       await new Promise((r) => hung.close(r));
-      await startMeshgate();
+      await startMeshgate(s.cp);
     }
   });
 });
 
 describe('§3 refusals where people deploy: kubectl apply', () => {
-  const legacy = () => deployment('legacy', asProxy('legacy'), 3);
+  const legacy = () => deployment('legacy', asProxy('legacy').spec, 3);
 
   it('enforce refuses the Deployment with the fix; warn and audit warn with it; what is fine says nothing', async () => {
     const refused = await apply(STRICT, legacy());
@@ -307,7 +250,7 @@ describe('§3 refusals where people deploy: kubectl apply', () => {
         ),
       );
     }
-    const fine = await apply(STRICT, deployment('fine', restrictedPod('fine')));
+    const fine = await apply(STRICT, deployment('fine', restrictedPod('fine').spec));
     expect(fine.code, fine.stderr).toBe(0);
     expect(fine.stderr).toBe('');
     // Scaling keeps the template: not judged again, no warning.
@@ -339,12 +282,12 @@ describe('§3 refusals where people deploy: kubectl apply', () => {
     // chart's pod-istio-inject entry sends the templates carrying that label (a CEL condition on the template).
     const optedIn = await apply(
       PLAIN,
-      deployment('legacy', asProxy('legacy'), 1, { 'sidecar.istio.io/inject': 'true' }),
+      deployment('legacy', asProxy('legacy').spec, 1, { 'sidecar.istio.io/inject': 'true' }),
     );
     expect(optedIn.stderr).toContain(
       'Warning: meshgate: Deployment plain/legacy: its pods would be refused at enforce',
     );
-    const other = await apply(PLAIN, deployment('other', asProxy('other')));
+    const other = await apply(PLAIN, deployment('other', asProxy('other').spec));
     expect(other.code, other.stderr).toBe(0);
     expect(other.stderr).toBe('');
   });
@@ -385,14 +328,14 @@ describe('§4 an audit signal people can trust', () => {
     const report = await waitFor(
       'the PolicyReport of shop',
       async () => {
-        const r = await cp.kubectl(['get', 'polr', 'meshgate', '-n', SHOP, '-o', 'json']);
+        const r = await s.cp.kubectl(['get', 'polr', 'meshgate', '-n', SHOP, '-o', 'json']);
         if (r.code !== 0) return undefined;
         const polr = JSON.parse(r.stdout) as { results?: Array<Record<string, unknown>> };
         return polr.results?.some((x) => (x.properties as Record<string, string>).pods === '3') && polr;
       },
       { timeoutMs: 90_000 },
     );
-    const listed = await cp.kubectl(['get', 'polr', '-A']);
+    const listed = await s.cp.kubectl(['get', 'polr', '-A']);
     console.log(`--- kubectl get polr -A\n${listed.stdout}`);
     expect(listed.stdout).toMatch(/\nshop\s+meshgate\s+(\S+\s+)?0\s+1\s+0\s+0\s+0\s/);
     expect(listed.stdout).toMatch(/\ntrial\s+meshgate\s/);
@@ -407,7 +350,7 @@ describe('§4 an audit signal people can trust', () => {
       }),
     ]);
     // meshgate uninstall finds meshgate's reports by their label, and deletes them (src/uninstall/kube-api.ts).
-    const uninstallApi = kubeUninstallApi(cp.kc);
+    const uninstallApi = kubeUninstallApi(s.cp.kc);
     const ours = await waitFor('the reports of shop, trial and plain', async () => {
       const found = await uninstallApi.policyReports('app.kubernetes.io/managed-by=meshgate');
       return found.length === 3 && found;
@@ -419,12 +362,12 @@ describe('§4 an audit signal people can trust', () => {
     ]);
     const trial = ours.find((r) => r.metadata?.namespace === TRIAL)!;
     await uninstallApi.deletePolicyReport(TRIAL, 'meshgate', trial.metadata?.uid);
-    expect((await cp.kubectl(['get', 'polr', 'meshgate', '-n', TRIAL])).code).not.toBe(0);
+    expect((await s.cp.kubectl(['get', 'polr', 'meshgate', '-n', TRIAL])).code).not.toBe(0);
     // The workload fixed (here: gone), the report goes with its last finding.
-    await apps.deleteNamespacedDeployment({ name: 'legacy', namespace: SHOP, propagationPolicy: 'Foreground' });
+    await s.apps.deleteNamespacedDeployment({ name: 'legacy', namespace: SHOP, propagationPolicy: 'Foreground' });
     await waitFor(
       'the PolicyReport of shop deleted',
-      async () => (await cp.kubectl(['get', 'polr', 'meshgate', '-n', SHOP])).code !== 0,
+      async () => (await s.cp.kubectl(['get', 'polr', 'meshgate', '-n', SHOP])).code !== 0,
       { timeoutMs: 90_000 },
     );
   });

@@ -48,6 +48,7 @@ import { startEgressProxy, type EgressProxy } from './harness/egress.ts';
 import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
 import { daemonClient } from './daemon-client.ts';
 import { impersonate, NODE_CLAIM } from './impersonate.ts';
+import { deployment } from './workloads.ts';
 
 const NS = 'meshgate';
 const work = mkdtempSync(join(tmpdir(), 'meshgate-docs-'));
@@ -340,17 +341,7 @@ describe('the README’s rollout, line by line', () => {
     );
     await cp.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
       namespace: 'shop',
-      body: {
-        metadata: { name: 'web' },
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: { app: 'web' } },
-          template: {
-            metadata: { labels: { app: 'web' } },
-            spec: { containers: [{ name: 'web', image: 'registry.example/web:1' }] },
-          },
-        },
-      },
+      body: deployment('web', { containers: [{ name: 'web', image: 'registry.example/web:1' }] }),
     });
     await waitFor(
       'a pod of web admitted',

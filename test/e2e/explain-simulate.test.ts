@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdmissionregistrationV1Api, AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
+import { stringify, parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { explainCommand as explain } from '../../src/cli/explain.ts';
 import { withLearnedConfigMaps } from '../../src/cli/explain-live.ts';
@@ -31,9 +31,9 @@ import {
 import { simulateIstio } from '../../src/mesh/simulate/istio-inject.ts';
 import type { PodJson } from '../../src/mesh/simulate/types.ts';
 import { parsePod } from '../../src/pod/parse.ts';
-import { parse as parseYaml } from 'yaml';
 import { startControlPlane, startIstioInjector, type ControlPlane, type IstioInjector } from './harness/index.ts';
 import { CONTAINER_FIELDS, corpus, goShape, realInject } from './simulate-support.ts';
+import { UNPRIVILEGED } from './workloads.ts';
 
 type Obj = Record<string, unknown>;
 const MESH_CONTAINERS = ['istio-proxy', 'istio-init', 'istio-validation'];
@@ -185,13 +185,7 @@ describe('the simulation against the real injector', () => {
 });
 
 describe('explain gates like istioctl analyze', () => {
-  const restricted = {
-    runAsNonRoot: true,
-    runAsUser: 1000,
-    runAsGroup: 1000,
-    allowPrivilegeEscalation: false,
-    capabilities: { drop: ['ALL'] },
-  };
+  const restricted = UNPRIVILEGED;
   const deployment = (name: string, spec: Obj = {}) => ({
     apiVersion: 'apps/v1',
     kind: 'Deployment',

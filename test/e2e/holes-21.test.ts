@@ -5,31 +5,21 @@
  * field (§1), while the variations Istio itself produces for real pods pass; the validator runs first (§2); a
  * container that could become the proxy is refused, and admitted with a warning in apps.baselineNamespaces (§3).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CoreV1Api, V1Container, V1Pod } from '@kubernetes/client-node';
-import type { ControlPlane, IstioInjector } from './harness/index.ts';
-import { startMeshedCluster } from './harness/suite.ts';
-import { apiError, createNamespace, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import { describe, expect, it } from 'vitest';
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { shared } from './harness/shared.ts';
+import { startIstioCompanion } from './harness/clusters.ts';
+import { apiError, createNamespace, restrictedPod } from './meshgate.ts';
 
 const NS = 'mesh';
 const LEGACY = 'legacy';
-let cp: ControlPlane;
-let istio: IstioInjector;
-let mg: Meshgate;
-let core: CoreV1Api;
-
-beforeAll(async () => {
-  ({ cp, core, istio } = await startMeshedCluster({ 'node-verified': true }));
-  mg = await startMeshgate(cp, { apps: { privileges: 'restricted', baselineNamespaces: [LEGACY] } }, 'istio');
-  await mg.register({ name: 'z-meshgate' });
+/** The cluster this file's tests share: Istio's real injector, and meshgate called after it. */
+const s = shared(async (stopLater) => {
+  const config = { apps: { privileges: 'restricted', baselineNamespaces: [LEGACY] } };
+  const cluster = await startIstioCompanion(stopLater, { 'node-verified': true }, { config });
   for (const ns of [NS, LEGACY])
-    await createNamespace(cp, ns, { 'istio-injection': 'enabled', 'meshgate.io/inject': 'enabled' });
-}, 300_000);
-
-afterAll(async () => {
-  await mg?.stop();
-  await istio?.stop();
-  await cp?.stop();
+    await createNamespace(cluster.cp, ns, { 'istio-injection': 'enabled', 'meshgate.io/inject': 'enabled' });
+  return cluster;
 });
 
 /** A restricted pod on the verified node, with extra annotations, spec and containers. */
@@ -44,7 +34,7 @@ function pod(
 }
 
 async function outcome(body: V1Pod, ns = NS): Promise<{ pod?: V1Pod; error?: string }> {
-  return core.createNamespacedPod({ namespace: ns, body }).then(
+  return s.core.createNamespacedPod({ namespace: ns, body }).then(
     (pod) => ({ pod }),
     (e: unknown) => ({ error: apiError(e) }),
   );
@@ -193,7 +183,7 @@ describe('who can become the proxy (apps.privileges: restricted)', () => {
 
   it('in apps.baselineNamespaces it is admitted, and kubectl prints the warning', async () => {
     const body = JSON.stringify(pod('root-app', { containers: [root] }));
-    const r = await cp.kubectl(['create', '-n', LEGACY, '-f', '-'], { input: body });
+    const r = await s.cp.kubectl(['create', '-n', LEGACY, '-f', '-'], { input: body });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(
       /Warning: .*container root-app holds SETUID.*namespace legacy is in apps.baselineNamespaces/,

@@ -3,35 +3,21 @@
  * pod to run without redirection, one per class, each refused with its reason. meshgate guards mesh istio here;
  * the pods carry Istio's containers as Istio's injector renders them (no injector runs: the author writes them).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Container, type V1Pod } from '@kubernetes/client-node';
-import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
-import { apiError, createNamespace, publishVerdict, startMeshgate, type Meshgate } from './meshgate.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PatchStrategy, setHeaderOptions, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import { waitFor } from './harness/index.ts';
+import { apiError, createNamespace } from './meshgate.ts';
 import { istio } from '../inject/fixtures.ts';
+import { shared } from './harness/shared.ts';
+import { startGuardedCluster, VERIFIED_AND_NOT } from './harness/clusters.ts';
 
-let cp: ControlPlane;
-let mg: Meshgate;
-let core: CoreV1Api;
 const NS = 'mesh';
 
-beforeAll(async () => {
-  cp = await startControlPlane({
-    nodes: [
-      { name: 'node-verified', kubeletVersion: 'v1.34.2' },
-      { name: 'node-unverified', kubeletVersion: 'v1.34.2' },
-    ],
-  });
-  core = cp.kc.makeApiClient(CoreV1Api);
-  await publishVerdict(cp, 'node-verified', true);
-  await publishVerdict(cp, 'node-unverified', false);
-  mg = await startMeshgate(cp, {}, 'istio');
-  await mg.register();
-  await createNamespace(cp, NS, { 'meshgate.io/inject': 'enabled' });
-}, 300_000);
-
-afterAll(async () => {
-  await mg?.stop();
-  await cp?.stop();
+/** The cluster this file's tests share: a verified and an unverified node, meshgate for Istio (no injector). */
+const s = shared(async (stopLater) => {
+  const cluster = await startGuardedCluster(stopLater, VERIFIED_AND_NOT, { mesh: 'istio' });
+  await createNamespace(cluster.cp, NS, { 'meshgate.io/inject': 'enabled' });
+  return cluster;
 });
 
 /** An Istio-shaped pod: istio-init, the proxy, the status annotation; `spec`/`meta` adjust it per case. */
@@ -56,7 +42,7 @@ function istioShaped(name: string, spec: Partial<V1Pod['spec']> = {}, annotation
 }
 
 async function refused(body: V1Pod): Promise<string> {
-  const err = await core.createNamespacedPod({ namespace: NS, body }).then(
+  const err = await s.core.createNamespacedPod({ namespace: NS, body }).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -131,7 +117,7 @@ describe('issue 11 through the real apiserver', () => {
     let pod: V1Pod;
     beforeAll(async () => {
       // Held at a scheduling gate, and left to a scheduler that does not run: the test itself plays that scheduler.
-      pod = await core.createNamespacedPod({
+      pod = await s.core.createNamespacedPod({
         namespace: NS,
         body: istioShaped('gated', {
           schedulingGates: [{ name: 'meshgate.test/hold' }],
@@ -169,7 +155,7 @@ describe('issue 11 through the real apiserver', () => {
         /cover all of IPv4.*\[exclusion_refused\]/,
       ],
     ])('UPDATE: %s is refused', async (_n, ops, message) => {
-      const err = await core.patchNamespacedPod({ namespace: NS, name: 'gated', body: ops }, json).then(
+      const err = await s.core.patchNamespacedPod({ namespace: NS, name: 'gated', body: ops }, json).then(
         () => undefined,
         (e: unknown) => e,
       );
@@ -178,7 +164,7 @@ describe('issue 11 through the real apiserver', () => {
 
     it('pods/ephemeralcontainers: a debug container as the proxy UID or as root is refused, a hardened one allowed', async () => {
       const add = (name: string, securityContext: Record<string, unknown>) =>
-        core.patchNamespacedPodEphemeralcontainers(
+        s.core.patchNamespacedPodEphemeralcontainers(
           {
             namespace: NS,
             name: 'gated',
@@ -200,7 +186,10 @@ describe('issue 11 through the real apiserver', () => {
     });
 
     it('class 6: the legacy bindings endpoint and pods/binding both refuse an unverified node; a verified one is allowed', async () => {
-      await core.patchNamespacedPod({ namespace: NS, name: 'gated', body: { spec: { schedulingGates: null } } }, merge);
+      await s.core.patchNamespacedPod(
+        { namespace: NS, name: 'gated', body: { spec: { schedulingGates: null } } },
+        merge,
+      );
       // Another scheduler (or anyone with create on bindings) binds directly, skipping meshgate's affinity.
       const target = (node: string) => ({
         apiVersion: 'v1',
@@ -208,24 +197,25 @@ describe('issue 11 through the real apiserver', () => {
         metadata: { name: 'gated' },
         target: { apiVersion: 'v1', kind: 'Node', name: node },
       });
-      const legacy = await core.createNamespacedBinding({ namespace: NS, body: target('node-unverified') }).then(
+      const legacy = await s.core.createNamespacedBinding({ namespace: NS, body: target('node-unverified') }).then(
         () => undefined,
         (e: unknown) => e,
       );
       expect(apiError(legacy)).toMatch(
         /relies on the CNI plugin and cannot be bound to node node-unverified.*\[binding_node_unverified\]/,
       );
-      const sub = await core
+      const sub = await s.core
         .createNamespacedPodBinding({ namespace: NS, name: 'gated', body: target('node-unverified') })
         .then(
           () => undefined,
           (e: unknown) => e,
         );
       expect(apiError(sub)).toMatch(/\[binding_node_unverified\]/);
-      await core.createNamespacedBinding({ namespace: NS, body: target('node-verified') });
+      await s.core.createNamespacedBinding({ namespace: NS, body: target('node-verified') });
       await waitFor(
         'pod bound',
-        async () => (await core.readNamespacedPod({ namespace: NS, name: 'gated' })).spec?.nodeName === 'node-verified',
+        async () =>
+          (await s.core.readNamespacedPod({ namespace: NS, name: 'gated' })).spec?.nodeName === 'node-verified',
         { timeoutMs: 15_000 },
       );
     });

@@ -8,57 +8,26 @@
  * - the same pod whichever webhook the apiserver calls first (configurations are called in name order; meshgate
  *   asks for reinvocation when it runs first).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import {
-  startControlPlane,
-  startIstioInjector,
-  waitForPodsRunning,
-  type ControlPlane,
-  type IstioInjector,
-} from './harness/index.ts';
-import {
-  apiError,
-  createNamespace,
-  mutateCalls,
-  publishVerdict,
-  restrictedPod,
-  startMeshgate,
-  type Meshgate,
-} from './meshgate.ts';
+import { describe, expect, it } from 'vitest';
+import { AppsV1Api, type V1Pod } from '@kubernetes/client-node';
+import { waitForPodsRunning } from './harness/index.ts';
+import { apiError, createNamespace, mutateCalls, restrictedPod, startMeshgate } from './meshgate.ts';
+import { shared } from './harness/shared.ts';
+import { startIstioCompanion, VERIFIED_AND_NOT } from './harness/clusters.ts';
+import { deployment } from './workloads.ts';
 
-const V = 'v1.34.2';
-let cp: ControlPlane;
-let istio: IstioInjector;
-let mg: Meshgate;
-let core: CoreV1Api;
-
-beforeAll(async () => {
-  cp = await startControlPlane({
-    nodes: [
-      { name: 'node-verified', kubeletVersion: V },
-      { name: 'node-unverified', kubeletVersion: V },
-    ],
-  });
-  core = cp.kc.makeApiClient(CoreV1Api);
-  await publishVerdict(cp, 'node-verified', true);
-  await publishVerdict(cp, 'node-unverified', false);
-  istio = await startIstioInjector(cp);
-  await istio.register();
-  mg = await startMeshgate(cp, {}, 'istio');
-  await mg.register({ name: 'z-meshgate' });
-  // Opted in for Istio (its injector) and for meshgate (its webhooks); Pod Security restricted enforced.
-  await createNamespace(cp, 'mesh', {
+/**
+ * The cluster this file's tests share: a verified and an unverified node, Istio's real injector and meshgate called
+ * after it, in a namespace opted in for both (Istio's injector, meshgate's webhooks) with Pod Security restricted.
+ */
+const s = shared(async (stopLater) => {
+  const cluster = await startIstioCompanion(stopLater, VERIFIED_AND_NOT);
+  await createNamespace(cluster.cp, 'mesh', {
     'istio-injection': 'enabled',
     'meshgate.io/inject': 'enabled',
     'pod-security.kubernetes.io/enforce': 'restricted',
   });
-}, 300_000);
-
-afterAll(async () => {
-  await mg?.stop();
-  await istio?.stop();
-  await cp?.stop();
+  return cluster;
 });
 
 const inits = (p: V1Pod) => (p.spec?.initContainers ?? []).map((c) => c.name);
@@ -75,7 +44,7 @@ const status = (p: V1Pod) =>
   JSON.parse(p.metadata!.annotations!['sidecar.istio.io/status']) as { initContainers: string[] };
 
 async function create(name: string, extra: Partial<V1Pod['spec']> = {}): Promise<V1Pod> {
-  return core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod(name, extra) });
+  return s.core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod(name, extra) });
 }
 
 describe("meshgate next to Istio's own injector", () => {
@@ -108,18 +77,10 @@ describe("meshgate next to Istio's own injector", () => {
 
   it('node unknown: pinned to verified nodes and scheduled there', async () => {
     const spec = restrictedPod('web').spec!;
-    await cp.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
-      namespace: 'mesh',
-      body: {
-        metadata: { name: 'web' },
-        spec: {
-          replicas: 2,
-          selector: { matchLabels: { app: 'web' } },
-          template: { metadata: { labels: { app: 'web' } }, spec },
-        },
-      },
-    });
-    const pods = await waitForPodsRunning(cp.kc, 'mesh', 'app=web', 2, { timeoutMs: 90_000 });
+    await s.cp.kc
+      .makeApiClient(AppsV1Api)
+      .createNamespacedDeployment({ namespace: 'mesh', body: deployment('web', spec, 2) });
+    const pods = await waitForPodsRunning(s.cp.kc, 'mesh', 'app=web', 2, { timeoutMs: 90_000 });
     for (const p of pods) {
       expect(p.spec!.nodeName).toBe('node-verified');
       expect(inits(p)).toEqual(['istio-validation', 'istio-proxy']);
@@ -130,16 +91,16 @@ describe("meshgate next to Istio's own injector", () => {
   });
 
   it('whichever webhook runs first, the pod comes out the same (meshgate first is reinvoked after Istio)', async () => {
-    const after = await core.createNamespacedPod({
+    const after = await s.core.createNamespacedPod({
       namespace: 'mesh',
       body: restrictedPod('order-after', { nodeName: 'node-verified' }),
       dryRun: 'All',
     });
-    await mg.unregister('z-meshgate');
-    await mg.register({ name: 'a-meshgate' });
+    await s.mg.unregister('z-meshgate');
+    await s.mg.register({ name: 'a-meshgate' });
     try {
-      const before = mg.reviews.length;
-      const first = await core.createNamespacedPod({
+      const before = s.mg.reviews.length;
+      const first = await s.core.createNamespacedPod({
         namespace: 'mesh',
         body: restrictedPod('order-after', { nodeName: 'node-verified' }),
         dryRun: 'All',
@@ -148,24 +109,24 @@ describe("meshgate next to Istio's own injector", () => {
       expect(first.metadata!.annotations).toEqual(after.metadata!.annotations);
       // The ServiceAccount token mount included: meshgate adds it to the validator in either order.
       expect(containers(first)).toEqual(containers(after));
-      const calls = mg.reviews
+      const calls = s.mg.reviews
         .slice(before)
         .filter((r) => r.route === 'mutate')
         .map((r) => r.verdict.reason);
       // Called before Istio (nothing to adjust yet), then again after Istio injected.
       expect(calls).toEqual(['no_proxy_yet', 'node_verified']);
     } finally {
-      await mg.unregister('a-meshgate');
-      await mg.register({ name: 'z-meshgate' });
+      await s.mg.unregister('a-meshgate');
+      await s.mg.register({ name: 'z-meshgate' });
     }
   });
 
   it("one mutate call per pod: meshgate's patch holds the ServiceAccount token mounts the plugin's re-run would add", async () => {
-    const before = mg.reviews.length;
+    const before = s.mg.reviews.length;
     const p = await create('called-once', { nodeName: 'node-verified' });
     // Twice before meshgate added the mounts: the re-run gave istio-validation and istio-proxy theirs, and the
     // apiserver called meshgate again for that change.
-    expect(mutateCalls(mg, before, 'called-once')).toEqual(['node_verified']);
+    expect(mutateCalls(s.mg, before, 'called-once')).toEqual(['node_verified']);
     const token = (c: { volumeMounts?: Array<{ mountPath: string }> }) =>
       (c.volumeMounts ?? []).filter((m) => m.mountPath === TOKEN_PATH).length;
     expect([...p.spec!.initContainers!, ...p.spec!.containers].map((c) => [c.name, token(c)])).toEqual([
@@ -178,7 +139,7 @@ describe("meshgate next to Istio's own injector", () => {
   it('a pod Istio skipped (its own opt-out label) is refused, never admitted unmeshed', async () => {
     const body = restrictedPod('opted-out', { nodeName: 'node-verified' });
     body.metadata!.labels = { ...body.metadata!.labels, 'sidecar.istio.io/inject': 'false' };
-    const err = await core.createNamespacedPod({ namespace: 'mesh', body }).then(
+    const err = await s.core.createNamespacedPod({ namespace: 'mesh', body }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -188,12 +149,12 @@ describe("meshgate next to Istio's own injector", () => {
 
 describe('onUnverifiedNode validate, next to Istio', () => {
   it('keeps istio-init on an unverified node and adds the validator after it', async () => {
-    const alt = await startMeshgate(cp, { redirect: { onUnverifiedNode: 'validate' } }, 'istio');
-    await mg.unregister('z-meshgate');
+    const alt = await startMeshgate(s.cp, { redirect: { onUnverifiedNode: 'validate' } }, 'istio');
+    await s.mg.unregister('z-meshgate');
     await alt.register({ name: 'z-meshgate-validate' });
     try {
-      await createNamespace(cp, 'privileged', { 'istio-injection': 'enabled', 'meshgate.io/inject': 'enabled' });
-      const p = await core.createNamespacedPod({
+      await createNamespace(s.cp, 'privileged', { 'istio-injection': 'enabled', 'meshgate.io/inject': 'enabled' });
+      const p = await s.core.createNamespacedPod({
         namespace: 'privileged',
         body: restrictedPod('fallback', { nodeName: 'node-unverified' }),
       });
@@ -206,7 +167,7 @@ describe('onUnverifiedNode validate, next to Istio', () => {
     } finally {
       await alt.unregister('z-meshgate-validate');
       await alt.stop();
-      await mg.register({ name: 'z-meshgate' });
+      await s.mg.register({ name: 'z-meshgate' });
     }
   });
 });

@@ -16,6 +16,7 @@ import {
   type ControlPlane,
   type IstioInjector,
 } from './harness/index.ts';
+import { deployment } from './workloads.ts';
 
 const PROXY_IMAGE = 'docker.io/istio/proxyv2:1.27.0';
 /** Istio enables native sidecars when every node's kubelet is at least 1.33 (DetectNativeSidecar). */
@@ -90,17 +91,9 @@ describe('Istio 1.27.0 injector through the real apiserver', () => {
     const webhook = 'namespace.sidecar-injector.istio.io';
     const before = await webhookCalls(webhook);
     const spec = pod('web').spec;
-    await cp.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
-      namespace: 'mesh',
-      body: {
-        metadata: { name: 'web' },
-        spec: {
-          replicas: 2,
-          selector: { matchLabels: { app: 'web' } },
-          template: { metadata: { labels: { app: 'web' } }, spec },
-        },
-      },
-    });
+    await cp.kc
+      .makeApiClient(AppsV1Api)
+      .createNamespacedDeployment({ namespace: 'mesh', body: deployment('web', spec, 2) });
     const pods = await waitForPodsRunning(cp.kc, 'mesh', 'app=web', 2, { timeoutMs: 90_000 });
     for (const p of pods) {
       expect(names(p.spec!.initContainers)).toEqual(['istio-init', 'istio-proxy']);

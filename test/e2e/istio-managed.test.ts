@@ -9,35 +9,24 @@
  * §8), and no longer once its ConfigMap is deleted. The control plane is learned the same way (issue 33 §3): the
  * canary's proxies use istiod-canary, refused until the revision is installed.
  */
-import { AdmissionregistrationV1Api, type CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderIstioDiscovery, waitFor, type ControlPlane, type IstioInjector } from './harness/index.ts';
-import { startMeshedCluster } from './harness/suite.ts';
-import { apiError, createNamespace, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import { AdmissionregistrationV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { renderIstioDiscovery, waitFor } from './harness/index.ts';
+import { apiError, createNamespace, restrictedPod } from './meshgate.ts';
+import { shared } from './harness/shared.ts';
+import { startIstioCompanion } from './harness/clusters.ts';
 
 const AKS_HUB = 'mcr.microsoft.com/oss/istio';
 const ASM_HUB = 'gcr.io/gke-release/asm';
-let cp: ControlPlane;
-let istio: IstioInjector;
-let mg: Meshgate;
-let core: CoreV1Api;
-
-beforeAll(async () => {
-  ({ cp, core, istio } = await startMeshedCluster(
-    { 'node-verified': true },
-    { istio: { hub: AKS_HUB, tag: '1.27.0-distroless' } },
-  ));
-  await core.createNamespace({ body: { metadata: { name: 'istio-system' } } });
-  mg = await startMeshgate(cp, {}, 'istio');
-  await mg.register({ name: 'z-meshgate' });
-  await createNamespace(cp, 'mesh', { 'istio-injection': 'enabled', 'meshgate.io/inject': 'enabled' });
-  await createNamespace(cp, 'canary', { 'meshgate.io/inject': 'enabled' });
-}, 300_000);
-
-afterAll(async () => {
-  await mg?.stop();
-  await istio?.stop();
-  await cp?.stop();
+/** The cluster this file's tests share: Istio's real injector with AKS's images, and meshgate called after it. */
+const s = shared(async (stopLater) => {
+  const istio = { hub: AKS_HUB, tag: '1.27.0-distroless' };
+  const cluster = await startIstioCompanion(stopLater, { 'node-verified': true }, { istio });
+  // The namespace of Istio's control plane, where meshgate finds its injector's ConfigMap once there is one.
+  await cluster.core.createNamespace({ body: { metadata: { name: 'istio-system' } } });
+  await createNamespace(cluster.cp, 'mesh', { 'istio-injection': 'enabled', 'meshgate.io/inject': 'enabled' });
+  await createNamespace(cluster.cp, 'canary', { 'meshgate.io/inject': 'enabled' });
+  return cluster;
 });
 
 /**
@@ -45,7 +34,7 @@ afterAll(async () => {
  * injected already, and Istio's injector would inject it again with its own revision's image).
  */
 const create = (name: string, body?: V1Pod) =>
-  core
+  s.core
     .createNamespacedPod({
       namespace: body ? 'canary' : 'mesh',
       body: body ?? restrictedPod(name, { nodeName: 'node-verified' }),
@@ -56,7 +45,7 @@ const create = (name: string, body?: V1Pod) =>
     );
 
 const injectorConfigMap = (name: string, data: { config: string; values: string }, rev: string) =>
-  core.createNamespacedConfigMap({
+  s.core.createNamespacedConfigMap({
     namespace: 'istio-system',
     body: { metadata: { name, labels: { 'istio.io/rev': rev } }, data },
   });
@@ -66,7 +55,7 @@ const injectorConfigMap = (name: string, data: { config: string; values: string 
  * istio-system), selecting no namespace here: what makes the revision's ConfigMaps an installed injector's (issue 33 §8).
  */
 const revisionWebhook = (rev: string) =>
-  cp.kc.makeApiClient(AdmissionregistrationV1Api).createMutatingWebhookConfiguration({
+  s.cp.kc.makeApiClient(AdmissionregistrationV1Api).createMutatingWebhookConfiguration({
     body: {
       metadata: { name: `istio-sidecar-injector-${rev}`, labels: { 'istio.io/rev': rev } },
       webhooks: [
@@ -96,7 +85,7 @@ describe("images learned from Istio's own injector ConfigMaps", () => {
   it('with istio-sidecar-injector in istio-system, the same pod is admitted: nothing configured but mesh: istio', async () => {
     await injectorConfigMap(
       'istio-sidecar-injector',
-      { config: istio.rendered.injectorConfig, values: istio.rendered.injectorValues },
+      { config: s.istio.rendered.injectorConfig, values: s.istio.rendered.injectorValues },
       'default',
     );
     let n = 0;
@@ -116,7 +105,7 @@ describe("images learned from Istio's own injector ConfigMaps", () => {
   it('a second revision (istio-sidecar-injector-canary, another hub) is trusted beside it, until its ConfigMap goes', async () => {
     // The chart rendered for the canary's hub. The harness finds the default revision's ConfigMap names; a revision
     // only adds the suffix, which this test gives the ConfigMap it creates.
-    const canary = await renderIstioDiscovery(cp, { hub: ASM_HUB, tag: '1.27.0-asm.1' });
+    const canary = await renderIstioDiscovery(s.cp, { hub: ASM_HUB, tag: '1.27.0-asm.1' });
     expect(JSON.parse(canary.injectorValues)).toMatchObject({ global: { hub: ASM_HUB } });
     // The pod the real injector made, with the canary revision's images (what its injector would write); its
     // sidecar.istio.io/status annotation makes Istio's injector leave it as it is.
@@ -163,7 +152,7 @@ describe("images learned from Istio's own injector ConfigMaps", () => {
       'the canary revision trusted',
       async () => (await create(`canary-${n}`, asCanary(`canary-${n++}`))).pod,
     );
-    await core.deleteNamespacedConfigMap({ name: 'istio-sidecar-injector-canary', namespace: 'istio-system' });
+    await s.core.deleteNamespacedConfigMap({ name: 'istio-sidecar-injector-canary', namespace: 'istio-system' });
     let m = 0;
     const error = await waitFor(
       'the canary revision no longer trusted',

@@ -9,34 +9,30 @@
  *   is an ordinary UID there.
  * Not OpenShift itself: no SCC admission assigns UIDs here (docs/platforms/openshift.md says what was run).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CoreV1Api, V1Container, V1Pod } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { istioOpenShiftProxyIds } from '../../src/mesh/istio-openshift.ts';
-import type { ControlPlane, IstioInjector } from './harness/index.ts';
-import { startMeshedCluster } from './harness/suite.ts';
-import { apiError, createNamespace, startMeshgate, type Meshgate } from './meshgate.ts';
+import { apiError, createNamespace } from './meshgate.ts';
+import { shared } from './harness/shared.ts';
+import { startIstioCompanion } from './harness/clusters.ts';
 
 const RANGE = { 'openshift.io/sa.scc.uid-range': '1000650000/10000' };
-let cp: ControlPlane;
-let istio: IstioInjector;
-let mg: Meshgate;
-let core: CoreV1Api;
-
-beforeAll(async () => {
-  ({ cp, core, istio } = await startMeshedCluster(
+/**
+ * The cluster this file's tests share: Istio's real injector as on OpenShift (failing closed), and meshgate called
+ * after it with the default apps.privileges (node), as a fresh install runs it.
+ */
+const s = shared(async (stopLater) => {
+  const cluster = await startIstioCompanion(
+    stopLater,
     { 'node-verified': true },
-    { istio: { env: { PLATFORM: 'openshift' } }, failurePolicy: 'Fail' },
-  ));
-  // The default apps.privileges (node), as a fresh install runs it; meshgate called after Istio's injector.
-  mg = await startMeshgate(cp, { apps: { privileges: 'node' }, proxy: { idsFrom: 'openshift' } }, 'istio');
-  await mg.register({ name: 'z-meshgate' });
-  await createNamespace(cp, 'shop', { 'istio-injection': 'enabled', 'meshgate.io/inject': 'enabled' }, RANGE);
-}, 300_000);
-
-afterAll(async () => {
-  await mg?.stop();
-  await istio?.stop();
-  await cp?.stop();
+    {
+      istio: { env: { PLATFORM: 'openshift' } },
+      failurePolicy: 'Fail',
+      config: { apps: { privileges: 'node' }, proxy: { idsFrom: 'openshift' } },
+    },
+  );
+  await createNamespace(cluster.cp, 'shop', { 'istio-injection': 'enabled', 'meshgate.io/inject': 'enabled' }, RANGE);
+  return cluster;
 });
 
 const all = (p: V1Pod): V1Container[] => [...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])];
@@ -77,8 +73,8 @@ describe("the proxy's IDs as istiod computes them on OpenShift", () => {
     ],
   ];
   it.each(rows.map((r, i) => [...r, `ids-${i}`] as const))('%s', async (_n, annotations, ns) => {
-    await createNamespace(cp, ns, { 'istio-injection': 'enabled' }, annotations);
-    const p = await core.createNamespacedPod({ namespace: ns, body: bookinfo('p'), dryRun: 'All' });
+    await createNamespace(s.cp, ns, { 'istio-injection': 'enabled' }, annotations);
+    const p = await s.core.createNamespacedPod({ namespace: ns, body: bookinfo('p'), dryRun: 'All' });
     const proxy = named(p, 'istio-proxy')!;
     const init = named(p, 'istio-init')!;
     const u = init.args![init.args!.indexOf('-u') + 1];
@@ -93,7 +89,7 @@ describe("the proxy's IDs as istiod computes them on OpenShift", () => {
 
 describe('meshgate at enforce in an OpenShift namespace', () => {
   it("admits bookinfo's pod as Istio injected it, its validator running as the namespace's proxy UID", async () => {
-    const p = await core.createNamespacedPod({ namespace: 'shop', body: bookinfo('pp', undefined, 'node-verified') });
+    const p = await s.core.createNamespacedPod({ namespace: 'shop', body: bookinfo('pp', undefined, 'node-verified') });
     expect(named(p, 'istio-proxy')?.securityContext?.runAsUser).toBe(1000659999);
     expect(named(p, 'istio-init')).toBeUndefined();
     expect(named(p, 'istio-validation')?.securityContext).toMatchObject({
@@ -103,14 +99,14 @@ describe('meshgate at enforce in an OpenShift namespace', () => {
   });
 
   it("refuses an app running as the namespace's proxy UID, which istio-init exempts there", async () => {
-    const err = await core
+    const err = await s.core
       .createNamespacedPod({ namespace: 'shop', body: bookinfo('as-proxy', { runAsUser: 1000659999 }) })
       .then(() => 'admitted', apiError);
     expect(err).toMatch(/runs as UID 1000659999, the proxy's.*\[proxy_identity\]/);
   });
 
   it('admits an app running as 1337: an ordinary UID in this namespace', async () => {
-    const p = await core.createNamespacedPod({
+    const p = await s.core.createNamespacedPod({
       namespace: 'shop',
       body: bookinfo('as-1337', { runAsUser: 1337, runAsGroup: 1337 }),
     });

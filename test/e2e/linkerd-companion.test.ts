@@ -6,64 +6,31 @@
  * makes it write, or writes instead of it, is refused with the reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
-import { startControlPlane, type ControlPlane } from './harness/index.ts';
-import { startLinkerdInjector, type LinkerdInjector } from './harness/linkerd.ts';
-import {
-  apiError,
-  createNamespace,
-  mutateVerdicts,
-  publishVerdict,
-  restrictedPod,
-  startMeshgate,
-  type Meshgate,
-} from './meshgate.ts';
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { installLinkerd, startLinkerdInjector } from './harness/linkerd.ts';
+import { apiError, createNamespace, mutateVerdicts, restrictedPod, startMeshgate } from './meshgate.ts';
+import { shared } from './harness/shared.ts';
+import { startVerdictCluster, VERIFIED_AND_NOT } from './harness/clusters.ts';
 
-const V = 'v1.34.2';
 const PROXY_IMAGE = 'cr.l5d.io/linkerd/proxy:git-b24cd405';
-let cp: ControlPlane;
-let l5d: LinkerdInjector;
-let mg: Meshgate;
-let core: CoreV1Api;
-
-beforeAll(async () => {
-  cp = await startControlPlane({
-    nodes: [
-      { name: 'node-verified', kubeletVersion: V },
-      { name: 'node-unverified', kubeletVersion: V },
-    ],
-  });
-  core = cp.kc.makeApiClient(CoreV1Api);
-  await publishVerdict(cp, 'node-verified', true, 'linkerd-cni');
-  await publishVerdict(cp, 'node-unverified', false, 'linkerd-cni');
-  l5d = await startLinkerdInjector(cp);
-  // Fail, not the chart's Ignore: an injector error must fail the test, not let an uninjected pod through to it.
-  await l5d.register({ failurePolicy: 'Fail' });
-  // Linkerd's control plane as its chart installs it: meshgate learns the trust anchors and services the injector
-  // writes from these ConfigMaps, trusted because the injector's MutatingWebhookConfiguration names the namespace
-  // (issue 33 §3, §8).
-  await core.createNamespace({ body: { metadata: { name: 'linkerd' } } });
-  for (const [name, data] of [
-    ['linkerd-config', { values: l5d.rendered.values }],
-    ['linkerd-identity-trust-roots', { 'ca-bundle.crt': l5d.rendered.trustRoots }],
-  ] as const)
-    await core.createNamespacedConfigMap({ namespace: 'linkerd', body: { metadata: { name }, data } });
-  mg = await startMeshgate(cp, {}, 'linkerd');
-  await mg.register({ name: 'z-meshgate' });
+/**
+ * The cluster this file's tests share: a verified and an unverified node (for linkerd-cni), Linkerd's real injector
+ * installed as its chart would (installLinkerd), and meshgate for Linkerd called after it.
+ */
+const s = shared(async (stopLater) => {
+  const cluster = await startVerdictCluster(stopLater, VERIFIED_AND_NOT, { pluginType: 'linkerd-cni' });
+  const l5d = stopLater(await startLinkerdInjector(cluster.cp));
+  await installLinkerd(cluster.cp, l5d);
+  const mg = stopLater(await startMeshgate(cluster.cp, {}, 'linkerd', { register: { name: 'z-meshgate' } }));
   // Linkerd's opt-in is the namespace annotation; meshgate's the label. Pod Security restricted enforced.
   await createNamespace(
-    cp,
+    cluster.cp,
     'mesh',
     { 'meshgate.io/inject': 'enabled', 'pod-security.kubernetes.io/enforce': 'restricted' },
     { 'linkerd.io/inject': 'enabled' },
   );
-  await createNamespace(cp, 'plain', {}, { 'linkerd.io/inject': 'enabled' });
-}, 300_000);
-
-afterAll(async () => {
-  await mg?.stop();
-  await l5d?.stop();
-  await cp?.stop();
+  await createNamespace(cluster.cp, 'plain', {}, { 'linkerd.io/inject': 'enabled' });
+  return { ...cluster, l5d, mg };
 });
 
 const inits = (p: V1Pod) => (p.spec?.initContainers ?? []).map((c) => c.name);
@@ -75,7 +42,7 @@ const named = (cs: V1Container[] | undefined, name: string) => (cs ?? []).find((
 function create(name: string, node: string, opts: { annotations?: Record<string, string>; pod?: V1Pod } = {}) {
   const body = opts.pod ?? restrictedPod(name, { nodeName: node });
   body.metadata = { ...body.metadata, annotations: { ...body.metadata?.annotations, ...opts.annotations } };
-  return core.createNamespacedPod({ namespace: 'mesh', body, dryRun: 'All' });
+  return s.core.createNamespacedPod({ namespace: 'mesh', body, dryRun: 'All' });
 }
 const refusal = (p: Promise<unknown>) =>
   p.then(
@@ -87,7 +54,7 @@ const refusal = (p: Promise<unknown>) =>
 async function linkerdAlone(name: string, annotations: Record<string, string> = {}): Promise<V1Pod> {
   const body = restrictedPod(name, { nodeName: 'node-verified' });
   body.metadata!.annotations = annotations;
-  return core.createNamespacedPod({ namespace: 'plain', body, dryRun: 'All' });
+  return s.core.createNamespacedPod({ namespace: 'plain', body, dryRun: 'All' });
 }
 
 describe("meshgate next to Linkerd's own proxy injector (the chart's defaults: native-sidecar proxy, linkerd-init)", () => {
@@ -103,7 +70,7 @@ describe("meshgate next to Linkerd's own proxy injector (the chart's defaults: n
   });
 
   it('verified node: linkerd-init replaced by the validator, Pod Security restricted passes', async () => {
-    const before = mg.reviews.length;
+    const before = s.mg.reviews.length;
     const p = await create('on-verified', 'node-verified');
     expect(inits(p)).toEqual(['linkerd-network-validator', 'linkerd-proxy']);
     expect(named(p.spec!.initContainers, 'linkerd-network-validator')!.image).toBe('ghcr.io/meshgate/meshgate:0.1.0');
@@ -115,7 +82,7 @@ describe("meshgate next to Linkerd's own proxy injector (the chart's defaults: n
       removedInitContainers: ['linkerd-init'],
     });
     expect(p.metadata!.labels!['meshgate.io/redirect']).toBe('cni');
-    expect(mutateVerdicts(mg, before, 'on-verified').map((v) => v.reason)).toEqual(['node_verified']);
+    expect(mutateVerdicts(s.mg, before, 'on-verified').map((v) => v.reason)).toEqual(['node_verified']);
   });
 
   it('unverified node: refused with the reason', async () => {
@@ -125,21 +92,21 @@ describe("meshgate next to Linkerd's own proxy injector (the chart's defaults: n
   });
 
   it('linkerd-init as root (proxyInit.runAsRoot) and iptables legacy: still Linkerd, still replaced', async () => {
-    await l5d.setValues({ proxyInit: { runAsRoot: true, iptablesMode: 'legacy' } });
+    await s.l5d.setValues({ proxyInit: { runAsRoot: true, iptablesMode: 'legacy' } });
     try {
       const alone = await linkerdAlone('alone-root');
       expect(named(alone.spec!.initContainers, 'linkerd-init')!.securityContext!.runAsUser).toBe(0);
       const p = await create('init-root', 'node-verified');
       expect(inits(p)).toEqual(['linkerd-network-validator', 'linkerd-proxy']);
     } finally {
-      await l5d.setValues({});
+      await s.l5d.setValues({});
     }
   });
 });
 
 describe('the proxy as a regular container (proxy.nativeSidecar=false), and the pod annotation that turns it native', () => {
-  beforeAll(() => l5d.setValues({ proxy: { nativeSidecar: false } }));
-  afterAll(() => l5d.setValues({}));
+  beforeAll(() => s.l5d.setValues({ proxy: { nativeSidecar: false } }));
+  afterAll(() => s.l5d.setValues({}));
 
   it('verified node: linkerd-proxy stays first among the containers, linkerd-init replaced', async () => {
     const p = await create('regular', 'node-verified');
@@ -162,8 +129,8 @@ describe('the proxy as a regular container (proxy.nativeSidecar=false), and the 
 });
 
 describe("CNI mode (cniEnabled=true): the injector's own linkerd-network-validator", () => {
-  beforeAll(() => l5d.setValues({ cniEnabled: true }));
-  afterAll(() => l5d.setValues({}));
+  beforeAll(() => s.l5d.setValues({ cniEnabled: true }));
+  afterAll(() => s.l5d.setValues({}));
 
   it("verified node: Linkerd's validator kept as it is, nothing removed", async () => {
     const alone = await linkerdAlone('alone-cni');
@@ -203,7 +170,7 @@ describe("what users set through Linkerd's own annotations: written by the injec
     ['regular container', { proxy: { nativeSidecar: false } }],
   ] as const) {
     it(`${what}: verified node, linkerd-init replaced; the exclusions stay for linkerd-cni to read`, async () => {
-      await l5d.setValues(values);
+      await s.l5d.setValues(values);
       try {
         const alone = await linkerdAlone(`alone-tuned-${what.replaceAll(' ', '-')}`, tuned);
         const proxy = [...(alone.spec!.initContainers ?? []), ...alone.spec!.containers].find(
@@ -216,7 +183,7 @@ describe("what users set through Linkerd's own annotations: written by the injec
         expect(p.metadata!.annotations!['config.linkerd.io/skip-subnets']).toBe('10.0.0.0/8');
         expect(meshgateStatus(p)).toMatchObject({ reason: 'node_verified', removedInitContainers: ['linkerd-init'] });
       } finally {
-        await l5d.setValues({});
+        await s.l5d.setValues({});
       }
     });
   }

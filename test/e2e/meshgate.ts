@@ -33,15 +33,22 @@ export interface Captured {
   verdict: AdmissionVerdict;
 }
 
+/**
+ * How meshgate's webhook configurations are registered. `optIn`: also the chart's pod opt-in entries (objectSelector
+ * meshgate.io/inject=true in namespaces with these labels). `name` orders meshgate among other mutating webhooks: the
+ * apiserver calls configurations in name order (so 'a-…' runs before Istio's istio-sidecar-injector, 'z-…' after it).
+ */
+export interface RegisterOptions {
+  failurePolicy?: 'Fail' | 'Ignore';
+  optIn?: Record<string, string>;
+  name?: string;
+}
+
 export interface Meshgate {
   server: RunningServer;
   reviews: Captured[];
-  /** optIn: also the chart's pod opt-in entries (objectSelector meshgate.io/inject=true in namespaces with these labels). */
-  /**
-   * Registers both webhook configurations. `name` orders meshgate among other mutating webhooks: the apiserver calls
-   * configurations in name order (so 'a-…' runs before Istio's istio-sidecar-injector, 'z-…' after it).
-   */
-  register(opts?: { failurePolicy?: 'Fail' | 'Ignore'; optIn?: Record<string, string>; name?: string }): Promise<void>;
+  /** Registers both webhook configurations. */
+  register(opts?: RegisterOptions): Promise<void>;
   /** Removes both webhook configurations of that name. */
   unregister(name?: string): Promise<void>;
   stop(): Promise<void>;
@@ -69,13 +76,13 @@ export function mutateVerdicts(mg: Meshgate, since: number, name: string): Admis
 /**
  * meshgate with a test config of `mesh` (default custom: meshgate injects its own templates) plus `config` overrides.
  * `opts.kc`: act as someone else than the admin (the chart's webhook service account); `opts.markKeys`: the admission
- * mark's keys (src/mark/).
+ * mark's keys (src/mark/); `opts.register`: registered so before it is returned (stopped if that fails).
  */
 export async function startMeshgate(
   cp: ControlPlane,
   config: Record<string, unknown> = {},
   mesh: MeshName = 'custom',
-  opts: { kc?: KubeConfig; markKeys?: ServeOptions['markKeys'] } = {},
+  opts: { kc?: KubeConfig; markKeys?: ServeOptions['markKeys']; register?: RegisterOptions } = {},
 ): Promise<Meshgate> {
   const reviews: Captured[] = [];
   const server = await startServer({
@@ -92,18 +99,10 @@ export async function startMeshgate(
   });
   await server.synced;
   const api = cp.kc.makeApiClient(AdmissionregistrationV1Api);
-  return {
+  const mg: Meshgate = {
     server,
     reviews,
-    async register({
-      failurePolicy = 'Fail',
-      optIn,
-      name = WEBHOOK_NAME,
-    }: {
-      failurePolicy?: 'Fail' | 'Ignore';
-      optIn?: Record<string, string>;
-      name?: string;
-    } = {}) {
+    async register({ failurePolicy = 'Fail', optIn, name = WEBHOOK_NAME }: RegisterOptions = {}) {
       await registerWebhooks(api, server, failurePolicy, optIn, name);
     },
     async unregister(name = WEBHOOK_NAME) {
@@ -112,6 +111,12 @@ export async function startMeshgate(
     },
     stop: () => server.shutdown(),
   };
+  if (opts.register)
+    await mg.register(opts.register).catch(async (err: unknown) => {
+      await server.shutdown();
+      throw err;
+    });
+  return mg;
 }
 
 async function registerWebhooks(
@@ -227,8 +232,29 @@ export function apiError(err: unknown): string {
 }
 
 /**
- * Publishes a node agent verdict on a (kwok) Node through the agent's own publisher: label, MeshCNIVerified condition
- * and evidence, as a real agent would. A label alone no longer verifies a node.
+ * A node agent's verdict for tests: verified when the chain holds `pluginType` after bridge, else
+ * mesh_plugin_missing; the evidence as the agent would record it.
+ */
+export function testVerdict(verified: boolean, pluginType = 'istio-cni'): ChainVerdict {
+  return {
+    verified,
+    reason: verified ? 'verified' : 'mesh_plugin_missing',
+    message: verified ? 'test verdict: verified' : 'test verdict: the mesh plugin is missing',
+    evidence: {
+      runtime: 'containerd',
+      pluginType,
+      file: '10-test.conflist',
+      sha256: '0'.repeat(64),
+      plugins: verified ? ['bridge', pluginType] : ['bridge'],
+      candidates: [],
+      checkedAt: new Date().toISOString(),
+    },
+  } as unknown as ChainVerdict;
+}
+
+/**
+ * Publishes a node agent verdict (testVerdict) on a (kwok) Node through the agent's own publisher: label,
+ * MeshCNIVerified condition and evidence, as a real agent would. A label alone no longer verifies a node.
  */
 export async function publishVerdict(
   cp: ControlPlane,
@@ -236,23 +262,7 @@ export async function publishVerdict(
   verified: boolean,
   pluginType = 'istio-cni',
 ): Promise<void> {
-  const reason = verified ? 'verified' : 'mesh_plugin_missing';
-  const plugins = verified ? ['bridge', pluginType] : ['bridge'];
-  const verdict = {
-    verified,
-    reason,
-    message: verified ? 'test verdict: verified' : 'test verdict: the mesh plugin is missing',
-    evidence: {
-      runtime: 'containerd',
-      pluginType,
-      file: '10-test.conflist',
-      sha256: '0'.repeat(64),
-      plugins,
-      candidates: [],
-      checkedAt: new Date().toISOString(),
-    },
-  } as unknown as ChainVerdict;
-  await new KubeNodePublisher(daemonClient(cp.kc)).publish(node, verdict, false);
+  await new KubeNodePublisher(daemonClient(cp.kc)).publish(node, testVerdict(verified, pluginType), false);
 }
 
 export async function createNamespace(
@@ -314,7 +324,8 @@ export const names = (pod: V1Pod) => ({
 
 /**
  * The chart's own two webhook configurations (every entry, its selectors and its path: /mutate,
- * /mutate/selected-pods/audit, …), pointed at meshgate's server in this process instead of the Service.
+ * /mutate/selected-pods/audit, …), pointed at meshgate's server in this process instead of the Service (or of the
+ * URL they were pointed at before).
  */
 export async function pointChartWebhooksAt(cp: ControlPlane, url: string, ca: string): Promise<void> {
   const api = cp.kc.makeApiClient(AdmissionregistrationV1Api);
@@ -322,7 +333,10 @@ export async function pointChartWebhooksAt(cp: ControlPlane, url: string, ca: st
   const point = <T extends V1MutatingWebhookConfiguration | V1ValidatingWebhookConfiguration>(c: T): T => {
     const copy = structuredClone(c);
     copy.metadata = { name: c.metadata!.name, labels: c.metadata!.labels };
-    for (const w of copy.webhooks ?? []) w.clientConfig = { url: `${url}${w.clientConfig.service!.path}`, caBundle };
+    for (const w of copy.webhooks ?? []) {
+      const path = w.clientConfig.service?.path ?? new URL(w.clientConfig.url!).pathname;
+      w.clientConfig = { url: `${url}${path}`, caBundle };
+    }
     return copy;
   };
   const mutating = point(await api.readMutatingWebhookConfiguration({ name: 'meshgate' }));
@@ -331,4 +345,15 @@ export async function pointChartWebhooksAt(cp: ControlPlane, url: string, ca: st
   await api.deleteValidatingWebhookConfiguration({ name: 'meshgate' });
   await api.createMutatingWebhookConfiguration({ body: mutating });
   await api.createValidatingWebhookConfiguration({ body: validating });
+}
+
+/** `meshgate check -o json` as the suites read it: the exit code, and each check's result with its items. */
+export interface CheckJson {
+  exitCode: number;
+  results: Array<{
+    code: string;
+    status: string;
+    message: string;
+    items?: Array<{ name: string; status: string; reason?: string; message: string; command?: string }>;
+  }>;
 }

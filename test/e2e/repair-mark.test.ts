@@ -8,31 +8,25 @@
 // user by impersonation. Nodes are kwok's: validator exits are written through the status subresource as a kubelet
 // would. Figures are printed, not asserted (2 shared cores).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../src/config/load.ts';
 import { ensureMarkKeySecret } from '../../src/kube/mark-key-secret.ts';
 import { readKeyRing } from '../../src/mark/keys.ts';
 import { ADMITTED_ANNOTATION, epochSeconds, verifyMark } from '../../src/mark/mark.ts';
 import { QUARANTINE_ANNOTATION } from '../../src/node/quarantine.ts';
-import { startRepair, type RunningRepair } from '../../src/repair/run.ts';
+import type { RunningRepair } from '../../src/repair/run.ts';
 import { rawConfig } from '../support/config.ts';
-import { waitFor, type ControlPlane, type IstioInjector } from './harness/index.ts';
+import { waitFor, type ControlPlane } from './harness/index.ts';
 import { grantRole, impersonate, outcome, serviceAccount, type Identity } from './impersonate.ts';
-import { installChart, startMeshedCluster } from './harness/suite.ts';
-import {
-  apiError,
-  createNamespace,
-  pointChartWebhooksAt,
-  restrictedPod,
-  startMeshgate,
-  type Meshgate,
-} from './meshgate.ts';
+import { installChart, logger, startConfigRepair, testQuarantine } from './harness/suite.ts';
+import { startMeshedCluster } from './harness/clusters.ts';
+import { apiError, createNamespace, pointChartWebhooksAt, restrictedPod, startMeshgate } from './meshgate.ts';
 import { daemonClient } from './daemon-client.ts';
+import { validatorCrashLoop } from './validator-status.ts';
+import { scratchDir, shared } from './harness/shared.ts';
 
 const NS = 'meshgate';
 const GUARDED = 'shop';
@@ -49,17 +43,18 @@ const figures: string[] = [];
 describe('only meshgate’s own pods move a node’s verdict (issue 21 §5)', () => {
   let cp: ControlPlane;
   let core: CoreV1Api;
-  let istio: IstioInjector;
-  let mg: Meshgate;
   let repair: RunningRepair;
   let keyDir: string;
   const owners: Record<string, { apiVersion: string; kind: string; name: string; uid: string; controller: boolean }> =
     {};
   const as = (who: Identity) => impersonate(cp.kc, who).makeApiClient(CoreV1Api);
 
-  beforeAll(async () => {
+  shared(async (stopLater) => {
+    stopLater(() => {
+      if (figures.length) console.log(`admission mark on a real apiserver:\n  ${figures.join('\n  ')}`);
+    });
     // Verified, published before the chart's node policies reserve that to the node agent.
-    ({ cp, core, istio } = await startMeshedCluster({ 'node-a': true, 'node-b': true }));
+    ({ cp, core } = await startMeshedCluster(stopLater, { 'node-a': true, 'node-b': true }));
     await installChart(
       cp,
       NS,
@@ -74,11 +69,13 @@ describe('only meshgate’s own pods move a node’s verdict (issue 21 §5)', ()
       'config.enforcement.default=enforce',
     );
     // The mounted Secret, empty until the kubelet's next sync after the webhook created it.
-    keyDir = mkdtempSync(join(tmpdir(), 'meshgate-mark-e2e-'));
-    mg = await startMeshgate(cp, {}, 'istio', {
-      kc: impersonate(cp.kc, WEBHOOK),
-      markKeys: { dir: keyDir, createSecret: { namespace: NS, name: MARK_SECRET } },
-    });
+    keyDir = scratchDir(stopLater, 'meshgate-mark-e2e-');
+    const mg = stopLater(
+      await startMeshgate(cp, {}, 'istio', {
+        kc: impersonate(cp.kc, WEBHOOK),
+        markKeys: { dir: keyDir, createSecret: { namespace: NS, name: MARK_SECRET } },
+      }),
+    );
     await pointChartWebhooksAt(cp, mg.server.url, mg.server.ca!);
     // The kubelet mounts the Secret the webhook made into the repair controller's pod (and, later, the webhook's).
     const secret = await core.readNamespacedSecret({ name: MARK_SECRET, namespace: NS });
@@ -106,32 +103,15 @@ describe('only meshgate’s own pods move a node’s verdict (issue 21 §5)', ()
       { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['create', 'get', 'list', 'watch'] }] },
       MALLORY,
     );
-    repair = await startRepair({
-      kube: daemonClient(impersonate(cp.kc, REPAIR)),
-      config: buildConfig(rawConfig('istio', { meshNamespace: NS })),
-      markKeyDir: keyDir,
-      maxDeletesPerMinute: 100,
-      dryRun: false,
-      listen: { host: '127.0.0.1', port: 0 },
-      logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'silent' }),
-      quarantine: {
-        threshold: 3,
-        windowMs: 10 * 60_000,
-        holdOff: { baseMs: 10 * 60_000, maxMs: 60 * 60_000, maxPerHour: 3 },
-        taint: false,
-        intervalMs: 200,
-        probe: { namespace: NS, timeoutMs: 30_000 },
-      },
-    });
-  }, 300_000);
-
-  afterAll(async () => {
-    await repair?.stop();
-    await mg?.stop();
-    await istio?.stop();
-    await cp?.stop();
-    if (keyDir) rmSync(keyDir, { recursive: true, force: true });
-    if (figures.length) console.log(`admission mark on a real apiserver:\n  ${figures.join('\n  ')}`);
+    repair = stopLater(
+      await startConfigRepair(cp, buildConfig(rawConfig('istio', { meshNamespace: NS })), keyDir, {
+        kc: impersonate(cp.kc, REPAIR),
+        maxDeletesPerMinute: 100,
+        listen: { host: '127.0.0.1', port: 0 },
+        logger: logger('silent'),
+        quarantine: testQuarantine(NS, { baseMs: 10 * 60_000, maxMs: 60 * 60_000, maxPerHour: 3 }),
+      }),
+    );
   });
 
   /** Waits until kwok runs the pod (after that it leaves the status alone), then reports its validator's exit 42. */
@@ -140,27 +120,8 @@ describe('only meshgate’s own pods move a node’s verdict (issue 21 §5)', ()
       `${namespace}/${name} Running`,
       async () => (await core.readNamespacedPod({ name, namespace })).status?.phase === 'Running',
     );
-    const message = JSON.stringify({ reason: 'not_redirected', detail: 'the probe reached 127.0.0.6:15002 itself' });
     await core.patchNamespacedPodStatus(
-      {
-        name,
-        namespace,
-        body: {
-          status: {
-            initContainerStatuses: [
-              {
-                name: 'istio-validation',
-                image: 'ghcr.io/meshgate/meshgate:0.1.0',
-                imageID: '',
-                ready: false,
-                restartCount: 1,
-                state: { waiting: { reason: 'CrashLoopBackOff' } },
-                lastState: { terminated: { exitCode: 42, reason: 'Error', message, finishedAt: new Date() } },
-              },
-            ],
-          },
-        },
-      },
+      { name, namespace, body: { status: validatorCrashLoop('the probe reached 127.0.0.6:15002 itself', new Date()) } },
       strategic,
     );
   }

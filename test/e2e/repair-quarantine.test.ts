@@ -7,23 +7,24 @@
 // a kubelet would; a probe pod on a kwok node completes its init container with exit 0 (kwok's pod-ready stage), which
 // is what a passing validator looks like to the controller. Figures are printed, not asserted (2 shared cores).
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Node, type V1Pod } from '@kubernetes/client-node';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NodeAgent } from '../../src/agent/agent.ts';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
 import { buildConfig } from '../../src/config/load.ts';
 import { startNodeCache } from '../../src/kube/node-cache.ts';
 import { checkBinding } from '../../src/policy/validate/binding.ts';
 import { QUARANTINE_ANNOTATION, QUARANTINE_HISTORY_ANNOTATION } from '../../src/node/quarantine.ts';
-import { startRepair, type RunningRepair } from '../../src/repair/run.ts';
 import { memoryLog } from '../agent/fake-publisher.ts';
 import { corpus, nodeDirs, type NodeDirs } from '../cni/helpers.ts';
-import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
-import { installChart } from './harness/suite.ts';
+import { waitFor, type ControlPlane } from './harness/index.ts';
+import { installChart, logger, startConfigRepair, testQuarantine } from './harness/suite.ts';
+import { startKwokCluster } from './harness/clusters.ts';
 import { grantClusterRole, impersonate, outcome, serviceAccount, type Identity } from './impersonate.ts';
 import { keyDir, markFor } from '../support/mark.ts';
 import { daemonClient } from './daemon-client.ts';
 import { agentConfig } from '../agent/config.ts';
+import { validatorCrashLoop } from './validator-status.ts';
+import { shared } from './harness/shared.ts';
 
 const NS = 'meshgate';
 const APP = 'shop';
@@ -41,8 +42,6 @@ const figures: string[] = [];
 describe('node quarantine on a real apiserver (S8)', () => {
   let cp: ControlPlane;
   let core: CoreV1Api;
-  let repair: RunningRepair;
-  const agents: NodeAgent[] = [];
   const dirs: NodeDirs[] = [];
   let owner: { apiVersion: string; kind: string; name: string; uid: string; controller: boolean };
   const as = (who: Identity, node?: string) => impersonate(cp.kc, who, node);
@@ -50,14 +49,16 @@ describe('node quarantine on a real apiserver (S8)', () => {
   // The admission mark's key, as the chart mounts the webhook's Secret; failingPod marks its pods as the webhook would.
   const keys = keyDir();
 
-  beforeAll(async () => {
-    cp = await startControlPlane({
-      nodes: [
-        { name: 'node-a', kubeletVersion: 'v1.34.2' },
-        { name: 'node-b', kubeletVersion: 'v1.34.2' },
-      ],
+  shared(async (stopLater) => {
+    stopLater(() => {
+      keys.cleanup();
+      if (figures.length)
+        console.log(
+          `node quarantine on a real apiserver (hold ${HOLD_MS} ms, agent resync ${RESYNC_MS} ms):\n  ${figures.join('\n  ')}`,
+        );
     });
-    core = cp.kc.makeApiClient(CoreV1Api);
+    // No verdicts published: the node agents below publish them.
+    ({ cp, core } = await startKwokCluster(stopLater, ['node-a', 'node-b']));
     await installChart(
       cp,
       NS,
@@ -95,6 +96,7 @@ describe('node quarantine on a real apiserver (S8)', () => {
     for (const node of ['node-a', 'node-b']) {
       const d = nodeDirs(`meshgate-e2e-q-${node}-`);
       dirs.push(d);
+      stopLater(() => d.cleanup());
       d.conf('10-calico.conflist', corpus('istio__10-calico.conflist-istioconfig'));
       for (const b of ['calico', 'portmap', 'istio-cni']) d.bin(b);
       const agent = new NodeAgent(
@@ -102,37 +104,17 @@ describe('node quarantine on a real apiserver (S8)', () => {
         { publisher: new KubeNodePublisher(daemonClient(as(AGENT, node))), log: memoryLog() },
       );
       await agent.start();
-      agents.push(agent);
+      stopLater(agent);
     }
     for (const node of ['node-a', 'node-b']) await nodeSays(node, (x) => x.metadata?.labels?.[VERIFIED] === 'true');
-    repair = await startRepair({
-      kube: daemonClient(as(REPAIR)),
-      config,
-      maxDeletesPerMinute: 100,
-      dryRun: false,
-      markKeyDir: keys.dir,
-      logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'silent' }),
-      quarantine: {
-        threshold: 3,
-        windowMs: 10 * 60_000,
-        holdOff: { baseMs: HOLD_MS, maxMs: 60_000, maxPerHour: 3 },
-        taint: false,
-        intervalMs: 200,
-        probe: { namespace: NS, timeoutMs: 30_000 },
-      },
-    });
-  }, 300_000);
-
-  afterAll(async () => {
-    await repair?.stop();
-    for (const a of agents) await a.stop();
-    for (const d of dirs) d.cleanup();
-    await cp?.stop();
-    keys.cleanup();
-    if (figures.length)
-      console.log(
-        `node quarantine on a real apiserver (hold ${HOLD_MS} ms, agent resync ${RESYNC_MS} ms):\n  ${figures.join('\n  ')}`,
-      );
+    stopLater(
+      await startConfigRepair(cp, config, keys.dir, {
+        kc: as(REPAIR),
+        maxDeletesPerMinute: 100,
+        logger: logger('silent'),
+        quarantine: testQuarantine(NS, { baseMs: HOLD_MS, maxMs: 60_000, maxPerHour: 3 }),
+      }),
+    );
   });
 
   async function nodeSays(name: string, pred: (n: V1Node) => boolean | undefined, timeoutMs = 30_000): Promise<V1Node> {
@@ -174,7 +156,6 @@ describe('node quarantine on a real apiserver (S8)', () => {
       `${name} Running`,
       async () => (await core.readNamespacedPod({ name, namespace: APP })).status?.phase === 'Running',
     );
-    const message = JSON.stringify({ reason: 'not_redirected', detail: 'the probe reached 127.0.0.6:15002 itself' });
     await core.patchNamespacedPodStatus(
       {
         name,
@@ -182,17 +163,7 @@ describe('node quarantine on a real apiserver (S8)', () => {
         body: {
           status: {
             conditions: [{ type: 'Ready', status: 'False' }],
-            initContainerStatuses: [
-              {
-                name: 'istio-validation',
-                image: 'ghcr.io/meshgate/meshgate:0.1.0',
-                imageID: '',
-                ready: false,
-                restartCount: 1,
-                state: { terminated: null, waiting: { reason: 'CrashLoopBackOff' } },
-                lastState: { terminated: { exitCode: 42, reason: 'Error', message, finishedAt: new Date() } },
-              },
-            ],
+            ...validatorCrashLoop('the probe reached 127.0.0.6:15002 itself', new Date()),
           },
         },
       },

@@ -17,18 +17,19 @@ import {
   setHeaderOptions,
   type V1Pod,
 } from '@kubernetes/client-node';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../src/config/load.ts';
-import { startRepair, type RunningRepair } from '../../src/repair/run.ts';
+import type { RunningRepair } from '../../src/repair/run.ts';
 import { chartDir } from '../chart/helm.ts';
 import { CUSTOM_REQUIRED } from '../chart/profiles.ts';
 import { rawConfig } from '../support/config.ts';
-import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+import { waitFor, type ControlPlane } from './harness/index.ts';
+import { startVerdictCluster } from './harness/clusters.ts';
+import { logger, startConfigRepair } from './harness/suite.ts';
+import { shared } from './harness/shared.ts';
 import { ImpersonatingKubeConfig, outcome, serviceAccount } from './impersonate.ts';
-import { createNamespace, publishVerdict, restrictedPod, startMeshgate, type Meshgate } from './meshgate.ts';
+import { createNamespace, restrictedPod, startMeshgate } from './meshgate.ts';
 import { keyDir } from '../support/mark.ts';
-import { daemonClient } from './daemon-client.ts';
 
 const NS = 'meshgate';
 const APP = 'shop';
@@ -40,22 +41,16 @@ const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 describe('unmeshed pods of a namespace opted in late are evicted through the webhook (S6)', () => {
   let cp: ControlPlane;
   let core: CoreV1Api;
-  let mg: Meshgate;
+
   let repair: RunningRepair;
   const keys = keyDir();
   const originals: string[] = [];
 
-  beforeAll(async () => {
-    cp = await startControlPlane({
-      nodes: [
-        { name: 'node-a', kubeletVersion: 'v1.34.2' },
-        { name: 'node-b', kubeletVersion: 'v1.34.2' },
-      ],
-    });
-    core = cp.kc.makeApiClient(CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
+  shared(async (stopLater) => {
+    stopLater(() => keys.cleanup());
     // Both nodes verified (CNI mode), published before the chart's node policies reserve that to the node agent.
-    for (const node of ['node-a', 'node-b']) await publishVerdict(cp, node, true);
+    ({ cp, core } = await startVerdictCluster(stopLater, { 'node-a': true, 'node-b': true }));
+    await core.createNamespace({ body: { metadata: { name: NS } } });
     const dir = mkdtempSync(join(tmpdir(), 'meshgate-values-'));
     try {
       writeFileSync(
@@ -74,8 +69,7 @@ describe('unmeshed pods of a namespace opted in late are evicted through the web
     }
     // meshgate's real webhook in this process, under the chart's configuration name (the chart's own point at a
     // Service whose pods run on kwok nodes, i.e. nowhere).
-    mg = await startMeshgate(cp, {}, 'custom');
-    await mg.register({ name: 'meshgate' });
+    stopLater(await startMeshgate(cp, {}, 'custom', { register: { name: 'meshgate' } }));
     await createNamespace(cp, APP);
     await createNamespace(cp, OTHER);
     const pdbs = cp.kc.makeApiClient(PolicyV1Api);
@@ -126,23 +120,14 @@ describe('unmeshed pods of a namespace opted in late are evicted through the web
     originals.push(...running.map((p) => p.metadata!.name!));
     // Without a proxy: they were created before the namespace was opted in.
     expect(running.every((p) => p.spec!.containers.length === 1)).toBe(true);
-    repair = await startRepair({
-      kube: daemonClient(new ImpersonatingKubeConfig(cp.kc, REPAIR)),
-      config: buildConfig(rawConfig('custom', { meshNamespace: NS })),
-      maxDeletesPerMinute: 10,
-      dryRun: false,
-      // No pod here fails its validator: the mark's key only has to be there for the controller to start ready.
-      markKeyDir: keys.dir,
-      logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'silent' }),
-      unmeshed: { evict: true, maxEvictionsPerMinute: 10, sweepIntervalMs: 60_000, webhookConfig: 'meshgate' },
-    });
-  }, 300_000);
-
-  afterAll(async () => {
-    await repair?.stop();
-    keys.cleanup();
-    await mg?.stop();
-    await cp?.stop();
+    // No pod here fails its validator: the mark's key (keys.dir) only has to be there for the controller to start ready.
+    repair = stopLater(
+      await startConfigRepair(cp, buildConfig(rawConfig('custom', { meshNamespace: NS })), keys.dir, {
+        kc: new ImpersonatingKubeConfig(cp.kc, REPAIR),
+        logger: logger('silent'),
+        unmeshed: { evict: true, maxEvictionsPerMinute: 10, sweepIntervalMs: 60_000, webhookConfig: 'meshgate' },
+      }),
+    );
   });
 
   const events = async (ns: string) =>

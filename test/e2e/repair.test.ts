@@ -3,18 +3,20 @@
 // apply to their real calls — elect one leader through a real Lease; only it deletes a pod whose validator failed;
 // a graceful stop hands over at once; and two bare electors show that a leader cut off from the apiserver stops
 // acting before the other takes over. Timings are printed, not asserted (2 shared cores).
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../src/config/load.ts';
 import { LeaderElector, type LeaseStore } from '../../src/kube/lease.ts';
 import { kubeLeaseStore } from '../../src/kube/lease-store.ts';
-import { startRepair, type RunningRepair } from '../../src/repair/run.ts';
-import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
-import { installChart } from './harness/suite.ts';
+import type { RunningRepair } from '../../src/repair/run.ts';
+import { waitFor, type ControlPlane } from './harness/index.ts';
+import { installChart, logger, startConfigRepair } from './harness/suite.ts';
+import { startKwokCluster } from './harness/clusters.ts';
+import { shared } from './harness/shared.ts';
 import { ImpersonatingKubeConfig, serviceAccount } from './impersonate.ts';
 import { keyDir, markFor } from '../support/mark.ts';
 import { daemonClient } from './daemon-client.ts';
+import { validatorCrashLoop } from './validator-status.ts';
 
 const NS = 'meshgate';
 const APP = 'shop';
@@ -40,21 +42,20 @@ describe('repair controller with leader election on a real apiserver', () => {
   const keys = keyDir();
   const kc = () => new ImpersonatingKubeConfig(cp.kc, serviceAccount(NS, 'meshgate-repair-controller'));
   const start = (identity: string) =>
-    startRepair({
-      kube: daemonClient(kc()),
-      config,
+    startConfigRepair(cp, config, keys.dir, {
+      kc: kc(),
       lease: { namespace: NS, name: LEASE, identity, ...TIMING },
-      maxDeletesPerMinute: 10,
-      dryRun: false,
-      markKeyDir: keys.dir,
       listen: { host: '127.0.0.1', port: 0 },
-      logger: pino({ level: process.env.MESHGATE_E2E_LOG ?? 'silent' }),
+      logger: logger('silent'),
     });
   const leaders = () => replicas.filter((r) => r.elector!.isLeader());
 
-  beforeAll(async () => {
-    cp = await startControlPlane({ nodes: 0 });
-    core = cp.kc.makeApiClient(CoreV1Api);
+  shared(async (stopLater) => {
+    stopLater(() => keys.cleanup());
+    ({ cp, core } = await startKwokCluster(stopLater, []));
+    stopLater(async () => {
+      for (const r of replicas) await r.stop().catch(() => undefined);
+    });
     // The chart's RBAC and admission policies; its workloads stay Pending (no nodes): the replicas run in this process.
     await installChart(cp, NS, '--set', 'nodeAgent.enabled=false');
     await core.createNamespace({ body: { metadata: { name: APP } } });
@@ -62,12 +63,6 @@ describe('repair controller with leader election on a real apiserver', () => {
       core.readNamespacedServiceAccount({ name: 'default', namespace: APP }),
     );
     replicas.push(await start('replica-a'), await start('replica-b'));
-  }, 300_000);
-
-  afterAll(async () => {
-    for (const r of replicas) await r.stop().catch(() => undefined);
-    await cp?.stop();
-    keys.cleanup();
   });
 
   it('exactly one replica leads, and says so in its metrics; both are ready and alive', async () => {
@@ -105,27 +100,7 @@ describe('repair controller with leader election on a real apiserver', () => {
         containers: [{ name: 'app', image: 'docker.io/library/nginx:1.27' }],
       },
     });
-    const failed = {
-      status: {
-        initContainerStatuses: [
-          {
-            name: 'istio-validation',
-            image: 'ghcr.io/meshgate/meshgate:0.1.0',
-            imageID: '',
-            ready: false,
-            restartCount: 1,
-            state: { waiting: { reason: 'CrashLoopBackOff' } },
-            lastState: {
-              terminated: {
-                exitCode: 42,
-                reason: 'Error',
-                message: JSON.stringify({ reason: 'not_redirected', detail: 'the probe reached its own destination' }),
-              },
-            },
-          },
-        ],
-      },
-    };
+    const failed = { status: validatorCrashLoop('the probe reached its own destination') };
     for (const [name, labels] of [
       ['web-1', { 'meshgate.io/redirect': 'cni' }],
       ['other-1', { app: 'other' }],

@@ -17,19 +17,11 @@
  * docs/linkerd.md's rollout prints the same commands but for `--mesh linkerd` and its values file; its preflight runs
  * here too (no Linkerd is installed: it says so).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  AppsV1Api,
-  CoreV1Api,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1Deployment,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkCommand as check } from '../../src/cli/check.ts';
 import { explainCommand as explainCli } from '../../src/cli/explain.ts';
 import { memoryIO } from '../../src/cli/io.ts';
@@ -37,11 +29,15 @@ import type { RunningRepair } from '../../src/repair/run.ts';
 import type { RunningServer } from '../../src/server/start.ts';
 import { chartDir } from '../chart/helm.ts';
 import { repoRoot } from './harness/binaries.ts';
-import { findIstioBinaries, waitFor, type ControlPlane, type IstioInjector } from './harness/index.ts';
+import { waitFor } from './harness/index.ts';
 import { kubeconfig } from './harness/pki.ts';
 import { impersonate, outcome } from './impersonate.ts';
-import { apiError, createNamespace, pointChartWebhooksAt, restrictedPod } from './meshgate.ts';
-import { chartConfig, serveConfig, startConfigRepair, startMeshedCluster } from './harness/suite.ts';
+import { apiError, createNamespace, restrictedPod } from './meshgate.ts';
+import { serveChart, startConfigRepair } from './harness/suite.ts';
+import { installIstioGateway, startMeshedCluster } from './harness/clusters.ts';
+import { scratchDir, shared } from './harness/shared.ts';
+import { daemonSet, deployment } from './workloads.ts';
+import type { CheckJson } from './meshgate.ts';
 
 const NS = 'meshgate';
 const SHOP = 'shop';
@@ -57,29 +53,16 @@ function printed(text: string, re: RegExp): string {
 }
 const rollout = guide.slice(guide.indexOf('## 3. Rollout'), guide.indexOf('## 4. What to label'));
 
-interface Json {
-  exitCode: number;
-  results: Array<{
-    code: string;
-    status: string;
-    message: string;
-    items?: Array<{ name: string; status: string; reason?: string; message: string; command?: string }>;
-  }>;
-}
+type Json = CheckJson;
 
-let cp: ControlPlane;
-let istio: IstioInjector;
 let server: RunningServer | undefined;
 let repair: RunningRepair | undefined;
-let core: CoreV1Api;
-let apps: AppsV1Api;
-let work: string;
 
 /** A documented `meshgate check …` line, run in-process as printed (and again with -o json to assert on). */
-async function meshgate(line: string, kubeconfigPath = cp.kubeconfigPath): Promise<Json & { table: string }> {
+async function meshgate(line: string, kubeconfigPath = s.cp.kubeconfigPath): Promise<Json & { table: string }> {
   const args = line.split(/\s+/);
   expect(args.slice(0, 2)).toEqual(['meshgate', 'check']);
-  const env = { KUBECONFIG: kubeconfigPath, HOME: work };
+  const env = { KUBECONFIG: kubeconfigPath, HOME: s.work };
   const table = memoryIO('', env);
   const code = await check(args.slice(2), table);
   console.log(`--- ${line} (exit ${code})\n${table.out}${table.err}`);
@@ -96,10 +79,10 @@ async function shell(line: string): Promise<string> {
   const [tool, ...args] = line.split(/\s+/);
   const files: Record<string, string> = {
     'charts/meshgate': chartDir,
-    'meshgate-istio.yaml': join(work, 'values.yaml'),
+    'meshgate-istio.yaml': join(s.work, 'values.yaml'),
   };
   const argv = args.map((a) => files[a] ?? a);
-  const r = tool === 'kubectl' ? await cp.kubectl(argv) : tool === 'helm' ? await cp.helm(argv) : undefined;
+  const r = tool === 'kubectl' ? await s.cp.kubectl(argv) : tool === 'helm' ? await s.cp.helm(argv) : undefined;
   expect(r, `${line}: neither kubectl nor helm`).toBeDefined();
   expect(r!.code, `${line}\n${r!.stderr}`).toBe(0);
   return r!.stdout;
@@ -110,17 +93,6 @@ const result = (r: Json, code: string) => {
   expect(found, code).toBeDefined();
   return found!;
 };
-
-function deployment(name: string, pod: V1Pod): V1Deployment {
-  return {
-    metadata: { name, namespace: SHOP },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: pod.spec },
-    },
-  };
-}
 
 /**
  * An app container that adds SETUID by name: the default `apps.privileges: node` refuses what the spec states (one
@@ -139,29 +111,41 @@ const LEGACY_CHANGES = [
   'container app: securityContext.capabilities.add: remove SETUID [proxy_escalation]',
   "meshgate's config: apps.baselineNamespaces: or list shop while its workloads cannot comply (admitted with a warning) [proxy_escalation]",
 ];
+/** How check lists legacy, before and after install: refused, with the fix and (issue 31 §4) every change it needs. */
+const LEGACY_REFUSED = expect.objectContaining({
+  name: 'shop/deployment/legacy',
+  reason: 'proxy_escalation',
+  message: expect.stringContaining('to fix: remove SETUID/SETGID from capabilities.add'),
+  changes: LEGACY_CHANGES,
+});
 
 /** Meshgate's webhook and repair controller in this process, from the chart's ConfigMap; the chart's webhooks here. */
 async function startMeshgateFromChart(): Promise<void> {
   await server?.shutdown();
   await repair?.stop();
-  const config = await chartConfig(cp, NS);
-  server = await serveConfig(cp, config);
-  await pointChartWebhooksAt(cp, server.url, server.ca!);
-  repair = await startConfigRepair(cp, config, mkdtempSync(join(work, 'mark-')));
+  const chart = await serveChart(s.cp, NS);
+  server = chart.server;
+  repair = await startConfigRepair(s.cp, chart.config, mkdtempSync(join(s.work, 'mark-')));
 }
 
 const events = async (reason: string) =>
-  (await core.listNamespacedEvent({ namespace: SHOP, fieldSelector: `reason=${reason}` })).items;
+  (await s.core.listNamespacedEvent({ namespace: SHOP, fieldSelector: `reason=${reason}` })).items;
 
-beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'meshgate-rollout-'));
+/**
+ * The cluster this file's tests share, before meshgate is installed: Istio's real injector and the objects of its
+ * control plane, and the workloads of a namespace it injects, running; meshgate's server and repair controller, once
+ * the tests start them (startMeshgateFromChart), stopped first at the end.
+ */
+const s = shared(async (stopLater) => {
+  const work = scratchDir(stopLater, 'meshgate-rollout-');
   // Verdicts as node agents publish them, before the chart's policies reserve that to the agents: a verified, b not;
   // Istio's real injector.
-  ({ cp, core, istio } = await startMeshedCluster(
+  const { cp, core, istio } = await startMeshedCluster(
+    stopLater,
     { 'node-a': true, 'node-b': false },
     { nodes: { 'node-b': { containerRuntimeVersion: 'containerd://1.7.27' } } },
-  ));
-  apps = cp.kc.makeApiClient(AppsV1Api);
+  );
+  const apps = cp.kc.makeApiClient(AppsV1Api);
   // The objects of Istio's control plane that check --pre reads.
   await core.createNamespace({ body: { metadata: { name: 'istio-system' } } });
   await core.createNamespacedConfigMap({
@@ -188,8 +172,8 @@ beforeAll(async () => {
   });
   // The workloads of a namespace Istio injects, running before meshgate is installed.
   await createNamespace(cp, SHOP, { 'istio-injection': 'enabled' });
-  await apps.createNamespacedDeployment({ namespace: SHOP, body: deployment('web', restrictedPod('web')) });
-  await apps.createNamespacedDeployment({ namespace: SHOP, body: deployment('legacy', legacyPod()) });
+  await apps.createNamespacedDeployment({ namespace: SHOP, body: deployment('web', restrictedPod('web').spec) });
+  await apps.createNamespacedDeployment({ namespace: SHOP, body: deployment('legacy', legacyPod().spec) });
   await waitFor('web and legacy running, injected by Istio', async () => {
     const pods = (await core.listNamespacedPod({ namespace: SHOP })).items;
     return (
@@ -201,14 +185,11 @@ beforeAll(async () => {
   const values = /```yaml\n(# meshgate-istio\.yaml[\s\S]*?)```/.exec(guide);
   expect(values).not.toBeNull();
   writeFileSync(join(work, 'values.yaml'), values![1]);
-}, 300_000);
-
-afterAll(async () => {
-  await repair?.stop();
-  await server?.shutdown();
-  await istio?.stop();
-  await cp?.stop();
-  if (work) rmSync(work, { recursive: true, force: true });
+  stopLater(async () => {
+    await repair?.stop();
+    await server?.shutdown();
+  });
+  return { cp, core, istio, apps, work };
 });
 
 describe('the rollout of docs/istio.md, as printed', () => {
@@ -217,8 +198,11 @@ describe('the rollout of docs/istio.md, as printed', () => {
     const binding = printed(rollout, /^kubectl create clusterrolebinding meshgate-preflight /);
     await shell(binding);
     const user = /--user=(\S+)/.exec(binding)![1];
-    const path = join(work, 'reader.kubeconfig');
-    writeFileSync(path, kubeconfig(cp.server, cp.ca.certPem, cp.ca.issue({ commonName: user, usage: 'client' }), user));
+    const path = join(s.work, 'reader.kubeconfig');
+    writeFileSync(
+      path,
+      kubeconfig(s.cp.server, s.cp.ca.certPem, s.cp.ca.issue({ commonName: user, usage: 'client' }), user),
+    );
     const pre = await meshgate(printed(rollout, /^meshgate check --pre /), path);
     expect(pre.table).toMatch(/^meshgate check \(preflight\): mesh istio, namespace meshgate, Kubernetes v1\.34\./);
     expect(result(pre, 'kubernetes_version').status).toBe('ok');
@@ -239,14 +223,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
     ]);
     const refuse = result(pre, 'pods_would_refuse');
     expect(refuse.status).toBe('warn');
-    expect(refuse.items).toEqual([
-      expect.objectContaining({
-        name: 'shop/deployment/legacy',
-        reason: 'proxy_escalation',
-        message: expect.stringContaining('to fix: remove SETUID/SETGID from capabilities.add'),
-        changes: LEGACY_CHANGES,
-      }),
-    ]);
+    expect(refuse.items).toEqual([LEGACY_REFUSED]);
     expect(result(pre, 'pods_would_adjust').items).toEqual([
       expect.objectContaining({
         name: 'shop/deployment/web',
@@ -256,7 +233,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
     ]);
     // The read-only user could not have changed anything.
     expect(
-      await outcome(impersonate(cp.kc, { user }).makeApiClient(CoreV1Api).deleteNamespace({ name: SHOP })),
+      await outcome(impersonate(s.cp.kc, { user }).makeApiClient(CoreV1Api).deleteNamespace({ name: SHOP })),
     ).toContain('HTTP 403');
     expect(pre.exitCode).toBe(0);
   });
@@ -290,7 +267,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
     await shell(restart![1]);
     const recorded = await waitFor('a legacy pod admitted at audit, recorded', async () => {
       const pods = (
-        await core.listNamespacedPod({ namespace: SHOP, labelSelector: 'app=legacy,meshgate.io/would-deny' })
+        await s.core.listNamespacedPod({ namespace: SHOP, labelSelector: 'app=legacy,meshgate.io/would-deny' })
       ).items;
       return pods[0];
     });
@@ -314,15 +291,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
     ]);
     const would = result(audit, 'pods_would_be_refused');
     expect(would.status).toBe('warn');
-    expect(would.items).toEqual([
-      expect.objectContaining({
-        name: 'shop/deployment/legacy',
-        reason: 'proxy_escalation',
-        message: expect.stringContaining('to fix: remove SETUID/SETGID from capabilities.add'),
-        // Issue 31 §4: every change the workload needs, field by field.
-        changes: LEGACY_CHANGES,
-      }),
-    ]);
+    expect(would.items).toEqual([LEGACY_REFUSED]);
     expect(audit.table).toContain(`          change ${LEGACY_CHANGES[0]}\n`);
     const level = result(audit, 'enforcement_level');
     expect(level.status).toBe('warn');
@@ -338,7 +307,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
   it('4. fixed: nothing left to refuse; check --audit gives the promote command', async () => {
     const fixed = restrictedPod('legacy');
     fixed.spec!.containers[0].image = 'registry.example/legacy:2';
-    await apps.patchNamespacedDeployment(
+    await s.apps.patchNamespacedDeployment(
       { name: 'legacy', namespace: SHOP, body: [{ op: 'replace', path: '/spec/template/spec', value: fixed.spec }] },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
     );
@@ -358,7 +327,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
 
   it('5. promoted: the same workload is refused', async () => {
     await shell(printed(rollout, /^kubectl label namespace shop meshgate\.io\/enforcement=enforce --overwrite$/));
-    const err = await core.createNamespacedPod({ namespace: SHOP, body: legacyPod() }).then(
+    const err = await s.core.createNamespacedPod({ namespace: SHOP, body: legacyPod() }).then(
       () => 'created',
       (e) => apiError(e),
     );
@@ -367,20 +336,11 @@ describe('the rollout of docs/istio.md, as printed', () => {
   });
 
   it('6. a DaemonSet’s pod for an unverified node is held: a MeshPodHeld Event, and check lists it', async () => {
-    await apps.createNamespacedDaemonSet({
-      namespace: SHOP,
-      body: {
-        metadata: { name: 'agent' },
-        spec: {
-          selector: { matchLabels: { app: 'agent' } },
-          template: { metadata: { labels: { app: 'agent' } }, spec: restrictedPod('agent').spec },
-        },
-      },
-    });
+    await s.apps.createNamespacedDaemonSet({ namespace: SHOP, body: daemonSet('agent', restrictedPod('agent').spec) });
     const held = await waitFor(
       'the agent pod for node-b held Pending',
       async () => {
-        const pods = (await core.listNamespacedPod({ namespace: SHOP, labelSelector: 'app=agent' })).items;
+        const pods = (await s.core.listNamespacedPod({ namespace: SHOP, labelSelector: 'app=agent' })).items;
         return pods.find(
           (p) =>
             p.status?.phase === 'Pending' &&
@@ -408,15 +368,15 @@ describe('the rollout of docs/istio.md, as printed', () => {
     // This test pointed the chart's webhook configurations at a URL; helm's three-way merge cannot turn that back
     // into its Service. A real install never re-points them: give helm its objects back to manage.
     for (const kind of ['mutatingwebhookconfiguration', 'validatingwebhookconfiguration'])
-      expect((await cp.kubectl(['delete', kind, 'meshgate'])).code).toBe(0);
+      expect((await s.cp.kubectl(['delete', kind, 'meshgate'])).code).toBe(0);
     await shell(printed(rollout, /^helm upgrade meshgate charts\/meshgate /));
     await startMeshgateFromChart();
-    const cm = await core.readNamespacedConfigMap({ name: 'meshgate', namespace: NS });
+    const cm = await s.core.readNamespacedConfigMap({ name: 'meshgate', namespace: NS });
     expect(parseYaml(cm.data!['config.yaml'])).toMatchObject({ enforcement: { default: 'enforce' } });
-    await createNamespace(cp, 'blog', { 'istio-injection': 'enabled' });
+    await createNamespace(s.cp, 'blog', { 'istio-injection': 'enabled' });
     const err = await waitFor('a pod in the unlabelled namespace blog refused at enforce', async () => {
-      await waitFor('blog/default', () => core.readNamespacedServiceAccount({ name: 'default', namespace: 'blog' }));
-      return core.createNamespacedPod({ namespace: 'blog', body: legacyPod() }).then(
+      await waitFor('blog/default', () => s.core.readNamespacedServiceAccount({ name: 'default', namespace: 'blog' }));
+      return s.core.createNamespacedPod({ namespace: 'blog', body: legacyPod() }).then(
         () => false,
         (e) => apiError(e),
       );
@@ -435,36 +395,19 @@ describe('the rollout of docs/istio.md, as printed', () => {
     // The istio/gateway chart of the Istio module, installed with real helm into an unlabelled namespace: its pods
     // carry sidecar.istio.io/inject=true, so Istio's real injector renders its gateway template into them and
     // meshgate's pod-istio-inject entry (enforce: the default now) reviews them.
-    await createNamespace(cp, 'istio-ingress');
-    const chart = findIstioBinaries().manifest.gatewayChart;
-    // --skip-schema-validation: the chart's values.schema.json ($ref beside additionalProperties at its root) refuses
-    // its own defaults under helm 3.18+'s validator, as Istio's users meet it; the templates are what matter here.
-    const installed = await cp.helm([
-      'install',
-      'istio-ingressgateway',
-      chart,
-      '-n',
-      'istio-ingress',
-      '--skip-schema-validation',
-      '--set',
-      'service.type=ClusterIP',
-    ]);
-    expect(installed.code, installed.stderr).toBe(0);
-    const [gw] = await waitFor("the gateway Deployment's pod created", async () => {
-      const pods = (await core.listNamespacedPod({ namespace: 'istio-ingress' })).items;
-      return pods.length > 0 ? pods : undefined;
-    });
+    const gw = await installIstioGateway(s.cp, false);
     const proxy = gw.spec!.containers[0];
     expect(gw.spec!.containers.map((c) => c.name)).toEqual(['istio-proxy']);
     expect(proxy.image).toBe('docker.io/istio/proxyv2:1.27.0');
     expect(proxy.args?.slice(0, 2)).toEqual(['proxy', 'router']);
     expect(gw.metadata?.labels?.['meshgate.io/redirect']).toBeUndefined();
-    const events = (await core.listNamespacedEvent({ namespace: 'istio-ingress' })).items;
+    const events = (await s.core.listNamespacedEvent({ namespace: 'istio-ingress' })).items;
     expect(events.filter((e) => e.reason === 'FailedCreate').map((e) => e.message)).toEqual([]);
     // The same pod template with an app container beside the gateway's proxy: nothing would redirect the app.
-    const template = (await apps.readNamespacedDeployment({ name: 'istio-ingressgateway', namespace: 'istio-ingress' }))
-      .spec!.template;
-    const err = await core
+    const template = (
+      await s.apps.readNamespacedDeployment({ name: 'istio-ingressgateway', namespace: 'istio-ingress' })
+    ).spec!.template;
+    const err = await s.core
       .createNamespacedPod({
         namespace: 'istio-ingress',
         body: {
@@ -484,7 +427,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
     // The chart let its webhook read what Istio injects (config.learnImages: istio-system), and nothing more there.
     const can = async (verb: string, resource: string) =>
       (
-        await cp.kubectl([
+        await s.cp.kubectl([
           'auth',
           'can-i',
           verb,
@@ -502,7 +445,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
 
   it('9. live explain: each workload as the cluster has it — its level, the Nodes, the learned images — with the exit code', async () => {
     const explain = async (args: string[]) => {
-      const io = memoryIO('', { KUBECONFIG: cp.kubeconfigPath, HOME: work });
+      const io = memoryIO('', { KUBECONFIG: s.cp.kubeconfigPath, HOME: s.work });
       const code = await explainCli(args, io);
       console.log(`--- meshgate explain ${args.join(' ')} (exit ${code})\n${io.out}${io.err}`);
       return { code, out: io.out, err: io.err };
@@ -528,7 +471,7 @@ describe('the rollout of docs/istio.md, as printed', () => {
       ],
     });
     const [pod] = (
-      await core.listNamespacedPod({ namespace: 'istio-ingress', labelSelector: 'app=istio-ingressgateway' })
+      await s.core.listNamespacedPod({ namespace: 'istio-ingress', labelSelector: 'app=istio-ingressgateway' })
     ).items;
     const gwPod = await explain([`pod/${pod.metadata!.name}`, '-n', 'istio-ingress']);
     expect(gwPod.code).toBe(0);
@@ -536,12 +479,12 @@ describe('the rollout of docs/istio.md, as printed', () => {
     // A workload enforce refuses, at enforce (exit 5), and the same template in a namespace at audit (exit 4).
     // At enforce meshgate refuses the Deployment itself (its workload entry, issue 34 §3): it was created while blog
     // was at warn, then blog went back to its default, enforce.
-    const body = { ...deployment('legacy', legacyPod()), metadata: { name: 'legacy', namespace: 'blog' } };
-    expect(await apps.createNamespacedDeployment({ namespace: 'blog', body }).then(String, apiError)).toContain(
+    const body = { ...deployment('legacy', legacyPod().spec), metadata: { name: 'legacy', namespace: 'blog' } };
+    expect(await s.apps.createNamespacedDeployment({ namespace: 'blog', body }).then(String, apiError)).toContain(
       'admission webhook "ns-istio-injection.workloads.meshgate.io" denied the request',
     );
     await shell('kubectl label namespace blog meshgate.io/enforcement=warn --overwrite');
-    await apps.createNamespacedDeployment({ namespace: 'blog', body });
+    await s.apps.createNamespacedDeployment({ namespace: 'blog', body });
     await shell('kubectl label namespace blog meshgate.io/enforcement-');
     const refused = await explain(['deploy/legacy', '-n', 'blog']);
     expect(refused.code).toBe(5);
@@ -551,10 +494,10 @@ describe('the rollout of docs/istio.md, as printed', () => {
     expect(refused.out).toContain(
       '  to be admitted, change:\n      - container app: securityContext.capabilities.add: remove SETUID [proxy_escalation]\n',
     );
-    await createNamespace(cp, 'trial', { 'istio-injection': 'enabled', 'meshgate.io/enforcement': 'audit' });
-    await apps.createNamespacedDeployment({
+    await createNamespace(s.cp, 'trial', { 'istio-injection': 'enabled', 'meshgate.io/enforcement': 'audit' });
+    await s.apps.createNamespacedDeployment({
       namespace: 'trial',
-      body: { ...deployment('legacy', legacyPod()), metadata: { name: 'legacy', namespace: 'trial' } },
+      body: { ...deployment('legacy', legacyPod().spec), metadata: { name: 'legacy', namespace: 'trial' } },
     });
     const recorded = await explain(['deploy/legacy', '-n', 'trial', '-o', 'yaml']);
     expect(recorded.code).toBe(4);

@@ -8,7 +8,7 @@
  *   condition is old but whose Lease was just renewed stays verified, and goes stale when the Lease goes.
  * Run: npx vitest run test/e2e/scale-caches.test.ts (needs the control plane built by scripts/build-controlplane.sh).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { KubeClient } from '../../src/kube/api/client.ts';
 import { core, group } from '../../src/kube/api/paths.ts';
 import { startNodeCache } from '../../src/kube/node-cache.ts';
@@ -16,7 +16,8 @@ import { startPodNeedCache } from '../../src/kube/pod-mode-cache.ts';
 import { Reflector } from '../../src/kube/reflector.ts';
 import { testConfig } from '../support/config.ts';
 import { daemonClient } from './daemon-client.ts';
-import { startControlPlane, waitFor, type ControlPlane } from './harness/index.ts';
+import { startControlPlane, waitFor } from './harness/index.ts';
+import { shared } from './harness/shared.ts';
 
 const NS = 'scale-e2e';
 const OBJECTS = 40;
@@ -52,21 +53,27 @@ async function seed(client: KubeClient): Promise<void> {
     });
 }
 
-describe('the initial state of a watch, as Kubernetes 1.34 serves it', () => {
-  let cp: ControlPlane;
-  let kube: KubeClient;
-  beforeAll(async () => {
-    cp = await startControlPlane({ withScheduler: false, withControllerManager: false, withKwok: false });
-    kube = daemonClient(cp.kc);
+/**
+ * The apiserver a describe's tests share, alone (no scheduler, controller manager or kwok: nothing else lists), with
+ * `featureGates`, seeded with the test's ConfigMaps; the daemons' client to it.
+ */
+function seededApiserver(featureGates?: Record<string, boolean>) {
+  return shared(async (stopLater) => {
+    const cp = stopLater(
+      await startControlPlane({ withScheduler: false, withControllerManager: false, withKwok: false, featureGates }),
+    );
+    const kube = daemonClient(cp.kc);
+    stopLater(() => kube.close());
     await seed(kube);
-  }, 300_000);
-  afterAll(async () => {
-    kube?.close();
-    await cp?.stop();
+    return { cp, kube };
   });
+}
+
+describe('the initial state of a watch, as Kubernetes 1.34 serves it', () => {
+  const s = seededApiserver();
 
   it('streams (watch-list): every object once, one list ended by the bookmark, no LIST request', async () => {
-    const { r, lists, adds } = configMaps(kube);
+    const { r, lists, adds } = configMaps(s.kube);
     await r.start();
     try {
       expect(lists).toEqual([OBJECTS]);
@@ -79,21 +86,21 @@ describe('the initial state of a watch, as Kubernetes 1.34 serves it', () => {
 
   it('the binding guard’s cache holds only pods waiting for a node: bound, a pod leaves it', async () => {
     const node = 'node-1';
-    await kube.create(core('nodes'), { metadata: { name: node } });
-    await kube.create(core('serviceaccounts', { namespace: NS }), { metadata: { name: 'default' } });
+    await s.kube.create(core('nodes'), { metadata: { name: node } });
+    await s.kube.create(core('serviceaccounts', { namespace: NS }), { metadata: { name: 'default' } });
     const pod = (name: string, nodeName?: string) => ({
       metadata: { name, labels: { 'meshgate.io/redirect': 'cni' } },
       spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'app', image: 'app:1' }] },
     });
-    await kube.create(core('pods', { namespace: NS }), pod('waiting'));
-    await kube.create(core('pods', { namespace: NS }), pod('placed', node));
-    const cache = startPodNeedCache(kube, testConfig('istio'));
+    await s.kube.create(core('pods', { namespace: NS }), pod('waiting'));
+    await s.kube.create(core('pods', { namespace: NS }), pod('placed', node));
+    const cache = startPodNeedCache(s.kube, testConfig('istio'));
     await cache.ready;
     try {
       expect(cache.get(NS, 'waiting')).toBe('unmeshed');
       expect(cache.get(NS, 'placed')).toBeUndefined();
       expect(cache.store.size()).toBe(1);
-      await kube.create(core('pods', { namespace: NS, name: 'waiting', sub: 'binding' }), {
+      await s.kube.create(core('pods', { namespace: NS, name: 'waiting', sub: 'binding' }), {
         apiVersion: 'v1',
         kind: 'Binding',
         metadata: { name: 'waiting' },
@@ -102,7 +109,7 @@ describe('the initial state of a watch, as Kubernetes 1.34 serves it', () => {
       await waitFor('the bound pod to leave the cache', () => cache.get(NS, 'waiting') === undefined, {
         timeoutMs: 15_000,
       });
-      await kube.create(core('pods', { namespace: NS }), pod('later'));
+      await s.kube.create(core('pods', { namespace: NS }), pod('later'));
       await waitFor('a new waiting pod to enter it', () => cache.get(NS, 'later') !== undefined, { timeoutMs: 15_000 });
       expect(cache.store.size()).toBe(1);
     } finally {
@@ -113,7 +120,7 @@ describe('the initial state of a watch, as Kubernetes 1.34 serves it', () => {
   it('a verdict whose condition heartbeat is old lives by its agent’s Lease, and goes stale with it', async () => {
     const hourAgo = new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
     const name = 'lease-node';
-    await kube.create(core('nodes'), {
+    await s.kube.create(core('nodes'), {
       metadata: {
         name,
         labels: { 'meshgate.io/cni-verified': 'true' },
@@ -126,13 +133,13 @@ describe('the initial state of a watch, as Kubernetes 1.34 serves it', () => {
       },
     });
     const leases = group('coordination.k8s.io/v1', 'leases', { namespace: NS });
-    const cache = startNodeCache(kube, { pluginType: 'istio-cni', maxVerdictAgeMs: 20 * 60_000 }, undefined, {
+    const cache = startNodeCache(s.kube, { pluginType: 'istio-cni', maxVerdictAgeMs: 20 * 60_000 }, undefined, {
       leaseNamespace: NS,
     });
     await cache.ready;
     try {
       expect(cache.store.get(name)).toMatchObject({ verified: false, reason: 'stale_verdict' });
-      await kube.create(leases, {
+      await s.kube.create(leases, {
         metadata: { name: `meshgate-node-${name}`, labels: { 'meshgate.io/node-lease': 'true' } },
         spec: { holderIdentity: name, renewTime: new Date().toISOString().replace('Z', '000Z') },
       });
@@ -140,7 +147,7 @@ describe('the initial state of a watch, as Kubernetes 1.34 serves it', () => {
         timeoutMs: 15_000,
       });
       expect(cache.store.anyVerified()).toBe(true);
-      await kube.delete(group('coordination.k8s.io/v1', 'leases', { namespace: NS, name: `meshgate-node-${name}` }));
+      await s.kube.delete(group('coordination.k8s.io/v1', 'leases', { namespace: NS, name: `meshgate-node-${name}` }));
       await waitFor('the verdict to go stale again', () => cache.store.get(name)?.reason === 'stale_verdict', {
         timeoutMs: 15_000,
       });
@@ -152,25 +159,10 @@ describe('the initial state of a watch, as Kubernetes 1.34 serves it', () => {
 });
 
 describe('an apiserver without the WatchList feature', () => {
-  let cp: ControlPlane;
-  let kube: KubeClient;
-  beforeAll(async () => {
-    cp = await startControlPlane({
-      withScheduler: false,
-      withControllerManager: false,
-      withKwok: false,
-      featureGates: { WatchList: false },
-    });
-    kube = daemonClient(cp.kc);
-    await seed(kube);
-  }, 300_000);
-  afterAll(async () => {
-    kube?.close();
-    await cp?.stop();
-  });
+  const s = seededApiserver({ WatchList: false });
 
   it('refuses watch-list (422), and the reflector lists page by page instead, for good', async () => {
-    const { r, lists, adds } = configMaps(kube);
+    const { r, lists, adds } = configMaps(s.kube);
     await r.start();
     try {
       expect(lists).toEqual([OBJECTS]);

@@ -4,6 +4,7 @@ import { request } from 'node:https';
 import jsonpatch from 'fast-json-patch';
 import { parseAllDocuments } from 'yaml';
 import { podTemplates } from '../../src/manifests/workloads.ts';
+import { podCreateReview } from '../http/reviews.ts';
 
 type Obj = Record<string, unknown>;
 const MANIFESTS = new URL('../../../shared/corpus/manifests/', import.meta.url);
@@ -66,26 +67,18 @@ export async function realInject(
   pod: Obj,
   namespace: string,
 ): Promise<{ pod?: Obj; refused?: string }> {
-  const review = {
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: 'u1',
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      namespace,
-      operation: 'CREATE',
-      userInfo: { username: 'system:serviceaccount:kube-system:replicaset-controller' },
-      object: goShape({ apiVersion: 'v1', kind: 'Pod', ...pod }),
-    },
-  };
+  const object = goShape({ apiVersion: 'v1', kind: 'Pod', ...pod });
+  const review = podCreateReview('u1', object, {
+    namespace,
+    userInfo: { username: 'system:serviceaccount:kube-system:replicaset-controller' },
+  });
   const answer = JSON.parse(await post(injector.url, JSON.stringify(review), ca)) as {
     response: { allowed: boolean; patch?: string; status?: { message?: string } };
   };
   if (!answer.response.allowed) return { refused: answer.response.status?.message ?? 'refused' };
   if (!answer.response.patch) return {};
   const ops = JSON.parse(Buffer.from(answer.response.patch, 'base64').toString());
-  return { pod: defaulted(jsonpatch.applyPatch(structuredClone(review.request.object), ops).newDocument as Obj) };
+  return { pod: defaulted(jsonpatch.applyPatch(structuredClone(object), ops).newDocument as Obj) };
 }
 
 /**

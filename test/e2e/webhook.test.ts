@@ -2,72 +2,41 @@
  * meshgate through a real kube-apiserver: TLS with a caBundle, namespaceSelector, reinvocation, the
  * ReplicaSet controller, the real scheduler, kwok nodes, PodSecurity admission, failurePolicy.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { AppsV1Api, CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
-import { startControlPlane, waitForPodsRunning, type ControlPlane } from './harness/index.ts';
+import { AppsV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import { waitForPodsRunning } from './harness/index.ts';
 import {
   apiError,
   createNamespace,
-  publishVerdict,
   mutateCalls,
   mutateVerdicts,
   names,
   restrictedPod,
   startMeshgate,
-  type Meshgate,
 } from './meshgate.ts';
+import { shared } from './harness/shared.ts';
+import { startGuardedCluster, VERIFIED_AND_NOT } from './harness/clusters.ts';
+import { deployment } from './workloads.ts';
 
-const V = 'v1.34.2';
-let cp: ControlPlane;
-let mg: Meshgate;
-let core: CoreV1Api;
-
-beforeAll(async () => {
-  cp = await startControlPlane({
-    nodes: [
-      { name: 'node-verified', kubeletVersion: V },
-      { name: 'node-unverified', kubeletVersion: V },
-    ],
-  });
-  core = cp.kc.makeApiClient(CoreV1Api);
-  // The node agent's verdicts (label, condition, evidence), published through its own publisher.
-  await publishVerdict(cp, 'node-verified', true);
-  await publishVerdict(cp, 'node-unverified', false);
-  mg = await startMeshgate(cp);
-  await mg.register();
-  await createNamespace(cp, 'mesh', { 'meshgate.io/inject': 'enabled' });
-  await createNamespace(cp, 'plain');
-  await createNamespace(cp, 'strict', {
+/** The cluster this file's tests share: a verified and an unverified node, meshgate injecting its own templates. */
+const s = shared(async (stopLater) => {
+  const cluster = await startGuardedCluster(stopLater, VERIFIED_AND_NOT);
+  await createNamespace(cluster.cp, 'mesh', { 'meshgate.io/inject': 'enabled' });
+  await createNamespace(cluster.cp, 'plain');
+  await createNamespace(cluster.cp, 'strict', {
     'meshgate.io/inject': 'enabled',
     'pod-security.kubernetes.io/enforce': 'restricted',
   });
-}, 300_000);
-
-afterAll(async () => {
-  await mg?.stop();
-  await cp?.stop();
+  return cluster;
 });
-
-function deployment(name: string, replicas: number) {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: restrictedPod(name).spec },
-    },
-  };
-}
 
 describe('injection through the real apiserver', () => {
   it('Deployment pods come out of the ReplicaSet controller injected, are scheduled onto the verified node and Running', async () => {
-    await cp.kc
+    await s.cp.kc
       .makeApiClient(AppsV1Api)
-      .createNamespacedDeployment({ namespace: 'mesh', body: deployment('web', 3) as never });
-    const pods = await waitForPodsRunning(cp.kc, 'mesh', 'app=web', 3, { timeoutMs: 90_000 });
+      .createNamespacedDeployment({ namespace: 'mesh', body: deployment('web', restrictedPod('web').spec, 3) });
+    const pods = await waitForPodsRunning(s.cp.kc, 'mesh', 'app=web', 3, { timeoutMs: 90_000 });
     for (const p of pods) {
       expect(names(p).init).toEqual(['meshgate-validate', 'meshgate-proxy']);
       expect(p.spec!.nodeName).toBe('node-verified');
@@ -79,32 +48,34 @@ describe('injection through the real apiserver', () => {
       });
     }
     // The apiserver called us for the pods (by the ReplicaSet controller) and for their bindings (by the scheduler).
-    const users = mg.reviews.map(
+    const users = s.mg.reviews.map(
       (r) => (r.body as { request: { userInfo: { username: string } } }).request.userInfo.username,
     );
     expect(users).toContain('system:serviceaccount:kube-system:replicaset-controller');
     expect(
-      mg.reviews.some((r) => (r.body as { request: { subResource?: string } }).request.subResource === 'binding'),
+      s.mg.reviews.some((r) => (r.body as { request: { subResource?: string } }).request.subResource === 'binding'),
     ).toBe(true);
   });
 
   it('leaves pods in an unlabelled namespace untouched (the webhook is never even called)', async () => {
-    const before = mg.reviews.length;
-    await cp.kc
+    const before = s.mg.reviews.length;
+    await s.cp.kc
       .makeApiClient(AppsV1Api)
-      .createNamespacedDeployment({ namespace: 'plain', body: deployment('plain', 1) as never });
-    const [p] = await waitForPodsRunning(cp.kc, 'plain', 'app=plain', 1, { timeoutMs: 60_000 });
+      .createNamespacedDeployment({ namespace: 'plain', body: deployment('plain', restrictedPod('plain').spec) });
+    const [p] = await waitForPodsRunning(s.cp.kc, 'plain', 'app=plain', 1, { timeoutMs: 60_000 });
     expect(names(p)).toEqual({ init: [], containers: ['app'] });
-    expect(mg.reviews.slice(before).filter((r) => JSON.stringify(r.body).includes('"namespace":"plain"'))).toEqual([]);
+    expect(s.mg.reviews.slice(before).filter((r) => JSON.stringify(r.body).includes('"namespace":"plain"'))).toEqual(
+      [],
+    );
   });
 
   it('--dry-run=server creates get the same mutation and persist nothing', async () => {
-    const dry = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('dry'), dryRun: 'All' });
+    const dry = await s.core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('dry'), dryRun: 'All' });
     expect(names(dry).init).toEqual(['meshgate-validate', 'meshgate-proxy']);
-    const dryReview = mg.reviews.findLast((r) => r.route === 'mutate');
+    const dryReview = s.mg.reviews.findLast((r) => r.route === 'mutate');
     expect((dryReview!.body as { request: { dryRun: boolean } }).request.dryRun).toBe(true);
-    await expect(core.readNamespacedPod({ namespace: 'mesh', name: 'dry' })).rejects.toThrow();
-    const real = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('real') });
+    await expect(s.core.readNamespacedPod({ namespace: 'mesh', name: 'dry' })).rejects.toThrow();
+    const real = await s.core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('real') });
     expect(names(real)).toEqual(names(dry));
     expect(real.spec!.affinity).toEqual(dry.spec!.affinity);
   });
@@ -112,9 +83,9 @@ describe('injection through the real apiserver', () => {
 
 describe('pod opt-in by label where the namespace is not labelled', () => {
   it('injects labelled pods in allowed namespaces only; unlabelled pods and other namespaces are untouched', async () => {
-    await createNamespace(cp, 'team-a', { team: 'a' });
-    await createNamespace(cp, 'team-b', { team: 'b' });
-    const optIn = await startMeshgate(cp, { injection: { podOptInNamespaceLabels: { team: 'a' } } });
+    await createNamespace(s.cp, 'team-a', { team: 'a' });
+    await createNamespace(s.cp, 'team-b', { team: 'b' });
+    const optIn = await startMeshgate(s.cp, { injection: { podOptInNamespaceLabels: { team: 'a' } } });
     try {
       await optIn.register({ optIn: { team: 'a' } });
       const labelled = (name: string) => {
@@ -122,27 +93,27 @@ describe('pod opt-in by label where the namespace is not labelled', () => {
         p.metadata!.labels!['meshgate.io/inject'] = 'true';
         return p;
       };
-      expect(names(await core.createNamespacedPod({ namespace: 'team-a', body: labelled('in') })).init).toEqual([
+      expect(names(await s.core.createNamespacedPod({ namespace: 'team-a', body: labelled('in') })).init).toEqual([
         'meshgate-validate',
         'meshgate-proxy',
       ]);
       expect(
-        names(await core.createNamespacedPod({ namespace: 'team-a', body: restrictedPod('not-labelled') })),
+        names(await s.core.createNamespacedPod({ namespace: 'team-a', body: restrictedPod('not-labelled') })),
       ).toEqual({ init: [], containers: ['app'] });
-      expect(names(await core.createNamespacedPod({ namespace: 'team-b', body: labelled('other-team') }))).toEqual({
+      expect(names(await s.core.createNamespacedPod({ namespace: 'team-b', body: labelled('other-team') }))).toEqual({
         init: [],
         containers: ['app'],
       });
     } finally {
       await optIn.stop();
-      await mg.register();
+      await s.mg.register();
     }
   });
 });
 
 describe('node verdicts', () => {
   it('rejects a pod created with spec.nodeName of an unverified node, naming the node', async () => {
-    const err = await core
+    const err = await s.core
       .createNamespacedPod({ namespace: 'mesh', body: restrictedPod('pinned-bad', { nodeName: 'node-unverified' }) })
       .catch((e) => e);
     expect(apiError(err)).toMatch(
@@ -151,7 +122,7 @@ describe('node verdicts', () => {
   });
 
   it('admits a pod pinned to the verified node in CNI mode without affinity', async () => {
-    const p = await core.createNamespacedPod({
+    const p = await s.core.createNamespacedPod({
       namespace: 'mesh',
       body: restrictedPod('pinned-good', { nodeName: 'node-verified' }),
     });
@@ -160,10 +131,10 @@ describe('node verdicts', () => {
   });
 
   it('with onUnverifiedNode=validate admits it in init mode with the validator', async () => {
-    const alt = await startMeshgate(cp, { redirect: { onUnverifiedNode: 'validate' } });
+    const alt = await startMeshgate(s.cp, { redirect: { onUnverifiedNode: 'validate' } });
     try {
       await alt.register();
-      const p = await core.createNamespacedPod({
+      const p = await s.core.createNamespacedPod({
         namespace: 'mesh',
         body: restrictedPod('pinned-validate', { nodeName: 'node-unverified' }),
       });
@@ -171,22 +142,22 @@ describe('node verdicts', () => {
       expect(p.metadata!.labels!['meshgate.io/redirect']).toBe('init');
     } finally {
       await alt.stop();
-      await mg.register();
+      await s.mg.register();
     }
   });
 });
 
 describe('Pod Security restricted', () => {
   it('admits a CNI-mode pod: meshgate added no privileged container', async () => {
-    const p = await core.createNamespacedPod({ namespace: 'strict', body: restrictedPod('cni-ok') });
+    const p = await s.core.createNamespacedPod({ namespace: 'strict', body: restrictedPod('cni-ok') });
     expect(names(p).init).toEqual(['meshgate-validate', 'meshgate-proxy']);
   });
 
   it('refuses an init-mode pod (NET_ADMIN/NET_RAW), proving CNI mode really removes the privilege', async () => {
-    const off = await startMeshgate(cp, { redirect: { mode: 'off' } });
+    const off = await startMeshgate(s.cp, { redirect: { mode: 'off' } });
     try {
       await off.register();
-      const err = await core
+      const err = await s.core
         .createNamespacedPod({ namespace: 'strict', body: restrictedPod('init-refused') })
         .catch((e) => e);
       const message = apiError(err);
@@ -195,7 +166,7 @@ describe('Pod Security restricted', () => {
       expect(message).toMatch(/NET_ADMIN/);
     } finally {
       await off.stop();
-      await mg.register();
+      await s.mg.register();
     }
   });
 });
@@ -210,10 +181,10 @@ describe('reinvocation: one mutate call per pod create', () => {
     ]);
 
   it("meshgate's patch holds the ServiceAccount token mounts, so the plugin's re-run changes nothing and meshgate is called once", async () => {
-    const before = mg.reviews.length;
-    const p = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('called-once') });
+    const before = s.mg.reviews.length;
+    const p = await s.core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('called-once') });
     // Twice before meshgate added the mounts itself: the re-run added them and the apiserver called meshgate again.
-    expect(mutateCalls(mg, before, 'called-once')).toEqual(['affinity_verified']);
+    expect(mutateCalls(s.mg, before, 'called-once')).toEqual(['affinity_verified']);
     expect(tokenMounts(p)).toEqual([
       ['meshgate-validate', ['kube-api-access-*']],
       ['meshgate-proxy', ['kube-api-access-*']],
@@ -222,12 +193,12 @@ describe('reinvocation: one mutate call per pod create', () => {
   });
 
   it('with automount off there is nothing to add: no mount, one call', async () => {
-    const before = mg.reviews.length;
-    const p = await core.createNamespacedPod({
+    const before = s.mg.reviews.length;
+    const p = await s.core.createNamespacedPod({
       namespace: 'mesh',
       body: restrictedPod('no-automount', { automountServiceAccountToken: false }),
     });
-    expect(mutateCalls(mg, before, 'no-automount')).toEqual(['affinity_verified']);
+    expect(mutateCalls(s.mg, before, 'no-automount')).toEqual(['affinity_verified']);
     expect(tokenMounts(p)).toEqual([
       ['meshgate-validate', []],
       ['meshgate-proxy', []],
@@ -275,13 +246,13 @@ describe('reinvocation: the real AdmissionReviews of shared/corpus/admission, cr
       for (const k of ['nodeName', 'serviceAccountName', 'serviceAccount', 'priorityClassName', 'priority'])
         delete spec[k];
       const name = `corpus-${i}`;
-      const before = mg.reviews.length;
+      const before = s.mg.reviews.length;
       const body = {
         metadata: { name, labels: original.metadata?.labels, annotations: original.metadata?.annotations },
         spec,
       };
-      await core.createNamespacedPod({ namespace: 'mesh', body: body as unknown as V1Pod }).catch(() => undefined);
-      const verdicts = mutateVerdicts(mg, before, name);
+      await s.core.createNamespacedPod({ namespace: 'mesh', body: body as unknown as V1Pod }).catch(() => undefined);
+      const verdicts = mutateVerdicts(s.mg, before, name);
       if (verdicts[0]?.kind !== 'patch') continue;
       calls[file] = { expected: ownTokenEverywhere(original) ? 2 : 1, got: verdicts.map((v) => v.reason) };
     }
@@ -297,10 +268,10 @@ describe('reinvocation: the real AdmissionReviews of shared/corpus/admission, cr
 
 describe('captured AdmissionReviews', () => {
   it('records real pods CREATE and pods/binding CREATE bodies as fixtures (CAPTURE=1 rewrites them)', () => {
-    const podCreate = mg.reviews.find(
+    const podCreate = s.mg.reviews.find(
       (r) => r.route === 'mutate' && JSON.stringify(r.body).includes('replicaset-controller'),
     );
-    const binding = mg.reviews.find(
+    const binding = s.mg.reviews.find(
       (r) => (r.body as { request: { subResource?: string } }).request.subResource === 'binding',
     );
     expect(podCreate && binding).toBeTruthy();
@@ -327,19 +298,19 @@ describe('captured AdmissionReviews', () => {
 describe('failurePolicy (runs last: it stops meshgate)', () => {
   it('Fail refuses pods in opted-in namespaces while meshgate is down; Ignore admits them; other namespaces are never affected', async () => {
     const t0 = Date.now();
-    await mg.stop();
+    await s.mg.stop();
     console.log(`[failurePolicy] meshgate stopped in ${Date.now() - t0} ms`);
-    const refused = await core
+    const refused = await s.core
       .createNamespacedPod({ namespace: 'mesh', body: restrictedPod('while-down') })
       .catch((e) => e);
     console.log(`[failurePolicy] refused after ${Date.now() - t0} ms: ${apiError(refused)}`);
     expect(apiError(refused)).toMatch(/failed calling webhook "inject\.meshgate\.io"/);
     expect(
-      (await core.createNamespacedPod({ namespace: 'plain', body: restrictedPod('other-ns') })).metadata!.name,
+      (await s.core.createNamespacedPod({ namespace: 'plain', body: restrictedPod('other-ns') })).metadata!.name,
     ).toBe('other-ns');
 
-    await mg.register({ failurePolicy: 'Ignore' });
-    const admitted = await core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('while-down-ignored') });
+    await s.mg.register({ failurePolicy: 'Ignore' });
+    const admitted = await s.core.createNamespacedPod({ namespace: 'mesh', body: restrictedPod('while-down-ignored') });
     expect(names(admitted)).toEqual({ init: [], containers: ['app'] });
   }, 120_000);
 });

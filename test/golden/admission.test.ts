@@ -15,6 +15,7 @@ import { admissionRoutes } from '../../src/admission/handlers.ts';
 import { testConfig } from '../support/config.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { expectGolden, expectOnly } from './golden.ts';
+import { bindingObjectReview } from '../http/reviews.ts';
 
 const corpus = new URL('../../../shared/corpus/admission/', import.meta.url);
 /** Reviews captured from the real apiserver by test/e2e/webhook.test.ts (CAPTURE=1). */
@@ -56,21 +57,7 @@ afterAll(() => app.close());
 function asReview(raw: Record<string, unknown>): unknown {
   if (raw.kind === 'AdmissionReview') return raw;
   if (raw.kind === 'Binding') {
-    const meta = raw.metadata as { name: string; namespace: string };
-    return {
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid: 'binding-1',
-        kind: { group: '', version: 'v1', kind: 'Binding' },
-        resource: { group: '', version: 'v1', resource: 'pods' },
-        subResource: 'binding',
-        name: meta.name,
-        namespace: meta.namespace,
-        operation: 'CREATE',
-        object: raw,
-      },
-    };
+    return bindingObjectReview('binding-1', raw as { metadata: { name: string; namespace: string } });
   }
   if (typeof raw.uid === 'string' && raw.operation)
     return { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: raw };

@@ -21,6 +21,7 @@ import {
   type ReviewResponse,
 } from './helpers.ts';
 import { fuzzCase, mulberry32, type FuzzCase } from './mutators.ts';
+import { bindingObjectReview } from './reviews.ts';
 
 const CASES = 3000;
 const SEED = 0x6d657368;
@@ -28,22 +29,9 @@ const SEED = 0x6d657368;
 /** Corpus reviews, v1beta1 copies, a Binding, pods on known nodes, and already-injected pods (mutate's output). */
 async function baseReviews(app: FastifyInstance): Promise<Review[]> {
   const corpus = loadCorpus().map((c) => c.review);
-  const binding = parseYaml(readFileSync(new URL('kyverno__pod-binding-resource.yaml', CORPUS_DIR), 'utf8')) as unknown;
+  const binding = parseYaml(readFileSync(new URL('kyverno__pod-binding-resource.yaml', CORPUS_DIR), 'utf8'));
   const out: Review[] = [...corpus, ...corpus.map((r) => ({ ...r, apiVersion: 'admission.k8s.io/v1beta1' }))];
-  out.push({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: 'binding-1',
-      kind: { group: '', version: 'v1', kind: 'Binding' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      subResource: 'binding',
-      name: 'pod-to-get-aws-zone-id',
-      namespace: 'default',
-      operation: 'CREATE',
-      object: binding,
-    },
-  });
+  out.push(bindingObjectReview('binding-1', binding));
   out.push(
     podReview('on-n1', { nodeName: 'n1' }),
     podReview('on-n2', { nodeName: 'n2' }),

@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { isAlive } from '../e2e/harness/procs.ts';
 
 /** Names are mgv-<pid>-<random>-pod|remote: the pid lets a later run delete leftovers of dead runs only. */
 const PREFIX = 'mgv-';
@@ -73,15 +74,6 @@ export function deleteLeftovers(): string[] {
     deleted.push(name);
   }
   return deleted;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function sysctl(ns: string, settings: string[]): void {

@@ -29,6 +29,7 @@ import {
   type Topology,
 } from './netns.ts';
 import { NODE, runValidator, terminationOf, type Identity, type ValidatorRun } from './run-validator.ts';
+import { TERMINATION_FIELDS } from '../validator/termination-fields.ts';
 
 /** A run and what crossed the pod's boundary meanwhile. */
 export interface Observed {
@@ -116,17 +117,7 @@ export function expectFailure(
 ): Record<string, unknown> {
   expect(run.code, run.stderr).toBe(VALIDATION_FAILED_EXIT_CODE);
   const msg = terminationOf(run);
-  expect(Object.keys(msg)).toEqual([
-    'reason',
-    'node',
-    'probeAddress',
-    'probeScope',
-    'sourceAddress',
-    'outboundPort',
-    'inboundPort',
-    'elapsedMs',
-    'detail',
-  ]);
+  expect(Object.keys(msg)).toEqual(TERMINATION_FIELDS);
   expect(msg).toMatchObject({ reason, node: 'node-under-test', ...fields });
   expect(run.stderr).toMatch(new RegExp(`^meshgate validate-redirect: FAILED ${reason} \\(exit 42\\)`));
   expect(run.stdout).toBe('');

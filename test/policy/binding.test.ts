@@ -11,6 +11,7 @@ import { cfg, istio, istioPod, pod, verified } from '../inject/fixtures.ts';
 import jsonpatch from 'fast-json-patch';
 import { decide } from '../../src/policy/mutate/decide.ts';
 import type { Pod } from '../../src/contract/pod.ts';
+import { bindingRequest } from '../http/reviews.ts';
 
 describe('what a pod needs from its node, from its spec', () => {
   const c = cfg('istio');
@@ -82,33 +83,14 @@ describe('what a pod needs from its node, from its spec', () => {
   });
 });
 
-function bindingRequest(kind: 'subresource' | 'legacy', node: string): AdmissionRequest {
+function bindingTo(kind: 'subresource' | 'legacy', node: string): AdmissionRequest {
   const object = {
     apiVersion: 'v1',
     kind: 'Binding',
     metadata: { name: 'w', namespace: 'demo' },
     target: { apiVersion: 'v1', kind: 'Node', name: node },
   };
-  return kind === 'subresource'
-    ? {
-        uid: '1',
-        kind: { group: '', version: 'v1', kind: 'Binding' },
-        resource: { group: '', version: 'v1', resource: 'pods' },
-        subResource: 'binding',
-        name: 'w',
-        namespace: 'demo',
-        operation: 'CREATE',
-        object,
-      }
-    : {
-        uid: '1',
-        kind: { group: '', version: 'v1', kind: 'Binding' },
-        resource: { group: '', version: 'v1', resource: 'bindings' },
-        name: 'w',
-        namespace: 'demo',
-        operation: 'CREATE',
-        object,
-      };
+  return bindingRequest('1', object, kind === 'legacy');
 }
 
 describe('both binding endpoints go through the guard', () => {
@@ -118,13 +100,13 @@ describe('both binding endpoints go through the guard', () => {
     '%s: CNI pod to an unverified node refused, to a verified one allowed',
     async (kind) => {
       expect(
-        await validate(bindingRequest(kind, 'bad'), { config: c, nodes: verified, podNeeds: fixed('cni') }),
+        await validate(bindingTo(kind, 'bad'), { config: c, nodes: verified, podNeeds: fixed('cni') }),
       ).toMatchObject({ kind: 'deny', reason: 'binding_node_unverified' });
       expect(
-        await validate(bindingRequest(kind, 'good'), { config: c, nodes: verified, podNeeds: fixed('cni') }),
+        await validate(bindingTo(kind, 'good'), { config: c, nodes: verified, podNeeds: fixed('cni') }),
       ).toMatchObject({ kind: 'allow' });
       expect(
-        await validate(bindingRequest(kind, 'bad'), { config: c, nodes: verified, podNeeds: fixed('init') }),
+        await validate(bindingTo(kind, 'bad'), { config: c, nodes: verified, podNeeds: fixed('init') }),
       ).toMatchObject({ kind: 'allow', reason: 'init_mode' });
     },
   );
@@ -138,9 +120,9 @@ describe('both binding endpoints go through the guard', () => {
         return redirectNeed(istioPod({ initContainers: [c.validator as never] }), 'demo', c);
       },
     };
-    expect(
-      await validate(bindingRequest('legacy', 'bad'), { config: c, nodes: verified, podNeeds: needs }),
-    ).toMatchObject({ kind: 'deny' });
+    expect(await validate(bindingTo('legacy', 'bad'), { config: c, nodes: verified, podNeeds: needs })).toMatchObject({
+      kind: 'deny',
+    });
     expect(gets).toBe(1);
   });
 });

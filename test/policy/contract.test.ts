@@ -11,18 +11,14 @@ import { decide } from '../../src/policy/mutate/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import { cfg, input, verified } from '../inject/fixtures.ts';
-import { injectedPod } from '../support/corpus.ts';
+import {
+  containerNamed as container,
+  istioInjected as istioBase,
+  linkerdInjected as linkerdBase,
+} from '../support/corpus.ts';
 
 type Edit = (p: Pod) => void;
 
-const istioBase = () => injectedPod('istio__hello.yaml.injected');
-const linkerdBase = () => injectedPod('linkerd__inject_emojivoto_pod.golden.yaml');
-
-function container(p: Pod, name: string): Container {
-  const c = [...(p.spec.initContainers ?? []), ...p.spec.containers].find((x) => x.name === name);
-  if (!c) throw new Error(`no container ${name}`);
-  return c;
-}
 /** The container's volumeMounts, typed as what the tests push and read. */
 const mountsOf = (c: Container) => c.volumeMounts as Array<Record<string, unknown>>;
 const env = (p: Pod, name: string, e: Record<string, unknown>) => {

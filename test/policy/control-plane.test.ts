@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/policy/mutate/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
-import type { Container, Pod } from '../../src/contract/pod.ts';
+import type { Pod } from '../../src/contract/pod.ts';
 import { compileConfig } from '../../src/config/compile.ts';
 import {
   istioInjectorFacts,
@@ -19,24 +19,14 @@ import {
   pemBodies,
 } from '../../src/mesh/control-plane.ts';
 import { cfg, input, verified } from '../inject/fixtures.ts';
-import { corpusPod } from '../support/corpus.ts';
+import {
+  containerNamed as container,
+  istioInjected as istioBase,
+  linkerdInjected as linkerdBase,
+} from '../support/corpus.ts';
 
 type Edit = (p: Pod) => void;
 
-function base(file: string): Pod {
-  const p = corpusPod(file) as unknown as Pod;
-  p.metadata = { ...(p.metadata ?? {}), name: 'w', namespace: 'demo' };
-  p.spec.nodeName = 'good';
-  return p;
-}
-const istioBase = () => base('istio__hello.yaml.injected');
-const linkerdBase = () => base('linkerd__inject_emojivoto_pod.golden.yaml');
-
-function container(p: Pod, name: string): Container {
-  const c = [...(p.spec.initContainers ?? []), ...p.spec.containers].find((x) => x.name === name);
-  if (!c) throw new Error(`no container ${name}`);
-  return c;
-}
 const setEnv = (p: Pod, name: string, key: string, value: string) => {
   const c = container(p, name);
   const env = (c.env ?? []).filter((e) => e.name !== key);

@@ -33,6 +33,10 @@ const app = (securityContext: Record<string, unknown>, name = 'app'): Container 
   securityContext,
 });
 
+/** An app container running as root (UID and GID 0) without escalation, with `capabilities` (dropped, added). */
+const rootWith = (capabilities: Record<string, string[]>) =>
+  app({ runAsUser: 0, runAsGroup: 0, allowPrivilegeEscalation: false, capabilities });
+
 const istioWith = (containers: Container[], spec: Partial<Pod['spec']> = {}) =>
   istioPod({ containers: [...containers, istioPod().spec.containers[1]], nodeName: 'good', ...spec });
 const linkerdWith = (containers: Container[]) =>
@@ -76,53 +80,25 @@ const refused: Array<[string, MeshName, Pod, RegExp]> = [
     istioWith([app({ runAsUser: 0, runAsGroup: 0, allowPrivilegeEscalation: false })]),
     /holds SETUID, SETGID, NET_RAW .*as root/,
   ],
-  [
-    'root dropping only SETUID',
-    'istio',
-    istioWith([
-      app({ runAsUser: 0, runAsGroup: 0, allowPrivilegeEscalation: false, capabilities: { drop: ['SETUID'] } }),
-    ]),
-    /holds SETGID, NET_RAW/,
-  ],
+  ['root dropping only SETUID', 'istio', istioWith([rootWith({ drop: ['SETUID'] })]), /holds SETGID, NET_RAW/],
   [
     // issue 33 §5: containerd prefixes every entry with CAP_ and drops CAP_CAP_SETUID, which nothing holds; an
     // unbound pod may land on any node, so the strictest reading counts these as held.
     'root dropping CAP_SETUID, CAP_SETGID, CAP_NET_RAW (spelled with the prefix containerd adds again)',
     'istio',
-    istioWith([
-      app({
-        runAsUser: 0,
-        runAsGroup: 0,
-        allowPrivilegeEscalation: false,
-        capabilities: { drop: ['CAP_SETUID', 'CAP_SETGID', 'CAP_NET_RAW'] },
-      }),
-    ]),
+    istioWith([rootWith({ drop: ['CAP_SETUID', 'CAP_SETGID', 'CAP_NET_RAW'] })]),
     /holds SETUID, SETGID, NET_RAW .*as root/,
   ],
   [
     'root dropping ALL but adding SETUID back',
     'istio',
-    istioWith([
-      app({
-        runAsUser: 0,
-        runAsGroup: 0,
-        allowPrivilegeEscalation: false,
-        capabilities: { drop: ['ALL'], add: ['CAP_SETUID'] },
-      }),
-    ]),
+    istioWith([rootWith({ drop: ['ALL'], add: ['CAP_SETUID'] })]),
     /holds SETUID \(/,
   ],
   [
     'root adding ALL',
     'istio',
-    istioWith([
-      app({
-        runAsUser: 0,
-        runAsGroup: 0,
-        allowPrivilegeEscalation: false,
-        capabilities: { add: ['ALL'], drop: ['SETUID', 'SETGID'] },
-      }),
-    ]),
+    istioWith([rootWith({ add: ['ALL'], drop: ['SETUID', 'SETGID'] })]),
     /redirect_tamper|holds NET_RAW/,
   ],
   [
@@ -163,22 +139,11 @@ const allowed: Array<[string, MeshName, Pod]> = [
       securityContext: { runAsUser: 1000, runAsGroup: 3000 },
     }),
   ],
-  [
-    'root that dropped ALL (Pod Security restricted, run as root)',
-    'istio',
-    istioWith([app({ runAsUser: 0, runAsGroup: 0, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } })]),
-  ],
+  ['root that dropped ALL (Pod Security restricted, run as root)', 'istio', istioWith([rootWith({ drop: ['ALL'] })])],
   [
     'root that dropped exactly SETUID, SETGID and NET_RAW',
     'istio',
-    istioWith([
-      app({
-        runAsUser: 0,
-        runAsGroup: 0,
-        allowPrivilegeEscalation: false,
-        capabilities: { drop: ['SETUID', 'setgid', 'NET_RAW'] },
-      }),
-    ]),
+    istioWith([rootWith({ drop: ['SETUID', 'setgid', 'NET_RAW'] })]),
   ],
   [
     'a non-root UID with ALL dropped that adds NET_BIND_SERVICE back',

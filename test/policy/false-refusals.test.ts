@@ -10,13 +10,13 @@ import { decide } from '../../src/policy/mutate/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import { cfg, input, verified } from '../inject/fixtures.ts';
-import { injectedPod } from '../support/corpus.ts';
+import {
+  containerNamed as named,
+  istioInjected as istioBase,
+  linkerdInjected as linkerdBase,
+} from '../support/corpus.ts';
 import { loadCorpus } from '../corpus/load.ts';
 
-const istioBase = () => injectedPod('istio__hello.yaml.injected');
-const linkerdBase = () => injectedPod('linkerd__inject_emojivoto_pod.golden.yaml');
-const named = (p: Pod, name: string): Container =>
-  [...(p.spec.initContainers ?? []), ...p.spec.containers].find((c) => c.name === name)!;
 const annotate = (p: Pod, a: Record<string, string>) => {
   p.metadata = { ...p.metadata, annotations: { ...(p.metadata?.annotations ?? {}), ...a } };
 };

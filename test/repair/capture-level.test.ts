@@ -9,20 +9,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KubeClient } from '../../src/kube/api/client.ts';
 import { kubeLevelOf, TTL_MS } from '../../src/repair/capture/level.ts';
 import { fakeServer, type FakeServer } from '../kube/api/fake-server.ts';
+import { levelSelector } from '../support/level-entries.ts';
 
 const json = (res: ServerResponse, code: number, body: unknown) =>
   res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 const entry = (name: string, path: string, level: string, objectSelector?: object) => ({
   name,
   clientConfig: { service: { namespace: 'meshgate', name: 'meshgate', path } },
-  namespaceSelector: {
-    matchExpressions: [
-      { key: 'meshgate.io/inject', operator: 'In', values: ['enabled'] },
-      level === 'audit'
-        ? { key: 'meshgate.io/enforcement', operator: 'NotIn', values: ['enforce', 'warn'] }
-        : { key: 'meshgate.io/enforcement', operator: 'In', values: [level] },
-    ],
-  },
+  namespaceSelector: levelSelector(level),
   ...(objectSelector ? { objectSelector } : {}),
 });
 const WEBHOOKS = [

@@ -12,6 +12,19 @@ import { FakeQuarantineApi } from './fake-quarantine-api.ts';
 const MIN = 60_000;
 const T0 = Date.parse('2026-05-01T10:00:00Z');
 
+/**
+ * Node n1 withdrawn after its 4 failures, at hold level `level`, held for `minutes` from now, the last Event of
+ * reason `reason`.
+ */
+function expectHeld(s: ReturnType<typeof setup>, level: number, minutes: number, reason: string): void {
+  expect(s.api.mark('n1')).toMatchObject({
+    failureCount: 4,
+    level,
+    holdUntil: new Date(s.clock.get() + minutes * MIN).toISOString(),
+  });
+  expect(s.api.reasons().at(-1)).toBe(reason);
+}
+
 function setup(over: Partial<QuarantineOptions> = {}) {
   let now = T0;
   const clock = { get: () => now, advance: (ms: number) => (now += ms) };
@@ -168,12 +181,7 @@ describe('node quarantine', () => {
     s.clock.advance(10_000);
     await s.fail(); // a pod already on the node fails again
     expect(s.api.calls.slice(-1)).toEqual(['withdraw n1']);
-    expect(s.api.mark('n1')).toMatchObject({
-      failureCount: 4,
-      level: 0,
-      holdUntil: new Date(s.clock.get() + 5 * MIN).toISOString(),
-    });
-    expect(s.api.reasons().at(-1)).toBe('NodeQuarantineExtended');
+    expectHeld(s, 0, 5, 'NodeQuarantineExtended');
     await s.tick();
     expect(s.api.calls.at(-1)).toBe('delete probe n1');
     // Even once the hold is over, the agent must re-verify after this failure.
@@ -194,23 +202,13 @@ describe('node quarantine', () => {
     s.clock.advance(5_000);
     s.api.probeResult('n1', { state: 'failed', reason: 'not_redirected', detail: 'the probe reached its destination' });
     await s.tick();
-    expect(s.api.mark('n1')).toMatchObject({
-      level: 1,
-      holdUntil: new Date(s.clock.get() + 10 * MIN).toISOString(),
-      failureCount: 4,
-    });
-    expect(s.api.reasons().at(-1)).toBe('NodeProbeFailed');
+    expectHeld(s, 1, 10, 'NodeProbeFailed');
     s.clock.advance(10 * MIN + 1000);
     s.api.agentVerifies('n1');
     await s.tick();
     s.api.probeResult('n1', { state: 'inconclusive', detail: 'ImagePullBackOff' });
     await s.tick();
-    expect(s.api.mark('n1')).toMatchObject({
-      level: 1,
-      holdUntil: new Date(s.clock.get() + 10 * MIN).toISOString(),
-      failureCount: 4,
-    });
-    expect(s.api.reasons().at(-1)).toBe('NodeProbeInconclusive');
+    expectHeld(s, 1, 10, 'NodeProbeInconclusive');
   });
 
   it('a probe that never finishes is given up after the probe timeout', async () => {

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { podTemplates } from '../../src/manifests/workloads.ts';
-import type { Pod } from '../../src/contract/pod.ts';
+import type { Container, Pod } from '../../src/contract/pod.ts';
 
 const MANIFESTS = new URL('../../../shared/corpus/manifests/', import.meta.url);
 
@@ -41,4 +41,18 @@ export function injectedPod(file: string): Pod {
   p.metadata = { ...(p.metadata ?? {}), name: 'w', namespace: 'demo' };
   p.spec.nodeName = 'good';
   return p;
+}
+
+/**
+ * The meshes' own injector outputs that the policy tests change one field at a time: Istio's native-sidecar
+ * hello.yaml.injected and Linkerd's inject_emojivoto_pod.golden.yaml (injectedPod).
+ */
+export const istioInjected = () => injectedPod('istio__hello.yaml.injected');
+export const linkerdInjected = () => injectedPod('linkerd__inject_emojivoto_pod.golden.yaml');
+
+/** `p`'s container `name`, init or regular; throws when it has none. */
+export function containerNamed(p: Pod, name: string): Container {
+  const c = [...(p.spec.initContainers ?? []), ...p.spec.containers].find((x) => x.name === name);
+  if (!c) throw new Error(`no container ${name}`);
+  return c;
 }

@@ -11,23 +11,12 @@ import { join } from 'node:path';
 import net from 'node:net';
 import tls from 'node:tls';
 import { fileURLToPath } from 'node:url';
+import { LOOPBACK_SERVE } from '../support/serve.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NODE = join(ROOT, 'node_modules/.bin/node');
 const CLI = join(ROOT, 'bin/meshgate.js');
-const BASE = [
-  'serve',
-  '--mesh',
-  'istio',
-  '--host',
-  '127.0.0.1',
-  '--port',
-  '0',
-  '--node-state',
-  join(ROOT, 'examples/node-state.yaml'),
-  '--drain-seconds',
-  '0',
-];
+const BASE = [...LOOPBACK_SERVE, '--node-state', join(ROOT, 'examples/node-state.yaml')];
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {

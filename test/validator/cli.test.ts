@@ -10,6 +10,7 @@ import { memoryIO } from '../../src/cli/io.ts';
 import { main } from '../../src/cli/main.ts';
 import { validateRedirectCommand } from '../../src/cli/validate-redirect.ts';
 import { freePort, startServer } from './loopback-servers.ts';
+import { TERMINATION_FIELDS } from './termination-fields.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -69,17 +70,7 @@ describe('meshgate validate-redirect', () => {
       /^meshgate validate-redirect: FAILED not_redirected \(exit 42\): TCP is not redirected: the probe reached its own destination/,
     );
     const msg = JSON.parse(readFileSync(log, 'utf8'));
-    expect(Object.keys(msg)).toEqual([
-      'reason',
-      'node',
-      'probeAddress',
-      'probeScope',
-      'sourceAddress',
-      'outboundPort',
-      'inboundPort',
-      'elapsedMs',
-      'detail',
-    ]);
+    expect(Object.keys(msg)).toEqual(TERMINATION_FIELDS);
     expect(msg).toMatchObject({
       reason: 'not_redirected',
       node: 'worker-7',

@@ -8,6 +8,7 @@ import {
   TERMINATION_MESSAGE_MAX_BYTES,
   writeTerminationLog,
 } from '../../src/validator/termination.ts';
+import { TERMINATION_FIELDS } from './termination-fields.ts';
 
 const base = {
   reason: 'not_redirected' as const,
@@ -24,17 +25,7 @@ const base = {
 describe('formatTerminationMessage', () => {
   it('is the message as JSON, fields in a fixed order', () => {
     expect(JSON.parse(formatTerminationMessage(base))).toEqual(base);
-    expect(Object.keys(JSON.parse(formatTerminationMessage(base)))).toEqual([
-      'reason',
-      'node',
-      'probeAddress',
-      'probeScope',
-      'sourceAddress',
-      'outboundPort',
-      'inboundPort',
-      'elapsedMs',
-      'detail',
-    ]);
+    expect(Object.keys(JSON.parse(formatTerminationMessage(base)))).toEqual(TERMINATION_FIELDS);
   });
 
   it.each([

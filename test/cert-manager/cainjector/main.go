@@ -6,14 +6,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
-	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	apiext "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,7 +16,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	cliflag "k8s.io/component-base/cli/flag"
-	logsapi "k8s.io/component-base/logs/api/v1"
 	apireg "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -34,70 +27,38 @@ import (
 	logf "github.com/cert-manager/cert-manager/pkg/logs"
 	"github.com/cert-manager/cert-manager/pkg/util"
 	utilfeature "github.com/cert-manager/cert-manager/pkg/util/feature"
-)
 
-// cert-manager's leader-election defaults (internal/apis/config/shared/v1alpha1/defaults.go of v1.21).
-var (
-	leaseDuration = 60 * time.Second
-	renewDeadline = 40 * time.Second
-	retryPeriod   = 15 * time.Second
+	"github.com/meshgate/meshgate/test/cert-manager/internal/command"
 )
 
 type options struct {
-	kubeconfig              string
-	namespace               string
-	leaderElect             bool
-	leaderElectionNamespace string
-	featureGates            map[string]bool
-	logging                 *logsapi.LoggingConfiguration
+	*command.Flags
+	featureGates map[string]bool
 }
 
 func parseFlags(args []string) (*options, error) {
-	o := &options{logging: logsapi.NewLoggingConfiguration()}
-	fs := pflag.NewFlagSet("cainjector", pflag.ContinueOnError)
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to run against (required: out of cluster)")
-	fs.StringVar(&o.namespace, "namespace", "", "inject only from and into this namespace")
-	fs.BoolVar(&o.leaderElect, "leader-elect", false, "run only while holding the Lease cert-manager-cainjector-leader-election")
-	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "kube-system", "namespace of that Lease")
+	fs, flags := command.NewFlagSet("cainjector", "inject only from and into this namespace",
+		"cert-manager-cainjector-leader-election")
+	o := &options{Flags: flags}
 	fs.Var(cliflag.NewMapStringBool(&o.featureGates), "feature-gates", "key=value pairs of cainjector feature gates, "+
 		"e.g. CAInjectorMerging=false: replace caBundle instead of merging new CAs in (what it did before that gate)")
-	logf.AddFlags(o.logging, fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(o.featureGates); err != nil {
 		return nil, fmt.Errorf("--feature-gates: %w", err)
 	}
-	if o.kubeconfig == "" {
-		return nil, fmt.Errorf("--kubeconfig is required")
-	}
-	return o, logf.ValidateAndApply(o.logging)
+	return o, o.Check()
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	logf.InitLogs()
-	ctx = logf.NewContext(ctx, logf.Log, "cainjector")
-	o, err := parseFlags(os.Args[1:])
-	if err == nil {
-		err = run(ctx, o)
-	}
-	if errors.Is(err, pflag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		logf.Log.Error(err, "cert-manager cainjector failed")
-		logf.FlushLogs()
-		os.Exit(1)
-	}
-	logf.FlushLogs()
+	command.Main("cainjector", parseFlags, run)
 }
 
 func run(ctx context.Context, o *options) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
-		return fmt.Errorf("--kubeconfig %s: %w", o.kubeconfig, err)
+		return fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
 	}
 	cfg = util.RestConfigWithUserAgent(cfg, "cainjector")
 	ctrl.SetLogger(logf.Log)
@@ -109,22 +70,22 @@ func run(ctx context.Context, o *options) error {
 	utilruntime.Must(apireg.AddToScheme(scheme))
 
 	var namespaces map[string]cache.Config
-	if o.namespace != "" {
-		namespaces = map[string]cache.Config{o.namespace: {}}
+	if o.Namespace != "" {
+		namespaces = map[string]cache.Config{o.Namespace: {}}
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		Cache:  cache.Options{ReaderFailOnMissingInformer: true, DefaultNamespaces: namespaces},
 		// As cert-manager: Secrets are read from the apiserver on each reconcile, never cached.
 		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
-		LeaderElection:                o.leaderElect,
-		LeaderElectionNamespace:       o.leaderElectionNamespace,
+		LeaderElection:                o.LeaderElect,
+		LeaderElectionNamespace:       o.LeaderElectionNamespace,
 		LeaderElectionID:              "cert-manager-cainjector-leader-election",
 		LeaderElectionReleaseOnCancel: true,
 		LeaderElectionResourceLock:    resourcelock.LeasesResourceLock,
-		LeaseDuration:                 &leaseDuration,
-		RenewDeadline:                 &renewDeadline,
-		RetryPeriod:                   &retryPeriod,
+		LeaseDuration:                 &command.LeaseDuration,
+		RenewDeadline:                 &command.RenewDeadline,
+		RetryPeriod:                   &command.RetryPeriod,
 		// No metrics listener: "0" disables it (cert-manager's default is 0.0.0.0:9402).
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -133,7 +94,7 @@ func run(ctx context.Context, o *options) error {
 		return fmt.Errorf("error creating manager: %w", err)
 	}
 	err = cainjector.RegisterAllInjectors(ctx, mgr, cainjector.SetupOptions{
-		Namespace:                    o.namespace,
+		Namespace:                    o.Namespace,
 		EnableCertificatesDataSource: true,
 		EnabledReconcilersFor: map[string]bool{
 			cainjector.MutatingWebhookConfigurationName:   true,

@@ -8,23 +8,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
-	logsapi "k8s.io/component-base/logs/api/v1"
 
 	"github.com/cert-manager/cert-manager/pkg/controller"
 	logf "github.com/cert-manager/cert-manager/pkg/logs"
+
+	"github.com/meshgate/meshgate/test/cert-manager/internal/command"
 
 	// Each registers its control loop with controller.Register (cert-manager's cmd/controller imports them the same
 	// way); the issuer packages register the Issuer kinds the issuers controller can set up.
@@ -61,48 +58,32 @@ var allControllers = []string{
 // cert-manager's defaults (internal/apis/config/controller/v1alpha1/defaults.go of v1.21), which live in an internal
 // package this module cannot import.
 const (
-	defaultQPS       = 20
-	defaultBurst     = 50
-	defaultWorkers   = 5
-	minimumBackoff   = time.Hour
-	maximumBackoff   = 32 * time.Hour
-	leaseDuration    = 60 * time.Second
-	renewDeadline    = 40 * time.Second
-	retryPeriod      = 15 * time.Second
-	leaseName        = "cert-manager-controller"
-	defaultNamespace = "kube-system"
+	defaultQPS     = 20
+	defaultBurst   = 50
+	defaultWorkers = 5
+	minimumBackoff = time.Hour
+	maximumBackoff = 32 * time.Hour
+	leaseName      = "cert-manager-controller"
 )
 
 var defaultCopiedAnnotationPrefixes = []string{"*", "-kubectl.kubernetes.io/", "-fluxcd.io/", "-argocd.argoproj.io/"}
 
 type options struct {
-	kubeconfig               string
-	namespace                string
+	*command.Flags
 	clusterResourceNamespace string
 	controllers              []string
 	workers                  int
-	leaderElect              bool
-	leaderElectionNamespace  string
-	logging                  *logsapi.LoggingConfiguration
 }
 
 func parseFlags(args []string) (*options, error) {
-	o := &options{logging: logsapi.NewLoggingConfiguration()}
-	fs := pflag.NewFlagSet("controller", pflag.ContinueOnError)
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to run against (required: out of cluster)")
-	fs.StringVar(&o.namespace, "namespace", "", "watch only this namespace (ClusterIssuers are then disabled)")
-	fs.StringVar(&o.clusterResourceNamespace, "cluster-resource-namespace", defaultNamespace,
+	fs, flags := command.NewFlagSet("controller", "watch only this namespace (ClusterIssuers are then disabled)", leaseName)
+	o := &options{Flags: flags}
+	fs.StringVar(&o.clusterResourceNamespace, "cluster-resource-namespace", command.DefaultNamespace,
 		"namespace of the Secrets that ClusterIssuers refer to")
 	fs.StringSliceVar(&o.controllers, "controllers", allControllers, "control loops to run")
 	fs.IntVar(&o.workers, "concurrent-workers", defaultWorkers, "workers per control loop")
-	fs.BoolVar(&o.leaderElect, "leader-elect", false, "run the loops only while holding the Lease "+leaseName)
-	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", defaultNamespace, "namespace of that Lease")
-	logf.AddFlags(o.logging, fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
-	}
-	if o.kubeconfig == "" {
-		return nil, fmt.Errorf("--kubeconfig is required")
 	}
 	known := controller.Known()
 	for _, name := range o.controllers {
@@ -110,39 +91,23 @@ func parseFlags(args []string) (*options, error) {
 			return nil, fmt.Errorf("--controllers: unknown control loop %q (known: %s)", name, strings.Join(allControllers, ", "))
 		}
 	}
-	if o.namespace != "" {
+	if o.Namespace != "" {
 		o.controllers = slices.DeleteFunc(o.controllers, func(n string) bool { return n == "clusterissuers" })
 	}
-	return o, logf.ValidateAndApply(o.logging)
+	return o, o.Check()
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	logf.InitLogs()
-	ctx = logf.NewContext(ctx, logf.Log, "controller")
-	o, err := parseFlags(os.Args[1:])
-	if err == nil {
-		err = run(ctx, o)
-	}
-	if errors.Is(err, pflag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		logf.Log.Error(err, "cert-manager controller failed")
-		logf.FlushLogs()
-		os.Exit(1)
-	}
-	logf.FlushLogs()
+	command.Main("controller", parseFlags, run)
 }
 
 func run(ctx context.Context, o *options) error {
 	log := logf.FromContext(ctx)
 	factory, err := controller.NewContextFactory(ctx, controller.ContextOptions{
-		Kubeconfig:         o.kubeconfig,
+		Kubeconfig:         o.Kubeconfig,
 		KubernetesAPIQPS:   defaultQPS,
 		KubernetesAPIBurst: defaultBurst,
-		Namespace:          o.namespace,
+		Namespace:          o.Namespace,
 		IssuerOptions:      controller.IssuerOptions{ClusterResourceNamespace: o.clusterResourceNamespace},
 		CertificateOptions: controller.CertificateOptions{
 			CopiedAnnotationPrefixes:                 defaultCopiedAnnotationPrefixes,
@@ -157,8 +122,8 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
-	if o.leaderElect {
-		if err := awaitLeadership(ctx, factory, o.leaderElectionNamespace); err != nil {
+	if o.LeaderElect {
+		if err := awaitLeadership(ctx, factory, o.LeaderElectionNamespace); err != nil {
 			return err
 		}
 	}
@@ -196,9 +161,9 @@ func awaitLeadership(ctx context.Context, factory *controller.ContextFactory, na
 	elected := make(chan struct{})
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
-		LeaseDuration:   leaseDuration,
-		RenewDeadline:   renewDeadline,
-		RetryPeriod:     retryPeriod,
+		LeaseDuration:   command.LeaseDuration,
+		RenewDeadline:   command.RenewDeadline,
+		RetryPeriod:     command.RetryPeriod,
 		ReleaseOnCancel: true,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(context.Context) { close(elected) },

@@ -27,7 +27,9 @@ export interface CertManagerManifest {
 
 /** scripts/build-cert-manager.sh's key inputs, in its order. */
 const CERT_MANAGER_INPUTS = [
-  ...['go.mod', 'go.sum', 'controller/main.go', 'cainjector/main.go'].map((f) => `test/cert-manager/${f}`),
+  ...['go.mod', 'go.sum', 'controller/main.go', 'cainjector/main.go', 'internal/command/command.go'].map(
+    (f) => `test/cert-manager/${f}`,
+  ),
   'scripts/build-cert-manager.sh',
 ];
 

@@ -108,38 +108,42 @@ export function apiserverArgs(l: Layout, extra: string[], featureGates: Record<s
   ];
 }
 
+/**
+ * What the controller manager and the scheduler take alike: their kubeconfig (also to authenticate and authorize
+ * callers), their secure port on loopback, their own cert dir, no leader election (one of each), no profiling.
+ */
+function controlLoopArgs(kubeconfig: string, port: number, certDir: string): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${port}`,
+    `--cert-dir=${certDir}`,
+    '--leader-elect=false',
+    '--profiling=false',
+  ];
+}
+
 export function controllerManagerArgs(l: Layout): string[] {
   const pki = pkiPaths(l.dir);
   return [
-    `--kubeconfig=${pki.controllerManagerKubeconfig}`,
-    `--authentication-kubeconfig=${pki.controllerManagerKubeconfig}`,
-    `--authorization-kubeconfig=${pki.controllerManagerKubeconfig}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${l.controllerManagerPort}`,
-    `--cert-dir=${join(l.dir, 'controller-manager-certs')}`,
-    '--leader-elect=false',
+    ...controlLoopArgs(
+      pki.controllerManagerKubeconfig,
+      l.controllerManagerPort,
+      join(l.dir, 'controller-manager-certs'),
+    ),
     '--use-service-account-credentials=true',
     `--service-account-private-key-file=${pki.saKey}`,
     `--root-ca-file=${pki.caCert}`,
     `--cluster-signing-cert-file=${pki.caCert}`,
     `--cluster-signing-key-file=${pki.caKey}`,
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
-    '--profiling=false',
   ];
 }
 
 export function schedulerArgs(l: Layout): string[] {
-  const pki = pkiPaths(l.dir);
-  return [
-    `--kubeconfig=${pki.schedulerKubeconfig}`,
-    `--authentication-kubeconfig=${pki.schedulerKubeconfig}`,
-    `--authorization-kubeconfig=${pki.schedulerKubeconfig}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${l.schedulerPort}`,
-    `--cert-dir=${join(l.dir, 'scheduler-certs')}`,
-    '--leader-elect=false',
-    '--profiling=false',
-  ];
+  return controlLoopArgs(pkiPaths(l.dir).schedulerKubeconfig, l.schedulerPort, join(l.dir, 'scheduler-certs'));
 }
 
 /** Nodes carrying this annotation are the ones kwok fakes a kubelet for. */

@@ -9,13 +9,12 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { stringify } from 'yaml';
-import { configMapData, parseManifests } from '../../chart/helm.ts';
-import { AdmissionregistrationV1Api, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { buildCacheDir, buildCacheKey, repoRoot } from '../../support/build-cache.ts';
 import type { ControlPlane } from './controlplane.ts';
+import { awaitInjectorReady, type InjectorRegistration, injectorRegistration, renderMeshChart } from './injector.ts';
 import { freePort, httpGet } from './net.ts';
 import * as procs from './procs.ts';
-import { waitFor } from './wait.ts';
 
 export interface IstioManifest {
   istioRelease: string;
@@ -113,29 +112,15 @@ export async function renderIstioDiscovery(
     overrides,
     stringify({ ...opts.values, global: { ...(opts.values?.global as object | undefined), ...global } }),
   );
-  const r = await cp.helm([
-    'template',
-    'istiod',
-    chart,
-    '--namespace',
-    'istio-system',
-    '-f',
-    join(repoRoot, MODULE, 'values.yaml'),
-    '-f',
-    overrides,
+  const { data, webhook } = await renderMeshChart(cp, chart, [
+    ...['istiod', chart, '--namespace', 'istio-system'],
+    ...['-f', join(repoRoot, MODULE, 'values.yaml'), '-f', overrides],
   ]);
-  if (r.code !== 0) throw new Error(`helm template ${chart} failed (exit ${r.code}):\n${r.stderr}`);
-  const rendered = parseManifests(r.stdout);
-  const find = (kind: string, name: string) => rendered.one(kind, name);
-  const data = (name: string, key: string) => configMapData(rendered, name, key);
   return {
     injectorConfig: data('istio-sidecar-injector', 'config'),
     injectorValues: data('istio-sidecar-injector', 'values'),
     mesh: data('istio', 'mesh'),
-    webhookConfiguration: find(
-      'MutatingWebhookConfiguration',
-      'istio-sidecar-injector',
-    ) as V1MutatingWebhookConfiguration,
+    webhookConfiguration: webhook('istio-sidecar-injector'),
   };
 }
 
@@ -148,7 +133,7 @@ export interface IstioInjectorOptions extends RenderOptions {
   startTimeoutMs?: number;
 }
 
-export interface IstioInjector {
+export interface IstioInjector extends InjectorRegistration {
   /** https://127.0.0.1:<port>/inject */
   url: string;
   /** base64 of the CA that signed the serving certificate (the control plane's CA), for clientConfig.caBundle. */
@@ -158,11 +143,6 @@ export interface IstioInjector {
   pid: number;
   /** The injector's log so far. */
   logs(): string;
-  /** Creates (or replaces) the chart's MutatingWebhookConfiguration with clientConfig.url pointing here. */
-  register(opts?: { failurePolicy?: 'Fail' | 'Ignore' }): Promise<V1MutatingWebhookConfiguration>;
-  unregister(): Promise<void>;
-  /** Deregisters (if registered) and stops the process. */
-  stop(): Promise<void>;
 }
 
 /** Renders the chart, writes istiod's files (inject/config, inject/values, mesh) and serves Istio's webhook. */
@@ -207,63 +187,20 @@ export async function startIstioInjector(cp: ControlPlane, opts: IstioInjectorOp
   ); // pgids: the control plane's watchdog list
   const base = `https://127.0.0.1:${port}`;
   const logs = () => procs.tail(logPath, Number.MAX_SAFE_INTEGER);
-  try {
-    await waitFor(
-      'istio-injector /ready',
-      async () => {
-        procs.assertRunning(proc);
-        return (await httpGet(`${base}/ready`, { ca: cp.ca.certPem }).catch(() => ({ status: 0 }))).status === 200;
-      },
-      { timeoutMs: opts.startTimeoutMs ?? 60_000, describe: () => procs.tail(logPath, 40) },
-    );
-  } catch (err) {
-    await procs.stopComponent(proc);
-    throw err;
-  }
-
-  const api = cp.kc.makeApiClient(AdmissionregistrationV1Api);
-  const name = rendered.webhookConfiguration.metadata!.name!;
-  const caBundle = Buffer.from(cp.ca.certPem).toString('base64');
-  let registered = false;
-  const unregister = async () => {
-    if (!registered) return;
-    await api.deleteMutatingWebhookConfiguration({ name }).catch(() => undefined); // already gone is fine
-    registered = false;
-  };
+  await awaitInjectorReady(
+    proc,
+    'istio-injector /ready',
+    logPath,
+    async () => (await httpGet(`${base}/ready`, { ca: cp.ca.certPem }).catch(() => ({ status: 0 }))).status === 200,
+    opts.startTimeoutMs,
+  );
   return {
     url: `${base}/inject`,
-    caBundle,
+    caBundle: Buffer.from(cp.ca.certPem).toString('base64'),
     caPem: cp.ca.certPem,
     rendered,
     pid: proc.pid,
     logs,
-    async register({ failurePolicy } = {}) {
-      const body = pointedAt(rendered.webhookConfiguration, base, caBundle, failurePolicy);
-      await api.deleteMutatingWebhookConfiguration({ name }).catch(() => undefined);
-      const created = await api.createMutatingWebhookConfiguration({ body });
-      registered = true;
-      return created;
-    },
-    unregister,
-    async stop() {
-      await unregister();
-      await procs.stopComponent(proc);
-    },
+    ...injectorRegistration(cp, proc, base, '/inject', () => rendered.webhookConfiguration),
   };
-}
-
-/** The chart's configuration with every webhook's service clientConfig replaced by a URL on this injector. */
-function pointedAt(
-  rendered: V1MutatingWebhookConfiguration,
-  base: string,
-  caBundle: string,
-  failurePolicy?: 'Fail' | 'Ignore',
-): V1MutatingWebhookConfiguration {
-  const copy = structuredClone(rendered);
-  for (const wh of copy.webhooks ?? []) {
-    const path = wh.clientConfig.service?.path ?? '/inject';
-    wh.clientConfig = { url: `${base}${path}`, caBundle };
-    if (failurePolicy) wh.failurePolicy = failurePolicy;
-  }
-  return copy;
 }

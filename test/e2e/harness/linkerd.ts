@@ -10,14 +10,13 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { configMapData, parseManifests } from '../../chart/helm.ts';
-import { AdmissionregistrationV1Api, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import { CoreV1Api, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { findMeshBuild } from '../../meshbin/binaries.ts';
 import { repoRoot } from '../../support/build-cache.ts';
 import type { ControlPlane } from './controlplane.ts';
+import { awaitInjectorReady, type InjectorRegistration, injectorRegistration, renderMeshChart } from './injector.ts';
 import { freePort, httpGet } from './net.ts';
 import * as procs from './procs.ts';
-import { waitFor } from './wait.ts';
 
 const CHARTS = join(repoRoot, '../shared/vendor/linkerd2/charts');
 
@@ -71,26 +70,19 @@ export async function renderLinkerdControlPlane(
   const overrides = join(dir, 'overrides.yaml');
   const version = String(findMeshBuild('linkerd').manifest.linkerdVersion);
   writeFileSync(overrides, stringify({ linkerdVersion: version, ...values }));
-  const r = await cp.helm([
-    ...['template', 'linkerd-control-plane', chart, '--kube-version', '1.34.0', '--namespace', 'linkerd'],
+  const { data, webhook } = await renderMeshChart(cp, chart, [
+    ...['linkerd-control-plane', chart, '--kube-version', '1.34.0', '--namespace', 'linkerd'],
     ...['--set-file', `identityTrustAnchorsPEM=${pki.ca}`, '--set-file', `identity.issuer.tls.crtPEM=${pki.issuerCrt}`],
     ...['--set-file', `identity.issuer.tls.keyPEM=${pki.issuerKey}`, '-f', overrides],
   ]);
-  if (r.code !== 0) throw new Error(`helm template ${chart} failed (exit ${r.code}):\n${r.stderr}`);
-  const rendered = parseManifests(r.stdout);
-  const find = (kind: string, name: string) => rendered.one(kind, name);
-  const data = (name: string, key: string) => configMapData(rendered, name, key);
   return {
     values: data('linkerd-config', 'values'),
     trustRoots: data('linkerd-identity-trust-roots', 'ca-bundle.crt'),
-    webhookConfiguration: find(
-      'MutatingWebhookConfiguration',
-      'linkerd-proxy-injector-webhook-config',
-    ) as V1MutatingWebhookConfiguration,
+    webhookConfiguration: webhook('linkerd-proxy-injector-webhook-config'),
   };
 }
 
-export interface LinkerdInjector {
+export interface LinkerdInjector extends InjectorRegistration {
   /** https://127.0.0.1:<port>/ */
   url: string;
   rendered: RenderedLinkerd;
@@ -98,10 +90,6 @@ export interface LinkerdInjector {
   logs(): string;
   /** Re-renders the chart with these values (from the chart's defaults) and swaps the file the injector reads. */
   setValues(values: Record<string, unknown>): Promise<void>;
-  /** The chart's MutatingWebhookConfiguration with clientConfig.url pointing here. */
-  register(opts?: { failurePolicy?: 'Fail' | 'Ignore' }): Promise<V1MutatingWebhookConfiguration>;
-  unregister(): Promise<void>;
-  stop(): Promise<void>;
 }
 
 /** Renders the chart, lays out /var/run/linkerd in the injector's own mount namespace and serves its webhook. */
@@ -145,30 +133,13 @@ export async function startLinkerdInjector(
     { logPath, pgidFile: join(cp.dir, 'pgids'), cwd: dir, env: { ...process.env, ...opts.env } },
   );
   const logs = () => procs.tail(logPath, Number.MAX_SAFE_INTEGER);
-  try {
-    await waitFor(
-      'linkerd-proxy-injector /ready',
-      async () => {
-        procs.assertRunning(proc);
-        return (await httpGet(`http://127.0.0.1:${admin}/ready`).catch(() => ({ status: 0 }))).status === 200;
-      },
-      { timeoutMs: 60_000, describe: () => procs.tail(logPath, 40) },
-    );
-  } catch (err) {
-    await procs.stopComponent(proc);
-    throw err;
-  }
-
-  const api = cp.kc.makeApiClient(AdmissionregistrationV1Api);
-  const name = rendered.webhookConfiguration.metadata!.name!;
+  await awaitInjectorReady(
+    proc,
+    'linkerd-proxy-injector /ready',
+    logPath,
+    async () => (await httpGet(`http://127.0.0.1:${admin}/ready`).catch(() => ({ status: 0 }))).status === 200,
+  );
   const base = `https://127.0.0.1:${port}`;
-  const caBundle = Buffer.from(cp.ca.certPem).toString('base64');
-  let registered = false;
-  const unregister = async () => {
-    if (!registered) return;
-    await api.deleteMutatingWebhookConfiguration({ name }).catch(() => undefined); // already gone is fine
-    registered = false;
-  };
   return {
     url: `${base}/`,
     get rendered() {
@@ -180,22 +151,24 @@ export async function startLinkerdInjector(
       rendered = await renderLinkerdControlPlane(cp, v, dir);
       write(rendered);
     },
-    async register({ failurePolicy } = {}) {
-      const body = structuredClone(rendered.webhookConfiguration);
-      body.metadata = { name, labels: body.metadata?.labels };
-      for (const wh of body.webhooks ?? []) {
-        wh.clientConfig = { url: `${base}${wh.clientConfig.service?.path ?? '/'}`, caBundle };
-        if (failurePolicy) wh.failurePolicy = failurePolicy;
-      }
-      await api.deleteMutatingWebhookConfiguration({ name }).catch(() => undefined);
-      const created = await api.createMutatingWebhookConfiguration({ body });
-      registered = true;
-      return created;
-    },
-    unregister,
-    async stop() {
-      await unregister();
-      await procs.stopComponent(proc);
-    },
+    ...injectorRegistration(cp, proc, base, '/', () => rendered.webhookConfiguration),
   };
+}
+
+/**
+ * `l5d` installed as Linkerd's chart would for meshgate: registered failing closed (an injector error must fail the
+ * test, not let an uninjected pod through), and its control plane's ConfigMaps in namespace linkerd, from which
+ * meshgate learns the trust anchors and services the injector writes, trusted because the injector's
+ * MutatingWebhookConfiguration names that namespace (src/mesh/installed.ts). Without them every injected proxy would
+ * carry anchors meshgate has never seen (impostor_container).
+ */
+export async function installLinkerd(cp: ControlPlane, l5d: LinkerdInjector): Promise<void> {
+  await l5d.register({ failurePolicy: 'Fail' });
+  const core = cp.kc.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: 'linkerd' } } });
+  for (const [name, data] of [
+    ['linkerd-config', { values: l5d.rendered.values }],
+    ['linkerd-identity-trust-roots', { 'ca-bundle.crt': l5d.rendered.trustRoots }],
+  ] as const)
+    await core.createNamespacedConfigMap({ namespace: 'linkerd', body: { metadata: { name }, data } });
 }

@@ -166,3 +166,13 @@ export function startWatchdog(dir: string, pgidFile: string): () => Promise<void
     await exited;
   };
 }
+
+/** Whether a process (or, for a negative id, a process group) of this id still exists; EPERM: it does, not ours. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,58 +1,24 @@
 /**
- * The set-up the e2e suites share, once: a control plane whose kwok nodes carry a node agent's published verdict,
- * Istio's real injector registered next to it, the chart installed by real helm, and meshgate's webhook and repair
- * controller in this process configured from the chart's own ConfigMap. Each suite still says what it tests; this
- * file only says how a cluster is brought to that point.
+ * meshgate as the chart deploys it, in the e2e suites: the chart installed by real helm, and meshgate's webhook and
+ * repair controller in this process configured from the chart's own ConfigMap (clusters.ts starts the cluster).
  */
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
 import { parse as parseYaml } from 'yaml';
 import { expect } from 'vitest';
 import { compileConfig } from '../../../src/config/compile.ts';
 import { buildConfig } from '../../../src/config/load.ts';
 import type { MeshgateConfig } from '../../../src/config/types.ts';
-import { startRepair, type RunningRepair } from '../../../src/repair/run.ts';
+import { startRepair, type RepairRunOptions, type RunningRepair } from '../../../src/repair/run.ts';
+import type { QuarantineSettings } from '../../../src/repair/quarantine/run.ts';
 import { startServer, type RunningServer, type ServeOptions } from '../../../src/server/start.ts';
 import type { DeepReadonly } from '../../../src/util/readonly.ts';
 import { chartDir } from '../../chart/helm.ts';
 import { daemonClient } from '../daemon-client.ts';
-import { publishVerdict } from '../meshgate.ts';
-import { startControlPlane, type ControlPlane } from './controlplane.ts';
-import { startIstioInjector, type IstioInjector, type IstioInjectorOptions } from './istio.ts';
-import type { NodeOptions } from './nodes.ts';
+import { pointChartWebhooksAt } from '../meshgate.ts';
+import type { ControlPlane } from './controlplane.ts';
 
 type Config = DeepReadonly<MeshgateConfig>;
-
-/** The kubelet version of the suites' nodes: 1.34, where Istio 1.27 injects its proxy as a native sidecar. */
-export const KUBELET = 'v1.34.2';
-
-export interface MeshedCluster {
-  cp: ControlPlane;
-  core: CoreV1Api;
-  istio: IstioInjector;
-}
-
-/**
- * A control plane with one kwok node per entry of `verdicts` (kubelet KUBELET, plus `nodes[name]`), each with that
- * node agent verdict published (before any chart policy reserves that to the agents), and Istio's real injector
- * registered (`istio`: its options and failure policy).
- */
-export async function startMeshedCluster(
-  verdicts: Record<string, boolean>,
-  opts: {
-    nodes?: Record<string, NodeOptions>;
-    istio?: IstioInjectorOptions;
-    failurePolicy?: 'Fail' | 'Ignore';
-  } = {},
-): Promise<MeshedCluster> {
-  const cp = await startControlPlane({
-    nodes: Object.keys(verdicts).map((name) => ({ name, kubeletVersion: KUBELET, ...opts.nodes?.[name] })),
-  });
-  for (const [node, verified] of Object.entries(verdicts)) await publishVerdict(cp, node, verified);
-  const istio = await startIstioInjector(cp, opts.istio);
-  await istio.register(opts.failurePolicy ? { failurePolicy: opts.failurePolicy } : undefined);
-  return { cp, core: cp.kc.makeApiClient(CoreV1Api), istio };
-}
 
 /**
  * The chart's release `meshgate` installed by real helm in `namespace` (created first, as an admin would), for Istio
@@ -79,7 +45,8 @@ export async function chartConfig(cp: ControlPlane, namespace: string): Promise<
   return buildConfig(parseYaml(cm.data!['config.yaml']), `ConfigMap ${namespace}/meshgate`);
 }
 
-const logger = () => pino({ level: process.env.MESHGATE_E2E_LOG ?? 'warn' });
+/** The log of what a suite runs in this process: MESHGATE_E2E_LOG's level, or `fallback`. */
+export const logger = (fallback = 'warn') => pino({ level: process.env.MESHGATE_E2E_LOG ?? fallback });
 
 /**
  * meshgate's webhook server in this process (port 0 on 127.0.0.1, self-signed for 127.0.0.1, the admin's client),
@@ -105,14 +72,55 @@ export async function serveConfig(
   return server;
 }
 
-/** meshgate's repair controller in this process, as the admin, configured by `config`, its mark keys in `markKeyDir`. */
-export function startConfigRepair(cp: ControlPlane, config: Config, markKeyDir: string): Promise<RunningRepair> {
+/**
+ * meshgate's repair controller in this process, configured by `config`, its mark keys in `markKeyDir`, acting as
+ * `kc` (default the admin; the chart's service account, impersonated, where its RBAC is under test): up to 10
+ * deletes a minute, no dry run; `extra` adds to its options (quarantine, unmeshed, lease, listen …) or overrides them.
+ */
+export function startConfigRepair(
+  cp: ControlPlane,
+  config: Config,
+  markKeyDir: string,
+  extra: Partial<RepairRunOptions> & { kc?: KubeConfig } = {},
+): Promise<RunningRepair> {
+  const { kc = cp.kc, ...options } = extra;
   return startRepair({
-    kube: daemonClient(cp.kc),
+    kube: daemonClient(kc),
     config,
     maxDeletesPerMinute: 10,
     dryRun: false,
     markKeyDir,
     logger: logger(),
+    ...options,
   });
+}
+
+/**
+ * Node quarantine as the e2e suites run it (src/repair/quarantine): 3 validation failures within 10 minutes withdraw
+ * a node's verdict, held off by `holdOff`, without a taint; rechecked every 200 ms; probe pods in `namespace`.
+ */
+export function testQuarantine(namespace: string, holdOff: QuarantineSettings['holdOff']): QuarantineSettings {
+  return {
+    threshold: 3,
+    windowMs: 10 * 60_000,
+    holdOff,
+    taint: false,
+    intervalMs: 200,
+    probe: { namespace, timeoutMs: 30_000 },
+  };
+}
+
+/**
+ * meshgate's webhook server in this process configured from the chart's ConfigMap in `namespace` (serveConfig, with
+ * `extra`), and the chart's own webhook configurations pointed at it; the config too, for a repair controller.
+ */
+export async function serveChart(
+  cp: ControlPlane,
+  namespace: string,
+  extra: Partial<ServeOptions> = {},
+): Promise<{ server: RunningServer; config: Config }> {
+  const config = await chartConfig(cp, namespace);
+  const server = await serveConfig(cp, config, extra);
+  await pointChartWebhooksAt(cp, server.url, server.ca!);
+  return { server, config };
 }

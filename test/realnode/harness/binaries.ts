@@ -18,6 +18,7 @@ const REALNODE_INPUTS = [
   'test/realnode/cri/go.mod',
   'test/realnode/cri/go.sum',
   'test/realnode/cri/main.go',
+  'test/realnode/images/standin.h',
 ];
 
 /** Same key as scripts/build-realnode.sh. */

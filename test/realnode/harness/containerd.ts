@@ -35,16 +35,45 @@ export function containerdPaths(dir: string): ContainerdPaths {
 const q = (s: string) => JSON.stringify(s); // TOML basic strings use JSON's escapes for what we write
 
 /**
+ * The top of a config.toml of `version` for the node's own dirs, without the snapshotters that cannot work here
+ * (they only add noise to the log) and without tracing.
+ */
+export function configHead(version: number, p: ContainerdPaths, snapshotters: string[]): string {
+  const disabled = [
+    ...snapshotters.map((s) => `io.containerd.snapshotter.v1.${s}`),
+    'io.containerd.tracing.processor.v1.otlp',
+    'io.containerd.internal.v1.tracing',
+  ];
+  return `version = ${version}
+root = ${q(p.root)}
+state = ${q(p.state)}
+# Snapshotters that cannot work here only add noise to the log.
+disabled_plugins = [${disabled.map(q).join(', ')}]`;
+}
+
+/**
+ * The runtime tables under CRI table `cri` that both config versions write alike: runc, the default, with the node's
+ * own runc root and cgroupfs (SystemdCgroup false: see the top of this file).
+ */
+export function runcRuntime(cri: string, p: ContainerdPaths): string {
+  return `  default_runtime_name = "runc"
+
+[${cri}.containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+
+[${cri}.containerd.runtimes.runc.options]
+  SystemdCgroup = false
+  Root = ${q(p.runcRoot)}
+`;
+}
+
+/**
  * config.toml (version 2) for one node. `registryHosts`: containerd's registry config_path (a certs.d tree of
  * hosts.toml files, harness/registry.ts), through which the CRI plugin resolves and pulls.
  */
 export function containerdConfig(p: ContainerdPaths, sandboxImage: string, registryHosts?: string): string {
   const cri = 'plugins."io.containerd.grpc.v1.cri"';
-  return `version = 2
-root = ${q(p.root)}
-state = ${q(p.state)}
-# Snapshotters that cannot work here only add noise to the log.
-disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+  return `${configHead(2, p, ['aufs', 'btrfs', 'devmapper', 'zfs'])}
 
 [grpc]
   address = ${q(p.socket)}
@@ -66,15 +95,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 
 [${cri}.containerd]
   snapshotter = "overlayfs"
-  default_runtime_name = "runc"
-
-[${cri}.containerd.runtimes.runc]
-  runtime_type = "io.containerd.runc.v2"
-
-[${cri}.containerd.runtimes.runc.options]
-  SystemdCgroup = false
-  Root = ${q(p.runcRoot)}
-
+${runcRuntime(cri, p)}
 [${cri}.cni]
   bin_dir = ${q(p.cniBinDir)}
   conf_dir = ${q(p.cniConfDir)}

@@ -6,7 +6,7 @@
 // The shim is 2.4.2's own containerd-shim-runc-v2, found first on the node's PATH (runtimePath()).
 import { dirname, join } from 'node:path';
 import { findMeshBuild } from '../../meshbin/binaries.ts';
-import type { ContainerdPaths } from './containerd.ts';
+import { configHead, type ContainerdPaths, runcRuntime } from './containerd.ts';
 
 /** The container runtimes a real node can run: Debian's containerd 1.6.20 or the bootstrap's 2.4.2. */
 export type TierRuntime = 'containerd-1.6' | 'containerd-2.4';
@@ -32,11 +32,7 @@ export function containerd2Binaries(): { containerd: string; ctr: string; binDir
 export function containerd2Config(p: ContainerdPaths, sandboxImage: string, registryHosts?: string): string {
   const rt = "plugins.'io.containerd.cri.v1.runtime'";
   const img = "plugins.'io.containerd.cri.v1.images'";
-  return `version = 4
-root = ${q(p.root)}
-state = ${q(p.state)}
-# Snapshotters that cannot work here only add noise to the log.
-disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.erofs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+  return `${configHead(4, p, ['btrfs', 'devmapper', 'zfs', 'erofs'])}
 
 # Version 4 has no [grpc] table (it would be ignored, and the socket left at /run/containerd): the servers are plugins.
 [plugins.'io.containerd.server.v1.grpc']
@@ -72,15 +68,7 @@ ${registryHosts ? `\n[${img}.registry]\n  config_path = ${q(registryHosts)}\n` :
   disable_apparmor = true
 
 [${rt}.containerd]
-  default_runtime_name = "runc"
-
-[${rt}.containerd.runtimes.runc]
-  runtime_type = "io.containerd.runc.v2"
-
-[${rt}.containerd.runtimes.runc.options]
-  SystemdCgroup = false
-  Root = ${q(p.runcRoot)}
-
+${runcRuntime(rt, p)}
 [${rt}.cni]
   bin_dirs = [${q(p.cniBinDir)}]
   conf_dir = ${q(p.cniConfDir)}

@@ -27,11 +27,12 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { parse } from 'yaml';
 import { repoRoot } from '../../e2e/harness/binaries.ts';
-import { keepNewest, NONROOT_UID, sharedLibraries } from '../../../scripts/release-image.ts';
+import { cacheRoot } from '../../support/build-cache.ts';
+import { keepNewest, sharedLibraries } from '../../../scripts/release-image.ts';
+import { group, NONROOT, NONROOT_UID, passwd, ROOT } from '../../../scripts/image-users.ts';
 import { chartRelease } from '../../../src/util/release-info.ts';
 import { buildImage, type BuiltImage, type ImageConfig } from './image.ts';
 import type { RealNodeBinaries } from './binaries.ts';
@@ -61,8 +62,7 @@ export { NONROOT_UID };
 /** The pause image's user, as Kubernetes' own pause image (build/pause/Dockerfile: USER 65535:65535). */
 export const PAUSE_UID = 65535;
 
-export const imageCache = () =>
-  join(process.env.MESHGATE_CACHE || join(homedir(), '.cache', 'meshgate'), 'realnode-images');
+export const imageCache = () => join(cacheRoot(), 'realnode-images');
 
 /** Files that go into a rootfs: destination path in the image → source file or dir on this machine. */
 export type Contents = Map<string, string>;
@@ -124,11 +124,9 @@ export async function cachedImage(
 /** /etc/passwd and /etc/group with root, the proxy's 1337 and distroless' nonroot 65532; /tmp world-writable. */
 export function baseFiles(root: string): void {
   mkdirSync(join(root, 'etc'), { recursive: true });
-  writeFileSync(
-    join(root, 'etc/passwd'),
-    `root:x:0:0:root:/root:/sbin/nologin\nistio-proxy:x:${PROXY_UID}:${PROXY_UID}::/:/sbin/nologin\nnonroot:x:${NONROOT_UID}:${NONROOT_UID}:nonroot:/home/nonroot:/sbin/nologin\n`,
-  );
-  writeFileSync(join(root, 'etc/group'), `root:x:0:\nistio-proxy:x:${PROXY_UID}:\nnonroot:x:${NONROOT_UID}:\n`);
+  const users = [ROOT, { name: 'istio-proxy', uid: PROXY_UID, gecos: '', home: '/' }, NONROOT];
+  writeFileSync(join(root, 'etc/passwd'), passwd(users));
+  writeFileSync(join(root, 'etc/group'), group(users));
   mkdirSync(join(root, 'tmp'));
   chmodSync(join(root, 'tmp'), 0o1777);
   mkdirSync(join(root, 'home/nonroot'), { recursive: true });
@@ -182,6 +180,27 @@ export const XTABLES = {
 } as const;
 
 /**
+ * This machine's iptables in an image's contents (Debian's 1.8.9, nft default like the host's alternatives): both
+ * multi-binaries, the shared libraries ldd lists, every extension module (-m owner, -j REDIRECT, … are dlopen()ed)
+ * and /etc/protocols. linkIptables lays out the names they are run by.
+ */
+export function addIptables(contents: Contents): void {
+  for (const multi of Object.keys(XTABLES)) {
+    const bin = join('/usr/sbin', multi);
+    contents.set(relative('/', bin), realpathSync(bin));
+    for (const lib of sharedLibraries(bin)) contents.set(relative('/', lib), realpathSync(lib));
+  }
+  contents.set(relative('/', XTABLES_LIBDIR), XTABLES_LIBDIR);
+  if (existsSync('/etc/protocols')) contents.set('etc/protocols', '/etc/protocols');
+}
+
+/** Every name of XTABLES, a link in the image's /usr/sbin to its multi-binary. */
+export function linkIptables(root: string): void {
+  for (const [multi, names] of Object.entries(XTABLES))
+    for (const n of names) symlinkSync(multi, join(root, 'usr/sbin', n));
+}
+
+/**
  * The stand-in for Istio's proxyv2 (`<hub>/proxyv2:<tag>`): entrypoint /usr/local/bin/pilot-agent is proxy.c, which
  * listens on the proxy's ports for `proxy sidecar …` and exec()s the real istio-iptables for `istio-iptables …`
  * (istio-init). iptables comes from this machine (Debian's 1.8.9, nft default like the host's alternatives), with
@@ -192,21 +211,14 @@ export function proxyImage(bins: RealNodeBinaries): Promise<BuiltImage> {
     ['usr/local/bin/pilot-agent', bins.proxy],
     ['usr/local/bin/istio-iptables', bins.istioIptables],
   ]);
-  for (const multi of Object.keys(XTABLES)) {
-    const bin = join('/usr/sbin', multi);
-    contents.set(relative('/', bin), realpathSync(bin));
-    for (const lib of sharedLibraries(bin)) contents.set(relative('/', lib), realpathSync(lib));
-  }
-  contents.set(relative('/', XTABLES_LIBDIR), XTABLES_LIBDIR);
-  if (existsSync('/etc/protocols')) contents.set('etc/protocols', '/etc/protocols');
+  addIptables(contents);
   return cachedImage(
     PROXY_REF,
     contents,
     { entrypoint: ['/usr/local/bin/pilot-agent'], user: `${PROXY_UID}:${PROXY_UID}` },
     (root) => {
       baseFiles(root);
-      for (const [multi, names] of Object.entries(XTABLES))
-        for (const n of names) symlinkSync(multi, join(root, 'usr/sbin', n));
+      linkIptables(root);
       mkdirSync(join(root, 'run'), { mode: 0o755 }); // iptables-legacy takes /run/xtables.lock
     },
   );

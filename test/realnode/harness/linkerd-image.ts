@@ -8,18 +8,18 @@
 //   /usr/lib/linkerd/linkerd2-network-validator  the REAL validator (CNI mode; scripts/build-linkerd-validator.sh)
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { findMeshBuild } from '../../meshbin/binaries.ts';
 import type { BuiltImage } from './image.ts';
 import {
+  addIptables,
   baseFiles,
   cachedImage,
   IMAGE_PREFIX,
   imageCache,
+  linkIptables,
   sharedLibraries,
-  XTABLES,
-  XTABLES_LIBDIR,
   type Contents,
 } from './images.ts';
 import { LINKERD_PROXY_UID } from './linkerd-cni.ts';
@@ -30,10 +30,12 @@ export const LINKERD_PROXY_TAG = 'b24cd405-standin';
 export const LINKERD_PROXY_REF = `${LINKERD_PROXY_REPO}:${LINKERD_PROXY_TAG}`;
 
 const SOURCE = new URL('../images/linkerd-proxy.c', import.meta.url).pathname;
+/** The header it shares with Istio's stand-in (proxy.c). */
+const HEADER = new URL('../images/standin.h', import.meta.url).pathname;
 
-/** The stand-in compiled (gcc -static -Os), cached by its source's hash next to the image archives. */
+/** The stand-in compiled (gcc -static -Os), cached by its sources' hash next to the image archives. */
 function standInProxy(cacheDir: string): string {
-  const key = createHash('sha256').update(readFileSync(SOURCE)).digest('hex').slice(0, 12);
+  const key = createHash('sha256').update(readFileSync(SOURCE)).update(readFileSync(HEADER)).digest('hex').slice(0, 12);
   const out = join(cacheDir, `linkerd-proxy-standin-${key}`);
   if (existsSync(out)) return out;
   mkdirSync(cacheDir, { recursive: true });
@@ -51,13 +53,7 @@ export function linkerdProxyImage(): Promise<BuiltImage> {
     ['usr/lib/linkerd/linkerd2-network-validator', validator],
   ]);
   for (const lib of sharedLibraries(validator)) contents.set(relative('/', lib), realpathSync(lib));
-  for (const multi of Object.keys(XTABLES)) {
-    const bin = join('/usr/sbin', multi);
-    contents.set(relative('/', bin), realpathSync(bin));
-    for (const lib of sharedLibraries(bin)) contents.set(relative('/', lib), realpathSync(lib));
-  }
-  contents.set(relative('/', XTABLES_LIBDIR), XTABLES_LIBDIR);
-  if (existsSync('/etc/protocols')) contents.set('etc/protocols', '/etc/protocols');
+  addIptables(contents);
   return cachedImage(
     LINKERD_PROXY_REF,
     contents,
@@ -69,8 +65,7 @@ export function linkerdProxyImage(): Promise<BuiltImage> {
     },
     (root) => {
       baseFiles(root);
-      for (const [multi, names] of Object.entries(XTABLES))
-        for (const n of names) symlinkSync(multi, join(root, 'usr/sbin', n));
+      linkIptables(root);
       mkdirSync(join(root, 'run'), { mode: 0o755 }); // iptables-legacy's /run/xtables.lock (linkerd-init mounts an emptyDir there)
       // As linkerd2-proxy-init's Dockerfile: linkerd-init runs as a non-root UID with NET_ADMIN and NET_RAW in its
       // bounding set, and these file capabilities give them to proxy-init and iptables after execve.

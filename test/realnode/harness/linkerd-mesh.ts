@@ -4,10 +4,10 @@
 // chained on the nodes (harness/linkerd-cni.ts), meshgate with the linkerd profile. Namespaces opt in to Linkerd by
 // the annotation linkerd.io/inject=enabled, to meshgate by its label.
 import type { ControlPlane } from '../../e2e/harness/controlplane.ts';
-import { startLinkerdInjector, type LinkerdInjector } from '../../e2e/harness/linkerd.ts';
+import { installLinkerd, startLinkerdInjector, type LinkerdInjector } from '../../e2e/harness/linkerd.ts';
 import type { TierMesh } from './cni.ts';
 import { MESHGATE_REF } from './images.ts';
-import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { LINKERD_PROXY_UID } from './linkerd-cni.ts';
 import { LINKERD_PROXY_REF, LINKERD_PROXY_REPO, LINKERD_PROXY_TAG } from './linkerd-image.ts';
 import { plainPod } from './pods.ts';
@@ -27,22 +27,10 @@ export const LINKERD_TIER_VALUES = {
   networkValidator: { connectAddr: PROBE },
 };
 
-/**
- * Linkerd's injector, registered, and its control plane's ConfigMaps as its chart installs them in namespace linkerd:
- * meshgate learns the trust anchors and services the injector writes from them, trusted because the injector's
- * MutatingWebhookConfiguration names that namespace (src/mesh/installed.ts). Without them every injected proxy
- * would carry anchors meshgate has never seen (impostor_container).
- */
+/** Linkerd's injector with the tier's values, installed for meshgate (registered, its ConfigMaps: installLinkerd). */
 export async function startTierLinkerdInjector(cp: ControlPlane): Promise<LinkerdInjector> {
   const l = await startLinkerdInjector(cp, LINKERD_TIER_VALUES);
-  await l.register({ failurePolicy: 'Fail' });
-  const core = cp.kc.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: 'linkerd' } } });
-  for (const [name, data] of [
-    ['linkerd-config', { values: l.rendered.values }],
-    ['linkerd-identity-trust-roots', { 'ca-bundle.crt': l.rendered.trustRoots }],
-  ] as const)
-    await core.createNamespacedConfigMap({ namespace: 'linkerd', body: { metadata: { name }, data } });
+  await installLinkerd(cp, l);
   return l;
 }
 

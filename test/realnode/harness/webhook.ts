@@ -142,40 +142,22 @@ function chartConfigurations(
     timeoutSeconds: 10,
     admissionReviewVersions: ['v1'],
   };
-  const mutating = {
+  /** A configuration of one webhook `name`, called at `path` for CREATE of `resources` under `failurePolicy`. */
+  const one = (name: string, path: string, resources: string[], failurePolicy: FailurePolicy, extra = {}) => ({
     metadata: { name: WEBHOOK_CONFIG_NAME },
     webhooks: [
       {
-        name: 'pods.mutate.meshgate.io',
-        clientConfig: { url: `${url}/mutate`, caBundle },
-        rules: [
-          { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' },
-        ],
-        failurePolicy: policy.mutating,
-        reinvocationPolicy: 'IfNeeded',
+        name,
+        clientConfig: { url: `${url}${path}`, caBundle },
+        rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources, scope: 'Namespaced' }],
+        failurePolicy,
+        ...extra,
         ...common,
       },
     ],
+  });
+  return {
+    mutating: one('pods.mutate.meshgate.io', '/mutate', ['pods'], policy.mutating, { reinvocationPolicy: 'IfNeeded' }),
+    validating: one('pods.validate.meshgate.io', '/validate', ['pods', 'pods/binding'], policy.validating),
   };
-  const validating = {
-    metadata: { name: WEBHOOK_CONFIG_NAME },
-    webhooks: [
-      {
-        name: 'pods.validate.meshgate.io',
-        clientConfig: { url: `${url}/validate`, caBundle },
-        rules: [
-          {
-            apiGroups: [''],
-            apiVersions: ['v1'],
-            operations: ['CREATE'],
-            resources: ['pods', 'pods/binding'],
-            scope: 'Namespaced',
-          },
-        ],
-        failurePolicy: policy.validating,
-        ...common,
-      },
-    ],
-  };
-  return { mutating, validating };
 }

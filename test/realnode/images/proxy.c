@@ -15,82 +15,21 @@
  *                                          from Istio 1.27.0 by scripts/build-istio.sh) with the same arguments,
  *                                          so the pod gets exactly the rules Istio's init container installs
  * Anything else exits 2 with a message (a pod spec this stand-in does not model must fail visibly).
- * SIGTERM/SIGINT exit at once with status 0, so pod deletion does not wait for the grace period.
- * Built static (gcc -static) by scripts/build-realnode.sh; single-threaded, one poll() loop, no allocation.
+ * Built static (gcc -static) by scripts/build-realnode.sh, with standin.h.
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <linux/netfilter_ipv4.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include "standin.h"
 
 /* 15090: Envoy's Prometheus port, which the injected container declares; answered like the readiness port. */
 static const int ports[] = {15001, 15006, 15021, 15090};
-#define NPORTS (sizeof ports / sizeof ports[0])
 #define READINESS_PORT 15021
 #define PROMETHEUS_PORT 15090
 #define ISTIO_IPTABLES "/usr/local/bin/istio-iptables"
 
-static void on_signal(int sig) {
-  (void)sig;
-  _exit(0);
-}
-
-static int listen_on(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_ANY)};
-  if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-      bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0) {
-    fprintf(stderr, "meshgate-e2e-proxy: cannot listen on 0.0.0.0:%d: %s\n", port, strerror(errno));
-    exit(1);
-  }
-  return fd;
-}
-
-/* Writes the whole buffer or gives up (the peer went away: nothing to do about it). */
-static void write_all(int fd, const char *buf, size_t len) {
-  while (len > 0) {
-    ssize_t n = write(fd, buf, len);
-    if (n <= 0) return;
-    buf += n;
-    len -= (size_t)n;
-  }
-}
-
-static void answer(int fd, int port) {
-  char line[160];
-  int n;
-  if (port == READINESS_PORT || port == PROMETHEUS_PORT) {
-    /* Read (part of) the request so the client does not see a reset, then answer like Envoy's readiness. */
-    char req[512];
-    struct timeval tv = {.tv_sec = 1};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    (void)read(fd, req, sizeof req);
-    n = snprintf(line, sizeof line, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-  } else {
-    struct sockaddr_in orig;
-    socklen_t len = sizeof orig;
-    char ip[INET_ADDRSTRLEN] = "unknown";
-    int oport = 0;
-    if (getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &orig, &len) == 0) {
-      inet_ntop(AF_INET, &orig.sin_addr, ip, sizeof ip);
-      oport = ntohs(orig.sin_port);
-    }
-    n = snprintf(line, sizeof line, "meshgate-e2e-proxy port=%d orig=%s:%d\n", port, ip, oport);
-  }
-  write_all(fd, line, (size_t)n);
-  close(fd);
-}
+/* Answered like Envoy's readiness: HTTP 200 for any request. */
+static int http_port(int port) { return port == READINESS_PORT || port == PROMETHEUS_PORT; }
 
 int main(int argc, char **argv) {
-  struct pollfd fds[NPORTS];
+  char banner[80];
   if (argc > 1 && strcmp(argv[1], "istio-iptables") == 0) {
     execv(ISTIO_IPTABLES, argv + 1);
     fprintf(stderr, "meshgate-e2e-proxy: cannot run %s: %s\n", ISTIO_IPTABLES, strerror(errno));
@@ -100,21 +39,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "meshgate-e2e-proxy: stand-in pilot-agent: command \"%s\" is not modelled (only proxy, istio-iptables)\n", argv[1]);
     return 2;
   }
-  signal(SIGTERM, on_signal);
-  signal(SIGINT, on_signal);
-  signal(SIGPIPE, SIG_IGN);
-  for (size_t i = 0; i < NPORTS; i++) fds[i] = (struct pollfd){.fd = listen_on(ports[i]), .events = POLLIN};
-  fprintf(stderr, "meshgate-e2e-proxy: listening on 15001, 15006, 15021, 15090 (%d args ignored)\n", argc - 1);
-  for (;;) {
-    if (poll(fds, NPORTS, -1) < 0) {
-      if (errno == EINTR) continue;
-      perror("meshgate-e2e-proxy: poll");
-      return 1;
-    }
-    for (size_t i = 0; i < NPORTS; i++) {
-      if (!(fds[i].revents & POLLIN)) continue;
-      int c = accept(fds[i].fd, NULL, NULL);
-      if (c >= 0) answer(c, ports[i]);
-    }
-  }
+  snprintf(banner, sizeof banner, "listening on 15001, 15006, 15021, 15090 (%d args ignored)", argc - 1);
+  return standin_serve("meshgate-e2e-proxy", ports, sizeof ports / sizeof ports[0], http_port, banner);
 }

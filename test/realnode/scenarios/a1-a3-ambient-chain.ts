@@ -13,10 +13,8 @@
 // The node quarantine is not switched on for this line (scenarios.ts): with one ambient node it would hold rn-1
 // withdrawn with nowhere else to run; it is judged on the sidecar lines and in test/ambient/repair.test.ts.
 import { AMBIENT_OPT_IN } from '../harness/mesh.ts';
-import { PodMonitor } from '../harness/monitor.ts';
 import {
   appContainer,
-  counts,
   createDeployment,
   nodeCondition,
   refusal,
@@ -26,6 +24,7 @@ import {
   visibleEvents,
   waitRight,
   workloadRight,
+  watchNamespace,
 } from './common.ts';
 import { awsNodeChange } from './s10-aws-node.ts';
 import { rebootRace } from './s11-reboot.ts';
@@ -46,12 +45,7 @@ export const a1: Scenario = {
   async run({ cluster, mesh }) {
     const ns = 'a1';
     const rn1 = cluster.node('rn-1');
-    await mesh.namespace(ns, AMBIENT_OPT_IN);
-    const m = new PodMonitor(cluster, [ns]);
-    m.start();
-    const failures: string[] = [];
-    const seen: string[] = [];
-    try {
+    return watchNamespace({ cluster, mesh }, ns, AMBIENT_OPT_IN, async ({ m, failures, seen }) => {
       const t0 = Date.now();
       rn1.writeConflist(rn1.standardChain(false));
       await mesh.waitVerdict('rn-1', false);
@@ -74,10 +68,8 @@ export const a1: Scenario = {
         failures.push(`${REPLICAS} redirected replicas not running ${DEADLINE_MS / 1000} s after the restore`);
       failures.push(...unredirectedDetail(m));
       seen.push(...(await visibleEvents(cluster, ns, t0)));
-      return { ...counts(m), rightMs, seen, failures };
-    } finally {
-      await m.stop();
-    }
+      return { rightMs };
+    });
   },
 };
 

@@ -5,12 +5,9 @@
 // none runs unredirected; once the component is back every replica runs, judged redirected in its netns.
 import { VERIFIED_LABEL } from '../harness/agent.ts';
 import { AMBIENT_OPT_IN } from '../harness/mesh.ts';
-import { PodMonitor } from '../harness/monitor.ts';
 import {
   appContainer,
   core,
-  counts,
-  createDeployment,
   nodeCondition,
   refusal,
   type Scenario,
@@ -20,6 +17,8 @@ import {
   visibleEvents,
   waitRight,
   workloadRight,
+  watchNamespace,
+  baseline,
 } from './common.ts';
 
 const NS = 'a4';
@@ -37,17 +36,11 @@ export const a4: Scenario = {
   async run({ cluster, mesh }) {
     const ambient = mesh.ambient;
     if (!ambient) throw new Error('A4 needs the ambient line (harness/ambient.ts)');
-    await mesh.namespace(NS, AMBIENT_OPT_IN);
-    const m = new PodMonitor(cluster, [NS]);
-    m.start();
-    const failures: string[] = [];
-    const seen: string[] = [];
     let replicas = 1;
     let rightMs: number | undefined = 0;
-    try {
-      await createDeployment(cluster, NS, 'web', replicas);
-      if ((await waitRight(Date.now(), 60_000, () => workloadRight(m, NS, 'web', replicas))) === undefined)
-        failures.push('baseline: the redirected replica did not start');
+    return watchNamespace({ cluster, mesh }, NS, AMBIENT_OPT_IN, async (w) => {
+      const { m, failures, seen } = w;
+      await baseline(cluster, w, NS, replicas, 'the redirected replica');
       const phases = [
         { what: "istio-cni's node agent", kill: ambient.killAgent, reason: 'ambient_agent_not_ready' },
         { what: 'ztunnel', kill: ambient.killZtunnel, reason: 'ztunnel_not_ready' },
@@ -88,9 +81,7 @@ export const a4: Scenario = {
       await m.settled();
       failures.push(...unredirectedDetail(m));
       seen.push(await nodeCondition(cluster, 'rn-1'));
-      return { ...counts(m), rightMs, seen, failures };
-    } finally {
-      await m.stop();
-    }
+      return { rightMs };
+    });
   },
 };

@@ -18,20 +18,18 @@ import { chartDir } from '../../chart/helm.ts';
 import { EDIT_OWN_NAMESPACE, grantRole, impersonate } from '../../e2e/impersonate.ts';
 import { describeError } from '../../e2e/harness/wait.ts';
 import { AMBIENT_OPT_IN } from '../harness/mesh.ts';
-import { PodMonitor } from '../harness/monitor.ts';
 import { MESH_NAMESPACE } from '../harness/webhook.ts';
 import type { RealCluster } from '../harness/cluster.ts';
 import {
   core,
-  counts,
-  createDeployment,
   oneLine,
   type Scenario,
   sleep,
   unredirectedDetail,
   visibleEvents,
   waitRight,
-  workloadRight,
+  watchNamespace,
+  baseline,
 } from './common.ts';
 
 const run = promisify(execFile);
@@ -116,113 +114,108 @@ export const a5: Scenario = {
   namespaces: [NS],
   async run({ cluster, mesh }) {
     if (!mesh.ambient) throw new Error('A5 needs the ambient line (harness/ambient.ts)');
-    await mesh.namespace(NS, AMBIENT_OPT_IN);
     const policy = await enforcementPolicy(cluster);
-    const applied = await cluster.cp.kubectl(['apply', '-f', '-'], { input: policy });
-    if (applied.code !== 0) throw new Error(`kubectl apply (enforcement policy): ${applied.stderr}`);
-    await grantRole(cluster.cp.kc, NS, 'edit-own-namespace', { rules: EDIT_OWN_NAMESPACE }, { user: TEAM });
-    const m = new PodMonitor(cluster, [NS]);
-    m.start();
-    const failures: string[] = [];
-    const seen: string[] = [];
     let rightMs: number | undefined;
     try {
-      await createDeployment(cluster, NS, 'web', REPLICAS);
-      if ((await waitRight(Date.now(), 60_000, () => workloadRight(m, NS, 'web', REPLICAS))) === undefined)
-        failures.push('baseline: the redirected replicas did not start');
-      const team = impersonate(cluster.cp.kc, { user: TEAM }).makeApiClient(CoreV1Api);
-      const patchLabel = (asTeam: boolean, dryRun?: 'All') =>
-        (asTeam ? team : core(cluster))
-          .patchNamespace({ name: NS, body: { metadata: { labels: { [DATAPLANE]: null } } }, dryRun }, merge)
-          .then(
-            () => 'allowed',
-            (err) => describeError(err),
-          );
-      // 1. The namespace's admin: refused (the policy takes a moment to be in force: asked as a dry run until then).
-      const refused = await waitRight(Date.now(), 30_000, async () => (await patchLabel(true, 'All')) !== 'allowed');
-      const answer = await patchLabel(true);
-      const label = (await core(cluster).readNamespace({ name: NS })).metadata?.labels?.[DATAPLANE];
-      if (refused === undefined || !answer.includes('out of Istio ambient mode') || label !== 'ambient')
-        failures.push(`the namespace admin's relabel was not refused: ${oneLine(answer)} (label now ${label})`);
-      else seen.push(`namespace admin removes ${DATAPLANE}: ${oneLine(answer, 400)}`);
+      return await watchNamespace({ cluster, mesh }, NS, AMBIENT_OPT_IN, async (w) => {
+        const { m, failures, seen } = w;
+        const applied = await cluster.cp.kubectl(['apply', '-f', '-'], { input: policy });
+        if (applied.code !== 0) throw new Error(`kubectl apply (enforcement policy): ${applied.stderr}`);
+        await grantRole(cluster.cp.kc, NS, 'edit-own-namespace', { rules: EDIT_OWN_NAMESPACE }, { user: TEAM });
+        await baseline(cluster, w, NS, REPLICAS, 'the redirected replicas');
+        const team = impersonate(cluster.cp.kc, { user: TEAM }).makeApiClient(CoreV1Api);
+        const patchLabel = (asTeam: boolean, dryRun?: 'All') =>
+          (asTeam ? team : core(cluster))
+            .patchNamespace({ name: NS, body: { metadata: { labels: { [DATAPLANE]: null } } }, dryRun }, merge)
+            .then(
+              () => 'allowed',
+              (err) => describeError(err),
+            );
+        // 1. The namespace's admin: refused (the policy takes a moment to be in force: asked as a dry run until then).
+        const refused = await waitRight(Date.now(), 30_000, async () => (await patchLabel(true, 'All')) !== 'allowed');
+        const answer = await patchLabel(true);
+        const label = (await core(cluster).readNamespace({ name: NS })).metadata?.labels?.[DATAPLANE];
+        if (refused === undefined || !answer.includes('out of Istio ambient mode') || label !== 'ambient')
+          failures.push(`the namespace admin's relabel was not refused: ${oneLine(answer)} (label now ${label})`);
+        else seen.push(`namespace admin removes ${DATAPLANE}: ${oneLine(answer, 400)}`);
 
-      // 2. A cluster admin: pods lose their capture; meshgate records and deletes them.
-      const pods = m.current(NS).filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase === 'Running');
-      const t0 = Date.now();
-      const byAdmin = await patchLabel(false);
-      if (byAdmin !== 'allowed') failures.push(`the cluster admin's relabel failed: ${byAdmin}`);
-      // Per pod, two pollers side by side (each ~every POLL_MS): its netns — when ztunnel's rules are gone from it,
-      // and when the sandbox itself is (nothing of the pod runs any more) — and the pod object (its deletion).
-      const deadline = t0 + DEADLINE_MS;
-      const since = () => Date.now() - t0;
-      const watch = async (p: V1Pod) => {
-        const uid = p.metadata!.uid!;
-        const netns = (async () => {
-          let rulesGone: number | undefined;
-          while (Date.now() < deadline) {
-            const c = await captured(cluster, p);
-            if (c === false) rulesGone ??= since();
-            if (c === undefined) return { rulesGone, sandboxGone: since() };
-            await sleep(POLL_MS);
-          }
-          return { rulesGone, sandboxGone: undefined };
-        })();
-        const deleted = (async () => {
-          while (Date.now() < deadline) {
-            const now = await core(cluster)
-              .readNamespacedPod({ name: p.metadata!.name!, namespace: NS })
-              .catch(() => undefined);
-            if (!now || now.metadata?.uid !== uid || now.metadata?.deletionTimestamp) return since();
-            await sleep(POLL_MS);
-          }
-          return undefined;
-        })();
-        return { pod: p, ...(await netns), deleted: await deleted };
-      };
-      const watched = await Promise.all(pods.map(watch));
-      const deletedAt = new Map<string, number>();
-      const s = (ms: number | undefined) => (ms === undefined ? '?' : `${(ms / 1000).toFixed(2)} s`);
-      for (const { pod: p, rulesGone, sandboxGone, deleted } of watched) {
-        if (deleted === undefined)
-          failures.push(`pod ${p.metadata!.name} not deleted ${DEADLINE_MS / 1000} s after the relabel`);
-        else deletedAt.set(p.metadata!.uid!, deleted);
-        if (sandboxGone === undefined)
-          failures.push(`pod ${p.metadata!.name}'s sandbox still there ${DEADLINE_MS / 1000} s after the relabel`);
-        // Without a poll that saw the rules gone first, they went with the sandbox: no window that could be seen.
-        const window = sandboxGone === undefined ? '?' : s(sandboxGone - (rulesGone ?? sandboxGone));
-        seen.push(
-          `pod ${p.metadata!.name}: rules gone ${rulesGone === undefined ? 'not seen before the sandbox' : `after ${s(rulesGone)}`}, ` +
-            `deleted by meshgate after ${s(deleted)}, sandbox gone after ${s(sandboxGone)}: ran without capture for ` +
-            `${window} (polled every ${POLL_MS} ms; the deletion's grace is 2 s)`,
+        // 2. A cluster admin: pods lose their capture; meshgate records and deletes them.
+        const pods = m.current(NS).filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase === 'Running');
+        const t0 = Date.now();
+        const byAdmin = await patchLabel(false);
+        if (byAdmin !== 'allowed') failures.push(`the cluster admin's relabel failed: ${byAdmin}`);
+        // Per pod, two pollers side by side (each ~every POLL_MS): its netns — when ztunnel's rules are gone from it,
+        // and when the sandbox itself is (nothing of the pod runs any more) — and the pod object (its deletion).
+        const deadline = t0 + DEADLINE_MS;
+        const since = () => Date.now() - t0;
+        const watch = async (p: V1Pod) => {
+          const uid = p.metadata!.uid!;
+          const netns = (async () => {
+            let rulesGone: number | undefined;
+            while (Date.now() < deadline) {
+              const c = await captured(cluster, p);
+              if (c === false) rulesGone ??= since();
+              if (c === undefined) return { rulesGone, sandboxGone: since() };
+              await sleep(POLL_MS);
+            }
+            return { rulesGone, sandboxGone: undefined };
+          })();
+          const deleted = (async () => {
+            while (Date.now() < deadline) {
+              const now = await core(cluster)
+                .readNamespacedPod({ name: p.metadata!.name!, namespace: NS })
+                .catch(() => undefined);
+              if (!now || now.metadata?.uid !== uid || now.metadata?.deletionTimestamp) return since();
+              await sleep(POLL_MS);
+            }
+            return undefined;
+          })();
+          return { pod: p, ...(await netns), deleted: await deleted };
+        };
+        const watched = await Promise.all(pods.map(watch));
+        const deletedAt = new Map<string, number>();
+        const s = (ms: number | undefined) => (ms === undefined ? '?' : `${(ms / 1000).toFixed(2)} s`);
+        for (const { pod: p, rulesGone, sandboxGone, deleted } of watched) {
+          if (deleted === undefined)
+            failures.push(`pod ${p.metadata!.name} not deleted ${DEADLINE_MS / 1000} s after the relabel`);
+          else deletedAt.set(p.metadata!.uid!, deleted);
+          if (sandboxGone === undefined)
+            failures.push(`pod ${p.metadata!.name}'s sandbox still there ${DEADLINE_MS / 1000} s after the relabel`);
+          // Without a poll that saw the rules gone first, they went with the sandbox: no window that could be seen.
+          const window = sandboxGone === undefined ? '?' : s(sandboxGone - (rulesGone ?? sandboxGone));
+          seen.push(
+            `pod ${p.metadata!.name}: rules gone ${rulesGone === undefined ? 'not seen before the sandbox' : `after ${s(rulesGone)}`}, ` +
+              `deleted by meshgate after ${s(deleted)}, sandbox gone after ${s(sandboxGone)}: ran without capture for ` +
+              `${window} (polled every ${POLL_MS} ms; the deletion's grace is 2 s)`,
+          );
+        }
+        rightMs = deletedAt.size === pods.length ? Math.max(...deletedAt.values()) : undefined;
+        // 3. The replacements: refused, none runs.
+        await sleep(QUIET_MS);
+        const running = m.current(NS).filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase === 'Running');
+        if (running.length)
+          failures.push(
+            `${running.length} pod(s) of ${NS} run after the relabel: ${running.map((p) => p.metadata?.name).join(', ')}`,
+          );
+        const events = await visibleEvents(cluster, NS, t0);
+        seen.push(...events);
+        const lostEvents = (await core(cluster).listNamespacedEvent({ namespace: NS })).items.filter(
+          (e) => e.reason === 'MeshCaptureLost',
         );
-      }
-      rightMs = deletedAt.size === pods.length ? Math.max(...deletedAt.values()) : undefined;
-      // 3. The replacements: refused, none runs.
-      await sleep(QUIET_MS);
-      const running = m.current(NS).filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase === 'Running');
-      if (running.length)
-        failures.push(
-          `${running.length} pod(s) of ${NS} run after the relabel: ${running.map((p) => p.metadata?.name).join(', ')}`,
-        );
-      const events = await visibleEvents(cluster, NS, t0);
-      seen.push(...events);
-      const lostEvents = (await core(cluster).listNamespacedEvent({ namespace: NS })).items.filter(
-        (e) => e.reason === 'MeshCaptureLost',
-      );
-      for (const p of pods)
-        if (
-          !lostEvents.some(
-            (e) => e.involvedObject.uid === p.metadata!.uid || e.involvedObject.name === p.metadata!.name,
+        for (const p of pods)
+          if (
+            !lostEvents.some(
+              (e) => e.involvedObject.uid === p.metadata!.uid || e.involvedObject.name === p.metadata!.name,
+            )
           )
-        )
-          failures.push(`no MeshCaptureLost Event on pod ${p.metadata!.name}`);
-      if (!events.some((e) => /FailedCreate.*meshgate/.test(e)))
-        failures.push("the Deployment's replacements were not refused by meshgate (no FailedCreate naming it)");
-      await m.settled();
-      failures.push(...unredirectedDetail(m));
-      return { ...counts(m), rightMs, seen, failures };
+            failures.push(`no MeshCaptureLost Event on pod ${p.metadata!.name}`);
+        if (!events.some((e) => /FailedCreate.*meshgate/.test(e)))
+          failures.push("the Deployment's replacements were not refused by meshgate (no FailedCreate naming it)");
+        await m.settled();
+        failures.push(...unredirectedDetail(m));
+        return { rightMs };
+      });
     } finally {
-      await m.stop();
       await cluster.cp.kubectl(['delete', '--ignore-not-found', '-f', '-'], { input: policy });
     }
   },

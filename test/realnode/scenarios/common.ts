@@ -9,7 +9,7 @@ import type { RealCluster } from '../harness/cluster.ts';
 import { PAUSE_UID, pauseRef } from '../harness/images.ts';
 import { cannotBecomeProxy } from '../harness/pods.ts';
 import type { MeshStack } from '../harness/mesh.ts';
-import { APP_CONTAINER, appRunning, type PodMonitor, redirected } from '../harness/monitor.ts';
+import { APP_CONTAINER, appRunning, PodMonitor, redirected } from '../harness/monitor.ts';
 import { CONDITION_TYPE } from '../../../src/contract/node.ts';
 import { QUARANTINE_ANNOTATION, QUARANTINE_HISTORY_ANNOTATION } from '../../../src/node/quarantine.ts';
 import { readdirSync, rmSync } from 'node:fs';
@@ -50,7 +50,7 @@ export interface Scenario {
   title: string;
   /** Namespaces the scenario creates; the runner deletes them (and waits for their pods) afterwards. */
   namespaces: string[];
-  run(ctx: ScenarioContext): Promise<Omit<ScenarioResult, 'id' | 'title' | 'durationMs'>>;
+  run(ctx: ScenarioContext): Promise<ScenarioRow>;
 }
 
 export const core = (c: RealCluster) => c.cp.kc.makeApiClient(CoreV1Api);
@@ -247,6 +247,54 @@ export async function resetNodes(ctx: ScenarioContext): Promise<void> {
   }
   await ctx.mesh.restartRepair();
   for (const n of ctx.cluster.nodes) await ctx.mesh.waitVerdict(n.name, n.mesh);
+}
+
+/** A scenario's row before the runner adds its id, title and duration. */
+export type ScenarioRow = Omit<ScenarioResult, 'id' | 'title' | 'durationMs'>;
+
+/** What a scenario gathers while its namespace is watched: the monitor, and what failed and was seen so far. */
+export interface Watch {
+  m: PodMonitor;
+  failures: string[];
+  seen: string[];
+}
+
+/**
+ * The frame of a scenario's run: namespace `ns` created with `labels`, its pods watched by a PodMonitor while `body`
+ * runs (stopped after it, whatever happens). The row: the monitor's counts, what `body` found failing and saw, and
+ * what it returns on top (rightMs; counts of its own where it judged more than the monitor did).
+ */
+export async function watchNamespace(
+  ctx: ScenarioContext,
+  ns: string,
+  labels: Record<string, string>,
+  body: (w: Watch) => Promise<Partial<ScenarioRow>>,
+): Promise<ScenarioRow> {
+  await ctx.mesh.namespace(ns, labels);
+  const w: Watch = { m: new PodMonitor(ctx.cluster, [ns]), failures: [], seen: [] };
+  w.m.start();
+  try {
+    const row = await body(w);
+    return { ...counts(w.m), seen: w.seen, failures: w.failures, ...row };
+  } finally {
+    await w.m.stop();
+  }
+}
+
+/**
+ * The baseline of a scenario: Deployment web of `replicas` pods, right (each app running, redirected) within 60 s,
+ * or a failure saying `what` did not start.
+ */
+export async function baseline(
+  c: RealCluster,
+  { m, failures }: Watch,
+  ns: string,
+  replicas: number,
+  what = `${replicas} redirected replicas`,
+): Promise<void> {
+  await createDeployment(c, ns, 'web', replicas);
+  if ((await waitRight(Date.now(), 60_000, () => workloadRight(m, ns, 'web', replicas))) === undefined)
+    failures.push(`baseline: ${what} did not start`);
 }
 
 /** Counts for the result row from a monitor: created, ran, ran without redirection (or not judged). */

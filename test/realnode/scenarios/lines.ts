@@ -11,7 +11,7 @@
 import type { TierMesh } from '../harness/cni.ts';
 import type { TierRuntime } from '../harness/containerd2.ts';
 import type { ScenarioResult } from './common.ts';
-import { printTable, secs } from './matrix.ts';
+import { printTable, resultRow } from './matrix.ts';
 
 export interface Line {
   mesh: TierMesh;
@@ -59,18 +59,7 @@ export function chosenLines(env: string | undefined): Line[] {
 /** One row per scenario × line, every line's results together. */
 export function printLines(results: { line: Line; results: ScenarioResult[] }[]): void {
   const rows = [['', 'mesh/runtime', 'created', 'Running', 'unredirected', 'right again after', 'took', 'result']];
-  for (const { line, results: rs } of results)
-    for (const r of rs)
-      rows.push([
-        r.id,
-        lineName(line),
-        String(r.created),
-        String(r.running),
-        String(r.unredirected),
-        secs(r.rightMs),
-        secs(r.durationMs),
-        r.failures.length ? 'FAILED' : 'PASS',
-      ]);
+  for (const { line, results: rs } of results) for (const r of rs) rows.push(resultRow(r, lineName(line)));
   console.log('\nall lines:');
   printTable(rows);
 }

@@ -18,20 +18,23 @@ export function printTable(rows: string[][]): void {
   }
 }
 
+/** A result's row: its id, `what` (its title, or its line), the counts, the times and the outcome. */
+export function resultRow(r: ScenarioResult, what: string): string[] {
+  return [
+    r.id,
+    what,
+    String(r.created),
+    String(r.running),
+    String(r.unredirected),
+    secs(r.rightMs),
+    secs(r.durationMs),
+    r.failures.length ? 'FAILED' : 'PASS',
+  ];
+}
+
 export function printMatrix(results: ScenarioResult[]): void {
   const rows = [['', 'scenario', 'created', 'Running', 'Running unredirected', 'right again after', 'took', 'result']];
-  for (const r of results) {
-    rows.push([
-      r.id,
-      r.title,
-      String(r.created),
-      String(r.running),
-      String(r.unredirected),
-      secs(r.rightMs),
-      secs(r.durationMs),
-      r.failures.length ? 'FAILED' : 'PASS',
-    ]);
-  }
+  for (const r of results) rows.push(resultRow(r, r.title));
   console.log('');
   printTable(rows);
   for (const r of results) {

@@ -2,7 +2,6 @@
 // refused at admission with the reason; a Deployment's pods (no node yet) are pinned to verified nodes and run on
 // rn-1, redirected by istio-cni.
 import {
-  counts,
   createDeployment,
   nodeCondition,
   refusal,
@@ -11,8 +10,8 @@ import {
   waitRight,
   workloadRight,
   appContainer,
+  watchNamespace,
 } from './common.ts';
-import { PodMonitor } from '../harness/monitor.ts';
 import { OPT_IN_LABELS } from '../harness/mesh.ts';
 
 const NS = 's1';
@@ -25,12 +24,7 @@ export const s1: Scenario = {
   title: 'node whose active conflist lacks the mesh plugin',
   namespaces: [NS],
   async run({ cluster, mesh }) {
-    await mesh.namespace(NS, OPT_IN_LABELS);
-    const m = new PodMonitor(cluster, [NS]);
-    m.start();
-    const failures: string[] = [];
-    const seen: string[] = [];
-    try {
+    return watchNamespace({ cluster, mesh }, NS, OPT_IN_LABELS, async ({ m, failures, seen }) => {
       const t0 = Date.now();
       const refused = await refusal(cluster, NS, {
         metadata: { name: 'bound-to-rn-2' },
@@ -52,9 +46,7 @@ export const s1: Scenario = {
         );
       failures.push(...unredirectedDetail(m));
       seen.push(await nodeCondition(cluster, 'rn-2'));
-      return { ...counts(m), rightMs, seen, failures };
-    } finally {
-      await m.stop();
-    }
+      return { rightMs };
+    });
   },
 };

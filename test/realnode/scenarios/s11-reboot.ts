@@ -8,22 +8,22 @@
 // again (by its container's startedAt).
 import type { V1Pod } from '@kubernetes/client-node';
 import { redirected } from '../harness/monitor.ts';
-import { PodMonitor } from '../harness/monitor.ts';
 import { OPT_IN_LABELS } from '../harness/mesh.ts';
 import { rebootNode } from '../harness/reboot.ts';
 import {
   core,
   counts,
-  createDeployment,
   nodeCondition,
   type Scenario,
   type ScenarioContext,
-  type ScenarioResult,
+  type ScenarioRow,
   sleep,
   unredirectedDetail,
   visibleEvents,
   waitRight,
   workloadRight,
+  watchNamespace,
+  baseline,
 } from './common.ts';
 
 const NS = 's11';
@@ -48,67 +48,61 @@ export async function rebootRace(
   labels: Record<string, string>,
   restore: (ctx: ScenarioContext) => Promise<void>,
   agentLateMs = 0,
-): Promise<Omit<ScenarioResult, 'id' | 'title' | 'durationMs'>> {
+): Promise<ScenarioRow> {
   const { cluster, mesh } = ctx;
-  await mesh.namespace(ns, labels);
-  const m = new PodMonitor(cluster, [ns]);
-  m.start();
-  const failures: string[] = [];
-  const seen: string[] = [];
   const restarted = new Map<string, boolean>(); // pod uid + app start → redirected
   let watching = true;
   const rn1 = cluster.node('rn-1');
-  try {
-    // rn-1 verified, rn-2 not: the replicas run on rn-1.
-    await createDeployment(cluster, ns, 'web', REPLICAS);
-    if ((await waitRight(Date.now(), 60_000, () => workloadRight(m, ns, 'web', REPLICAS))) === undefined)
-      failures.push(`baseline: ${REPLICAS} redirected replicas did not start`);
-    await m.settled();
-    const t0 = Date.now();
-    // Every app (re)start after the reboot, judged in its new netns.
-    const rejudge = (async () => {
-      while (watching) {
-        for (const p of (await core(cluster).listNamespacedPod({ namespace: ns })).items) {
-          const at = appStart(p);
-          const key = `${p.metadata!.uid}@${at}`;
-          if (at === undefined || at < t0 || restarted.has(key) || p.spec?.nodeName !== 'rn-1') continue;
-          const r = await cluster.redirectionOf(p).catch(() => undefined);
-          restarted.set(key, Boolean(redirected(r)));
-          if (!redirected(r))
-            failures.push(
-              `pod ${p.metadata!.name}'s app restarted on rn-1 without redirection: ${r?.dial ?? 'not judged'}`,
-            );
+  return watchNamespace(ctx, ns, labels, async (w) => {
+    const { m, failures, seen } = w;
+    try {
+      // rn-1 verified, rn-2 not: the replicas run on rn-1.
+      await baseline(cluster, w, ns, REPLICAS);
+      await m.settled();
+      const t0 = Date.now();
+      // Every app (re)start after the reboot, judged in its new netns.
+      const rejudge = (async () => {
+        while (watching) {
+          for (const p of (await core(cluster).listNamespacedPod({ namespace: ns })).items) {
+            const at = appStart(p);
+            const key = `${p.metadata!.uid}@${at}`;
+            if (at === undefined || at < t0 || restarted.has(key) || p.spec?.nodeName !== 'rn-1') continue;
+            const r = await cluster.redirectionOf(p).catch(() => undefined);
+            restarted.set(key, Boolean(redirected(r)));
+            if (!redirected(r))
+              failures.push(
+                `pod ${p.metadata!.name}'s app restarted on rn-1 without redirection: ${r?.dial ?? 'not judged'}`,
+              );
+          }
+          await sleep(300);
         }
-        await sleep(300);
-      }
-    })();
-    await rebootNode(cluster.runId, cluster.bins, rn1, () => rn1.writeConflist(rn1.standardChain(false)));
-    const up = Date.now();
-    await sleep(agentLateMs);
-    await mesh.restartAgent(rn1, {}, true);
-    seen.push(`rn-1 back (containerd and kubelet) ${((up - t0) / 1000).toFixed(1)} s after the reboot began`);
-    await sleep(RESTORE_AFTER_MS);
-    await restore(ctx);
-    const rightMs = await waitRight(t0, DEADLINE_MS, () => workloadRight(m, ns, 'web', REPLICAS));
-    await sleep(2_000);
-    watching = false;
-    await rejudge;
-    await m.settled();
-    if (rightMs === undefined)
-      failures.push(`${REPLICAS} redirected replicas not running ${DEADLINE_MS / 1000}s after the reboot`);
-    failures.push(...unredirectedDetail(m));
-    seen.push(
-      `apps restarted on rn-1 after the reboot: ${restarted.size}, all redirected: ${[...restarted.values()].every(Boolean)}`,
-    );
-    seen.push(...(await visibleEvents(cluster, ns, t0)));
-    seen.push(await nodeCondition(cluster, 'rn-1'));
-    const c = counts(m);
-    const late = [...restarted.values()].filter((ok) => !ok).length;
-    return { ...c, unredirected: c.unredirected + late, rightMs, seen, failures };
-  } finally {
-    watching = false;
-    await m.stop();
-  }
+      })();
+      await rebootNode(cluster.runId, cluster.bins, rn1, () => rn1.writeConflist(rn1.standardChain(false)));
+      const up = Date.now();
+      await sleep(agentLateMs);
+      await mesh.restartAgent(rn1, {}, true);
+      seen.push(`rn-1 back (containerd and kubelet) ${((up - t0) / 1000).toFixed(1)} s after the reboot began`);
+      await sleep(RESTORE_AFTER_MS);
+      await restore(ctx);
+      const rightMs = await waitRight(t0, DEADLINE_MS, () => workloadRight(m, ns, 'web', REPLICAS));
+      await sleep(2_000);
+      watching = false;
+      await rejudge;
+      await m.settled();
+      if (rightMs === undefined)
+        failures.push(`${REPLICAS} redirected replicas not running ${DEADLINE_MS / 1000}s after the reboot`);
+      failures.push(...unredirectedDetail(m));
+      seen.push(
+        `apps restarted on rn-1 after the reboot: ${restarted.size}, all redirected: ${[...restarted.values()].every(Boolean)}`,
+      );
+      seen.push(...(await visibleEvents(cluster, ns, t0)));
+      seen.push(await nodeCondition(cluster, 'rn-1'));
+      const late = [...restarted.values()].filter((ok) => !ok).length;
+      return { unredirected: counts(m).unredirected + late, rightMs };
+    } finally {
+      watching = false;
+    }
+  });
 }
 
 export const s11: Scenario = {

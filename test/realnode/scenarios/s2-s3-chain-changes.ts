@@ -10,8 +10,6 @@
 // chains itself into the file that sorts first); rn-1 is verified again unless the repair controller holds it.
 import {
   core,
-  counts,
-  createDeployment,
   nodeCondition,
   oneLine,
   scale,
@@ -22,8 +20,10 @@ import {
   visibleEvents,
   waitRight,
   workloadRight,
+  watchNamespace,
+  baseline,
 } from './common.ts';
-import { PodMonitor } from '../harness/monitor.ts';
+import type { PodMonitor } from '../harness/monitor.ts';
 import { OPT_IN_LABELS } from '../harness/mesh.ts';
 import { bridgePlugin, CONFLIST_NAME, meshPlugin, portmapPlugin } from '../harness/cni.ts';
 import { writeFileSync, renameSync, rmSync } from 'node:fs';
@@ -66,15 +66,9 @@ export async function chainRace(ctx: ScenarioContext, ns: string, change: ChainC
     change.setup(ctx);
     await mesh.waitVerdict('rn-1', true);
   }
-  await mesh.namespace(ns, opts.labels ?? OPT_IN_LABELS);
-  const m = new PodMonitor(cluster, [ns]);
-  m.start();
-  const failures: string[] = [];
-  const seen: string[] = [];
-  try {
-    await createDeployment(cluster, ns, 'web', BEFORE);
-    if ((await waitRight(Date.now(), 60_000, () => workloadRight(m, ns, 'web', BEFORE))) === undefined)
-      failures.push(`baseline: ${BEFORE} redirected replicas did not start`);
+  return watchNamespace(ctx, ns, opts.labels ?? OPT_IN_LABELS, async (w) => {
+    const { m, failures, seen } = w;
+    await baseline(cluster, w, ns, BEFORE);
     const t0 = Date.now();
     change.brk(ctx);
     await scale(cluster, ns, 'web', AFTER);
@@ -112,10 +106,8 @@ export async function chainRace(ctx: ScenarioContext, ns: string, change: ChainC
         .map(([k, v]) => `${v} in ${k}`)
         .join(', ')}; after the restore: ${await nodeCondition(cluster, 'rn-1')}`,
     );
-    return { ...counts(m), rightMs, seen, failures };
-  } finally {
-    await m.stop();
-  }
+    return { rightMs };
+  });
 }
 
 /** Why the workload is not right: pods not running, with their last state, for the failure line. */

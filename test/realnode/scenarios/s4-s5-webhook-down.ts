@@ -10,7 +10,6 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import {
   apps,
   appContainer,
-  counts,
   createDeployment,
   oneLine,
   refusal,
@@ -23,8 +22,10 @@ import {
   waitRight,
   workloadRight,
   core,
+  watchNamespace,
+  baseline,
 } from './common.ts';
-import { appRunning, PodMonitor } from '../harness/monitor.ts';
+import { appRunning } from '../harness/monitor.ts';
 import { OPT_IN_LABELS } from '../harness/mesh.ts';
 import { MESH_NAMESPACE } from '../harness/webhook.ts';
 
@@ -43,62 +44,57 @@ const DEADLINE_MS = 120_000;
 async function outage(ctx: ScenarioContext, ns: string, policy: 'Ignore' | 'Fail', system: boolean) {
   const { cluster, mesh } = ctx;
   await mesh.webhook.register({ mutating: policy, validating: 'Fail' });
-  await mesh.namespace(ns, OPT_IN_LABELS);
-  const m = new PodMonitor(cluster, [ns]);
-  m.start();
-  const failures: string[] = [];
-  const seen: string[] = [];
   try {
-    await createDeployment(cluster, ns, 'web', BEFORE);
-    if ((await waitRight(Date.now(), 60_000, () => workloadRight(m, ns, 'web', BEFORE))) === undefined)
-      failures.push(`baseline: ${BEFORE} redirected replicas did not start`);
-    const t0 = Date.now();
-    await mesh.webhook.down();
-    await scale(cluster, ns, 'web', AFTER);
-    const refused = await refusal(cluster, ns, {
-      metadata: { name: 'during-outage' },
-      spec: { containers: [appContainer(cluster)] },
+    return await watchNamespace(ctx, ns, OPT_IN_LABELS, async (w) => {
+      const { m, failures, seen } = w;
+      await baseline(cluster, w, ns, BEFORE);
+      const t0 = Date.now();
+      await mesh.webhook.down();
+      await scale(cluster, ns, 'web', AFTER);
+      const refused = await refusal(cluster, ns, {
+        metadata: { name: 'during-outage' },
+        spec: { containers: [appContainer(cluster)] },
+      });
+      if (refused === undefined) failures.push('a pod was admitted into an opted-in namespace while meshgate was down');
+      else seen.push(`admission: ${oneLine(refused, 200)}`);
+      if (system) {
+        // meshgate's own namespace, labelled as if opted in by mistake, and kube-system: never sent to the webhook.
+        await labelMeshNamespace(ctx, { 'meshgate.io/inject': 'enabled' });
+        for (const [namespace, name] of SYSTEM_WORKLOADS) await createDeployment(cluster, namespace, name, 1);
+        const sysMs = await waitRight(t0, OUTAGE_MS + 30_000, async () =>
+          (
+            await Promise.all(
+              SYSTEM_WORKLOADS.map(async ([namespace, name]) =>
+                (
+                  await core(cluster).listNamespacedPod({ namespace, labelSelector: `app=${name}` })
+                ).items.some(appRunning),
+              ),
+            )
+          ).every(Boolean),
+        );
+        if (sysMs === undefined)
+          failures.push("meshgate's own or kube-system pods did not start while meshgate was down");
+        else seen.push(`meshgate and kube-system pods Running ${(sysMs / 1000).toFixed(1)} s into the outage`);
+      }
+      await sleep(Math.max(0, OUTAGE_MS - (Date.now() - t0)));
+      const admittedDuringOutage = m.all().filter((p) => p.namespace === ns && p.firstSeen >= t0).length;
+      if (admittedDuringOutage > 0)
+        failures.push(`${admittedDuringOutage} pods were admitted into ${ns} while meshgate was down`);
+      await mesh.webhook.up();
+      const upAt = Date.now();
+      const rightMs = await waitRight(t0, DEADLINE_MS, () => workloadRight(m, ns, 'web', AFTER));
+      await m.settled();
+      if (rightMs === undefined)
+        failures.push(`${AFTER} redirected replicas not running ${DEADLINE_MS / 1000}s after the outage began`);
+      else seen.push(`recovered ${((rightMs - (upAt - t0)) / 1000).toFixed(1)} s after meshgate came back`);
+      failures.push(...unredirectedDetail(m));
+      const events = await visibleEvents(cluster, ns, t0);
+      seen.push(...events);
+      if (!events.some((e) => e.includes('FailedCreate')))
+        failures.push('no FailedCreate Event on the ReplicaSet: the outage left no visible reason');
+      return { rightMs };
     });
-    if (refused === undefined) failures.push('a pod was admitted into an opted-in namespace while meshgate was down');
-    else seen.push(`admission: ${oneLine(refused, 200)}`);
-    if (system) {
-      // meshgate's own namespace, labelled as if opted in by mistake, and kube-system: never sent to the webhook.
-      await labelMeshNamespace(ctx, { 'meshgate.io/inject': 'enabled' });
-      for (const [namespace, name] of SYSTEM_WORKLOADS) await createDeployment(cluster, namespace, name, 1);
-      const sysMs = await waitRight(t0, OUTAGE_MS + 30_000, async () =>
-        (
-          await Promise.all(
-            SYSTEM_WORKLOADS.map(async ([namespace, name]) =>
-              (
-                await core(cluster).listNamespacedPod({ namespace, labelSelector: `app=${name}` })
-              ).items.some(appRunning),
-            ),
-          )
-        ).every(Boolean),
-      );
-      if (sysMs === undefined)
-        failures.push("meshgate's own or kube-system pods did not start while meshgate was down");
-      else seen.push(`meshgate and kube-system pods Running ${(sysMs / 1000).toFixed(1)} s into the outage`);
-    }
-    await sleep(Math.max(0, OUTAGE_MS - (Date.now() - t0)));
-    const admittedDuringOutage = m.all().filter((p) => p.namespace === ns && p.firstSeen >= t0).length;
-    if (admittedDuringOutage > 0)
-      failures.push(`${admittedDuringOutage} pods were admitted into ${ns} while meshgate was down`);
-    await mesh.webhook.up();
-    const upAt = Date.now();
-    const rightMs = await waitRight(t0, DEADLINE_MS, () => workloadRight(m, ns, 'web', AFTER));
-    await m.settled();
-    if (rightMs === undefined)
-      failures.push(`${AFTER} redirected replicas not running ${DEADLINE_MS / 1000}s after the outage began`);
-    else seen.push(`recovered ${((rightMs - (upAt - t0)) / 1000).toFixed(1)} s after meshgate came back`);
-    failures.push(...unredirectedDetail(m));
-    const events = await visibleEvents(cluster, ns, t0);
-    seen.push(...events);
-    if (!events.some((e) => e.includes('FailedCreate')))
-      failures.push('no FailedCreate Event on the ReplicaSet: the outage left no visible reason');
-    return { ...counts(m), rightMs, seen, failures };
   } finally {
-    await m.stop();
     await mesh.webhook.up();
     await mesh.webhook.register(mesh.chart.webhook);
   }

@@ -7,15 +7,15 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import {
   core,
-  counts,
   createDeployment,
   type Scenario,
   unredirectedDetail,
   visibleEvents,
   waitRight,
   workloadRight,
+  watchNamespace,
 } from './common.ts';
-import { appRunning, PodMonitor, redirected } from '../harness/monitor.ts';
+import { appRunning, redirected } from '../harness/monitor.ts';
 import { OPT_IN_LABELS } from '../harness/mesh.ts';
 import { linkerdOptIn } from '../harness/linkerd-mesh.ts';
 
@@ -29,12 +29,7 @@ export const s6: Scenario = {
   title: 'namespace labelled after its pods exist',
   namespaces: [NS],
   async run({ cluster, mesh }) {
-    await mesh.namespace(NS);
-    const m = new PodMonitor(cluster, [NS]);
-    m.start();
-    const failures: string[] = [];
-    const seen: string[] = [];
-    try {
+    return watchNamespace({ cluster, mesh }, NS, {}, async ({ m, failures, seen }) => {
       await createDeployment(cluster, NS, 'web', REPLICAS);
       const before = await waitRight(Date.now(), 60_000, () => m.current(NS).filter(appRunning).length === REPLICAS);
       await m.settled();
@@ -63,10 +58,7 @@ export const s6: Scenario = {
       const lateUnredirected = m.unredirected().filter((p) => p.firstSeen >= t0);
       failures.push(...unredirectedDetail(m).filter((_, i) => m.unredirected()[i].firstSeen >= t0));
       seen.push(...(await visibleEvents(cluster, NS, t0)));
-      const c = counts(m);
-      return { ...c, unredirected: stillUnmeshed.length + lateUnredirected.length, rightMs, seen, failures };
-    } finally {
-      await m.stop();
-    }
+      return { unredirected: stillUnmeshed.length + lateUnredirected.length, rightMs };
+    });
   },
 };

@@ -12,7 +12,6 @@
 import {
   apps,
   core,
-  counts,
   nodeCondition,
   podTemplate,
   removeWorkload,
@@ -22,8 +21,9 @@ import {
   visibleEvents,
   waitRight,
   sleep,
+  watchNamespace,
 } from './common.ts';
-import { appRunning, PodMonitor, redirected } from '../harness/monitor.ts';
+import { appRunning, type PodMonitor, redirected } from '../harness/monitor.ts';
 import { OPT_IN_LABELS } from '../harness/mesh.ts';
 import { UNVERIFIED_TAINT, VERIFIED_LABEL } from '../../../src/contract/node.ts';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -173,12 +173,8 @@ export const s7: Scenario = {
   title: 'DaemonSet pod pre-bound to an unverified node',
   namespaces: [NS],
   async run(ctx) {
-    const { cluster, mesh } = ctx;
-    await mesh.namespace(NS, OPT_IN_LABELS);
-    const m = new PodMonitor(cluster, [NS]);
-    m.start();
-    const failures: string[] = [];
-    try {
+    const { mesh } = ctx;
+    return watchNamespace(ctx, NS, OPT_IN_LABELS, async ({ m, failures }) => {
       const a = await phase(ctx, m, 'agent', mesh.chart.taintUnverified, failures);
       // Until rn-2 is fixed the cluster is right (rn-2's pod refused with its reason); "right again" is counted
       // from the fix: rn-2 verified, its DaemonSet pod still missing.
@@ -194,9 +190,7 @@ export const s7: Scenario = {
       const b = await phase(ctx, m, 'agent-other', !a.taint, []);
       await m.settled();
       failures.push(...unredirectedDetail(m));
-      return { ...counts(m), rightMs, seen: [...a.seen, ...b.seen.map((s) => `(for comparison) ${s}`)], failures };
-    } finally {
-      await m.stop();
-    }
+      return { rightMs, seen: [...a.seen, ...b.seen.map((s) => `(for comparison) ${s}`)] };
+    });
   },
 };

@@ -13,7 +13,6 @@ import { CONFLIST_NAME } from '../harness/cni.ts';
 import { VERIFIED_LABEL } from '../harness/agent.ts';
 import {
   core,
-  counts,
   createDeployment,
   nodeCondition,
   type Scenario,
@@ -21,8 +20,8 @@ import {
   visibleEvents,
   waitRight,
   workloadRight,
+  watchNamespace,
 } from './common.ts';
-import { PodMonitor } from '../harness/monitor.ts';
 import { OPT_IN_LABELS } from '../harness/mesh.ts';
 
 const NS = 's8';
@@ -45,12 +44,7 @@ export const s8: Scenario = {
     await mesh.restartAgent(rn1, { confDir: shadow });
     await mesh.waitVerdict('rn-1', true);
     rn1.writeConflist(rn1.standardChain(false)); // what containerd loads; the agent keeps reading the copy
-    await mesh.namespace(NS, OPT_IN_LABELS);
-    const m = new PodMonitor(cluster, [NS]);
-    m.start();
-    const failures: string[] = [];
-    const seen: string[] = [];
-    try {
+    return watchNamespace({ cluster, mesh }, NS, OPT_IN_LABELS, async ({ m, failures, seen }) => {
       const t0 = Date.now();
       await createDeployment(cluster, NS, 'web', REPLICAS);
       const withdrawn = async () =>
@@ -76,9 +70,7 @@ export const s8: Scenario = {
           `${REPLICAS} redirected replicas not running ${DEADLINE_MS / 1000} s after the Deployment was created`,
         );
       failures.push(...unredirectedDetail(m));
-      return { ...counts(m), rightMs, seen, failures };
-    } finally {
-      await m.stop();
-    }
+      return { rightMs };
+    });
   },
 };
