@@ -16,7 +16,7 @@ import {
 import { describeKubeError, KubeApiError, KubeTransportError } from '../kube/errors.ts';
 import { core, group } from '../kube/api/paths.ts';
 import type { VerdictNode } from '../contract/node.ts';
-import { rawPages } from './raw-list.ts';
+import { listItems } from './raw-list.ts';
 import { leaseNode, NODE_LEASE_LABEL } from '../contract/node.ts';
 import { controllerOf, podRecord, webhookEntry, type PodLike } from './records.ts';
 import type {
@@ -33,7 +33,7 @@ import type {
 } from './facts.ts';
 import type { PodRecord } from './facts.ts';
 
-/** Items per LIST page: few requests, and one page of Pods (tens of KiB each) stays a few MB. */
+/** Items per LIST page: few requests; items are parsed one at a time as they arrive (raw-list.ts), never a page whole. */
 const PAGE = 500;
 
 export class ConnectionError extends Error {}
@@ -262,7 +262,7 @@ export class KubeReader {
   }
 
   /**
-   * Every page of a list as plain JSON (raw-list.ts), each item handed to `each` and dropped with its page. Errors as
+   * Every page of a list as plain JSON (raw-list.ts), each item parsed alone, handed to `each` and dropped. Errors as
    * #read words them.
    */
   async #pages<T>(
@@ -272,8 +272,7 @@ export class KubeReader {
     each: (item: T) => void,
   ): Promise<ReadError | undefined> {
     try {
-      for await (const page of rawPages<T>(this.#kc, path, PAGE, query))
-        for (const item of page.items ?? []) each(item);
+      await listItems<T>(this.#kc, path, PAGE, query, each);
       return undefined;
     } catch (err) {
       if (err instanceof KubeApiError) {
