@@ -8,6 +8,7 @@ import {
   AdmissionregistrationV1Api,
   ApiException,
   AppsV1Api,
+  CoordinationV1Api,
   CoreV1Api,
   DiscoveryV1Api,
   VersionApi,
@@ -17,7 +18,7 @@ import { describeKubeError, KubeApiError, KubeTransportError } from '../kube/err
 import { core, group } from '../kube/api/paths.ts';
 import type { VerdictNode } from '../contract/node.ts';
 import { listItems } from './raw-list.ts';
-import { leaseNode, NODE_LEASE_LABEL } from '../contract/node.ts';
+import { leaseNode, NODE_LEASE_LABEL, nodeLeaseName } from '../contract/node.ts';
 import { controllerOf, podRecord, webhookEntry, type PodLike } from './records.ts';
 import type {
   AgentPod,
@@ -53,6 +54,7 @@ export class KubeReader {
   readonly #apps: AppsV1Api;
   readonly #core: CoreV1Api;
   readonly #discovery: DiscoveryV1Api;
+  readonly #coordination: CoordinationV1Api;
   readonly #version: VersionApi;
   readonly #kc: KubeConfig;
 
@@ -63,6 +65,7 @@ export class KubeReader {
     this.#apps = kc.makeApiClient(AppsV1Api);
     this.#core = kc.makeApiClient(CoreV1Api);
     this.#discovery = kc.makeApiClient(DiscoveryV1Api);
+    this.#coordination = kc.makeApiClient(CoordinationV1Api);
     this.#version = kc.makeApiClient(VersionApi);
   }
 
@@ -204,6 +207,26 @@ export class KubeReader {
       },
     );
     return err ?? out;
+  }
+
+  /** One Node, as plain JSON (the client's models hold Dates where the API has strings). */
+  async node(name: string): Promise<Read<VerdictNode>> {
+    const n = await this.#read(`Node ${name}`, () => this.#core.readNode({ name }));
+    if (n === undefined || 'error' in n) return n;
+    return JSON.parse(JSON.stringify(n)) as VerdictNode;
+  }
+
+  /** When the agent of `node` last renewed its Lease in meshgate's namespace (ms since the epoch), if it has one. */
+  async nodeLease(namespace: string, node: string): Promise<number | ReadError | undefined> {
+    const name = nodeLeaseName(node);
+    if (name === undefined) return undefined;
+    const l = await this.#read(`Lease ${namespace}/${name}`, () =>
+      this.#coordination.readNamespacedLease({ name, namespace }),
+    );
+    if (l === undefined || 'error' in l) return l;
+    const renewed = l.spec?.renewTime;
+    const at = renewed === undefined ? Number.NaN : new Date(renewed as unknown as string).getTime();
+    return Number.isNaN(at) ? undefined : at;
   }
 
   nodes(each: (n: VerdictNode) => void): Promise<ReadError | undefined> {

@@ -57,7 +57,8 @@ export interface CheckProgress {
 /** ReplicaSets looked up at once (one GET each, for the flagged pods' Deployments): a handful keeps P&F content. */
 const LOOKUPS = 8;
 
-type Reader = Omit<KubeReader, 'read'>;
+/** What the check reads (the single-Node reads are explain's). */
+type Reader = Omit<KubeReader, 'read' | 'node' | 'nodeLease'>;
 
 export async function runCheck(reader: Reader, o: CheckOptions): Promise<Report> {
   const { names, cfg } = o;

@@ -56,7 +56,7 @@ const ca = issueCA(3650 * DAY, Date.now());
 const leaf = issueLeaf(ca, [HOST], 365 * DAY, Date.now());
 
 /** A cluster as plain data, served through the reader's interface (no API, no module mocks). */
-class FakeCluster implements Omit<KubeReader, 'read'> {
+class FakeCluster implements Omit<KubeReader, 'read' | 'node' | 'nodeLease'> {
   webhooks: Partial<Record<WebhookKind, Read<WebhookConfig>>> = {};
   svc: Read<ServiceEndpoints> = {
     namespace: 'meshgate',
