@@ -130,6 +130,8 @@ export async function explainLive(
   base: Compiled,
   args: readonly string[],
   namespace: string,
+  /** Each Node read: the progress line on a terminal. */
+  onNode?: () => void,
 ): Promise<Explained[]> {
   const refs = args.map(parseRef);
   const core = kc.makeApiClient(CoreV1Api);
@@ -152,7 +154,7 @@ export async function explainLive(
     docs.push({ r, templates: podTemplates(JSON.parse(JSON.stringify(obj)) as Record<string, unknown>) });
   }
   const targets = docs.flatMap((d) => d.templates.map((t) => templateNode(t.template)));
-  const nodes = await explainNodes(new KubeReader(kc), cfg, targets);
+  const nodes = await explainNodes(new KubeReader(kc), cfg, targets, onNode);
   const out: Explained[] = [];
   for (const { r, templates } of docs) {
     for (const t of templates) {

@@ -78,6 +78,8 @@ export async function explainNodes(
   reader: Reader,
   cfg: Compiled,
   targets: ReadonlyArray<string | undefined>,
+  /** Each Node read (the CLI's progress line on a terminal). */
+  onNode: () => void = () => undefined,
 ): Promise<ExplainNodes> {
   const out = new ExplainNodes();
   const expect = expectationsOf(cfg.config.cni);
@@ -91,6 +93,7 @@ export async function explainNodes(
       if ('error' in node) throw new Error(`Node ${name} could not be read: ${node.error}`);
       const lease = await reader.nodeLease(ns, name);
       out.add(factFromNode(node, expect, now, typeof lease === 'number' ? lease : undefined), true);
+      onNode();
     }
     return out;
   }
@@ -98,6 +101,7 @@ export async function explainNodes(
   const err = await reader.nodes((n) => {
     const name = n.metadata?.name ?? '';
     out.add(factFromNode(n, expect, now, leases instanceof Map ? leases.get(name) : undefined), named.has(name));
+    onNode();
   });
   if (err) throw new Error(`Nodes could not be listed: ${err.error}`);
   return out;

@@ -92,8 +92,11 @@ describe('explain reads the Nodes it needs', () => {
 
   it('a template without a node: every Node streamed and counted, only the named kept', async () => {
     const r = cluster();
-    const facts = await explainNodes(r as never, cfg, [undefined, 'a']);
+    let read = 0;
+    const facts = await explainNodes(r as never, cfg, [undefined, 'a'], () => read++);
     expect(r.asked).toEqual(['leases', 'nodes']);
+    // Each Node read is heard (the progress line on a terminal).
+    expect(read).toBe(3);
     expect([...facts.facts()].map((f) => f.name)).toEqual(['a']);
     expect(facts.size()).toBe(3);
     expect(facts.anyVerified()).toBe(true);
