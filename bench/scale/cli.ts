@@ -15,6 +15,8 @@ const TIMEOUT_MS = 600_000;
 
 export interface CliFigures {
   command: string;
+  /** Which tree ran it: this one, or --before REF's. */
+  tree: string;
   seconds: number;
   peakMiB: number;
   exit: number | string;
@@ -42,6 +44,7 @@ export function runCli(tree: ImageTree, argv: string[]): Promise<CliFigures> {
       const exit = code ?? `${signal}`;
       resolve({
         command: `meshgate ${argv.filter((a) => !a.startsWith('--kubeconfig')).join(' ')}`,
+        tree: tree.label,
         seconds: (performance.now() - t0) / 1000,
         peakMiB: peak / MiB,
         exit,
@@ -51,4 +54,28 @@ export function runCli(tree: ImageTree, argv: string[]): Promise<CliFigures> {
       });
     });
   });
+}
+
+/** `check`, `check --audit` and `explain` of one bound pod, as an operator runs them, each logged. */
+export async function cliRuns(
+  tree: ImageTree,
+  kubeconfig: string,
+  config: string,
+  log: (s: string) => void,
+): Promise<CliFigures[]> {
+  const common = [`--kubeconfig=${kubeconfig}`, `--config=${config}`];
+  const runs = [
+    ['check', ...common, '--output=json'],
+    ['check', '--audit', ...common, '--output=json'],
+    ['explain', 'pod/app-1', '--namespace=team-1', ...common],
+  ];
+  const out: CliFigures[] = [];
+  for (const argv of runs) {
+    const f = await runCli(tree, argv);
+    log(
+      `  ${f.command} (${f.tree}): ${f.seconds.toFixed(1)} s, peak ${f.peakMiB.toFixed(1)} MiB, exit ${f.exit}${f.stderr ? `\n    ${f.stderr}` : ''}`,
+    );
+    out.push(f);
+  }
+  return out;
 }

@@ -164,7 +164,9 @@ export function scaleReport(
   if (cli.length) {
     lines.push('', '== the CLI at the largest size ==');
     for (const f of cli)
-      lines.push(`  ${f.command}: ${f.seconds.toFixed(1)} s, peak ${f.peakMiB.toFixed(1)} MiB, exit ${f.exit}`);
+      lines.push(
+        `  ${f.command} (${f.tree}): ${f.seconds.toFixed(1)} s, peak ${f.peakMiB.toFixed(1)} MiB, exit ${f.exit}`,
+      );
   }
   const last = [...steps].reverse().find((s) => s.webhook.readyS !== undefined && s.repair.readyS !== undefined);
   if (stoppedAt) lines.push('', `measured up to the last size in the table; stopped ${stoppedAt}`);
