@@ -12,7 +12,7 @@ import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeTransportError } from '../kube/errors.ts';
 import { apiError, readJson } from '../kube/api/response.ts';
-import { ListItems, ListItemsError } from './list-items.ts';
+import { type PageMeta, readItems } from '../kube/api/list-items.ts';
 
 /**
  * node:http (a plain-HTTP apiserver, e.g. a proxy) through `process.getBuiltinModule`: an ESM import reads every
@@ -20,18 +20,8 @@ import { ListItems, ListItemsError } from './list-items.ts';
  */
 const { request: httpRequest } = process.getBuiltinModule('node:http');
 
-/**
- * One item of a list: etcd stores at most 1.5 MiB per object by default, and its JSON can be larger than its stored
- * protobuf (src/kube/api/watch.ts MAX_EVENT_BYTES, the same bound for the same objects).
- */
-export const MAX_ITEM_BYTES = 16 * 1024 * 1024;
 /** The apiserver cuts a list at 60 s; a page that takes longer is not coming. */
 const PAGE_TIMEOUT_MS = 60_000;
-
-export interface PageMeta {
-  continue?: string;
-  remainingItemCount?: number;
-}
 
 /** One page: its items handed to `each` as they arrive; resolves with the page's metadata (`continue`). */
 function page(
@@ -70,49 +60,6 @@ function page(
       req.end();
     });
   })();
-}
-
-/** A list answer streamed through ListItems; an error in it (or in `each`) ends the request. */
-function readItems(
-  res: IncomingMessage,
-  what: string,
-  each: (item: unknown) => void,
-  done: () => void,
-): Promise<PageMeta> {
-  return new Promise((resolve, reject) => {
-    const items = new ListItems(each, MAX_ITEM_BYTES);
-    let failed = false;
-    const fail = (err: unknown) => {
-      if (failed) return;
-      failed = true;
-      done();
-      res.destroy();
-      reject(
-        err instanceof Error && !(err instanceof ListItemsError)
-          ? err
-          : new Error(`${what}: ${(err as Error).message}`),
-      );
-    };
-    res.on('data', (chunk: Buffer) => {
-      if (failed) return;
-      try {
-        items.write(chunk);
-      } catch (err) {
-        fail(err);
-      }
-    });
-    res.on('error', (err) => fail(new KubeTransportError(`${what}: ${err.message}`, true, err)));
-    res.on('end', () => {
-      if (failed) return;
-      done();
-      try {
-        const rest = items.end() as { metadata?: PageMeta } | undefined;
-        resolve(rest?.metadata ?? {});
-      } catch (err) {
-        fail(err);
-      }
-    });
-  });
 }
 
 /** Every item of `path`, `limit` a page, following `continue`; `each` gets them one at a time as they arrive. */

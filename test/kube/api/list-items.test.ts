@@ -4,7 +4,7 @@
  * each item handed over before the answer ends, and clear errors for what is not a list.
  */
 import { describe, expect, it } from 'vitest';
-import { ListItems, ListItemsError } from '../../src/check/list-items.ts';
+import { ListItems, ListItemsError } from '../../../src/kube/api/list-items.ts';
 
 /** A list whose items and metadata hold what a naive scanner trips on. */
 const LIST = {

@@ -12,6 +12,22 @@
  * character is ASCII, so a chunk boundary anywhere (inside a string, a character or an escape) is harmless.
  */
 
+import type { IncomingMessage } from 'node:http';
+import { MAX_EVENT_BYTES } from './watch.ts';
+import { KubeTransportError } from '../errors.ts';
+
+/**
+ * One item of a list: etcd stores at most 1.5 MiB per object by default, and its JSON can be larger than its stored
+ * protobuf (watch.ts MAX_EVENT_BYTES, the same bound for the same objects).
+ */
+export const MAX_ITEM_BYTES = MAX_EVENT_BYTES;
+
+export interface PageMeta {
+  resourceVersion?: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_OBJECT = 0x7b;
@@ -175,4 +191,47 @@ export class ListItems {
     }
     this.#each(item);
   }
+}
+
+/** A list answer streamed through ListItems; an error in it (or in `each`) ends the request. */
+export function readItems(
+  res: IncomingMessage,
+  what: string,
+  each: (item: unknown) => void,
+  done: () => void,
+): Promise<PageMeta> {
+  return new Promise((resolve, reject) => {
+    const items = new ListItems(each, MAX_ITEM_BYTES);
+    let failed = false;
+    const fail = (err: unknown) => {
+      if (failed) return;
+      failed = true;
+      done();
+      res.destroy();
+      reject(
+        err instanceof Error && !(err instanceof ListItemsError)
+          ? err
+          : new Error(`${what}: ${(err as Error).message}`),
+      );
+    };
+    res.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      try {
+        items.write(chunk);
+      } catch (err) {
+        fail(err);
+      }
+    });
+    res.on('error', (err) => fail(new KubeTransportError(`${what}: ${err.message}`, true, err)));
+    res.on('end', () => {
+      if (failed) return;
+      done();
+      try {
+        const rest = items.end() as { metadata?: PageMeta } | undefined;
+        resolve(rest?.metadata ?? {});
+      } catch (err) {
+        fail(err);
+      }
+    });
+  });
 }
