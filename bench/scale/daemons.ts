@@ -12,12 +12,11 @@ export const WEBHOOK_CONFIG = 'meshgate';
 export async function webhookConfigs(client: ReturnType<typeof daemonClient>, port: number, what: 'create' | 'delete') {
   for (const kind of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations']) {
     const path = group('admissionregistration.k8s.io/v1', kind);
-    if (what === 'delete') {
-      await client
-        .delete(group('admissionregistration.k8s.io/v1', kind, { name: WEBHOOK_CONFIG }))
-        .catch(() => undefined);
-      continue;
-    }
+    // Gone first either way: a cluster restored from a snapshot (snapshot.ts) may hold a previous run's.
+    await client
+      .delete(group('admissionregistration.k8s.io/v1', kind, { name: WEBHOOK_CONFIG }))
+      .catch(() => undefined);
+    if (what === 'delete') continue;
     const route = kind.startsWith('mutating') ? 'mutate' : 'validate';
     await client.create(path, {
       metadata: { name: WEBHOOK_CONFIG },
