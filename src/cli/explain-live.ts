@@ -17,7 +17,7 @@ import { ENFORCEMENT_LABEL } from '../contract/names.ts';
 import { reasonText } from '../contract/reasons.ts';
 import { supportsNativeSidecars } from '../facts/node-facts.ts';
 import { explainNodes, templateNode } from './explain-nodes.ts';
-import type { Decision } from '../inject/decide.ts';
+import type { Decision } from '../policy/mutate/decide.ts';
 import { podTemplates } from '../manifests/workloads.ts';
 import type { LearnedImages } from '../mesh/learn.ts';
 import { ENFORCEMENT_LEVELS, type EnforcementLevel } from '../config/types.ts';
