@@ -18,7 +18,7 @@ const CONTAINERS: Record<Daemon, { kind: string; container: string }> = {
 };
 
 /** The image's ENTRYPOINT flags (between node and the script) and its NODE_OPTIONS. */
-function imageFlags(treeDir: string): { entry: string[]; nodeOptions: string[] } {
+export function imageFlags(treeDir: string): { entry: string[]; nodeOptions: string[] } {
   const runtime = parseDockerfile(readFileSync(join(treeDir, 'Dockerfile'), 'utf8')).at(-1)!;
   let nodeOptions: string[] = [];
   let entry: string[] = [];

@@ -8,56 +8,78 @@
  * them (replica.ts): peak RSS from spawn through their first minute, time to ready, the worst review in that
  * minute, steady RSS, while kubelet-like Node reports and pod churn run (churn.ts). Once, what a node agent's
  * heartbeat costs on the Node and on a Lease (heartbeat.ts); at the largest size, `check`, `check --audit` and
- * `explain` (cli.ts). A size the time budget (default 60 min for the whole run) cannot reach is projected from the
- * measured ones, and the output says which figures are projected. Prints tables, writes bench/results/scale.json,
- * and ends with one line:
+ * `explain` (cli.ts; with --before REF, REF's CLI too). A size the time budget (default 60 min for the whole run)
+ * cannot reach is projected from the measured ones, and the output says which figures are projected. With
+ * --scale-save DIR etcd's data is kept at each size, and --scale-from DIR/<nodes>-<pods> measures that size again
+ * without creating anything (snapshot.ts). Prints tables, writes bench/results/scale.json, and ends with one line:
  * `scale: webhook A MiB (start peak B) at N nodes P pods, repair C MiB (start peak D), per node E KB, per guarded pod F KB`.
  */
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { group } from '../../src/kube/api/paths.ts';
 import { daemonClient } from '../../test/e2e/daemon-client.ts';
 import { repoRoot } from '../../test/e2e/harness/binaries.ts';
 import { freePort, startControlPlane } from '../../test/e2e/harness/index.ts';
 import { assertNoRouteOut } from '../../test/support/isolation.ts';
-import { buildImageTree, type ImageTree } from '../footprint/image.ts';
+import { buildImageTree } from '../footprint/image.ts';
 import { round } from '../stats.ts';
 import { startChurn } from './churn.ts';
-import { runCli, type CliFigures } from './cli.ts';
+import { cliRuns, type CliFigures } from './cli.ts';
+import { repairArgs, webhookArgs, webhookConfigs } from './daemons.ts';
 import { measureHeartbeats, type HeartbeatFigures } from './heartbeat.ts';
-import { GUARDED_NAMESPACES, MARK_KEY, NAMESPACES, OPT_IN } from './objects.ts';
+import { GUARDED_NAMESPACES, MARK_KEY, NAMESPACES } from './objects.ts';
 import { baseConfig } from '../../test/support/config.ts';
 import { DeadlinePassed, grow, prepare, type Size } from './populate.ts';
 import { runReplica, WINDOW_S, type ReplicaFigures } from './replica.ts';
 import { projectTo, scaleReport, type Step } from './report.ts';
+import { restoreSnapshot, saveSnapshot } from './snapshot.ts';
+import { extractTree } from '../compare/tree.ts';
 
 const MESHGATE_NS = 'meshgate';
-const WEBHOOK_CONFIG = 'meshgate';
 /** Enough etcd space for 150,000 pods and their history between compactions (its default is 2 GiB). */
 const ETCD_QUOTA = String(8 * 1024 ** 3);
 /** Keep the last step's replicas and CLI runs inside the budget: growing stops this long before it ends. */
 const MEASURE_RESERVE_MS = 12 * 60_000;
 
 export async function scaleMain(
-  flags: { 'scale-nodes'?: string; 'scale-pods'?: string; budget?: string },
+  flags: {
+    'scale-nodes'?: string;
+    'scale-pods'?: string;
+    budget?: string;
+    'scale-save'?: string;
+    'scale-from'?: string;
+    before?: string;
+  },
   resultsDir: string,
   log: (s: string) => void,
 ): Promise<void> {
   assertNoRouteOut('bench --scale');
-  const target: Size = { nodes: Number(flags['scale-nodes'] ?? 15_000), pods: Number(flags['scale-pods'] ?? 150_000) };
+  // A cluster saved by an earlier run (snapshot.ts): measured at its size alone, nothing created.
+  const restored = flags['scale-from'] ? restoreSnapshot(flags['scale-from']) : undefined;
+  const target: Size = restored?.size ?? {
+    nodes: Number(flags['scale-nodes'] ?? 15_000),
+    pods: Number(flags['scale-pods'] ?? 150_000),
+  };
   const budgetMs = Number(flags.budget ?? 60) * 60_000;
   const started = Date.now();
   const third = (x: number) => Math.round(x / 3);
-  const sizes: Size[] = [
-    { nodes: 0, pods: 0 },
-    { nodes: third(target.nodes), pods: 0 },
-    { nodes: third(target.nodes), pods: third(target.pods) },
-    { nodes: 2 * third(target.nodes), pods: 2 * third(target.pods) },
-    target,
-  ];
-  log(`scale: in a network namespace of its own; sizes ${sizes.map((s) => `${s.nodes}/${s.pods}`).join(' → ')}`);
+  const sizes: Size[] = restored
+    ? [target]
+    : [
+        { nodes: 0, pods: 0 },
+        { nodes: third(target.nodes), pods: 0 },
+        { nodes: third(target.nodes), pods: third(target.pods) },
+        { nodes: 2 * third(target.nodes), pods: 2 * third(target.pods) },
+        target,
+      ];
+  log(
+    `scale: in a network namespace of its own; sizes ${sizes.map((s) => `${s.nodes}/${s.pods}`).join(' → ')}` +
+      (restored ? ` (restored from ${flags['scale-from']}, saved ${restored.savedAt})` : ''),
+  );
   const tree = await buildImageTree('this tree', repoRoot, log);
+  // --before REF: REF's CLI runs beside this tree's at the largest size (the daemons are this tree's).
+  const before = flags.before ? extractTree(flags.before) : undefined;
+  const beforeTree = before && (await buildImageTree(`${flags.before} (${before.commit})`, before.dir, log));
   const work = mkdtempSync(join('/dev/shm', 'meshgate-scale-'));
   // The control plane's directory (etcd's data) on tmpfs: the harness makes it under the temp dir.
   process.env.TMPDIR = '/dev/shm';
@@ -65,7 +87,7 @@ export async function scaleMain(
     withScheduler: false,
     withControllerManager: false,
     withKwok: false,
-    etcdArgs: [`--quota-backend-bytes=${ETCD_QUOTA}`],
+    etcdArgs: [`--quota-backend-bytes=${ETCD_QUOTA}`, ...(restored ? [`--data-dir=${restored.dataDir}`] : [])],
     startTimeoutMs: 300_000,
   });
   const client = daemonClient(cp.kc);
@@ -89,7 +111,7 @@ export async function scaleMain(
     mkdirSync(keys);
     writeFileSync(join(keys, 'key'), MARK_KEY);
     const ports = { webhook: await freePort(), repair: await freePort() };
-    let have: Size = { nodes: 0, pods: 0 };
+    let have: Size = restored?.size ?? { nodes: 0, pods: 0 };
     for (const size of sizes) {
       const t0 = Date.now();
       log(
@@ -109,7 +131,7 @@ export async function scaleMain(
       }
       have = reached;
       const createS = (Date.now() - t0) / 1000;
-      if (!heartbeats && reached.nodes >= 1000) {
+      if (!heartbeats && !restored && reached.nodes >= 1000) {
         log('  a node agent’s heartbeat, on the Node and on its Lease (1,000 each)');
         heartbeats = await measureHeartbeats(client, pids(), MESHGATE_NS);
       }
@@ -142,8 +164,16 @@ export async function scaleMain(
       steps.push({ ...reached, guarded: guardedOf(reached.pods), createS, webhook, repair });
       const spent = Date.now() > started + budgetMs - MEASURE_RESERVE_MS;
       const last = size === sizes.at(-1) || reached !== size || spent;
-      if (last) cli = await cliRuns(tree, cp.kubeconfigPath, config, log);
       await webhookConfigs(client, ports.webhook, 'delete');
+      // Kept between steps (nothing of the bench writes then), before the next step grows it.
+      if (flags['scale-save'] && !restored) {
+        const saved = saveSnapshot(pids().etcd!, flags['scale-save'], reached);
+        log(`  etcd's data kept in ${saved.dir} (etcd stopped ${saved.frozenS.toFixed(1)} s meanwhile)`);
+      }
+      if (last) {
+        cli = await cliRuns(tree, cp.kubeconfigPath, config, log);
+        if (beforeTree) cli.push(...(await cliRuns(beforeTree, cp.kubeconfigPath, config, log)));
+      }
       if (last) {
         if (size !== sizes.at(-1) && !stoppedAt)
           stoppedAt = `after ${size.nodes} Nodes, ${size.pods} pods: the time budget (${budgetMs / 60_000} min) is spent`;
@@ -163,6 +193,8 @@ export async function scaleMain(
     client.close();
     await cp.stop();
     rmSync(work, { recursive: true, force: true });
+    restored?.remove();
+    before?.remove();
   }
 }
 
@@ -183,87 +215,4 @@ function describe(f: ReplicaFigures): string {
     ? `; reviews in the first ${WINDOW_S} s: ${f.reviews.count} (${f.reviews.failed} failed), p50 ${f.reviews.p50Ms.toFixed(1)} ms, p99 ${f.reviews.p99Ms.toFixed(1)} ms, worst ${f.reviews.maxMs.toFixed(1)} ms (${kinds})`
     : '';
   return `${ready}, peak ${f.peakMiB.toFixed(1)} MiB, steady ${f.steadyMiB.toFixed(1)} MiB, heap ${f.heapMiB?.toFixed(1) ?? '?'} MiB${reviews}`;
-}
-
-/** meshgate's two webhook configurations: the apiserver calls the measured webhook (failurePolicy Ignore otherwise). */
-async function webhookConfigs(client: ReturnType<typeof daemonClient>, port: number, what: 'create' | 'delete') {
-  for (const kind of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations']) {
-    const path = group('admissionregistration.k8s.io/v1', kind);
-    if (what === 'delete') {
-      await client
-        .delete(group('admissionregistration.k8s.io/v1', kind, { name: WEBHOOK_CONFIG }))
-        .catch(() => undefined);
-      continue;
-    }
-    const route = kind.startsWith('mutating') ? 'mutate' : 'validate';
-    await client.create(path, {
-      metadata: { name: WEBHOOK_CONFIG },
-      webhooks: [
-        {
-          name: 'pods.meshgate.io',
-          admissionReviewVersions: ['v1'],
-          sideEffects: 'None',
-          failurePolicy: 'Ignore',
-          timeoutSeconds: 10,
-          clientConfig: { url: `https://127.0.0.1:${port}/${route}` },
-          namespaceSelector: { matchLabels: OPT_IN },
-          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
-        },
-      ],
-    });
-  }
-}
-
-function webhookArgs(config: string, kubeconfig: string, port: number, keys: string): string[] {
-  return [
-    'serve',
-    `--config=${config}`,
-    `--kubeconfig=${kubeconfig}`,
-    `--port=${port}`,
-    '--host=127.0.0.1',
-    '--cert-secret=meshgate-tls',
-    `--webhook-config=${WEBHOOK_CONFIG}`,
-    '--drain-seconds=0',
-    '--webhook-timeout-seconds=10',
-    `--mark-key-dir=${keys}`,
-    '--log-level=info',
-  ];
-}
-
-function repairArgs(config: string, kubeconfig: string, port: number, keys: string): string[] {
-  return [
-    'repair-controller',
-    `--config=${config}`,
-    `--kubeconfig=${kubeconfig}`,
-    '--lease-name=meshgate-repair-controller',
-    `--port=${port}`,
-    '--host=127.0.0.1',
-    `--webhook-config=${WEBHOOK_CONFIG}`,
-    `--mark-key-dir=${keys}`,
-    '--unmeshed-pods=report',
-    '--log-level=info',
-  ];
-}
-
-async function cliRuns(
-  tree: ImageTree,
-  kubeconfig: string,
-  config: string,
-  log: (s: string) => void,
-): Promise<CliFigures[]> {
-  const common = [`--kubeconfig=${kubeconfig}`, `--config=${config}`];
-  const runs = [
-    ['check', ...common, '--output=json'],
-    ['check', '--audit', ...common, '--output=json'],
-    ['explain', 'pod/app-1', '--namespace=team-1', ...common],
-  ];
-  const out: CliFigures[] = [];
-  for (const argv of runs) {
-    const f = await runCli(tree, argv);
-    log(
-      `  ${f.command}: ${f.seconds.toFixed(1)} s, peak ${f.peakMiB.toFixed(1)} MiB, exit ${f.exit}${f.stderr ? `\n    ${f.stderr}` : ''}`,
-    );
-    out.push(f);
-  }
-  return out;
 }

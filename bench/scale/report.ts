@@ -7,7 +7,7 @@
  * The chart's requests and limits per size: request = steady rounded up to 16 MiB, limit = the start peak with a
  * quarter more, rounded up to 32 MiB (docs/benchmarks.md §9 gives the measured rows).
  */
-import type { CliFigures } from './cli.ts';
+import { type CliFigures, describeCli } from './cli.ts';
 import type { HeartbeatFigures } from './heartbeat.ts';
 import type { Size } from './populate.ts';
 import type { ReplicaFigures } from './replica.ts';
@@ -163,8 +163,7 @@ export function scaleReport(
   }
   if (cli.length) {
     lines.push('', '== the CLI at the largest size ==');
-    for (const f of cli)
-      lines.push(`  ${f.command}: ${f.seconds.toFixed(1)} s, peak ${f.peakMiB.toFixed(1)} MiB, exit ${f.exit}`);
+    for (const f of cli) lines.push(`  ${describeCli(f)}`);
   }
   const last = [...steps].reverse().find((s) => s.webhook.readyS !== undefined && s.repair.readyS !== undefined);
   if (stoppedAt) lines.push('', `measured up to the last size in the table; stopped ${stoppedAt}`);

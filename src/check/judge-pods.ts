@@ -24,6 +24,7 @@ import { screen } from '../policy/screen.ts';
 import { captureLost, type PodForCapture } from '../policy/ambient/capture.ts';
 import type { Owner, PodRecord } from './facts.ts';
 import { guardsPod, type OptedIn } from './judge-namespaces.ts';
+import { count } from './kept.ts';
 import { describeGroup, PodGroups, workloads, type Group } from './pod-groups.ts';
 import { result, type CheckResult } from './report.ts';
 
@@ -42,16 +43,21 @@ export class PodTally {
   /** Each namespace's labels: Istio ambient's selectors read them (src/policy/ambient/enrolment.ts). */
   readonly #labels: ReadonlyMap<string, Readonly<Record<string, string>>>;
 
+  /** The findings judged (`check --audit`: pods_would_be_refused); pods that would go to another are let go. */
+  readonly #only: ReadonlySet<Kind>;
+
   constructor(
     opted: readonly OptedIn[],
     nodes: NodeFacts,
     cfg: Compiled,
     labels: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map(),
+    only: readonly Kind[] = POD_CHECKS,
   ) {
     this.#opted = new Map(opted.map((o) => [o.namespace, o]));
     this.#nodes = nodes;
     this.#cfg = cfg;
     this.#labels = labels;
+    this.#only = new Set(only);
   }
 
   /** Judges one pod; returns whether it was flagged. */
@@ -108,6 +114,7 @@ export class PodTally {
   }
 
   #flag(kind: Kind, p: PodRecord, reason: string, message: string, changes: readonly string[] = []): true {
+    if (!this.#only.has(kind)) return true;
     if (kind === 'pods_would_be_refused')
       this.#wouldRefuse.set(p.namespace, (this.#wouldRefuse.get(p.namespace) ?? 0) + 1);
     return this.#groups.flag(kind, p, reason, message, changes);
@@ -138,6 +145,10 @@ export class PodTally {
     const groups = this.#groups.merged(rsOwners);
     const of = (k: Kind) => groups.filter((g) => g.kind === k);
     const judged = `${this.#judged} pod${this.#judged === 1 ? '' : 's'} judged`;
+    const more = (k: Kind) => {
+      const n = this.#groups.omitted(k).count;
+      return n ? `; and ${count(n)} more pod${n === 1 ? '' : 's'} in workloads not listed` : '';
+    };
     const redirected = of('pods_redirected').map((g) => describeGroup(g, 'fail', { restart: true, advice: advice(g) }));
     const admitted = of('pods_admitted').map((g) => describeGroup(g, 'warn', { restart: true }));
     const would = of('pods_would_be_refused').map((g) =>
@@ -150,8 +161,9 @@ export class PodTally {
         ? result(
             'pods_redirected',
             'fail',
-            `${workloads(redirected.length)} pods without a redirect meshgate accepts (${judged})`,
+            `${workloads(redirected.length)} pods without a redirect meshgate accepts (${judged})${more('pods_redirected')}`,
             redirected,
+            this.#groups.omitted('pods_redirected'),
           )
         : result(
             'pods_redirected',
@@ -162,8 +174,9 @@ export class PodTally {
         ? result(
             'pods_would_be_refused',
             'warn',
-            `${workloads(would.length)} pods meshgate admitted below enforce or would refuse at enforce`,
+            `${workloads(would.length)} pods meshgate admitted below enforce or would refuse at enforce${more('pods_would_be_refused')}`,
             would,
+            this.#groups.omitted('pods_would_be_refused'),
           )
         : result(
             'pods_would_be_refused',
@@ -176,8 +189,9 @@ export class PodTally {
         ? result(
             'pods_admitted',
             'warn',
-            `${workloads(admitted.length)} pods meshgate's mutating webhook never saw`,
+            `${workloads(admitted.length)} pods meshgate's mutating webhook never saw${more('pods_admitted')}`,
             admitted,
+            this.#groups.omitted('pods_admitted'),
           )
         : result(
             'pods_admitted',
@@ -185,7 +199,13 @@ export class PodTally {
             `every running pod in opted-in namespaces carries meshgate's status (${judged})`,
           ),
       held.length
-        ? result('pods_held', 'warn', `${workloads(held.length)} pods meshgate holds Pending`, held)
+        ? result(
+            'pods_held',
+            'warn',
+            `${workloads(held.length)} pods meshgate holds Pending${more('pods_held')}`,
+            held,
+            this.#groups.omitted('pods_held'),
+          )
         : result('pods_held', 'ok', 'no pod is held Pending by meshgate'),
     ];
   }

@@ -8,6 +8,7 @@ import {
   AdmissionregistrationV1Api,
   ApiException,
   AppsV1Api,
+  CoordinationV1Api,
   CoreV1Api,
   DiscoveryV1Api,
   VersionApi,
@@ -16,8 +17,8 @@ import {
 import { describeKubeError, KubeApiError, KubeTransportError } from '../kube/errors.ts';
 import { core, group } from '../kube/api/paths.ts';
 import type { VerdictNode } from '../contract/node.ts';
-import { rawPages } from './raw-list.ts';
-import { leaseNode, NODE_LEASE_LABEL } from '../contract/node.ts';
+import { listItems } from './raw-list.ts';
+import { leaseNode, NODE_LEASE_LABEL, nodeLeaseName } from '../contract/node.ts';
 import { controllerOf, podRecord, webhookEntry, type PodLike } from './records.ts';
 import type {
   AgentPod,
@@ -33,7 +34,7 @@ import type {
 } from './facts.ts';
 import type { PodRecord } from './facts.ts';
 
-/** Items per LIST page: few requests, and one page of Pods (tens of KiB each) stays a few MB. */
+/** Items per LIST page: few requests; items are parsed one at a time as they arrive (raw-list.ts), never a page whole. */
 const PAGE = 500;
 
 export class ConnectionError extends Error {}
@@ -53,6 +54,7 @@ export class KubeReader {
   readonly #apps: AppsV1Api;
   readonly #core: CoreV1Api;
   readonly #discovery: DiscoveryV1Api;
+  readonly #coordination: CoordinationV1Api;
   readonly #version: VersionApi;
   readonly #kc: KubeConfig;
 
@@ -63,6 +65,7 @@ export class KubeReader {
     this.#apps = kc.makeApiClient(AppsV1Api);
     this.#core = kc.makeApiClient(CoreV1Api);
     this.#discovery = kc.makeApiClient(DiscoveryV1Api);
+    this.#coordination = kc.makeApiClient(CoordinationV1Api);
     this.#version = kc.makeApiClient(VersionApi);
   }
 
@@ -206,6 +209,26 @@ export class KubeReader {
     return err ?? out;
   }
 
+  /** One Node, as plain JSON (the client's models hold Dates where the API has strings). */
+  async node(name: string): Promise<Read<VerdictNode>> {
+    const n = await this.#read(`Node ${name}`, () => this.#core.readNode({ name }));
+    if (n === undefined || 'error' in n) return n;
+    return JSON.parse(JSON.stringify(n)) as VerdictNode;
+  }
+
+  /** When the agent of `node` last renewed its Lease in meshgate's namespace (ms since the epoch), if it has one. */
+  async nodeLease(namespace: string, node: string): Promise<number | ReadError | undefined> {
+    const name = nodeLeaseName(node);
+    if (name === undefined) return undefined;
+    const l = await this.#read(`Lease ${namespace}/${name}`, () =>
+      this.#coordination.readNamespacedLease({ name, namespace }),
+    );
+    if (l === undefined || 'error' in l) return l;
+    const renewed = l.spec?.renewTime;
+    const at = renewed === undefined ? Number.NaN : new Date(renewed as unknown as string).getTime();
+    return Number.isNaN(at) ? undefined : at;
+  }
+
   nodes(each: (n: VerdictNode) => void): Promise<ReadError | undefined> {
     return this.#pages('Nodes', core('nodes'), {}, each);
   }
@@ -262,7 +285,7 @@ export class KubeReader {
   }
 
   /**
-   * Every page of a list as plain JSON (raw-list.ts), each item handed to `each` and dropped with its page. Errors as
+   * Every page of a list as plain JSON (raw-list.ts), each item parsed alone, handed to `each` and dropped. Errors as
    * #read words them.
    */
   async #pages<T>(
@@ -272,8 +295,7 @@ export class KubeReader {
     each: (item: T) => void,
   ): Promise<ReadError | undefined> {
     try {
-      for await (const page of rawPages<T>(this.#kc, path, PAGE, query))
-        for (const item of page.items ?? []) each(item);
+      await listItems<T>(this.#kc, path, PAGE, query, each);
       return undefined;
     } catch (err) {
       if (err instanceof KubeApiError) {

@@ -1,18 +1,29 @@
 /**
  * Flagged pods grouped by what to act on: the workload that owns them (the pods of all ReplicaSets of one Deployment
  * together), or the pod itself when nothing owns it, per kind of finding. Shared by `meshgate check`'s pod results
- * (judge-pods.ts) and `check --pre` (preflight-pods.ts). Only flagged pods are kept: bounded by what is wrong, not by
- * the cluster's size (names beyond a few are counted, not listed, in the messages; JSON keeps them). Pure.
+ * (judge-pods.ts) and `check --pre` (preflight-pods.ts). Bounded whatever the cluster's size (issue 32): at most
+ * ITEMS_KEPT groups per kind (kept.ts), the pods of further workloads counted; at most NAMES_KEPT pod names per
+ * group, the others counted. Pure.
  */
 import type { Owner } from './facts.ts';
 import type { PodRecord } from './facts.ts';
+import { count, ITEMS_KEPT } from './kept.ts';
 import type { Item, Status } from './report.ts';
+
+/**
+ * Pod names a group keeps: the message previews three, and a workload nothing restarts is fixed by deleting its
+ * pods by name (the command names the kept ones and says how many there are).
+ */
+export const NAMES_KEPT = 20;
 
 export interface Group<K extends string> {
   kind: K;
   namespace: string;
   owner?: Owner;
+  /** The first NAMES_KEPT pods' names, */
   pods: string[];
+  /** and how many pods the group has. */
+  count: number;
   reasons: Set<string>;
   /** The first flagged pod's message: one per group, the pods of a workload share their template. */
   message: string;
@@ -25,6 +36,10 @@ const RESTARTABLE = new Set(['Deployment', 'StatefulSet', 'DaemonSet']);
 
 export class PodGroups<K extends string> {
   readonly #groups = new Map<string, Group<K>>();
+  /** Groups per kind, up to ITEMS_KEPT. */
+  readonly #kept = new Map<K, number>();
+  /** Pods of groups past ITEMS_KEPT, per kind: counted, not grouped. */
+  readonly #omitted = new Map<K, number>();
 
   /** Adds a pod under `kind`, grouped with the other pods of its owner, with the changes it needs. */
   flag(kind: K, p: PodRecord, reason: string, message: string, changes: readonly string[] = []): true {
@@ -32,20 +47,38 @@ export class PodGroups<K extends string> {
       p.owner && p.owner.kind !== 'Node'
         ? `${kind}/${p.namespace}/${p.owner.kind}/${p.owner.name}`
         : `${kind}/${p.namespace}/Pod/${p.name}`;
-    const g = this.#groups.get(key) ?? {
-      kind,
-      namespace: p.namespace,
-      owner: p.owner?.kind === 'Node' ? undefined : p.owner,
-      pods: [],
-      reasons: new Set<string>(),
-      message,
-      changes: new Set<string>(),
-    };
-    if (!g.pods.includes(p.name)) g.pods.push(p.name);
+    let g = this.#groups.get(key);
+    if (!g) {
+      const kept = this.#kept.get(kind) ?? 0;
+      if (kept >= ITEMS_KEPT) {
+        this.#omitted.set(kind, (this.#omitted.get(kind) ?? 0) + 1);
+        return true;
+      }
+      this.#kept.set(kind, kept + 1);
+      g = {
+        kind,
+        namespace: p.namespace,
+        owner: p.owner?.kind === 'Node' ? undefined : p.owner,
+        pods: [],
+        count: 0,
+        reasons: new Set<string>(),
+        message,
+        changes: new Set<string>(),
+      };
+      this.#groups.set(key, g);
+    }
+    if (!g.pods.includes(p.name)) {
+      g.count++;
+      if (g.pods.length < NAMES_KEPT) g.pods.push(p.name);
+    }
     g.reasons.add(reason);
     for (const c of changes) g.changes.add(c);
-    this.#groups.set(key, g);
     return true;
+  }
+
+  /** Pods of `kind` in workloads past the first ITEMS_KEPT: counted, not listed. */
+  omitted(kind: K): { count: number; of: 'pods' } {
+    return { count: this.#omitted.get(kind) ?? 0, of: 'pods' };
   }
 
   /** ReplicaSets owning flagged pods: the reader finds their Deployment, which is what to restart. */
@@ -70,7 +103,8 @@ export class PodGroups<K extends string> {
       const key = `${g.kind}/${g.namespace}/${owner ? `${owner.kind}/${owner.name}` : `Pod/${g.pods[0]}`}`;
       const prev = merged.get(key);
       if (prev) {
-        prev.pods.push(...g.pods);
+        prev.pods.push(...g.pods.slice(0, NAMES_KEPT - prev.pods.length));
+        prev.count += g.count;
         for (const r of g.reasons) prev.reasons.add(r);
         for (const c of g.changes) prev.changes.add(c);
       } else {
@@ -84,9 +118,9 @@ export class PodGroups<K extends string> {
 export const workloads = (n: number) => (n === 1 ? '1 workload runs' : `${n} workloads run`);
 
 /** Names in a message: the first few, then how many more. */
-function preview(pods: string[]): string {
+function preview(g: { pods: readonly string[]; count: number }): string {
   const shown = 3;
-  return pods.length <= shown ? pods.join(', ') : `${pods.slice(0, shown).join(', ')}, … ${pods.length - shown} more`;
+  return g.count <= shown ? g.pods.join(', ') : `${g.pods.slice(0, shown).join(', ')}, … ${g.count - shown} more`;
 }
 
 /**
@@ -101,7 +135,10 @@ export function describeGroup<K extends string>(
   const reason = [...g.reasons].join(',');
   const { namespace: ns, owner } = g;
   const changes = g.changes.size ? { changes: [...g.changes] } : {};
-  const pods = `${g.pods.length} pod${g.pods.length === 1 ? '' : 's'} (${preview(g.pods)})`;
+  const pods = `${g.count} pod${g.count === 1 ? '' : 's'} (${preview(g)})`;
+  // Pods deleted by name: the command names the kept ones, and says so when there are more.
+  const named =
+    g.count > g.pods.length ? `; the command names the first ${g.pods.length} of ${count(g.count)} pods` : '';
   const advice = o.advice ? `; to fix: ${o.advice}` : '';
   if (owner && RESTARTABLE.has(owner.kind)) {
     const ref = `${owner.kind.toLowerCase()}/${owner.name}`;
@@ -114,7 +151,7 @@ export function describeGroup<K extends string>(
       name: `${ns}/${owner.kind.toLowerCase()}/${owner.name}`,
       status,
       reason,
-      message: `${pods}: ${g.message}${advice}${o.restart ? ` (its ${owner.kind} recreates deleted pods)` : ''}`,
+      message: `${pods}: ${g.message}${advice}${o.restart ? ` (its ${owner.kind} recreates deleted pods${named})` : ''}`,
       ...changes,
       ...(command ? { command } : {}),
     };

@@ -2,10 +2,11 @@
  * The report for people (a table of sections, one ✔/‼/✖ line per check with its code, the things it found
  * beneath, a hint under every problem) and for machines (JSON with every item, the hints and the exit code).
  */
+import { count, ITEMS_KEPT } from './kept.ts';
 import { CHECKS, counts, exitCode, hintFor, SECTIONS, type Item, type Report, type Status } from './report.ts';
 
 const MARK: Record<Status, string> = { ok: '✔', warn: '‼', fail: '✖', skip: '–' };
-/** Items shown per check in the table: enough to act on, short enough to read; JSON lists them all. */
+/** Items shown per check in the table: enough to act on, short enough to read; JSON lists all it kept (kept.ts). */
 export const TABLE_ITEMS = 20;
 
 function itemLine(i: Item): string[] {
@@ -37,7 +38,11 @@ export function renderTable(report: Report): string {
           : [...items].sort((a, b) => rank(b.status) - rank(a.status)).slice(0, TABLE_ITEMS);
       for (const i of shown) out.push(...itemLine(i));
       if (items.length > shown.length && shown.length > 0)
-        out.push(`      … and ${items.length - shown.length} more (-o json lists all)`);
+        out.push(`      … and ${items.length - shown.length} more (-o json lists ${r.omitted ? 'them' : 'all'})`);
+      if (r.omitted)
+        out.push(
+          `      … and ${count(r.omitted.count)} more ${r.omitted.of}, counted, not listed (a finding lists at most ${ITEMS_KEPT})`,
+        );
       if (r.status === 'fail' || r.status === 'warn') out.push(`    hint: ${hintFor(r.code, c.names)}`);
     }
   }

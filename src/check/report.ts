@@ -53,6 +53,11 @@ export interface CheckResult {
   status: Status;
   message: string;
   items?: Item[];
+  /**
+   * What the finding concerns beyond its items (kept.ts: at most ITEMS_KEPT of them): Nodes past the first ones
+   * listed, pods of workloads past them; counted in the message, not listed.
+   */
+  omitted?: { count: number; of: 'nodes' | 'pods' };
 }
 
 /** The objects the chart installs, by name: the release's full name and what it derives from it. */
@@ -125,8 +130,15 @@ export function worst(statuses: Iterable<Status>): Status {
   return out;
 }
 
-export function result(code: CheckCode, status: Status, message: string, items?: Item[]): CheckResult {
-  return items?.length ? { code, status, message, items } : { code, status, message };
+export function result(
+  code: CheckCode,
+  status: Status,
+  message: string,
+  items?: Item[],
+  omitted?: { count: number; of: 'nodes' | 'pods' },
+): CheckResult {
+  const r: CheckResult = items?.length ? { code, status, message, items } : { code, status, message };
+  return omitted && omitted.count > 0 ? { ...r, omitted } : r;
 }
 
 /** A check that could not run because something it depends on is missing. */

@@ -11,15 +11,10 @@ import { expectationsOf, NodeFactStore } from '../facts/node-facts.ts';
 import { isReadError, type Read, type ServiceEndpoints, type TlsProbe } from './facts.ts';
 import { judgeCaBundles, judgeCertificates } from './judge-certs.ts';
 import { judgeNamespaces, judgeSelectorsAgree, optedInNamespaces } from './judge-namespaces.ts';
-import {
-  judgeAgentCoverage,
-  judgeDaemonSet,
-  judgeFreshness,
-  judgePluginConsistency,
-  judgeVerdicts,
-  summarizeNode,
-  type NodeSummary,
-} from './judge-nodes.ts';
+import { judgeDaemonSet, summarizeNode, type NodeSummary } from './judge-nodes.ts';
+import { CoverageTally, FreshnessTally, PluginTally, VerdictTally } from './node-tally.ts';
+import { WOULD_DENY_LABEL } from '../admission/level.ts';
+import type { PodRecord } from './facts.ts';
 import { judgeEnforcement } from './judge-levels.ts';
 import { POD_CHECKS, PodTally } from './judge-pods.ts';
 import { listGuardedPods } from './list-pods.ts';
@@ -33,7 +28,7 @@ import {
   type WebhookEndpoint,
 } from './judge-webhook.ts';
 import type { KubeReader } from './kube-reader.ts';
-import { CHECK_CODES, result, type CheckResult, type InstalledNames, type Report } from './report.ts';
+import { AUDIT_CODES, CHECK_CODES, result, type CheckResult, type InstalledNames, type Report } from './report.ts';
 
 export interface CheckOptions {
   cfg: Compiled;
@@ -62,7 +57,8 @@ export interface CheckProgress {
 /** ReplicaSets looked up at once (one GET each, for the flagged pods' Deployments): a handful keeps P&F content. */
 const LOOKUPS = 8;
 
-type Reader = Omit<KubeReader, 'read'>;
+/** What the check reads (the single-Node reads are explain's). */
+type Reader = Omit<KubeReader, 'read' | 'node' | 'nodeLease'>;
 
 export async function runCheck(reader: Reader, o: CheckOptions): Promise<Report> {
   const { names, cfg } = o;
@@ -74,18 +70,10 @@ export async function runCheck(reader: Reader, o: CheckOptions): Promise<Report>
   ]);
   const progress: CheckProgress = { nodes: 0, pods: 0, namespaces: { done: 0, of: 0 } };
   const tick = o.onProgress ? () => o.onProgress?.(progress) : () => undefined;
-  const expect = expectationsOf(cfg.config.cni);
-  const leases = await reader.nodeLeases(ns);
-  const nodes: NodeSummary[] = [];
-  const nodesError = await reader.nodes((n) => {
-    const name = (n as { metadata?: { name?: string } }).metadata?.name ?? '';
-    nodes.push(summarizeNode(n, expect, o.now(), isReadError(leases) ? undefined : leases.get(name)));
-    progress.nodes++;
-    tick();
-  });
   const context = { mesh: cfg.config.mesh, names, configSource: o.configSource, server };
+  const read = { progress, tick };
   if (o.audit) {
-    const results = await judgeWorkloads(reader, o, mutating, validating, nodes, progress, tick);
+    const results = await judgeWorkloads(reader, o, mutating, validating, read);
     return { context: { ...context, checkedAt: new Date(o.now()).toISOString() }, results: sorted(results) };
   }
   const endpoints = endpointsOf([mutating, validating]);
@@ -108,9 +96,19 @@ export async function runCheck(reader: Reader, o: CheckOptions): Promise<Report>
     ...judgeCertificates({ mutating, validating, probes, secret, now: o.now() }),
   ];
 
+  // The agents first: each Node is then judged as it streams past, and only its fact is kept (for the pods).
   const ds = await reader.daemonSet(ns, names.nodeAgent);
   const agents = ds && !isReadError(ds) ? await reader.agentPods(ns, ds.selector) : [];
   results.push(judgeDaemonSet(ds, `${ns}/${names.nodeAgent}`));
+  const expect = expectationsOf(cfg.config.cni);
+  const leases = await reader.nodeLeases(ns);
+  const coverage = new CoverageTally(ds, agents);
+  const fresh = new FreshnessTally(expect.maxVerdictAgeMs);
+  const verdicts = new VerdictTally();
+  const plugins = new PluginTally(expect.pluginType, o.meshPlugins);
+  const { facts, error: nodesError } = await readNodes(reader, o, leases, read, (s) => {
+    for (const t of [coverage, fresh, verdicts, plugins]) t.add(s);
+  });
   if (nodesError) {
     for (const code of [
       'node_agent_on_every_node',
@@ -122,19 +120,49 @@ export async function runCheck(reader: Reader, o: CheckOptions): Promise<Report>
     }
   } else {
     results.push(
-      judgeAgentCoverage(ds, agents, nodes),
-      judgeFreshness(nodes, expect.maxVerdictAgeMs, isReadError(leases) ? leases.error : undefined),
-      judgeVerdicts(nodes),
-      judgePluginConsistency(nodes, expect.pluginType, o.meshPlugins),
+      coverage.result(),
+      fresh.result(isReadError(leases) ? leases.error : undefined),
+      verdicts.result(),
+      plugins.result(),
     );
   }
 
   results.push(judgeAppPrivileges(cfg.config.apps));
-  results.push(...(await judgeWorkloads(reader, o, mutating, validating, nodes, progress, tick)));
+  results.push(...(await judgeWorkloads(reader, o, mutating, validating, read, facts)));
   results.push(
     judgeRepairController(await reader.deployment(ns, names.repairController), `${ns}/${names.repairController}`),
   );
   return { context: { ...context, checkedAt: new Date(o.now()).toISOString() }, results: sorted(results) };
+}
+
+interface Reading {
+  progress: CheckProgress;
+  tick: () => void;
+}
+
+/**
+ * Every Node, a page at a time and one at a time (raw-list.ts): each summarised (judge-nodes.ts), handed to
+ * `each`, and dropped; only its fact is kept, for the pods' posture (the webhook's node cache keeps the same).
+ */
+async function readNodes(
+  reader: Reader,
+  o: CheckOptions,
+  leases: Awaited<ReturnType<Reader['nodeLeases']>>,
+  { progress, tick }: Reading,
+  each: (s: NodeSummary) => void = () => undefined,
+): Promise<{ facts: NodeFactStore; error?: { error: string } }> {
+  const expect = expectationsOf(o.cfg.config.cni);
+  const facts = new NodeFactStore();
+  const error = await reader.nodes((n) => {
+    const name = (n as { metadata?: { name?: string } }).metadata?.name ?? '';
+    const s = summarizeNode(n, expect, o.now(), isReadError(leases) ? undefined : leases.get(name));
+    facts.upsert(s.fact);
+    each(s);
+    progress.nodes++;
+    tick();
+  });
+  facts.markSynced();
+  return { facts, ...(error ? { error } : {}) };
 }
 
 /** In the catalogue's order. */
@@ -157,17 +185,23 @@ async function pool<T, R>(items: readonly T[], n: number, fn: (t: T) => Promise<
   return out;
 }
 
+/**
+ * The namespaces and their pods. `facts`: the Nodes' facts, read already by the full check; `check --audit` reads
+ * them here only if a guarded namespace is below enforce (the only pods whose posture it judges), and in namespaces
+ * at enforce lists only the pods with a recorded refusal (meshgate.io/would-deny, filtered by the apiserver): those
+ * are all the audit report can list there.
+ */
 async function judgeWorkloads(
   reader: Reader,
   o: CheckOptions,
   mutating: Awaited<ReturnType<Reader['webhookConfig']>>,
   validating: typeof mutating,
-  nodes: NodeSummary[],
-  progress: CheckProgress,
-  tick: () => void,
+  read: Reading,
+  facts?: NodeFactStore,
 ): Promise<CheckResult[]> {
   const haveWebhooks = entriesOf([mutating, validating]).length > 0;
-  const codes = ['namespaces_opted_in', 'enforcement_level', 'webhook_selectors_agree', ...POD_CHECKS] as const;
+  const all = ['namespaces_opted_in', 'enforcement_level', 'webhook_selectors_agree', ...POD_CHECKS] as const;
+  const codes = o.audit ? all.filter((c) => AUDIT_CODES.includes(c)) : all;
   if (!haveWebhooks) {
     const none = 'not checked: no webhooks, so no namespace is opted in';
     return codes.map((code) => ({ code, status: 'skip', message: none }));
@@ -177,27 +211,37 @@ async function judgeWorkloads(
     return codes.map((code) => result(code, 'warn', `Namespaces could not be listed: ${namespaces.error}`));
   }
   const opted = optedInNamespaces(namespaces, mutating, validating);
-  const facts = new NodeFactStore();
-  facts.replaceAll(nodes.map((n) => n.fact));
-  facts.markSynced();
-  const tally = new PodTally(opted, facts, o.cfg, new Map(namespaces.map((n) => [n.name, n.labels])));
   const guarded = opted.filter((x) => x.mutating.length);
+  const below = guarded.filter((x) => x.level !== 'enforce');
+  const nodes =
+    facts ??
+    (below.length
+      ? (await readNodes(reader, o, await reader.nodeLeases(o.names.namespace), read)).facts
+      : new NodeFactStore());
+  const labels = new Map(namespaces.map((n) => [n.name, n.labels]));
+  const tally = new PodTally(opted, nodes, o.cfg, labels, o.audit ? ['pods_would_be_refused'] : POD_CHECKS);
+  const { progress, tick } = read;
   progress.namespaces.of = guarded.length;
-  const errors = await listGuardedPods(
-    reader,
-    guarded,
-    (p) => {
-      tally.add(p);
-      progress.pods++;
-      tick();
-    },
-    {
-      onNamespace: () => {
-        progress.namespaces.done++;
-        tick();
-      },
-    },
-  );
+  const each = (p: PodRecord) => {
+    tally.add(p);
+    progress.pods++;
+    tick();
+  };
+  const onNamespace = () => {
+    progress.namespaces.done++;
+    tick();
+  };
+  const errors = o.audit
+    ? [
+        ...(await listGuardedPods(reader, below, each, { onNamespace })),
+        ...(await listGuardedPods(
+          reader,
+          guarded.filter((x) => x.level === 'enforce'),
+          each,
+          { onNamespace, also: WOULD_DENY_LABEL },
+        )),
+      ]
+    : await listGuardedPods(reader, guarded, each, { onNamespace });
   const rsOwners = new Map(
     await pool(
       tally.replicaSets(),
@@ -211,12 +255,13 @@ async function judgeWorkloads(
       if (r.status === 'ok')
         Object.assign(r, { status: 'warn', message: `${r.message}; some pods could not be listed: ${errors[0]}` });
   }
-  return [
+  const out = [
     judgeNamespaces(opted, haveWebhooks),
     judgeEnforcement(opted, tally.wouldRefuse(), o.cfg.config.enforcement.default),
     judgeSelectorsAgree(opted, mutating, validating),
     ...podResults,
   ];
+  return out.filter((r) => (codes as readonly string[]).includes(r.code));
 }
 
 /** apps.privileges relaxed anywhere (docs/security.md): a warning naming where, so it is not forgotten. */

@@ -15,7 +15,8 @@ import type { Compiled } from '../config/compile.ts';
 import { type LearnedAmbient, withLearned } from '../config/learned.ts';
 import { ENFORCEMENT_LABEL } from '../contract/names.ts';
 import { reasonText } from '../contract/reasons.ts';
-import { expectationsOf, factFromNode, NodeFactStore, supportsNativeSidecars } from '../facts/node-facts.ts';
+import { supportsNativeSidecars } from '../facts/node-facts.ts';
+import { explainNodes, templateNode } from './explain-nodes.ts';
 import type { Decision } from '../policy/mutate/decide.ts';
 import { podTemplates } from '../manifests/workloads.ts';
 import type { LearnedImages } from '../mesh/learn.ts';
@@ -101,24 +102,6 @@ export function withLearnedConfigMaps(cfg: Compiled, cms: readonly ConfigMap[]):
 }
 
 /**
- * Every Node's fact, read a page at a time and reduced as it comes (15,000 Nodes whole would be hundreds of MB), aged
- * by the agents' Leases in meshgate's namespace as the webhook ages them.
- */
-async function nodeFacts(reader: KubeReader, cfg: Compiled): Promise<NodeFactStore> {
-  const nodes = new NodeFactStore();
-  const expect = expectationsOf(cfg.config.cni);
-  const leases = await reader.nodeLeases(cfg.config.meshNamespace);
-  const now = Date.now();
-  const err = await reader.nodes((n) => {
-    const name = (n as { metadata?: { name?: string } }).metadata?.name ?? '';
-    nodes.upsert(factFromNode(n, expect, now, leases instanceof Map ? leases.get(name) : undefined));
-  });
-  if (err) throw new Error(`Nodes could not be listed: ${err.error}`);
-  nodes.markSynced();
-  return nodes;
-}
-
-/**
  * The ConfigMaps of config.learnImages' namespaces that an installed injector reads (src/mesh/installed.ts), as the
  * webhook learns them: what explain judges and simulates with. Where the MutatingWebhookConfigurations cannot be
  * listed, none is trusted, as in the webhook.
@@ -147,6 +130,8 @@ export async function explainLive(
   base: Compiled,
   args: readonly string[],
   namespace: string,
+  /** Each Node read: the progress line on a terminal. */
+  onNode?: () => void,
 ): Promise<Explained[]> {
   const refs = args.map(parseRef);
   const core = kc.makeApiClient(CoreV1Api);
@@ -155,19 +140,24 @@ export async function explainLive(
   const reads = base.profile.learnFrom || base.config.ambient.enabled;
   const cfg = reads ? withLearnedConfigMaps(base, cms) : base;
   const injectors = injectorsOf(cms);
-  const nodes = await nodeFacts(new KubeReader(kc), cfg);
   const ns = await core.readNamespace({ name: namespace });
   const level = levelOf(ns.metadata?.labels, cfg);
   const nsMeta = { labels: ns.metadata?.labels ?? {}, annotations: ns.metadata?.annotations ?? {} };
   // Istio on OpenShift: the namespace's proxy IDs, as the webhook reads them from its namespace cache.
   const here = configForNamespace(cfg, namespace, () => istioOpenShiftProxyIds(ns.metadata?.annotations));
   const nsCfg = here.ok ? here.cfg : cfg;
-  const out: Explained[] = [];
+  // The objects first: which nodes their templates are bound to decides which Nodes are read (explain-nodes.ts).
+  const docs: Array<{ r: (typeof refs)[number]; templates: ReturnType<typeof podTemplates> }> = [];
   for (const r of refs) {
     const obj = await objects.read({ apiVersion: r.apiVersion, kind: r.kind, metadata: { name: r.name, namespace } });
     // The object as the API serves it, as JSON (the client's model classes hold Dates where JSON has strings).
-    const doc = JSON.parse(JSON.stringify(obj)) as Record<string, unknown>;
-    for (const t of podTemplates(doc)) {
+    docs.push({ r, templates: podTemplates(JSON.parse(JSON.stringify(obj)) as Record<string, unknown>) });
+  }
+  const targets = docs.flatMap((d) => d.templates.map((t) => templateNode(t.template)));
+  const nodes = await explainNodes(new KubeReader(kc), cfg, targets, onNode);
+  const out: Explained[] = [];
+  for (const { r, templates } of docs) {
+    for (const t of templates) {
       const ref = { ...t, namespace };
       const node = (ref.template.spec as { nodeName?: string } | undefined)?.nodeName;
       // istiod's ENABLE_NATIVE_SIDECARS=auto: the pod's node when it has one, else every node (none: assumed).

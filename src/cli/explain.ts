@@ -15,6 +15,7 @@ import { explainTemplate, simulationContext } from './explain-judge.ts';
 import { injectorsOf, type MeshInjectors, readMeshConfigFile } from './explain-simulate.ts';
 import { supportsNativeSidecars } from '../facts/node-facts.ts';
 import { kubeConfig } from './kubeconfig.ts';
+import { Progress } from './progress.ts';
 
 const USAGE = `usage: meshgate explain -f FILE|- (--config FILE | --mesh NAME) [--node NAME] [--node-state FILE]
                         [--mesh-config FILE] [--progress]
@@ -114,7 +115,20 @@ async function runLive(argv: string[], io: CliIO): Promise<number> {
       const { parse } = await import('yaml');
       cfg = compileConfig(buildConfig(parse(text), `ConfigMap ${ns}/meshgate key config.yaml`));
     }
-    const results = await explainLive(kc, cfg, f.positionals, v.namespace ?? 'default');
+    // A template with no node chosen streams every Node: on a terminal, a line says how many were read.
+    let read = 0;
+    const progress = io.stderrIsTTY
+      ? new Progress({
+          name: 'explain',
+          write: (t) => io.stderr(t),
+          tty: true,
+          describe: () => `${read.toLocaleString('en-US')} Nodes read`,
+        })
+      : undefined;
+    const results = await explainLive(kc, cfg, f.positionals, v.namespace ?? 'default', () => {
+      read++;
+      progress?.tick();
+    }).finally(() => progress?.end());
     io.stdout(renderExplained(results, v.output ?? 'text'));
     return Math.max(0, ...results.map((r) => OUTCOME_EXIT[r.outcome]));
   } catch (err) {

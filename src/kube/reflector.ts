@@ -8,7 +8,7 @@
  *   send every object as an ADDED event from its watch cache, then a bookmark annotated
  *   `k8s.io/initial-events-end`, and go on watching in the same response — one object parsed at a time. Where the
  *   apiserver refuses that request (400/422: the feature off), the reflector lists instead, for good: pages of
- *   LIST_PAGE, each page's items handed over and dropped before the next page is asked for.
+ *   LIST_PAGE, each item parsed alone as it arrives, handed over and dropped (src/kube/api/list-items.ts).
  * - A (re)list is a `ListSink` the caller opens: every object that exists is `add`ed, then `done()`; what the
  *   caller held from before and was not added is gone. A list interrupted before its end is thrown away (no done()).
  * - A watch the apiserver ends (its timeout, a restart) is resumed from the last resourceVersion seen, bookmarks
@@ -145,16 +145,17 @@ export class Reflector {
     }
   }
 
-  /** The initial state a page at a time (where it cannot stream); the client retries each page's request. */
+  /**
+   * The initial state a page at a time (where it cannot stream), each item parsed alone as it arrives; the client
+   * retries a page's request until an item of it has been handed over (a later failure lists again).
+   */
   async #listPages(): Promise<void> {
     const sink = this.#o.list();
-    let rv = this.#rv;
     const query = { labelSelector: this.#o.labelSelector, fieldSelector: this.#o.fieldSelector };
-    for await (const page of this.#o.client.pages<unknown>(this.#o.path, LIST_PAGE, query)) {
-      for (const item of page.items) sink.add(item);
-      rv = page.metadata?.resourceVersion ?? rv;
-    }
-    this.#rv = rv;
+    const { resourceVersion } = await this.#o.client.listItems(this.#o.path, LIST_PAGE, query, (item) =>
+      sink.add(item),
+    );
+    this.#rv = resourceVersion ?? this.#rv;
     this.stats.initial = 'pages';
     sink.done();
     this.#synced();

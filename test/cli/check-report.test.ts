@@ -56,7 +56,7 @@ const ca = issueCA(3650 * DAY, Date.now());
 const leaf = issueLeaf(ca, [HOST], 365 * DAY, Date.now());
 
 /** A cluster as plain data, served through the reader's interface (no API, no module mocks). */
-class FakeCluster implements Omit<KubeReader, 'read'> {
+class FakeCluster implements Omit<KubeReader, 'read' | 'node' | 'nodeLease'> {
   webhooks: Partial<Record<WebhookKind, Read<WebhookConfig>>> = {};
   svc: Read<ServiceEndpoints> = {
     namespace: 'meshgate',
@@ -122,8 +122,14 @@ class FakeCluster implements Omit<KubeReader, 'read'> {
   async namespaces() {
     return this.nsList;
   }
-  async pods(namespace: string, each: (p: PodRecord) => void) {
-    for (const p of this.podList.filter((x) => x.namespace === namespace)) each(p);
+  /** The label selectors asked for, by namespace. */
+  podQueries: string[] = [];
+  async pods(namespace: string, each: (p: PodRecord) => void, labelSelector?: string) {
+    this.podQueries.push(`${namespace}${labelSelector ? ` ${labelSelector}` : ''}`);
+    // Existence requirements (`key`) only, as the audit asks them; other forms are not used here.
+    const keys = (labelSelector ?? '').split(',').filter((k) => k && !/[=!()]/.test(k));
+    for (const p of this.podList.filter((x) => x.namespace === namespace))
+      if (keys.every((k) => p.labels?.[k] !== undefined)) each(p);
     return undefined;
   }
   async replicaSetOwner(): Promise<Owner | undefined> {
@@ -214,7 +220,7 @@ describe('the report', () => {
     expect(exitCode(await check(warnOnly))).toBe(0);
   });
 
-  it('--audit reads only what the audit judges (no agent pods, DaemonSet, Secret or repair Deployment); progress counts every read', async () => {
+  it('--audit reads only what the audit judges (no agent pods, DaemonSet, Secret or repair Deployment; Nodes only below enforce, at enforce only pods with a recorded refusal); progress counts every read', async () => {
     const c = healthy();
     const asked: string[] = [];
     for (const m of ['agentPods', 'daemonSet', 'deployment', 'secret', 'service'] as const) {
@@ -232,21 +238,39 @@ describe('the report', () => {
       deleting: false,
       owner: { kind: 'ReplicaSet', name: 'web-1' },
     }));
-    const seen: string[] = [];
-    const report = await runCheck(c, {
-      cfg: testConfig('custom', { apps: { privileges: 'restricted' } }),
-      names: NAMES,
-      configSource: 'test',
-      meshPlugins: ['istio-cni'],
-      probe: () => undefined,
-      now: Date.now,
-      audit: true,
-      onProgress: (p) => void seen.push(`${p.nodes} ${p.pods} ${p.namespaces.done}/${p.namespaces.of}`),
-    });
+    c.podList[2].labels = { 'meshgate.io/would-deny': 'audit' };
+    const audit = async () => {
+      const seen: string[] = [];
+      c.podQueries = [];
+      const report = await runCheck(c, {
+        cfg: testConfig('custom', { apps: { privileges: 'restricted' } }),
+        names: NAMES,
+        configSource: 'test',
+        meshPlugins: ['istio-cni'],
+        probe: () => undefined,
+        now: Date.now,
+        audit: true,
+        onProgress: (p) => void seen.push(`${p.nodes} ${p.pods} ${p.namespaces.done}/${p.namespaces.of}`),
+      });
+      return { report, seen };
+    };
+    // At enforce (the test config's default): no Node is read, and only pods with a recorded refusal are listed.
+    const enforced = await audit();
     expect(asked).toEqual([]);
-    expect(auditReport(report).results.map((r) => r.code)).toEqual(AUDIT_CODES);
-    expect(seen.at(-1)).toBe('1 3 1/1');
-    expect(seen).toContain('1 0 0/0');
+    expect(enforced.report.results.map((r) => r.code)).toEqual(AUDIT_CODES);
+    expect(c.podQueries).toEqual(['shop meshgate.io/would-deny']);
+    expect(enforced.seen.at(-1)).toBe('0 1 1/1');
+    // Below enforce: the Nodes (the pods' posture reads them) and every pod.
+    for (const kind of ['mutating', 'validating'] as const)
+      for (const e of (c.webhooks[kind] as WebhookConfig).webhooks)
+        e.service = { ...e.service!, path: `/${kind === 'mutating' ? 'mutate' : 'validate'}/audit` };
+    const below = await audit();
+    expect(asked).toEqual([]);
+    expect(auditReport(below.report).results.map((r) => r.code)).toEqual(AUDIT_CODES);
+    expect(below.report.results.map((r) => r.code)).toEqual(AUDIT_CODES);
+    expect(c.podQueries).toEqual(['shop']);
+    expect(below.seen.at(-1)).toBe('1 3 1/1');
+    expect(below.seen).toContain('1 0 0/0');
   });
 
   it('renders a table: a line per check with its mark and code, the items, a hint under each problem', async () => {

@@ -18,6 +18,7 @@ import type { TLSSocket } from 'node:tls';
 import { readFileSync } from 'node:fs';
 import { KubeApiError, KubeTransportError } from '../errors.ts';
 import { apiError, readJson } from './response.ts';
+import { type PageMeta, readItems } from './list-items.ts';
 import type { ClusterAccess } from './access.ts';
 import { MAX_ATTEMPTS, parseRetryAfter, retryDelay, type Method } from './retry.ts';
 
@@ -123,6 +124,47 @@ export class KubeClient {
       yield page;
       cont = page.metadata?.continue || undefined;
     } while (cont);
+  }
+
+  /**
+   * Every item of a list, `limit` a page, each parsed alone as its bytes arrive (list-items.ts): a page is never
+   * held whole, parsed or not (a 500-pod page parsed at once is promoted out of V8's young generation and grows the
+   * heap, issue 32). A page's request is retried as `get` retries it only while none of its items has been handed
+   * over; a failure after that ends the list (the caller lists again). Resolves with the list's resourceVersion.
+   */
+  async listItems<T>(
+    path: string,
+    limit: number,
+    query: Query,
+    each: (item: T) => void,
+  ): Promise<{ resourceVersion?: string }> {
+    let cont: string | undefined;
+    let resourceVersion: string | undefined;
+    do {
+      const meta = await this.#page(path, { ...query, limit, continue: cont }, each as (item: unknown) => void);
+      resourceVersion = meta.resourceVersion ?? resourceVersion;
+      cont = meta.continue || undefined;
+    } while (cont);
+    return { resourceVersion };
+  }
+
+  async #page(path: string, query: Query, each: (item: unknown) => void): Promise<PageMeta> {
+    const policy = { maxAttempts: this.#o.maxAttempts };
+    let handed = 0;
+    const counted = (item: unknown) => {
+      handed++;
+      each(item);
+    };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await this.open('GET', path, query, { timeoutMs: this.#o.requestTimeoutMs });
+        return await readItems(res.response, `GET ${path}`, counted, res.done);
+      } catch (err) {
+        const wait = handed === 0 ? retryDelay('GET', err, attempt, policy, this.#o.random) : undefined;
+        if (wait === undefined) throw err;
+        await this.#o.sleep(wait);
+      }
+    }
   }
 
   /** Closes idle keep-alive connections (stop). */

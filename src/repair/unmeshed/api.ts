@@ -41,8 +41,10 @@ export function kubeUnmeshedApi(
     namespaces: async () => namespaces(),
     async pods(namespace, each, labelSelector) {
       try {
-        for await (const page of client.pages<PodLike>(core('pods', { namespace }), LIST_PAGE, { labelSelector }))
-          for (const p of page.items) each(podRecord(namespace, p));
+        // Each pod parsed alone as it arrives and judged (a just opted-in namespace may hold thousands).
+        await client.listItems<PodLike>(core('pods', { namespace }), LIST_PAGE, { labelSelector }, (p) =>
+          each(podRecord(namespace, p)),
+        );
         return undefined;
       } catch (err) {
         if (statusCode(err) === 404) return { error: `pods of ${namespace}: not found` };

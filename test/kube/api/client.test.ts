@@ -79,6 +79,51 @@ describe('requests', () => {
   });
 });
 
+describe('listItems: a list an item at a time', () => {
+  const paged = (s: { url: URL }, res: import('node:http').ServerResponse) => {
+    const cont = s.url.searchParams.get('continue');
+    const page = cont ? Number(cont) : 0;
+    json(res, 200, {
+      kind: 'List',
+      metadata: { resourceVersion: String(10 + page), continue: page < 2 ? String(page + 1) : '' },
+      items: [{ i: page * 2 }, { i: page * 2 + 1 }],
+    });
+  };
+
+  it('hands over every item of every page, and the last resourceVersion', async () => {
+    server.handle(paged);
+    const items: unknown[] = [];
+    const { resourceVersion } = await client().listItems('/api/v1/pods', 2, { labelSelector: 'l' }, (i) =>
+      items.push(i),
+    );
+    expect(items).toEqual([0, 1, 2, 3, 4, 5].map((i) => ({ i })));
+    expect(resourceVersion).toBe('12');
+    expect(server.seen.map((s) => s.url.searchParams.get('continue'))).toEqual([null, '1', '2']);
+  });
+
+  it('retries a page that failed before its first item, and not one that failed after', async () => {
+    let n = 0;
+    server.handle((s, res) =>
+      n++ === 0 ? json(res, 503, statusBody(503, 'ServiceUnavailable', 'busy')) : paged(s, res),
+    );
+    const items: unknown[] = [];
+    await client().listItems('/api/v1/pods', 2, {}, (i) => items.push(i));
+    expect(items).toHaveLength(6);
+    expect(waits).toHaveLength(1);
+    // Cut after the first item: that item was handed over, so the list fails rather than hand it over twice.
+    server.handle((_s, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"kind":"List","metadata":{},"items":[{"i":0},');
+      setTimeout(() => res.destroy(), 20);
+    });
+    const seen: unknown[] = [];
+    const before = server.seen.length;
+    await expect(client().listItems('/api/v1/pods', 2, {}, (i) => seen.push(i))).rejects.toThrow();
+    expect(seen).toEqual([{ i: 0 }]);
+    expect(server.seen.length - before).toBe(1);
+  });
+});
+
 describe('retries', () => {
   it('429: waits its Retry-After, then succeeds', async () => {
     let n = 0;
