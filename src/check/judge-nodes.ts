@@ -7,23 +7,8 @@
 import { EVIDENCE_ANNOTATION, verdictCondition, type VerdictNode } from '../contract/node.ts';
 import { factFromNode, laterBeat, type NodeExpectations, type NodeFact } from '../facts/node-facts.ts';
 import { isReadError, type AgentPod, type Read, type WorkloadStatus } from './facts.ts';
-import { CoverageTally, FreshnessTally, PluginTally, VerdictTally } from './node-tally.ts';
+import { CoverageTally, FreshnessTally, type NodeSummary, PluginTally, VerdictTally } from './node-tally.ts';
 import { result, type CheckResult } from './report.ts';
-
-export interface NodeSummary {
-  name: string;
-  /** The verdict as the webhook judges it. */
-  fact: NodeFact;
-  /**
-   * Age of the agent's heartbeat (the later of the MeshCNIVerified condition's and its Lease's, src/contract/node.ts);
-   * undefined when there is neither.
-   */
-  heartbeatAgeMs?: number;
-  hasCondition: boolean;
-  /** From the evidence annotation: the plugin the agent checked for, and the chain it found. */
-  checkedPlugin?: string;
-  chain?: string[];
-}
 
 /** @param leaseAt when the node's agent last renewed its Lease (ms), if it keeps one */
 export function summarizeNode(node: VerdictNode, expect: NodeExpectations, now: number, leaseAt?: number): NodeSummary {

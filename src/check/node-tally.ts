@@ -6,8 +6,24 @@
  */
 import { isReadError, type AgentPod, type Read, type WorkloadStatus } from './facts.ts';
 import { Kept } from './kept.ts';
-import type { NodeSummary } from './judge-nodes.ts';
+import type { NodeFact } from '../facts/node-facts.ts';
 import { result, type CheckResult, type Item } from './report.ts';
+
+/** A Node as `check` keeps it: reduced as it is read (judge-nodes.ts summarizeNode), judged by the tallies. */
+export interface NodeSummary {
+  name: string;
+  /** The verdict as the webhook judges it. */
+  fact: NodeFact;
+  /**
+   * Age of the agent's heartbeat (the later of the MeshCNIVerified condition's and its Lease's, src/contract/node.ts);
+   * undefined when there is neither.
+   */
+  heartbeatAgeMs?: number;
+  hasCondition: boolean;
+  /** From the evidence annotation: the plugin the agent checked for, and the chain it found. */
+  checkedPlugin?: string;
+  chain?: string[];
+}
 
 /** node_agent_on_every_node: a ready agent pod on each Node. */
 export class CoverageTally {

@@ -17,7 +17,8 @@ import {
   type NodeInfo,
 } from './judge-preflight.ts';
 import { optedInNamespaces } from './judge-namespaces.ts';
-import { summarizeNode, type NodeSummary } from './judge-nodes.ts';
+import { summarizeNode } from './judge-nodes.ts';
+import type { NodeSummary } from './node-tally.ts';
 import type { KubeReader } from './kube-reader.ts';
 import { listGuardedPods } from './list-pods.ts';
 import type { MeshReader } from './mesh-reader.ts';

@@ -13,14 +13,13 @@
  */
 
 import type { IncomingMessage } from 'node:http';
-import { MAX_EVENT_BYTES } from './watch.ts';
 import { KubeTransportError } from '../errors.ts';
 
 /**
- * One item of a list: etcd stores at most 1.5 MiB per object by default, and its JSON can be larger than its stored
- * protobuf (watch.ts MAX_EVENT_BYTES, the same bound for the same objects).
+ * One item (or watch event) carries one object; etcd stores at most 1.5 MiB per object by default, and its JSON can be larger than
+ * its stored protobuf. 16 MiB bounds what one line may hold in memory, far above any real object.
  */
-export const MAX_ITEM_BYTES = MAX_EVENT_BYTES;
+export const MAX_ITEM_BYTES = 16 * 1024 * 1024;
 
 export interface PageMeta {
   resourceVersion?: string;

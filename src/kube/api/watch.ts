@@ -8,12 +8,10 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { KubeClient, Query } from './client.ts';
 import { KubeTransportError } from '../errors.ts';
+import { MAX_ITEM_BYTES } from './list-items.ts';
 
-/**
- * One event carries one object; etcd stores at most 1.5 MiB per object by default, and its JSON can be larger than
- * its stored protobuf. 16 MiB bounds what one line may hold in memory, far above any real object.
- */
-export const MAX_EVENT_BYTES = 16 * 1024 * 1024;
+/** One event carries one object: the bound of one listed item (list-items.ts) holds for it too. */
+export const MAX_EVENT_BYTES = MAX_ITEM_BYTES;
 /** client-go asks for 5–10 min (random, so that watches of many clients do not end together). */
 export const MIN_WATCH_SECONDS = 300;
 /**
