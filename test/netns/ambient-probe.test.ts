@@ -21,18 +21,27 @@ afterEach(() => {
   ztunnel = undefined;
 });
 
-/** A root listener on 127.0.0.1:15053 in the pod netns, started after `delayMs`: ztunnel's DNS listener's stand-in. */
-function startZtunnel(delayMs = 0): Promise<void> {
+/** A root listener on 127.0.0.1:15053 in the pod netns: ztunnel's DNS listener's stand-in. */
+function startZtunnel(): Promise<void> {
   const script =
-    "setTimeout(() => require('node:net').createServer((s) => s.destroy())" +
-    `.listen(15053, '127.0.0.1', () => console.log('listening')), ${delayMs})`;
+    "require('node:net').createServer((s) => s.destroy()).listen(15053, '127.0.0.1', () => console.log('listening'))";
   ztunnel = spawn('ip', ['netns', 'exec', pod.topo().pod, NODE, '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   const child = ztunnel;
-  if (delayMs > 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     child.on('exit', (code) => reject(new Error(`stand-in ztunnel exited with ${code}`)));
     child.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve());
   });
+}
+
+/** Resolves once ambient's DNS capture rule has redirected a TCP connection: the probe's first attempt. */
+async function firstAttempt(): Promise<void> {
+  for (let waited = 0; waited < 20_000; waited += 20) {
+    const rules = pod.ipt().exec(pod.topo().pod, ['-t', 'nat', '-L', 'ISTIO_OUTPUT', '-v', '-x', '-n']);
+    const line = rules.split('\n').find((l) => /tcp dpt:53 .*redir ports 15053/.test(l));
+    if (line && Number(line.trim().split(/\s+/)[0]) > 0) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error("the probe's first connection was not redirected within 20 s");
 }
 
 describe('the ambient probe under Istio ambient in-pod rules', () => {
@@ -82,8 +91,12 @@ describe('the ambient probe under Istio ambient in-pod rules', () => {
 
   it('enrolled while the probe retries (istio-cni late enrolment): captured on a later attempt', async () => {
     pod.install(AMBIENT_NAT);
-    await startZtunnel(700);
-    const { run, podTx } = await pod.validate(['--ambient', '--timeout', '5s'], AS);
+    // ztunnel starts once the probe's first connection has been redirected to nothing (not after a fixed time,
+    // which a loaded machine can spend starting the probe alone).
+    const probing = pod.validate(['--ambient', '--timeout', '10s'], AS);
+    await firstAttempt();
+    await startZtunnel();
+    const { run, podTx } = await probing;
     expect(run.code, run.stderr).toBe(0);
     const attempt = Number(/\(attempt (\d+),/.exec(run.stdout)?.[1]);
     expect(attempt).toBeGreaterThan(1);

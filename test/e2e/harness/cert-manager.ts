@@ -91,14 +91,15 @@ export async function startCertManager(cp: ControlPlane, o: CertManagerOptions =
   if (rendered.code !== 0) throw new Error(`helm template of cert-manager's CRDs failed: ${rendered.stderr}`);
   const applied = await cp.kubectl(['apply', '--server-side', '-f', '-'], { input: rendered.stdout });
   if (applied.code !== 0) throw new Error(`applying cert-manager's CRDs failed: ${applied.stderr}`);
-  const established = await cp.kubectl([
-    'wait',
-    '--for=condition=Established',
-    '--timeout=60s',
-    ...CRD_TEMPLATES.map(
-      (t) => `crd/${t.replace(/^templates\/crd-cert-manager\.io_(.*)\.yaml$/, '$1')}.cert-manager.io`,
-    ),
-  ]);
+  const crds = CRD_TEMPLATES.map(
+    (t) => `crd/${t.replace(/^templates\/crd-cert-manager\.io_(.*)\.yaml$/, '$1')}.cert-manager.io`,
+  );
+  // kubectl wait gives up at once ("accessor error") on a CRD whose status has no conditions yet: asked again.
+  let established = await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...crds]);
+  for (let i = 0; i < 10 && established.code !== 0 && established.stderr.includes('accessor error'); i++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    established = await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...crds]);
+  }
   if (established.code !== 0) throw new Error(`cert-manager's CRDs not established: ${established.stderr}`);
 
   const start = (name: 'controller' | 'cainjector', args: string[] = []) =>
