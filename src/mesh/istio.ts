@@ -216,12 +216,12 @@ export const istio: MeshProfile = {
     if (!fromRepositories(c.image, id.images.proxy))
       return `image ${c.image ?? '(none)'} is not one of the recognised proxy images (${id.images.proxy.join(', ')})`;
     // A gateway's proxy (`proxy router`, `proxy waypoint`) is the real one only as its pod's only container.
-    const gatewayAlone = istioGateway(pod)?.alone === true && pod.spec.containers[0] === c;
+    const gatewayAlone = pod.gateway?.alone === true && pod.first;
     if (c.args?.[0] !== 'proxy' || !(c.args[1] === 'sidecar' || gatewayAlone))
       return (
         `its arguments ${JSON.stringify(c.args?.slice(0, 2) ?? [])} ` +
         'do not run the proxy as a sidecar ("proxy sidecar")' +
-        (istioGateway(pod) ? ', and a gateway runs the proxy as its only container' : '')
+        (pod.gateway ? ', and a gateway runs the proxy as its only container' : '')
       );
     // A lone gateway is not redirected at all: whatever it runs as, it exempts no one (on OpenShift its chart leaves
     // the UID to the SCC). Beside an app, istio-cni exempts the UID/GID the proxy container declares (1337 when

@@ -13,10 +13,12 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import { RESERVED_NAMES } from '../mesh/index.ts';
-import type { RedirectSettings, Role } from '../mesh/types.ts';
+import type { PodView, RedirectSettings, Role } from '../mesh/types.ts';
 import { CONTAINER_LISTS, type Container, type ContainerList, type Pod } from '../contract/pod.ts';
 import { ownInitSettings } from '../mesh/own-init.ts';
-import { contractContext, contractsFor, judgeContract, type ContainerContract } from './judge/index.ts';
+import { contractContext, contractsFor, judgeContract, volumesByName, type ContainerContract } from './judge/index.ts';
+import { type RoleVerdict, VerdictCache } from './verdict-cache.ts';
+import { isObject } from '../util/json.ts';
 
 export interface Found {
   readonly list: ContainerList;
@@ -56,9 +58,9 @@ export interface PodMesh {
 }
 
 /** The contract check of a role's container: meshgate's template, or the mesh's injector (src/policy/judge/). */
-function contractProblem(f: Found, role: Role, contract: ContainerContract | undefined, pod: Pod, cfg: Compiled) {
+function contractProblem(f: Found, role: Role, contract: ContainerContract | undefined, view: PodView, cfg: Compiled) {
   if (!contract) return undefined;
-  return judgeContract(f.container, contract, contractContext(pod, f.container, role, cfg));
+  return judgeContract(f.container, contract, contractContext(view, f.container, role, cfg));
 }
 
 function roleOf(name: string, cfg: Compiled): Role | undefined {
@@ -77,57 +79,93 @@ function placeProblem(role: Role, f: Found): string | undefined {
   return undefined;
 }
 
-function judgeProxy(f: Found, pod: Pod, cfg: Compiled): string | undefined {
+function judgeProxy(f: Found, view: PodView, cfg: Compiled): string | undefined {
   const contracts = contractsFor(cfg);
   if (cfg.own) {
     const own = f.list === 'initContainers' ? contracts.own.proxyNative : contracts.own.proxy;
-    return contractProblem(f, 'proxy', own, pod, cfg);
+    return contractProblem(f, 'proxy', own, view, cfg);
   }
-  const judged = cfg.profile.judgeProxy(f.container, pod, cfg.identity);
+  const judged = cfg.profile.judgeProxy(f.container, view, cfg.identity);
   if (judged) return judged;
-  const injected = contractProblem(f, 'proxy', contracts.mesh?.proxy, pod, cfg);
+  const injected = contractProblem(f, 'proxy', contracts.mesh?.proxy, view, cfg);
   // A lone gateway proxy its chart wrote without the injector (Istio's legacy gateway charts) has a contract of its own.
-  if (!injected || !contracts.gatewayProxy || !cfg.profile.gateway?.(pod)?.alone) return injected;
-  const chart = contractProblem(f, 'proxy', contracts.gatewayProxy, pod, cfg);
+  if (!injected || !contracts.gatewayProxy || !view.gateway?.alone) return injected;
+  const chart = contractProblem(f, 'proxy', contracts.gatewayProxy, view, cfg);
   return chart && `${injected}; nor is it the proxy of ${contracts.gatewayProxy.producer} (${chart})`;
 }
 
-function judgeInit(
-  f: Found,
-  pod: Pod,
-  cfg: Compiled,
-): { problem: string } | { settings: RedirectSettings; own: boolean } {
+function judgeInit(f: Found, view: PodView, cfg: Compiled): RoleVerdict {
   const contracts = contractsFor(cfg);
   if (cfg.own) {
-    const problem = contractProblem(f, 'init', contracts.own.init, pod, cfg);
+    const problem = contractProblem(f, 'init', contracts.own.init, view, cfg);
     if (problem) return { problem };
     const settings = ownInitSettings(f.container);
     return 'problem' in settings ? settings : { settings, own: true };
   }
   const r = cfg.profile.judgeInit(f.container, cfg.identity);
   if ('problem' in r) return r;
-  const problem = contractProblem(f, 'init', contracts.mesh?.init, pod, cfg);
+  const problem = contractProblem(f, 'init', contracts.mesh?.init, view, cfg);
   return problem ? { problem } : { settings: r.settings, own: false };
 }
 
 /** meshgate's validator is accepted under every profile; a companion mesh's own validator too. */
-function judgeValidator(f: Found, pod: Pod, cfg: Compiled): { problem: string } | { own: boolean } {
+function judgeValidator(f: Found, view: PodView, cfg: Compiled): RoleVerdict {
   const contracts = contractsFor(cfg);
-  const ownProblem = contractProblem(f, 'validator', contracts.own.validator, pod, cfg);
+  const ownProblem = contractProblem(f, 'validator', contracts.own.validator, view, cfg);
   if (!ownProblem) return { own: true };
   // Istio ambient: whether this pod may carry it is the ambient posture's question (src/policy/ambient-posture.ts).
-  if (contracts.own.ambientValidator && !contractProblem(f, 'validator', contracts.own.ambientValidator, pod, cfg))
+  if (contracts.own.ambientValidator && !contractProblem(f, 'validator', contracts.own.ambientValidator, view, cfg))
     return { own: true };
   if (cfg.own) return { problem: ownProblem };
   const theirs =
-    cfg.profile.judgeValidator(f.container, pod, cfg.identity) ??
-    contractProblem(f, 'validator', contracts.mesh?.validator, pod, cfg);
+    cfg.profile.judgeValidator(f.container, view, cfg.identity) ??
+    contractProblem(f, 'validator', contracts.mesh?.validator, view, cfg);
   if (!theirs) return { own: false };
   return { problem: `it is neither meshgate's validator (${ownProblem}) nor ${cfg.profile.title}'s own (${theirs})` };
 }
 
-export function identifyPod(pod: Pod, cfg: Compiled): PodMesh {
+function judgeRole(role: Role, f: Found, view: PodView, cfg: Compiled): RoleVerdict {
+  if (role === 'init') return judgeInit(f, view, cfg);
+  if (role === 'validator') return judgeValidator(f, view, cfg);
+  const problem = judgeProxy(f, view, cfg);
+  return problem ? { problem } : { own: !!cfg.own };
+}
+
+/**
+ * Verdicts on the containers of every review (src/policy/verdict-cache.ts): the same injected container in the same
+ * view is judged once.
+ */
+export const VERDICTS = new VerdictCache();
+
+/** What of the pod the judgement of `f` may read (PodView): built here, in one place, from the pod itself. */
+function podView(pod: Pod, f: Found, around: Pick<PodView, 'serviceAccountName' | 'gateway' | 'appCapabilities'>) {
+  const all = volumesByName(pod);
+  const volumes = new Map<string, Readonly<Record<string, unknown>>>();
+  const mounts: unknown = f.container.volumeMounts;
+  if (Array.isArray(mounts))
+    for (const m of mounts) {
+      const name: unknown = isObject(m) ? m.name : undefined;
+      const v = typeof name === 'string' ? all.get(name) : undefined;
+      if (v !== undefined) volumes.set(name as string, v);
+    }
+  const first = f.list === 'containers' && f.index === 0;
+  return { ...around, volumes, first } satisfies PodView;
+}
+
+/** The pod-wide part of the views, once per pod. */
+function around(pod: Pod, cfg: Compiled): Pick<PodView, 'serviceAccountName' | 'gateway' | 'appCapabilities'> {
+  const app = pod.spec.containers.find((c) => c.name !== cfg.profile.names.proxy);
+  return {
+    serviceAccountName: pod.spec.serviceAccountName,
+    gateway: cfg.profile.gateway?.(pod),
+    appCapabilities: app?.securityContext?.capabilities,
+  };
+}
+
+/** `verdicts`: where judgements are reused (tests pass a cache of their own). */
+export function identifyPod(pod: Pod, cfg: Compiled, verdicts: VerdictCache = VERDICTS): PodMesh {
   const out: PodMesh = { impostors: [], apps: [] };
+  let shared: ReturnType<typeof around> | undefined;
   for (const list of CONTAINER_LISTS) {
     const containers = pod.spec[list] ?? [];
     for (let index = 0; index < containers.length; index++) {
@@ -159,19 +197,13 @@ export function identifyPod(pod: Pod, cfg: Compiled): PodMesh {
         out.pending = f;
         continue;
       }
-      if (role === 'proxy') {
-        const problem = judgeProxy(f, pod, cfg);
-        if (problem) out.impostors.push({ ...f, problem });
-        else out.proxy = { ...f, own: !!cfg.own, native: list === 'initContainers' };
-      } else if (role === 'init') {
-        const r = judgeInit(f, pod, cfg);
-        if ('problem' in r) out.impostors.push({ ...f, problem: r.problem });
-        else out.init = { ...f, own: r.own, settings: r.settings };
-      } else {
-        const r = judgeValidator(f, pod, cfg);
-        if ('problem' in r) out.impostors.push({ ...f, problem: r.problem });
-        else out.validator = { ...f, own: r.own };
-      }
+      shared ??= around(pod, cfg);
+      const view = podView(pod, f, shared);
+      const r = verdicts.verdict({ cfg, role, list, container, view }, () => judgeRole(role, f, view, cfg));
+      if ('problem' in r) out.impostors.push({ ...f, problem: r.problem });
+      else if ('settings' in r) out.init = { ...f, own: r.own, settings: r.settings };
+      else if (role === 'proxy') out.proxy = { ...f, own: r.own, native: list === 'initContainers' };
+      else out.validator = { ...f, own: r.own };
     }
   }
   return out;

@@ -345,7 +345,7 @@ export function mounts(contract: MountContract): MountsCheck {
       const keys = onlyKeys(m, ['name', 'mountPath', 'readOnly'], `mount ${m.name} `);
       if (keys) return `${keys} (sub-paths and propagation change what lands there)`;
       if (rule.readOnly && m.readOnly !== true) return `mounts ${m.name} at ${m.mountPath} writable, not read-only`;
-      const problem = rule.volume(ctx.volumes.get(m.name as string), ctx);
+      const problem = rule.volume(ctx.pod.volumes.get(m.name as string), ctx);
       if (problem) return `mounts ${m.name} at ${m.mountPath}, but the pod's volume ${m.name} ${problem}`;
     }
     return undefined;

@@ -1,0 +1,190 @@
+/**
+ * Verdicts on mesh containers, reused (issue 35). Judging istio-proxy and istio-init field by field against their
+ * contracts (src/policy/judge/) was ~70 % of a companion review's decision, and an injector writes the same containers
+ * into every pod of a workload (its replicas, a Job's pods, a rollout), so the same judgement was made again and again.
+ *
+ * A verdict is reused only for the same input. Its key is the JSON of everything the judgement can read — the role
+ * and list, the PodView (src/mesh/types.ts), which is all of the pod a judgement is given, and the whole container —
+ * under the configuration it was made with (by identity). A field that differs, or the same container in another pod
+ * view, is another key: judged afresh, never answered from a neighbour. Keys are compared whole (===), so there is no
+ * hash collision to fear; a different key order in the container is only a miss. A key is a string, so what is kept is
+ * a snapshot no later change to a pod object can alter.
+ *
+ * Finding the entry: a short fingerprint (the configuration, role, image, and a sketch of the strings that differ
+ * between workloads) picks at most MAX_PER_FINGERPRINT entries, whose keys are compared. Hashing the whole key in a
+ * Map cost as much again as building it (measured: 3 KiB keys of istio-proxy), a comparison only a fraction.
+ *
+ * Bounded: least recently used first out, at most MAX_ENTRIES verdicts and MAX_CHARS characters of keys; a container
+ * whose key is longer than MAX_KEY_CHARS is judged without the cache. Verdicts are frozen: one object is handed to
+ * every review that hits it.
+ */
+import type { Compiled } from '../config/compile.ts';
+import type { Container, ContainerList } from '../contract/pod.ts';
+import type { PodView, RedirectSettings, Role } from '../mesh/types.ts';
+import { deepFreeze } from '../util/json.ts';
+
+/** A role's judgement of one container: what identifyPod keeps of it. */
+export type RoleVerdict =
+  | { readonly problem: string }
+  /** own: meshgate's own template (true) or the mesh's own container (false). */
+  | { readonly own: boolean }
+  /** The init container's, with what its arguments leave out of the redirect. */
+  | { readonly own: boolean; readonly settings: RedirectSettings };
+
+/**
+ * 1,024 verdicts: three roles per workload is hundreds of workloads rolling out at once; past that the least recently
+ * used verdict is judged again when it is next needed.
+ */
+export const MAX_ENTRIES = 1024;
+/** 2 Mi characters of keys (2 MiB: JSON of injected containers is ASCII): ~500 keys of istio-proxy (3–5 k each). */
+export const MAX_CHARS = 2 * 1024 * 1024;
+/** 32 Ki characters: ten times an injected istio-proxy; a larger container is judged every time. */
+export const MAX_KEY_CHARS = 32 * 1024;
+/** Entries compared per review at most: the most recently used ones under the same fingerprint. */
+export const MAX_PER_FINGERPRINT = 8;
+
+/** The configurations verdicts were made under, by identity (a new configuration, e.g. learned images, is another). */
+const serials = new WeakMap<Compiled, number>();
+let nextSerial = 0;
+function serialOf(cfg: Compiled): number {
+  let n = serials.get(cfg);
+  if (n === undefined) {
+    n = nextSerial++;
+    serials.set(cfg, n);
+  }
+  return n;
+}
+
+/** Everything one judgement reads. */
+export interface Judged {
+  readonly cfg: Compiled;
+  readonly role: Role;
+  readonly list: ContainerList;
+  readonly container: Container;
+  readonly view: PodView;
+}
+
+/**
+ * The key of a judgement: every input it reads, in one JSON array. `undefined` members of the view become null,
+ * which the judgements treat alike (no ServiceAccount name, no gateway, no capabilities).
+ */
+export function verdictKey(j: Judged): string {
+  const v = j.view;
+  return JSON.stringify([
+    serialOf(j.cfg),
+    j.role,
+    j.list,
+    v.first,
+    v.serviceAccountName ?? null,
+    v.gateway ?? null,
+    v.appCapabilities ?? null,
+    [...v.volumes],
+    j.container,
+  ]);
+}
+
+interface Entry {
+  readonly fingerprint: string;
+  readonly key: string;
+  readonly verdict: RoleVerdict;
+}
+
+/** A sketch of a string: its length and three of its characters (workload names differ in one of them, as a rule). */
+const sketch = (h: number, s: string): number =>
+  (Math.imul(h ^ s.length, 31) + s.charCodeAt(0) * 7 + s.charCodeAt(s.length >> 1) * 3 + s.charCodeAt(s.length - 1)) |
+  0;
+
+/** Sketches of a list of strings (args, command) or of env entries (their names and values). */
+function sketchList(h: number, l: unknown): number {
+  if (!Array.isArray(l)) return h;
+  h = Math.imul(h ^ l.length, 17);
+  for (const x of l) {
+    if (typeof x === 'string') h = sketch(h, x);
+    else if (typeof x === 'object' && x !== null) {
+      const { name, value } = x as { name?: unknown; value?: unknown };
+      if (typeof name === 'string') h = sketch(h, name);
+      if (typeof value === 'string') h = sketch(h, value);
+    }
+  }
+  return h;
+}
+
+/**
+ * Which entries are worth comparing: the key's length, and a sketch of the strings that differ between workloads
+ * (the container's args, command and env, where the injector writes the workload's name, ports and containers; the
+ * ServiceAccount). Only an index: entries under one fingerprint are compared by their whole key, so a fingerprint
+ * that said nothing would cost time, never a wrong verdict (the tests use one).
+ */
+export function fingerprint(j: Judged, key: string): string {
+  const c = j.container as Record<string, unknown>;
+  let h = sketchList(sketchList(sketchList(0, c.args), c.command), c.env);
+  if (typeof j.view.serviceAccountName === 'string') h = sketch(h, j.view.serviceAccountName);
+  return `${key.length}\0${h}`;
+}
+
+export class VerdictCache {
+  /** Every entry, least recently used first (a Map keeps insertion order). */
+  private readonly recency = new Map<Entry, true>();
+  private readonly byFingerprint = new Map<string, Entry[]>();
+  private chars = 0;
+  /** Judgements answered from the cache, and made, since the start: tests and benchmarks read them. */
+  hits = 0;
+  misses = 0;
+  private readonly maxEntries: number;
+  private readonly maxChars: number;
+  private readonly fingerprintOf: typeof fingerprint;
+
+  constructor(maxEntries = MAX_ENTRIES, maxChars = MAX_CHARS, fingerprintOf = fingerprint) {
+    this.maxEntries = maxEntries;
+    this.maxChars = maxChars;
+    this.fingerprintOf = fingerprintOf;
+  }
+
+  get size(): number {
+    return this.recency.size;
+  }
+
+  /** The verdict on `j`, from a judgement of the same key made before, or made now by `judge` (and kept). */
+  verdict(j: Judged, judge: () => RoleVerdict): RoleVerdict {
+    const key = verdictKey(j);
+    const fp = this.fingerprintOf(j, key);
+    const bucket = this.byFingerprint.get(fp);
+    if (bucket) {
+      for (let i = 0; i < bucket.length; i++) {
+        const e = bucket[i];
+        if (e.key !== key) continue;
+        this.hits++;
+        this.recency.delete(e);
+        this.recency.set(e, true);
+        if (i > 0) {
+          bucket.splice(i, 1);
+          bucket.unshift(e);
+        }
+        return e.verdict;
+      }
+    }
+    this.misses++;
+    const verdict = deepFreeze(judge());
+    if (key.length > MAX_KEY_CHARS) return verdict;
+    const e: Entry = { fingerprint: fp, key, verdict };
+    const list = bucket ?? [];
+    if (!bucket) this.byFingerprint.set(fp, list);
+    list.unshift(e);
+    this.recency.set(e, true);
+    this.chars += key.length;
+    if (list.length > MAX_PER_FINGERPRINT) this.drop(list[list.length - 1]);
+    while (this.recency.size > this.maxEntries || this.chars > this.maxChars)
+      this.drop(this.recency.keys().next().value as Entry);
+    return verdict;
+  }
+
+  private drop(e: Entry): void {
+    this.recency.delete(e);
+    this.chars -= e.key.length;
+    const list = this.byFingerprint.get(e.fingerprint);
+    if (!list) return;
+    const i = list.indexOf(e);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) this.byFingerprint.delete(e.fingerprint);
+  }
+}
