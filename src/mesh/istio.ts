@@ -8,13 +8,15 @@
  */
 import { type Container, everyContainer, type Pod } from '../contract/pod.ts';
 import { addedCapabilities } from '../pod/security.ts';
-import { escapePointer, type PatchOp } from '../contract/patch.ts';
 import { fromRepositories } from './images.ts';
 import { isIstioInjectorConfigMap, istioInjectorImages } from './learn.ts';
 import { goBool } from './flags.ts';
 import { readIstioIptables, type IstioIptables } from './istio-iptables.ts';
 import { REROUTE_ANNOTATIONS, rerouteProblem } from './reroute-interfaces.ts';
 import { ISTIO_TEMPLATES, redirectOptOut } from './istio-opt-outs.ts';
+import { ISTIO_STATUS, istioStatusOps } from './istio-status.ts';
+
+export { ISTIO_STATUS } from './istio-status.ts';
 import {
   addCidrs,
   addPortRanges,
@@ -25,7 +27,6 @@ import {
   type RedirectSettings,
 } from './types.ts';
 
-export const ISTIO_STATUS = 'sidecar.istio.io/status';
 const INJECT = 'sidecar.istio.io/inject';
 const TRAFFIC = 'traffic.sidecar.istio.io';
 
@@ -284,23 +285,5 @@ export const istio: MeshProfile = {
     return undefined;
   },
 
-  statusOps(pod, from, to) {
-    const raw = pod.metadata?.annotations?.[ISTIO_STATUS];
-    if (raw === undefined) return [];
-    let status: { initContainers?: unknown };
-    try {
-      status = JSON.parse(raw) as { initContainers?: unknown };
-    } catch {
-      return [];
-    }
-    if (!Array.isArray(status?.initContainers) || !status.initContainers.includes(from)) return [];
-    status.initContainers = status.initContainers.map((n) => (n === from ? to : n));
-    return [
-      {
-        op: 'add',
-        path: `/metadata/annotations/${escapePointer(ISTIO_STATUS)}`,
-        value: JSON.stringify(status),
-      } satisfies PatchOp,
-    ];
-  },
+  statusOps: (pod, from, to) => istioStatusOps(pod.metadata?.annotations?.[ISTIO_STATUS], from, to),
 };

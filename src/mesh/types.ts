@@ -158,5 +158,5 @@ export interface MeshProfile {
   /** Why the mesh's CNI plugin would not redirect this pod (it keys on names and annotations), if it would not. */
   cniSkips(pod: Pod): Problem;
   /** Ops keeping the mesh's own record of what it injected truthful after meshgate replaced `from` with `to`. */
-  statusOps(pod: Pod, from: string, to: string): PatchOp[];
+  statusOps(pod: Pod, from: string, to: string): readonly PatchOp[];
 }

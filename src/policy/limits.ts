@@ -130,12 +130,12 @@ export function tooLargeToRead(pod: Pod, cfg: Compiled): string | undefined {
     if (!containers) continue;
     for (const container of containers) {
       const caps = container.securityContext?.capabilities;
-      for (const [verb, n] of [
-        ['adds', caps?.add?.length ?? 0],
-        ['drops', caps?.drop?.length ?? 0],
-      ] as const)
-        if (n > MAX_CAPABILITIES)
-          return `${describeFound({ list, container })} ${verb} ${n} capabilities; meshgate reads at most ${MAX_CAPABILITIES} (Linux has 41)`;
+      const adds = caps?.add?.length ?? 0;
+      const drops = caps?.drop?.length ?? 0;
+      if (adds > MAX_CAPABILITIES || drops > MAX_CAPABILITIES) {
+        const [verb, n] = adds > MAX_CAPABILITIES ? ['adds', adds] : ['drops', drops];
+        return `${describeFound({ list, container })} ${verb} ${n} capabilities; meshgate reads at most ${MAX_CAPABILITIES} (Linux has 41)`;
+      }
       const problem =
         container.name === proxy || container.name === init || container.name === validator
           ? meshContainerTooLarge(container)

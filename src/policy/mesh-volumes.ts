@@ -32,7 +32,7 @@ export interface MeshVolumeVerdict {
 }
 
 /** The mount rules of every contract that may judge a container of `role` (the mesh's and meshgate's). */
-function rulesFor(role: Role, cfg: Compiled): readonly MountRule[] {
+function rulesOf(role: Role, cfg: Compiled): readonly MountRule[] {
   const c = contractsFor(cfg);
   const contracts: Array<ContainerContract | undefined> =
     role === 'proxy'
@@ -40,7 +40,20 @@ function rulesFor(role: Role, cfg: Compiled): readonly MountRule[] {
       : role === 'init'
         ? [c.mesh?.init, c.own.init]
         : [c.mesh?.validator, c.own.validator, c.own.ambientValidator];
-  return contracts.flatMap((k) => (k?.fields.volumeMounts as Partial<MountsCheck> | undefined)?.rules ?? []);
+  return contracts
+    .flatMap((k) => (k?.fields.volumeMounts as Partial<MountsCheck> | undefined)?.rules ?? [])
+    .filter((r) => r !== TOKEN_MOUNT);
+}
+
+/** rulesOf for each role, built once per compiled configuration (they are its contracts' constants). */
+const rulesByConfig = new WeakMap<Compiled, Readonly<Record<Role, readonly MountRule[]>>>();
+function rulesFor(role: Role, cfg: Compiled): readonly MountRule[] {
+  let rules = rulesByConfig.get(cfg);
+  if (!rules) {
+    rules = { proxy: rulesOf('proxy', cfg), init: rulesOf('init', cfg), validator: rulesOf('validator', cfg) };
+    rulesByConfig.set(cfg, rules);
+  }
+  return rules[role];
 }
 
 type Mount = { name: string; mountPath: string };
@@ -49,19 +62,26 @@ const mountsOf = (c: Container, field: 'volumeMounts' | 'volumeDevices'): Mount[
   return Array.isArray(list) ? (list.filter((m) => isObject(m) && typeof m.name === 'string') as Mount[]) : [];
 };
 
+/** Who mounts a volume of the mesh's, and where: words for a message, built only when one is needed. */
+interface Owner {
+  readonly f: Found;
+  readonly mountPath: string;
+}
+const ownerWords = (o: Owner) => `${describeFound(o.f)} mounts it at ${o.mountPath}`;
+
 /** The volumes the pod's mesh containers mount as their producer writes them, with who mounts each and where. */
-export function meshVolumes(mesh: PodMesh, cfg: Compiled): Map<string, string> {
-  const owned = new Map<string, string>();
+function meshVolumes(mesh: PodMesh, cfg: Compiled): Map<string, Owner> {
+  const owned = new Map<string, Owner>();
   for (const [role, f] of [
     ['proxy', mesh.proxy],
     ['init', mesh.init],
     ['validator', mesh.validator],
   ] as const) {
     if (!f) continue;
-    const rules = rulesFor(role, cfg).filter((r) => r !== TOKEN_MOUNT);
+    const rules = rulesFor(role, cfg);
     for (const m of mountsOf(f.container, 'volumeMounts'))
       if (!owned.has(m.name) && rules.some((r) => ruleMatches(r, m.name, m.mountPath)))
-        owned.set(m.name, `${describeFound(f)} mounts it at ${m.mountPath}`);
+        owned.set(m.name, { f, mountPath: m.mountPath });
   }
   return owned;
 }
@@ -78,7 +98,7 @@ export function sharedVolumeRule(mesh: PodMesh, cfg: Compiled): MeshVolumeVerdic
           return {
             reason: 'mesh_volume_shared',
             message:
-              `${describeFound(f)} mounts volume ${m.name}, which is the mesh's (${whose}): ` +
+              `${describeFound(f)} mounts volume ${m.name}, which is the mesh's (${ownerWords(whose)}): ` +
               "a container beside the proxy could rewrite the proxy's bootstrap, serve its sockets or read its " +
               "identity there; only the mesh's containers may mount it",
           };

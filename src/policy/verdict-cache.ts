@@ -91,8 +91,13 @@ interface Entry {
 
 /** A sketch of a string: its length and three of its characters (workload names differ in one of them, as a rule). */
 const sketch = (h: number, s: string): number =>
-  (Math.imul(h ^ s.length, 31) + s.charCodeAt(0) * 7 + s.charCodeAt(s.length >> 1) * 3 + s.charCodeAt(s.length - 1)) |
-  0;
+  s.length === 0
+    ? Math.imul(h, 31) + 1
+    : (Math.imul(h ^ s.length, 31) +
+        s.charCodeAt(0) * 7 +
+        s.charCodeAt(s.length >> 1) * 3 +
+        s.charCodeAt(s.length - 1)) |
+      0;
 
 /** Sketches of a list of strings (args, command) or of env entries (their names and values). */
 function sketchList(h: number, l: unknown): number {
