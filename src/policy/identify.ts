@@ -17,7 +17,7 @@ import type { PodView, RedirectSettings, Role } from '../mesh/types.ts';
 import { CONTAINER_LISTS, type Container, type ContainerList, type Pod } from '../contract/pod.ts';
 import { ownInitSettings } from '../mesh/own-init.ts';
 import { contractContext, contractsFor, judgeContract, volumesByName, type ContainerContract } from './judge/index.ts';
-import { type RoleVerdict, VerdictCache } from './verdict-cache.ts';
+import { type Judged, type RoleVerdict, VerdictCache } from './verdict-cache.ts';
 import { isObject } from '../util/json.ts';
 
 export interface Found {
@@ -137,23 +137,10 @@ function judgeRole(role: Role, f: Found, view: PodView, cfg: Compiled): RoleVerd
  */
 export const VERDICTS = new VerdictCache();
 
-/** What of the pod the judgement of `f` may read (PodView): built here, in one place, from the pod itself. */
-function podView(pod: Pod, f: Found, around: Pick<PodView, 'serviceAccountName' | 'gateway' | 'appCapabilities'>) {
-  const all = volumesByName(pod);
-  const volumes = new Map<string, Readonly<Record<string, unknown>>>();
-  const mounts: unknown = f.container.volumeMounts;
-  if (Array.isArray(mounts))
-    for (const m of mounts) {
-      const name: unknown = isObject(m) ? m.name : undefined;
-      const v = typeof name === 'string' ? all.get(name) : undefined;
-      if (v !== undefined) volumes.set(name as string, v);
-    }
-  const first = f.list === 'containers' && f.index === 0;
-  return { ...around, volumes, first } satisfies PodView;
-}
+/** The parts of a PodView the same for every container of the pod, read once per pod. */
+type Around = Pick<Judged, 'serviceAccountName' | 'gateway' | 'appCapabilities'>;
 
-/** The pod-wide part of the views, once per pod. */
-function around(pod: Pod, cfg: Compiled): Pick<PodView, 'serviceAccountName' | 'gateway' | 'appCapabilities'> {
+function around(pod: Pod, cfg: Compiled): Around {
   const app = pod.spec.containers.find((c) => c.name !== cfg.profile.names.proxy);
   return {
     serviceAccountName: pod.spec.serviceAccountName,
@@ -162,10 +149,42 @@ function around(pod: Pod, cfg: Compiled): Pick<PodView, 'serviceAccountName' | '
   };
 }
 
+/** Up to this many volumes a pod's volume is found by a walk of its list; a longer list is mapped by name once. */
+const WALK_VOLUMES = 16;
+
+/**
+ * What the judgement of `f` reads (verdict-cache.ts Judged; its PodView is built from it): the container and, of the
+ * pod, the volumes it mounts (in the order of its mounts; the last of a name, as a Map of the list keeps it) and the
+ * pod-wide parts.
+ */
+function judged(pod: Pod, f: Found, role: Role, cfg: Compiled, shared: Around): Judged {
+  const mounts: unknown = f.container.volumeMounts;
+  const volumes: Array<readonly [string, Readonly<Record<string, unknown>>]> = [];
+  const list = pod.spec.volumes;
+  if (Array.isArray(mounts) && mounts.length > 0 && list) {
+    const byName = list.length > WALK_VOLUMES ? volumesByName(pod) : undefined;
+    for (const m of mounts) {
+      const name: unknown = isObject(m) ? m.name : undefined;
+      if (typeof name !== 'string') continue;
+      const v = byName ? byName.get(name) : list.findLast((x) => x?.name === name);
+      if (v !== undefined) volumes.push([name, v]);
+    }
+  }
+  return {
+    cfg,
+    role,
+    list: f.list,
+    container: f.container,
+    first: f.list === 'containers' && f.index === 0,
+    volumes,
+    ...shared,
+  };
+}
+
 /** `verdicts`: where judgements are reused (tests pass a cache of their own). */
 export function identifyPod(pod: Pod, cfg: Compiled, verdicts: VerdictCache = VERDICTS): PodMesh {
   const out: PodMesh = { impostors: [], apps: [] };
-  let shared: ReturnType<typeof around> | undefined;
+  let shared: Around | undefined;
   for (const list of CONTAINER_LISTS) {
     const containers = pod.spec[list] ?? [];
     for (let index = 0; index < containers.length; index++) {
@@ -198,8 +217,7 @@ export function identifyPod(pod: Pod, cfg: Compiled, verdicts: VerdictCache = VE
         continue;
       }
       shared ??= around(pod, cfg);
-      const view = podView(pod, f, shared);
-      const r = verdicts.verdict({ cfg, role, list, container, view }, () => judgeRole(role, f, view, cfg));
+      const r = verdicts.verdict(judged(pod, f, role, cfg, shared), (view) => judgeRole(role, f, view, cfg));
       if ('problem' in r) out.impostors.push({ ...f, problem: r.problem });
       else if ('settings' in r) out.init = { ...f, own: r.own, settings: r.settings };
       else if (role === 'proxy') out.proxy = { ...f, own: r.own, native: list === 'initContainers' };

@@ -69,20 +69,24 @@ interface Owner {
 }
 const ownerWords = (o: Owner) => `${describeFound(o.f)} mounts it at ${o.mountPath}`;
 
+/** The volumes `f` mounts as its producer writes them, added to `owned` with who mounts each and where. */
+function addOwned(owned: Map<string, Owner>, role: Role, f: Found | undefined, cfg: Compiled): void {
+  const list = f?.container.volumeMounts;
+  if (!f || !Array.isArray(list)) return;
+  const rules = rulesFor(role, cfg);
+  for (const m of list) {
+    if (!isObject(m) || typeof m.name !== 'string' || owned.has(m.name)) continue;
+    const { name, mountPath } = m as Mount;
+    if (rules.some((r) => ruleMatches(r, name, mountPath))) owned.set(name, { f, mountPath });
+  }
+}
+
 /** The volumes the pod's mesh containers mount as their producer writes them, with who mounts each and where. */
 function meshVolumes(mesh: PodMesh, cfg: Compiled): Map<string, Owner> {
   const owned = new Map<string, Owner>();
-  for (const [role, f] of [
-    ['proxy', mesh.proxy],
-    ['init', mesh.init],
-    ['validator', mesh.validator],
-  ] as const) {
-    if (!f) continue;
-    const rules = rulesFor(role, cfg);
-    for (const m of mountsOf(f.container, 'volumeMounts'))
-      if (!owned.has(m.name) && rules.some((r) => ruleMatches(r, m.name, m.mountPath)))
-        owned.set(m.name, { f, mountPath: m.mountPath });
-  }
+  addOwned(owned, 'proxy', mesh.proxy, cfg);
+  addOwned(owned, 'init', mesh.init, cfg);
+  addOwned(owned, 'validator', mesh.validator, cfg);
   return owned;
 }
 

@@ -3,12 +3,13 @@
  * contracts (src/policy/judge/) was ~70 % of a companion review's decision, and an injector writes the same containers
  * into every pod of a workload (its replicas, a Job's pods, a rollout), so the same judgement was made again and again.
  *
- * A verdict is reused only for the same input. Its key is the JSON of everything the judgement can read — the role
- * and list, the PodView (src/mesh/types.ts), which is all of the pod a judgement is given, and the whole container —
- * under the configuration it was made with (by identity). A field that differs, or the same container in another pod
- * view, is another key: judged afresh, never answered from a neighbour. Keys are compared whole (===), so there is no
- * hash collision to fear; a different key order in the container is only a miss. A key is a string, so what is kept is
- * a snapshot no later change to a pod object can alter.
+ * A verdict is reused only for the same input. Its key is the JSON of everything the judgement can read — the
+ * configuration it was made with (by identity), the role and list, the PodView (src/mesh/types.ts), which is all of
+ * the pod a judgement is given, and the whole container. The judgement gets its PodView built from the keyed input
+ * (podViewOf), so the key covers what is judged. A field that differs, or the same container in another pod view, is
+ * another key: judged afresh, never answered from a neighbour. Keys are compared whole (===), so there is no hash
+ * collision to fear; a different key order in the container is only a miss. A key is a string, so what is kept is a
+ * snapshot no later change to a pod object can alter.
  *
  * Finding the entry: a short fingerprint (the configuration, role, image, and a sketch of the strings that differ
  * between workloads) picks at most MAX_PER_FINGERPRINT entries, whose keys are compared. Hashing the whole key in a
@@ -55,13 +56,31 @@ function serialOf(cfg: Compiled): number {
   return n;
 }
 
-/** Everything one judgement reads. */
+type Volume = Readonly<Record<string, unknown>>;
+
+/** Everything one judgement reads: the container and the parts of its PodView. */
 export interface Judged {
   readonly cfg: Compiled;
   readonly role: Role;
   readonly list: ContainerList;
   readonly container: Container;
-  readonly view: PodView;
+  readonly first: PodView['first'];
+  readonly serviceAccountName: PodView['serviceAccountName'];
+  readonly gateway: PodView['gateway'];
+  readonly appCapabilities: PodView['appCapabilities'];
+  /** The pod's volumes the container mounts, `[name, volume]` in the order of its mounts. */
+  readonly volumes: ReadonlyArray<readonly [string, Volume]>;
+}
+
+/** The PodView a judgement of `j` gets, built from nothing but what the key holds (so the key covers it). */
+export function podViewOf(j: Judged): PodView {
+  return {
+    volumes: new Map(j.volumes),
+    serviceAccountName: j.serviceAccountName,
+    gateway: j.gateway,
+    first: j.first,
+    appCapabilities: j.appCapabilities,
+  };
 }
 
 /**
@@ -69,16 +88,15 @@ export interface Judged {
  * which the judgements treat alike (no ServiceAccount name, no gateway, no capabilities).
  */
 export function verdictKey(j: Judged): string {
-  const v = j.view;
   return JSON.stringify([
     serialOf(j.cfg),
     j.role,
     j.list,
-    v.first,
-    v.serviceAccountName ?? null,
-    v.gateway ?? null,
-    v.appCapabilities ?? null,
-    [...v.volumes],
+    j.first,
+    j.serviceAccountName ?? null,
+    j.gateway ?? null,
+    j.appCapabilities ?? null,
+    j.volumes,
     j.container,
   ]);
 }
@@ -123,7 +141,7 @@ function sketchList(h: number, l: unknown): number {
 export function fingerprint(j: Judged, key: string): string {
   const c = j.container as Record<string, unknown>;
   let h = sketchList(sketchList(sketchList(0, c.args), c.command), c.env);
-  if (typeof j.view.serviceAccountName === 'string') h = sketch(h, j.view.serviceAccountName);
+  if (typeof j.serviceAccountName === 'string') h = sketch(h, j.serviceAccountName);
   return `${key.length}\0${h}`;
 }
 
@@ -150,7 +168,7 @@ export class VerdictCache {
   }
 
   /** The verdict on `j`, from a judgement of the same key made before, or made now by `judge` (and kept). */
-  verdict(j: Judged, judge: () => RoleVerdict): RoleVerdict {
+  verdict(j: Judged, judge: (view: PodView) => RoleVerdict): RoleVerdict {
     const key = verdictKey(j);
     const fp = this.fingerprintOf(j, key);
     const bucket = this.byFingerprint.get(fp);
@@ -169,7 +187,7 @@ export class VerdictCache {
       }
     }
     this.misses++;
-    const verdict = deepFreeze(judge());
+    const verdict = deepFreeze(judge(podViewOf(j)));
     if (key.length > MAX_KEY_CHARS) return verdict;
     const e: Entry = { fingerprint: fp, key, verdict };
     const list = bucket ?? [];

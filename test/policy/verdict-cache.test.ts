@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Compiled } from '../../src/config/compile.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
+import type { PodView } from '../../src/mesh/types.ts';
 import { parsePod } from '../../src/pod/parse.ts';
 import { identifyPod, type PodMesh } from '../../src/policy/identify.ts';
 import {
@@ -89,11 +90,11 @@ class Recording extends VerdictCache {
   constructor() {
     super(MAX_ENTRIES, MAX_CHARS, () => 'one for all');
   }
-  override verdict(j: Judged, judge: () => RoleVerdict): RoleVerdict {
+  override verdict(j: Judged, judge: (view: PodView) => RoleVerdict): RoleVerdict {
     this.asked.push(j.container);
-    return super.verdict(j, () => {
+    return super.verdict(j, (view) => {
       this.judged.push(j.container);
-      return judge();
+      return judge(view);
     });
   }
 }
@@ -179,6 +180,17 @@ describe('verdict cache: reused for the same input only', () => {
       }
     }
     expect(n).toBeGreaterThan(10);
+  });
+
+  it('a pod with many volumes (found through a map of them) is judged the same: changing a mounted one is a miss', () => {
+    const padded = structuredClone(istioBase);
+    const extra = Array.from({ length: 20 }, (_, i) => ({ name: `pad-${i}`, emptyDir: {} }));
+    padded.spec.volumes = [...extra, ...padded.spec.volumes!];
+    const pod = structuredClone(padded);
+    const envoy = pod.spec.volumes!.find((v) => v.name === 'istio-envoy')!;
+    (envoy as Record<string, unknown>).emptyDir = { medium: 'Memory', sizeLimit: '1Gi' };
+    expect(expectMiss(padded, pod, istioCfg, named('istio-proxy'))).toBe(1);
+    expectHit(istioBase, padded, istioCfg);
   });
 
   it('a mounted volume removed from the pod is a miss', () => {
