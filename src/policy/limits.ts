@@ -78,6 +78,12 @@ export const MAX_ANNOTATION_VALUE = 16 * 1024;
  */
 export const MAX_CAPABILITIES = 128;
 
+/** Whether any of the pod's annotations holds more than `max` characters. */
+function someValueOver(annotations: Readonly<Record<string, string>>, max: number): boolean {
+  for (const k in annotations) if ((annotations[k]?.length ?? 0) > max) return true;
+  return false;
+}
+
 /** Why the annotation `key` is too long to be read, if it is. */
 function annotationTooLong(annotations: Readonly<Record<string, string>>, key: string): string | undefined {
   const n = annotations[key]?.length ?? 0;
@@ -116,7 +122,8 @@ function meshContainerTooLarge(c: Container): string | undefined {
  */
 export function tooLargeToRead(pod: Pod, cfg: Compiled): string | undefined {
   const annotations = pod.metadata?.annotations;
-  if (annotations) {
+  // The keys meshgate reads are looked up in order only when some value is that long (most pods: none is).
+  if (annotations && someValueOver(annotations, MAX_ANNOTATION_VALUE)) {
     const status = annotationTooLong(annotations, STATUS_ANNOTATION);
     if (status) return status;
     for (const key of cfg.profile.annotations) {

@@ -11,9 +11,9 @@
  * collision to fear; a different key order in the container is only a miss. A key is a string, so what is kept is a
  * snapshot no later change to a pod object can alter.
  *
- * Finding the entry: a short fingerprint (the configuration, role, image, and a sketch of the strings that differ
- * between workloads) picks at most MAX_PER_FINGERPRINT entries, whose keys are compared. Hashing the whole key in a
- * Map cost as much again as building it (measured: 3 KiB keys of istio-proxy), a comparison only a fraction.
+ * Finding the entry: the key's length picks at most MAX_PER_FINGERPRINT entries, whose keys are compared. Hashing the
+ * whole key in a Map cost as much again as building it (measured: 3 KiB keys of istio-proxy), a comparison only a
+ * fraction.
  *
  * Bounded: least recently used first out, at most MAX_ENTRIES verdicts and MAX_CHARS characters of keys; a container
  * whose key is longer than MAX_KEY_CHARS is judged without the cache. Verdicts are frozen: one object is handed to
@@ -41,8 +41,11 @@ export const MAX_ENTRIES = 1024;
 export const MAX_CHARS = 2 * 1024 * 1024;
 /** 32 Ki characters: ten times an injected istio-proxy; a larger container is judged every time. */
 export const MAX_KEY_CHARS = 32 * 1024;
-/** Entries compared per review at most: the most recently used ones under the same fingerprint. */
-export const MAX_PER_FINGERPRINT = 8;
+/**
+ * Entries compared per review at most: the most recently used ones whose key has the same length (workloads' names
+ * of the same length, as a rule). 32 comparisons of a few KiB that stop where they differ: microseconds at worst.
+ */
+export const MAX_PER_FINGERPRINT = 32;
 
 /** The configurations verdicts were made under, by identity (a new configuration, e.g. learned images, is another). */
 const serials = new WeakMap<Compiled, number>();
@@ -102,53 +105,23 @@ export function verdictKey(j: Judged): string {
 }
 
 interface Entry {
-  readonly fingerprint: string;
+  readonly fingerprint: number | string;
   readonly key: string;
   readonly verdict: RoleVerdict;
 }
 
-/** A sketch of a string: its length and three of its characters (workload names differ in one of them, as a rule). */
-const sketch = (h: number, s: string): number =>
-  s.length === 0
-    ? Math.imul(h, 31) + 1
-    : (Math.imul(h ^ s.length, 31) +
-        s.charCodeAt(0) * 7 +
-        s.charCodeAt(s.length >> 1) * 3 +
-        s.charCodeAt(s.length - 1)) |
-      0;
-
-/** Sketches of a list of strings (args, command) or of env entries (their names and values). */
-function sketchList(h: number, l: unknown): number {
-  if (!Array.isArray(l)) return h;
-  h = Math.imul(h ^ l.length, 17);
-  for (const x of l) {
-    if (typeof x === 'string') h = sketch(h, x);
-    else if (typeof x === 'object' && x !== null) {
-      const { name, value } = x as { name?: unknown; value?: unknown };
-      if (typeof name === 'string') h = sketch(h, name);
-      if (typeof value === 'string') h = sketch(h, value);
-    }
-  }
-  return h;
-}
-
 /**
- * Which entries are worth comparing: the key's length, and a sketch of the strings that differ between workloads
- * (the container's args, command and env, where the injector writes the workload's name, ports and containers; the
- * ServiceAccount). Only an index: entries under one fingerprint are compared by their whole key, so a fingerprint
- * that said nothing would cost time, never a wrong verdict (the tests use one).
+ * Which entries are worth comparing: those whose key has the same length. Only an index: entries under one
+ * fingerprint are compared by their whole key, so a fingerprint that said nothing would cost time, never a wrong
+ * verdict (the tests use one). Keys of the same length that differ are told apart by a comparison that stops at the
+ * first character that differs.
  */
-export function fingerprint(j: Judged, key: string): string {
-  const c = j.container as Record<string, unknown>;
-  let h = sketchList(sketchList(sketchList(0, c.args), c.command), c.env);
-  if (typeof j.serviceAccountName === 'string') h = sketch(h, j.serviceAccountName);
-  return `${key.length}\0${h}`;
-}
+export const fingerprint = (key: string): number | string => key.length;
 
 export class VerdictCache {
   /** Every entry, least recently used first (a Map keeps insertion order). */
   private readonly recency = new Map<Entry, true>();
-  private readonly byFingerprint = new Map<string, Entry[]>();
+  private readonly byFingerprint = new Map<number | string, Entry[]>();
   private chars = 0;
   /** Judgements answered from the cache, and made, since the start: tests and benchmarks read them. */
   hits = 0;
@@ -170,7 +143,7 @@ export class VerdictCache {
   /** The verdict on `j`, from a judgement of the same key made before, or made now by `judge` (and kept). */
   verdict(j: Judged, judge: (view: PodView) => RoleVerdict): RoleVerdict {
     const key = verdictKey(j);
-    const fp = this.fingerprintOf(j, key);
+    const fp = this.fingerprintOf(key);
     const bucket = this.byFingerprint.get(fp);
     if (bucket) {
       for (let i = 0; i < bucket.length; i++) {
