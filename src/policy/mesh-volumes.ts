@@ -45,12 +45,40 @@ function rulesOf(role: Role, cfg: Compiled): readonly MountRule[] {
     .filter((r) => r !== TOKEN_MOUNT);
 }
 
-/** rulesOf for each role, built once per compiled configuration (they are its contracts' constants). */
-const rulesByConfig = new WeakMap<Compiled, Readonly<Record<Role, readonly MountRule[]>>>();
-function rulesFor(role: Role, cfg: Compiled): readonly MountRule[] {
+/** A role's mount rules indexed: the mount paths of each volume name, and the rules that test the name. */
+interface RuleIndex {
+  readonly paths: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly patterns: readonly MountRule[];
+}
+
+function indexed(rules: readonly MountRule[]): RuleIndex {
+  const paths = new Map<string, Set<string>>();
+  const patterns: MountRule[] = [];
+  for (const r of rules) {
+    if (typeof r.name !== 'string') patterns.push(r);
+    else {
+      const at = paths.get(r.name) ?? new Set<string>();
+      at.add(r.mountPath);
+      paths.set(r.name, at);
+    }
+  }
+  return { paths, patterns };
+}
+
+/** Whether a mount of `name` at `mountPath` is one of the rules' (ruleMatches of any of them). */
+const matchesAny = (ix: RuleIndex, name: string, mountPath: string) =>
+  ix.paths.get(name)?.has(mountPath) === true || ix.patterns.some((r) => ruleMatches(r, name, mountPath));
+
+/** Each role's rules, indexed once per compiled configuration (they are its contracts' constants). */
+const rulesByConfig = new WeakMap<Compiled, Readonly<Record<Role, RuleIndex>>>();
+function rulesFor(role: Role, cfg: Compiled): RuleIndex {
   let rules = rulesByConfig.get(cfg);
   if (!rules) {
-    rules = { proxy: rulesOf('proxy', cfg), init: rulesOf('init', cfg), validator: rulesOf('validator', cfg) };
+    rules = {
+      proxy: indexed(rulesOf('proxy', cfg)),
+      init: indexed(rulesOf('init', cfg)),
+      validator: indexed(rulesOf('validator', cfg)),
+    };
     rulesByConfig.set(cfg, rules);
   }
   return rules[role];
@@ -77,7 +105,7 @@ function addOwned(owned: Map<string, Owner>, role: Role, f: Found | undefined, c
   for (const m of list) {
     if (!isObject(m) || typeof m.name !== 'string' || owned.has(m.name)) continue;
     const { name, mountPath } = m as Mount;
-    if (rules.some((r) => ruleMatches(r, name, mountPath))) owned.set(name, { f, mountPath });
+    if (matchesAny(rules, name, mountPath)) owned.set(name, { f, mountPath });
   }
 }
 
