@@ -97,35 +97,35 @@ interface Owner {
 }
 const ownerWords = (o: Owner) => `${describeFound(o.f)} mounts it at ${o.mountPath}`;
 
-/** The volumes `f` mounts as its producer writes them, added to `owned` with who mounts each and where. */
-function addOwned(owned: Map<string, Owner>, role: Role, f: Found | undefined, cfg: Compiled): void {
+/** The first mount of volume `name` by `f` as its producer writes it, if any. */
+function producerMount(name: string, role: Role, f: Found | undefined, cfg: Compiled): Owner | undefined {
   const list = f?.container.volumeMounts;
-  if (!f || !Array.isArray(list)) return;
-  const rules = rulesFor(role, cfg);
+  if (!f || !Array.isArray(list)) return undefined;
   for (const m of list) {
-    if (!isObject(m) || typeof m.name !== 'string' || owned.has(m.name)) continue;
-    const { name, mountPath } = m as Mount;
-    if (matchesAny(rules, name, mountPath)) owned.set(name, { f, mountPath });
+    if (!isObject(m) || m.name !== name) continue;
+    const mountPath = m.mountPath as string;
+    if (matchesAny(rulesFor(role, cfg), name, mountPath)) return { f, mountPath };
   }
+  return undefined;
 }
 
-/** The volumes the pod's mesh containers mount as their producer writes them, with who mounts each and where. */
-function meshVolumes(mesh: PodMesh, cfg: Compiled): Map<string, Owner> {
-  const owned = new Map<string, Owner>();
-  addOwned(owned, 'proxy', mesh.proxy, cfg);
-  addOwned(owned, 'init', mesh.init, cfg);
-  addOwned(owned, 'validator', mesh.validator, cfg);
-  return owned;
-}
+/**
+ * Whether volume `name` is the mesh's: the first of its containers (proxy, init container, validator) that mounts it
+ * as its producer writes it, and where. Asked only for the volumes app containers mount (a few), so no map of the
+ * mesh's volumes is built per review.
+ */
+const ownerOf = (name: string, mesh: PodMesh, cfg: Compiled): Owner | undefined =>
+  producerMount(name, 'proxy', mesh.proxy, cfg) ??
+  producerMount(name, 'init', mesh.init, cfg) ??
+  producerMount(name, 'validator', mesh.validator, cfg);
 
 /** The first app, init or ephemeral container that mounts a volume of the mesh's; undefined when none does. */
 export function sharedVolumeRule(mesh: PodMesh, cfg: Compiled): MeshVolumeVerdict | undefined {
-  const owned = meshVolumes(mesh, cfg);
-  if (owned.size === 0) return undefined;
+  if (!mesh.proxy && !mesh.init && !mesh.validator) return undefined;
   for (const f of mesh.apps)
     for (const field of ['volumeMounts', 'volumeDevices'] as const)
       for (const m of mountsOf(f.container, field)) {
-        const whose = owned.get(m.name);
+        const whose = ownerOf(m.name, mesh, cfg);
         if (whose)
           return {
             reason: 'mesh_volume_shared',
