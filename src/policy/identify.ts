@@ -166,7 +166,7 @@ function judged(pod: Pod, f: Found, role: Role, cfg: Compiled, shared: Around): 
     for (const m of mounts) {
       const name: unknown = isObject(m) ? m.name : undefined;
       if (typeof name !== 'string') continue;
-      const v = byName ? byName.get(name) : list.findLast((x) => x?.name === name);
+      const v = byName ? byName.get(name) : lastNamed(list, name);
       if (v !== undefined) volumes.push([name, v]);
     }
   }
@@ -177,8 +177,16 @@ function judged(pod: Pod, f: Found, role: Role, cfg: Compiled, shared: Around): 
     container: f.container,
     first: f.list === 'containers' && f.index === 0,
     volumes,
-    ...shared,
+    serviceAccountName: shared.serviceAccountName,
+    gateway: shared.gateway,
+    appCapabilities: shared.appCapabilities,
   };
+}
+
+/** The last volume named `name` in a short list. */
+function lastNamed<T extends { name?: unknown }>(list: readonly T[], name: string): T | undefined {
+  for (let i = list.length - 1; i >= 0; i--) if (list[i]?.name === name) return list[i];
+  return undefined;
 }
 
 /** `verdicts`: where judgements are reused (tests pass a cache of their own). */
