@@ -15,14 +15,16 @@
  * whole key in a Map cost as much again as building it (measured: 3 KiB keys of istio-proxy), a comparison only a
  * fraction.
  *
- * Bounded: least recently used first out, at most MAX_ENTRIES verdicts and MAX_CHARS characters of keys; a container
- * whose key is longer than MAX_KEY_CHARS is judged without the cache. Verdicts are frozen: one object is handed to
- * every review that hits it.
+ * Bounded: least recently used first out (in two segments, so inputs met once do not push out those met again), at
+ * most MAX_ENTRIES verdicts and MAX_CHARS characters of keys; a container whose key is longer than MAX_KEY_CHARS, or
+ * whose input holds a name made up per pod (perPod), is judged without the cache. Verdicts are frozen: one object is
+ * handed to every review that hits it.
  */
 import type { Compiled } from '../config/compile.ts';
 import type { Container, ContainerList } from '../contract/pod.ts';
 import type { PodView, RedirectSettings, Role } from '../mesh/types.ts';
 import { deepFreeze } from '../util/json.ts';
+import { TOKEN_VOLUME_PREFIX } from '../pod/service-account-token.ts';
 
 /** A role's judgement of one container: what identifyPod keeps of it. */
 export type RoleVerdict =
@@ -118,30 +120,64 @@ interface Entry {
  */
 export const fingerprint = (key: string): number | string => key.length;
 
+/**
+ * Judged inputs holding a name the apiserver makes up for each pod — the ServiceAccount token volume,
+ * `kube-api-access-<random>`, which it mounts into the containers present when it admits the pod (meshgate's patch
+ * mounts it into the mesh's too) — can never be met again: they are judged without the cache (no key, no entry).
+ * That is every review of the validating webhook, which sees the pod after every mutation.
+ */
+export const perPod = (j: Judged): boolean => {
+  const mounts: unknown = j.container.volumeMounts;
+  if (!Array.isArray(mounts)) return false;
+  for (const m of mounts) {
+    const name: unknown = (m as { name?: unknown } | null)?.name;
+    if (typeof name === 'string' && name.startsWith(TOKEN_VOLUME_PREFIX)) return true;
+  }
+  return false;
+};
+
+/**
+ * Least recently used first out, in two segments (segmented LRU): a verdict made enters on probation, a small
+ * segment of PROBATION_SHARE of the entries, and moves to the protected rest when it is used again. An input met
+ * only once (a workload of one pod, a CronJob's run) passes through probation without pushing out the verdicts that
+ * are used again and again (the replicas of a rollout).
+ */
+export const PROBATION_SHARE = 1 / 8;
+
+type Segment = Map<Entry, true>;
+
 export class VerdictCache {
-  /** Every entry, least recently used first (a Map keeps insertion order). */
-  private readonly recency = new Map<Entry, true>();
+  /** Each segment's entries, least recently used first (a Map keeps insertion order). */
+  private readonly probation: Segment = new Map();
+  private readonly protectedEntries: Segment = new Map();
   private readonly byFingerprint = new Map<number | string, Entry[]>();
   private chars = 0;
-  /** Judgements answered from the cache, and made, since the start: tests and benchmarks read them. */
+  /** Judgements answered from the cache, made, and made without it (per-pod inputs): tests and benchmarks read them. */
   hits = 0;
   misses = 0;
+  bypassed = 0;
   private readonly maxEntries: number;
+  private readonly maxProbation: number;
   private readonly maxChars: number;
   private readonly fingerprintOf: typeof fingerprint;
 
   constructor(maxEntries = MAX_ENTRIES, maxChars = MAX_CHARS, fingerprintOf = fingerprint) {
     this.maxEntries = maxEntries;
+    this.maxProbation = Math.max(1, Math.floor(maxEntries * PROBATION_SHARE));
     this.maxChars = maxChars;
     this.fingerprintOf = fingerprintOf;
   }
 
   get size(): number {
-    return this.recency.size;
+    return this.probation.size + this.protectedEntries.size;
   }
 
   /** The verdict on `j`, from a judgement of the same key made before, or made now by `judge` (and kept). */
   verdict(j: Judged, judge: (view: PodView) => RoleVerdict): RoleVerdict {
+    if (perPod(j)) {
+      this.bypassed++;
+      return judge(podViewOf(j));
+    }
     const key = verdictKey(j);
     const fp = this.fingerprintOf(key);
     const bucket = this.byFingerprint.get(fp);
@@ -150,8 +186,7 @@ export class VerdictCache {
         const e = bucket[i];
         if (e.key !== key) continue;
         this.hits++;
-        this.recency.delete(e);
-        this.recency.set(e, true);
+        this.used(e);
         if (i > 0) {
           bucket.splice(i, 1);
           bucket.unshift(e);
@@ -166,16 +201,33 @@ export class VerdictCache {
     const list = bucket ?? [];
     if (!bucket) this.byFingerprint.set(fp, list);
     list.unshift(e);
-    this.recency.set(e, true);
+    this.probation.set(e, true);
     this.chars += key.length;
     if (list.length > MAX_PER_FINGERPRINT) this.drop(list[list.length - 1]);
-    while (this.recency.size > this.maxEntries || this.chars > this.maxChars)
-      this.drop(this.recency.keys().next().value as Entry);
+    while (this.probation.size > this.maxProbation) this.drop(oldest(this.probation));
+    while (this.chars > this.maxChars)
+      this.drop(oldest(this.probation.size > 0 ? this.probation : this.protectedEntries));
     return verdict;
   }
 
+  /** A hit: protected now (or again most recently used there); the protected segment's oldest goes on probation. */
+  private used(e: Entry): void {
+    if (this.probation.delete(e)) {
+      this.protectedEntries.set(e, true);
+      if (this.protectedEntries.size > this.maxEntries - this.maxProbation) {
+        const demoted = oldest(this.protectedEntries);
+        this.protectedEntries.delete(demoted);
+        this.probation.set(demoted, true);
+        while (this.probation.size > this.maxProbation) this.drop(oldest(this.probation));
+      }
+      return;
+    }
+    this.protectedEntries.delete(e);
+    this.protectedEntries.set(e, true);
+  }
+
   private drop(e: Entry): void {
-    this.recency.delete(e);
+    if (!this.probation.delete(e) && !this.protectedEntries.delete(e)) return;
     this.chars -= e.key.length;
     const list = this.byFingerprint.get(e.fingerprint);
     if (!list) return;
@@ -184,3 +236,5 @@ export class VerdictCache {
     if (list.length === 0) this.byFingerprint.delete(e.fingerprint);
   }
 }
+
+const oldest = (segment: Segment): Entry => segment.keys().next().value as Entry;

@@ -38,12 +38,22 @@ function summary(m: PodMesh) {
   };
 }
 
-/** A corpus pod of `mesh` whose proxy and init container are the mesh's own (no impostor). */
-function corpusPod(mesh: 'istio' | 'linkerd', cfg: Compiled, predicate: (p: Pod) => boolean = () => true): Pod {
+/**
+ * A corpus pod of `mesh` whose proxy and init container are the mesh's own (no impostor), as the mutating webhook
+ * sees it: the corpus holds pods as the apiserver stored them, whose ServiceAccount token mount the apiserver added
+ * to every container; at admission the injector's containers come after that plugin, without it (a container
+ * mounting the pod's own token volume is judged without the cache: perPod).
+ */
+function corpusPod(mesh: 'istio' | 'linkerd', cfg: Compiled): Pod {
   for (const c of loadCorpus()) {
     if (c.mesh !== mesh) continue;
     const p = parsePod(structuredClone(c.pod), 'pod');
-    if (!p.ok || !predicate(p.pod)) continue;
+    if (!p.ok) continue;
+    for (const container of [...(p.pod.spec.initContainers ?? []), ...p.pod.spec.containers])
+      if (/^(istio|linkerd)-/.test(container.name) && Array.isArray(container.volumeMounts))
+        container.volumeMounts = (container.volumeMounts as Array<{ name: string }>).filter(
+          (m) => !m.name.startsWith('kube-api-access-'),
+        ) as typeof container.volumeMounts;
     const m = identifyPod(p.pod, cfg, new VerdictCache());
     if (m.proxy && m.init && m.impostors.length === 0) return p.pod;
   }
@@ -274,18 +284,44 @@ describe('verdict cache: bounded', () => {
       ],
     });
 
-  it('keeps at most its size, the least recently used out first', () => {
-    const cache = new VerdictCache(2);
-    identifyPod(proxyPod('a.local'), cfg, cache);
-    identifyPod(proxyPod('b.local'), cfg, cache);
-    identifyPod(proxyPod('a.local'), cfg, cache); // a: used last
-    identifyPod(proxyPod('c.local'), cfg, cache); // b out
-    expect(cache.size).toBe(2);
+  it('keeps at most its size; inputs met once pass through probation without pushing out those met again', () => {
+    const cache = new VerdictCache(16); // 2 on probation, 14 protected
+    identifyPod(proxyPod('hot.local'), cfg, cache);
+    identifyPod(proxyPod('hot.local'), cfg, cache); // used again: protected
+    for (let i = 0; i < 40; i++) identifyPod(proxyPod(`once-${i}.local`), cfg, cache);
+    expect(cache.size).toBeLessThanOrEqual(16);
     const misses = cache.misses;
-    identifyPod(proxyPod('a.local'), cfg, cache);
+    identifyPod(proxyPod('hot.local'), cfg, cache);
     expect(cache.misses).toBe(misses);
-    identifyPod(proxyPod('b.local'), cfg, cache);
+    // A one-off from long ago is gone: judged again.
+    identifyPod(proxyPod('once-0.local'), cfg, cache);
     expect(cache.misses).toBe(misses + 1);
+  });
+
+  it('keeps at most its size when every input is met again, the least recently used out first', () => {
+    const cache = new VerdictCache(16);
+    for (let i = 0; i < 40; i++)
+      for (let replica = 0; replica < 2; replica++) identifyPod(proxyPod(`w-${i}.local`), cfg, cache);
+    expect(cache.size).toBeLessThanOrEqual(16);
+    const misses = cache.misses;
+    identifyPod(proxyPod('w-39.local'), cfg, cache);
+    expect(cache.misses).toBe(misses);
+    identifyPod(proxyPod('w-0.local'), cfg, cache);
+    expect(cache.misses).toBe(misses + 1);
+  });
+
+  it("judges a container that mounts the pod's own token volume without the cache: no key, no entry", () => {
+    const cache = new VerdictCache();
+    const token = { name: 'kube-api-access-abcde', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' };
+    const pod = proxyPod('a.local');
+    const proxy = pod.spec.containers[1];
+    proxy.volumeMounts = [{ ...token, readOnly: true }];
+    pod.spec.volumes = [{ name: token.name, projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }];
+    const first = summary(identifyPod(pod, cfg, cache));
+    expect(summary(identifyPod(structuredClone(pod), cfg, cache))).toEqual(first);
+    expect(cache.bypassed).toBe(2);
+    expect(cache.size).toBe(0);
+    expect(first).toEqual(summary(identifyPod(structuredClone(pod), cfg, new VerdictCache())));
   });
 
   it('judges a container too large to keep without keeping it', () => {
