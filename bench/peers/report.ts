@@ -56,6 +56,8 @@ const ratios = (a: PeerSummary, b: PeerSummary): PeerRatios => ({
  */
 export interface CompanionRatios {
   cpuOfOwn: number;
+  /** The companion's transport alone (/allow on the same Istio-injected bodies) against meshgate's own path. */
+  transportOfOwn?: number;
   /** Istio's CPU per review over the companion's: their throughputs per CPU-second. */
   throughputOfIstio: number;
   /** Median req/s over median req/s, as the phases saw them. */
@@ -66,11 +68,17 @@ export function peerTargets(
   r: PeersResult,
 ): { ratios: PeerRatios; companion?: PeerRatios; companionPath?: CompanionRatios; targets: Target[] } | undefined {
   const by = (name: string) => r.summaries.find((s) => s.peer === name);
-  const [mg, istio, companion] = [by('meshgate custom'), by('istio'), by('meshgate istio')];
+  const [mg, istio, companion, echoIstio] = [
+    by('meshgate custom'),
+    by('istio'),
+    by('meshgate istio'),
+    by('echo istio'),
+  ];
   if (!mg || !istio) return undefined;
   const x = ratios(mg, istio);
   const path = companion && {
     cpuOfOwn: round(companion.cpuMsPerReview / mg.cpuMsPerReview, 2),
+    transportOfOwn: echoIstio && round(echoIstio.cpuMsPerReview / mg.cpuMsPerReview, 2),
     throughputOfIstio: round(istio.cpuMsPerReview / companion.cpuMsPerReview, 1),
     observedOfIstio: round(companion.rps / istio.rps, 1),
   };
@@ -102,11 +110,18 @@ export function peerTargets(
   };
 }
 
-/** The companion path's two ratios in one line (issue 35's targets: ≤ 1.5× and ≥ 30×), the req/s ratio beside. */
+/**
+ * The companion path's two ratios in one line (issue 35's targets: ≤ 1.5× and ≥ 30×), the req/s ratio beside; then
+ * how much of its CPU per review is the transport of its larger bodies alone.
+ */
 export function companionLine(c: CompanionRatios): string {
-  return (
+  const line =
     `companion: cpu/review ${f(c.cpuOfOwn)}× of meshgate's own, throughput ${f(c.throughputOfIstio, 1)}× istio ` +
-    `(per CPU-second; ${f(c.observedOfIstio, 1)}× in the req/s the phases saw)`
+    `(per CPU-second; ${f(c.observedOfIstio, 1)}× in the req/s the phases saw)`;
+  if (c.transportOfOwn === undefined) return line;
+  return (
+    `${line}\n  of which its transport alone (/allow on the same bodies): ${f(c.transportOfOwn)}× of meshgate's own ` +
+    `whole path; its decision: ${f(c.cpuOfOwn - c.transportOfOwn)}×`
   );
 }
 
