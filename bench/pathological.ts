@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { repoRoot } from '../test/e2e/harness/binaries.ts';
-import { decide } from '../src/inject/decide.ts';
+import { decide } from '../src/policy/mutate/decide.ts';
 import { mutate, type MutateDeps } from '../src/admission/mutate.ts';
 import { decodeReview, encodeResponse, type AdmissionRequest } from '../src/admission/review.ts';
 import type { Pod } from '../src/contract/pod.ts';

@@ -1,13 +1,13 @@
 /**
  * The validating webhook's answer to `kubectl exec` and `kubectl attach` in a guarded namespace (a CONNECT of
  * pods/exec or pods/attach; the chart's `…connect.meshgate.io` entries send only those naming a mesh container or
- * none): the pure judgement of src/policy/access.ts as a Verdict, and the record of each access to a mesh
+ * none): the pure judgement of src/policy/validate/access.ts as a Verdict, and the record of each access to a mesh
  * container — who, which container, what command, and what came of it at the namespace's level — for the Event the
  * server posts on the pod (src/kube/access-events.ts). The reason code is the apiserver's audit annotation
  * (meshgate.io/reason) on the request either way.
  */
 import type { Compiled } from '../config/compile.ts';
-import { describeCommand, judgeAccess, type AccessRequest } from '../policy/access.ts';
+import { describeCommand, judgeAccess, type AccessRequest } from '../policy/validate/access.ts';
 import type { Level } from './level.ts';
 import { accessInput } from './pod-request.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';

@@ -4,7 +4,7 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { decide } from '../inject/decide.ts';
+import { decide } from '../policy/mutate/decide.ts';
 import type { PatchOp } from '../contract/patch.ts';
 import type { ReasonCode } from '../contract/reasons.ts';
 import { type AdmissionScope, type Marker, markOps } from '../mark/admission.ts';

@@ -8,7 +8,7 @@ import type { ProxyIds } from '../mesh/istio-openshift.ts';
 import { parsePod } from '../pod/parse.ts';
 import type { Pod } from '../contract/pod.ts';
 import type { PodInput } from '../policy/screen.ts';
-import type { AccessRequest } from '../policy/access.ts';
+import type { AccessRequest } from '../policy/validate/access.ts';
 import type { AdmissionRequest, Verdict } from './review.ts';
 
 const core = (r: AdmissionRequest) => r.resource.group === '' && r.resource.resource;
@@ -30,7 +30,7 @@ export function isBinding(r: AdmissionRequest): boolean {
   );
 }
 
-/** `kubectl exec` and `kubectl attach`: a CONNECT of pods/exec or pods/attach (src/policy/access.ts). */
+/** `kubectl exec` and `kubectl attach`: a CONNECT of pods/exec or pods/attach (src/policy/validate/access.ts). */
 export function isPodConnect(r: AdmissionRequest): boolean {
   return r.operation === 'CONNECT' && core(r) === 'pods' && (r.subResource === 'exec' || r.subResource === 'attach');
 }

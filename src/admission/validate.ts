@@ -7,8 +7,8 @@
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { checkPosture } from '../policy/posture.ts';
-import { checkBinding, type RedirectNeed } from '../policy/binding.ts';
-import { checkUpdate } from '../policy/update.ts';
+import { checkBinding, type RedirectNeed } from '../policy/validate/binding.ts';
+import { checkUpdate } from '../policy/validate/update.ts';
 import type { PodNeeds } from '../kube/pod-mode-cache.ts';
 import type { NamespaceLabels } from '../kube/namespace-labels.ts';
 import { type AdmissionScope, judgeMark, type Marker } from '../mark/admission.ts';

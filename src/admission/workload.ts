@@ -2,15 +2,15 @@
  * The workload routes (`/validate/workloads`, `/validate/workloads/warn`, `/validate/workloads/audit`): a
  * Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController, Job or CronJob — or another kind whose pod
  * template sits at `spec.template` (webhook.workloads.extraRules) — CREATEd or UPDATEd with a new pod template, judged
- * by the pure core as its pods would be admitted (src/inject/template.ts). So the person applying it reads
+ * by the pure core as its pods would be admitted (src/policy/mutate/template.ts). So the person applying it reads
  * meshgate's answer at apply time: a refusal with the fix at enforce, a warning with the fix at warn and audit.
  * Pods stay the enforcement point: the chart's workload entries fail open (failurePolicy Ignore), and a template
  * admitted here may still see its pods refused for what only a pod shows (its node, the injector's output).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { ReasonCode } from '../contract/reasons.ts';
-import { adviceFor } from '../inject/advice.ts';
-import { judgeTemplate } from '../inject/template.ts';
+import { adviceFor } from '../policy/mutate/advice.ts';
+import { judgeTemplate } from '../policy/mutate/template.ts';
 import { podTemplates } from '../manifests/workloads.ts';
 import { isObject } from '../util/json.ts';
 import type { Compiled } from '../config/compile.ts';

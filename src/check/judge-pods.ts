@@ -3,25 +3,25 @@
  * bounded memory), at their namespace's enforcement level (judge-namespaces.ts). Pure. Four findings:
  * - pods_redirected: running pods meshgate would not admit as they are (no real proxy, no redirect, a CNI-mode pod
  *   on a node no longer verified: the validating webhook's own posture check, policy/posture.ts), and Istio ambient
- *   pods that lost ztunnel's capture while running (src/ambient/capture.ts), in a namespace it enforces — with how to
+ *   pods that lost ztunnel's capture while running (src/policy/ambient/capture.ts), in a namespace it enforces — with how to
  *   restart them (`kubectl rollout restart deployment/web`, or deleting the pod);
  * - pods_would_be_refused: the same in a namespace at audit or warn, and pods admitted there with a recorded
  *   refusal (meshgate.io/would-deny): what enforce would refuse, with what to fix — the audit report;
  * - pods_admitted: pods that never went through the mutating webhook (no meshgate.io/status);
- * - pods_held: pods meshgate's affinity holds Pending (src/inject/held.ts), with what to do.
+ * - pods_held: pods meshgate's affinity holds Pending (src/policy/mutate/held.ts), with what to do.
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { readWouldDeny } from '../admission/level.ts';
-import { adviceFor } from '../inject/advice.ts';
+import { adviceFor } from '../policy/mutate/advice.ts';
 import { MIRROR_ANNOTATION, STATUS_ANNOTATION } from '../contract/names.ts';
-import { heldMessage, heldPending } from '../inject/held.ts';
+import { heldMessage, heldPending } from '../policy/mutate/held.ts';
 import { parsePod } from '../pod/parse.ts';
 import { configForNamespace } from '../config/per-namespace.ts';
 import { changeText, promotionChecklist } from '../policy/checklist.ts';
 import { checkPosture } from '../policy/posture.ts';
 import { screen } from '../policy/screen.ts';
-import { captureLost, type PodForCapture } from '../ambient/capture.ts';
+import { captureLost, type PodForCapture } from '../policy/ambient/capture.ts';
 import type { Owner, PodRecord } from './facts.ts';
 import { guardsPod, type OptedIn } from './judge-namespaces.ts';
 import { describeGroup, PodGroups, workloads, type Group } from './pod-groups.ts';
@@ -39,7 +39,7 @@ export class PodTally {
   readonly #wouldRefuse = new Map<string, number>();
   #judged = 0;
 
-  /** Each namespace's labels: Istio ambient's selectors read them (src/ambient/enrolment.ts). */
+  /** Each namespace's labels: Istio ambient's selectors read them (src/policy/ambient/enrolment.ts). */
   readonly #labels: ReadonlyMap<string, Readonly<Record<string, string>>>;
 
   constructor(

@@ -8,9 +8,9 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import { adviceFor } from '../inject/advice.ts';
+import { adviceFor } from '../policy/mutate/advice.ts';
 import { MIRROR_ANNOTATION } from '../contract/names.ts';
-import { asAdmitted } from '../inject/admitted.ts';
+import { asAdmitted } from '../policy/mutate/admitted.ts';
 import { reasonText, type ReasonCode } from '../contract/reasons.ts';
 import { parsePod } from '../pod/parse.ts';
 import { configForNamespace } from '../config/per-namespace.ts';

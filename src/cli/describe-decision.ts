@@ -1,6 +1,6 @@
 /** A decision of the core in words, for `meshgate explain` offline and live. */
 import { reasonText } from '../contract/reasons.ts';
-import type { Decision } from '../inject/decide.ts';
+import type { Decision } from '../policy/mutate/decide.ts';
 
 /**
  * `changes`: under a refusal, every change that makes the pod admissible (src/policy/checklist.ts), so one pass over

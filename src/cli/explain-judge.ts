@@ -7,7 +7,7 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
-import type { Decision } from '../inject/decide.ts';
+import type { Decision } from '../policy/mutate/decide.ts';
 import type { PodTemplateRef } from '../manifests/workloads.ts';
 import type { SimulationContext } from '../mesh/simulate/types.ts';
 import { parsePod } from '../pod/parse.ts';

@@ -16,7 +16,7 @@ import { type LearnedAmbient, withLearned } from '../config/learned.ts';
 import { ENFORCEMENT_LABEL } from '../contract/names.ts';
 import { reasonText } from '../contract/reasons.ts';
 import { expectationsOf, factFromNode, NodeFactStore, supportsNativeSidecars } from '../facts/node-facts.ts';
-import type { Decision } from '../inject/decide.ts';
+import type { Decision } from '../policy/mutate/decide.ts';
 import { podTemplates } from '../manifests/workloads.ts';
 import type { LearnedImages } from '../mesh/learn.ts';
 import { ENFORCEMENT_LEVELS, type EnforcementLevel } from '../config/types.ts';

@@ -13,7 +13,7 @@ import { ConfigError, configFromFlags } from '../config/load.ts';
 import { compileConfig, type Compiled } from '../config/compile.ts';
 import type { NodeFacts } from '../facts/node-facts.ts';
 import { NodeStateError, loadNodeState } from '../facts/node-state.ts';
-import { decide, type Decision } from '../inject/decide.ts';
+import { decide, type Decision } from '../policy/mutate/decide.ts';
 import type { RedirectOptions } from '../policy/redirect.ts';
 import { parsePod } from '../pod/parse.ts';
 import { podTemplates, type PodTemplateRef } from '../manifests/workloads.ts';

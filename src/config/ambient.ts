@@ -54,7 +54,7 @@ export function ambientProblems(c: MeshgateConfig): string[] {
 
 /**
  * What is wrong with a list of Istio's enablement selectors, each problem naming its path under `path`: meshgate's
- * configuration, or istio-cni's own ConfigMap when the webhook learns them from it (src/ambient/learn.ts).
+ * configuration, or istio-cni's own ConfigMap when the webhook learns them from it (src/policy/ambient/learn.ts).
  */
 export function enablementSelectorProblems(selectors: readonly unknown[], path: string): string[] {
   const p: string[] = [];

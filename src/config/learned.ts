@@ -2,7 +2,7 @@
  * The compiled configuration with what the installed mesh says, read from its own ConfigMaps: the images it injects
  * (src/mesh/learn.ts), trusted beside the configured recognisedImages, its control plane and trust roots
  * (src/mesh/control-plane.ts), beside the profile's defaults and the configured ones, and, with ambient on, the enablement
- * selectors and DNS capture istio-cni enrols pods by (src/ambient/learn.ts), which replace the configured ones.
+ * selectors and DNS capture istio-cni enrols pods by (src/policy/ambient/learn.ts), which replace the configured ones.
  * Recompiled on each change of those ConfigMaps (a few times a year), never per review. With nothing learned it is
  * the configuration as given.
  */

@@ -117,7 +117,7 @@ export const REASONS = {
     'a pod whose redirect needs the CNI plugin cannot be bound to a node whose CNI chain is not verified',
   binding_unmeshed:
     'a pod without a real proxy and redirect cannot be bound to a node in a namespace that requires the mesh',
-  // interactive access: kubectl exec and attach (src/policy/access.ts)
+  // interactive access: kubectl exec and attach (src/policy/validate/access.ts)
   access_app_container:
     "kubectl exec or attach into a container that is not the mesh's: it runs as that container, which admission judged",
   mesh_container_debug:
@@ -128,7 +128,7 @@ export const REASONS = {
   access_container_unnamed:
     "kubectl exec or attach names no container, so the apiserver would pick the pod's only one, which may be the " +
     "mesh's proxy",
-  // Istio ambient mode (src/ambient/)
+  // Istio ambient mode (src/policy/ambient/)
   ambient_node_verified:
     "an Istio ambient pod on a node whose chain and ambient components are verified: meshgate's ambient " +
     'validator runs first in the pod and proves ztunnel captures its traffic at every sandbox start',

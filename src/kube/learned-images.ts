@@ -3,7 +3,7 @@
  * images it injects (src/mesh/learn.ts: every revision's istio-sidecar-injector, or linkerd-config), its control
  * plane and trust roots (src/kube/learned-control-plane.ts: those and Istio's mesh config, Linkerd's
  * linkerd-identity-trust-roots) and, with Istio ambient on, istio-cni's enablement selectors and DNS capture
- * (src/ambient/learn.ts: istio-cni-config). Only ConfigMaps an installed injector reads count: one its
+ * (src/policy/ambient/learn.ts: istio-cni-config). Only ConfigMaps an installed injector reads count: one its
  * MutatingWebhookConfiguration calls (src/kube/installed-injectors.ts, issue 33 §8). The
  * admission path never reads the API: on each change what the ConfigMaps say is handed to `onChange` (the server
  * compiles it into the configuration its handlers read). A ConfigMap that says nothing usable is logged and left
@@ -11,7 +11,7 @@
  */
 import type { Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
-import { ambientFromCniConfig, ISTIO_CNI_CONFIGMAP } from '../ambient/learn.ts';
+import { ambientFromCniConfig, ISTIO_CNI_CONFIGMAP } from '../policy/ambient/learn.ts';
 import type { LearnedAmbient, LearnedFromMesh } from '../config/learned.ts';
 import { type Learned, type LearnedImages, unionImages } from '../mesh/learn.ts';
 import { type ControlPlaneFacts, mergeControlPlane } from '../mesh/control-plane.ts';

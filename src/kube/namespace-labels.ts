@@ -1,7 +1,7 @@
 /**
  * What the admission path needs to know of namespaces, fed by a watch on Namespaces (the admission path reads the map,
  * never the API), projected to the least each user needs:
- * - labels, for Istio ambient's namespace selectors (src/ambient/enrolment.ts): kept when ambient is enabled;
+ * - labels, for Istio ambient's namespace selectors (src/policy/ambient/enrolment.ts): kept when ambient is enabled;
  * - the proxy's UID/GID istiod gives the namespace's pods on OpenShift (src/mesh/istio-openshift.ts), two numbers
  *   derived from its openshift.io/sa.scc.* annotations: kept with `proxy.idsFrom: openshift`.
  * A namespace not seen yet is `undefined` for both, which their users treat as unknown (the pod is refused with a

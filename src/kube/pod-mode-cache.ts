@@ -1,5 +1,5 @@
 /**
- * What each meshgate-labelled pod not yet bound to a node needs from its node (src/policy/binding.ts RedirectNeed),
+ * What each meshgate-labelled pod not yet bound to a node needs from its node (src/policy/validate/binding.ts RedirectNeed),
  * for the binding guard: judged from the pod's spec when the watch delivers it, kept as one short string per pod (a
  * Map of "namespace/name" → need; 50,000 pods would cost about 13 MB, `npm run bench` part 3), never whole Pods.
  * Why only unbound pods: a Binding names a pod the scheduler has yet to place, and a pod that has a node is never
@@ -10,7 +10,7 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import { parsePod } from '../pod/parse.ts';
-import { redirectNeed, type RedirectNeed } from '../policy/binding.ts';
+import { redirectNeed, type RedirectNeed } from '../policy/validate/binding.ts';
 import type { KubeClient } from './api/client.ts';
 import { core } from './api/paths.ts';
 import { meshgatePodReflector } from './meshgate-pods.ts';

@@ -7,7 +7,7 @@
  *   pods admitted through such an entry ("selected-pods" scope, served on /mutate/selected-pods) get no mark;
  * - validating: a CREATE carrying a mark is refused unless the mark verifies for the pod and the pod is admitted
  *   as meshed through a namespace-scope entry. Only meshgate's mutating webhook sets the mark; the update guard
- *   (src/policy/update.ts) keeps it fixed afterwards.
+ *   (src/policy/validate/update.ts) keeps it fixed afterwards.
  */
 import { escapePointer, type PatchOp } from '../contract/patch.ts';
 import type { Pod } from '../contract/pod.ts';

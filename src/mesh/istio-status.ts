@@ -1,7 +1,7 @@
 /**
  * `sidecar.istio.io/status`: istiod's record of what it injected, which istio-cni reads to decide whether a pod is
  * its to redirect. When meshgate replaces istio-init by its validator (CNI mode) the record must name the validator
- * instead (src/inject/companion.ts), so the annotation is parsed, the name replaced, and written back.
+ * instead (src/policy/mutate/companion.ts), so the annotation is parsed, the name replaced, and written back.
  */
 import { escapePointer, type PatchOp } from '../contract/patch.ts';
 import { deepFreeze } from '../util/json.ts';

@@ -184,7 +184,7 @@ export const istio: MeshProfile = {
     // pilot-agent's ProxyConfig override, parsed as YAML by src/policy/judge/istio-pod.ts, and its discovery address.
     'proxy.istio.io/config',
     'sidecar.istio.io/discoveryAddress',
-    // Ambient mode's per-pod switches (src/ambient/refusals.ts).
+    // Ambient mode's per-pod switches (src/policy/ambient/refusals.ts).
     'ambient.istio.io/redirection',
     'ambient.istio.io/bypass-inbound-capture',
     'ambient.istio.io/dns-capture',

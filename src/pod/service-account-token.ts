@@ -1,6 +1,6 @@
 /**
  * Where Kubernetes' ServiceAccount admission plugin (plugin/pkg/admission/serviceaccount) mounts a pod's API token:
- * names the pod layer owns, read by the injection step that adds the same mount (src/inject/service-account.ts) and
+ * names the pod layer owns, read by the injection step that adds the same mount (src/policy/mutate/service-account.ts) and
  * by the container contracts that accept it (src/policy/judge/common.ts).
  */
 

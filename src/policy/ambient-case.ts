@@ -1,11 +1,11 @@
 /**
- * Whether a pod is one meshgate guards as Istio ambient (src/ambient/enrolment.ts), for the mutating decision
+ * Whether a pod is one meshgate guards as Istio ambient (src/policy/ambient/enrolment.ts), for the mutating decision
  * (inject/ambient.ts) and the posture check alike: `ambient`, a refusal of a pod that would silently leave both
  * modes, or undefined when the sidecar rules apply.
  */
 import type { Compiled } from '../config/compile.ts';
 import type { ReasonCode } from '../contract/reasons.ts';
-import { ambientEnrolment } from '../ambient/enrolment.ts';
+import { ambientEnrolment } from './ambient/enrolment.ts';
 import type { PodMesh } from './identify.ts';
 import type { PodInput } from './screen.ts';
 

@@ -1,7 +1,7 @@
 /**
  * The validating webhook's final check of an Istio ambient pod (after every mutating webhook ran): the safety net for
  * a skipped or reordered mutating webhook and for a pod author who wrote meshgate's containers by hand. An ambient pod
- * must carry meshgate's ambient validator first, a truthful status, none of the opt-outs of src/ambient/refusals.ts,
+ * must carry meshgate's ambient validator first, a truthful status, none of the opt-outs of src/policy/ambient/refusals.ts,
  * and run on a verified node (or be held to verified nodes by its affinity). Pure.
  */
 import type { Compiled } from '../config/compile.ts';
@@ -13,8 +13,8 @@ import { requiresNodeLabel, targetNode } from './target-node.ts';
 import type { PodMesh } from './identify.ts';
 import type { PostureResult } from './posture-result.ts';
 import type { PodInput } from './screen.ts';
-import { isAmbientValidator } from '../ambient/validator.ts';
-import { ambientRefusal } from '../ambient/refusals.ts';
+import { isAmbientValidator } from './ambient/validator.ts';
+import { ambientRefusal } from './ambient/refusals.ts';
 
 export function ambientPosture(
   input: PodInput,

@@ -27,12 +27,12 @@ export interface PodInput {
   requester?: string;
   /**
    * The namespace's labels from the webhook's namespace cache; undefined when unknown (not synced yet, offline).
-   * Only Istio's ambient enrolment reads them (src/ambient/enrolment.ts).
+   * Only Istio's ambient enrolment reads them (src/policy/ambient/enrolment.ts).
    */
   namespaceLabels?: Readonly<Record<string, string>>;
   /**
    * The pod exists already (an UPDATE is judged): what the mesh itself writes on running pods is expected then
-   * (istio-cni's ambient.istio.io/redirection, src/ambient/refusals.ts).
+   * (istio-cni's ambient.istio.io/redirection, src/policy/ambient/refusals.ts).
    */
   existing?: boolean;
 }

@@ -103,7 +103,7 @@ function plainTaint(t: V1Taint): Record<string, unknown> {
 
 /**
  * A pod no node will take once meshgate's label is gone: Pending, not bound, with a required node selector term
- * naming meshgate.io/cni-verified (what src/inject/patch.ts requireNodeLabel adds; terms are ORed, so every term
+ * naming meshgate.io/cni-verified (what src/policy/mutate/patch.ts requireNodeLabel adds; terms are ORed, so every term
  * needs it for the pod to depend on it).
  */
 export function pinnedByMeshgate(pod: V1Pod): boolean {

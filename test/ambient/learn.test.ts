@@ -1,8 +1,8 @@
-// Istio's ambient settings learned from istio-cni-config (src/ambient/learn.ts, src/kube/learned-images.ts), as the
+// Istio's ambient settings learned from istio-cni-config (src/policy/ambient/learn.ts, src/kube/learned-images.ts), as the
 // REAL istio-cni chart of Istio 1.27.0 renders it: its defaults are meshgate's, a custom selector is read as
 // istio-cni reads it, and what istio-cni would not take is not learned.
 import { describe, expect, it } from 'vitest';
-import { ambientFromCniConfig } from '../../src/ambient/learn.ts';
+import { ambientFromCniConfig } from '../../src/policy/ambient/learn.ts';
 import { PROFILE_DEFAULTS } from '../../src/config/defaults.ts';
 import { compileConfig } from '../../src/config/compile.ts';
 import { buildConfig } from '../../src/config/load.ts';

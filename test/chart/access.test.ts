@@ -1,11 +1,11 @@
 // kubectl exec and attach into the mesh's containers (issue 33 §1), as the chart sends them to meshgate: one
 // `….connect.meshgate.io` entry per namespace entry and level (the same selector and route as its pod entry), only
-// for a CONNECT naming a mesh container (the webhook's own list of names, src/policy/access.ts) or none; no entry for
+// for a CONNECT naming a mesh container (the webhook's own list of names, src/policy/validate/access.ts) or none; no entry for
 // the pod-label entries (a CONNECT's options carry no labels). And the webhook may post the access Events.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { compileConfig } from '../../src/config/compile.ts';
 import { buildConfig } from '../../src/config/load.ts';
-import { meshContainerNames } from '../../src/policy/access.ts';
+import { meshContainerNames } from '../../src/policy/validate/access.ts';
 import { type Obj, type Rendered, render } from './helm.ts';
 import { CUSTOM_REQUIRED, MESHES, profileValues } from './profiles.ts';
 

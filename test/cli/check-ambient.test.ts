@@ -10,7 +10,7 @@ import type { NamespaceFacts, PodRecord, WebhookConfig, WebhookEntry } from '../
 import { optedInNamespaces } from '../../src/check/judge-namespaces.ts';
 import { PodTally } from '../../src/check/judge-pods.ts';
 import type { Pod } from '../../src/contract/pod.ts';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import { cfg, verified } from '../inject/fixtures.ts';
 
 const AMBIENT = cfg('istio', { ambient: { enabled: true } });

@@ -14,7 +14,7 @@ import type { PodRecord } from '../../src/check/facts.ts';
 import { auditReport, type Names, type Report } from '../../src/check/report.ts';
 import { renderTable } from '../../src/check/render.ts';
 import { NodeFactStore } from '../../src/facts/node-facts.ts';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 import { testConfig } from '../support/config.ts';
 

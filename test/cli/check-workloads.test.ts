@@ -12,7 +12,7 @@ import type { PodRecord } from '../../src/check/facts.ts';
 import { listGuardedPods } from '../../src/check/list-pods.ts';
 import { selectorQuery } from '../../src/util/selector.ts';
 import { NodeFactStore } from '../../src/facts/node-facts.ts';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 import { testConfig } from '../support/config.ts';
 

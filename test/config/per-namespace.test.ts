@@ -10,7 +10,7 @@ import { mutate } from '../../src/admission/mutate.ts';
 import { validate } from '../../src/admission/validate.ts';
 import type { AdmissionRequest } from '../../src/admission/review.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import { cfg, input, verified } from '../inject/fixtures.ts';
 import { corpusPod } from '../support/corpus.ts';

@@ -1,5 +1,5 @@
 /**
- * Judges a pod as meshgate's two webhooks would at enforce, offline: the mutating decision (src/inject/decide.ts),
+ * Judges a pod as meshgate's two webhooks would at enforce, offline: the mutating decision (src/policy/mutate/decide.ts),
  * its JSON Patch applied, then the validating posture check on the result (src/policy/posture.ts) — what a pod
  * created through the apiserver meets after the mesh's injector. Shared by the corpus test and the test of Istio's
  * own injector outputs.
@@ -9,7 +9,7 @@ import { buildConfig } from '../../src/config/load.ts';
 import { compileConfig, type Compiled } from '../../src/config/compile.ts';
 import { withProxyIds } from '../../src/config/per-namespace.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import { istioOpenShiftProxyIds } from '../../src/mesh/istio-openshift.ts';
 import { parsePod } from '../../src/pod/parse.ts';
 import { checkPosture } from '../../src/policy/posture.ts';

@@ -22,7 +22,7 @@ import { memoryIO } from '../../src/cli/io.ts';
 import { compileConfig } from '../../src/config/compile.ts';
 import { buildConfig } from '../../src/config/load.ts';
 import { NodeFactStore } from '../../src/facts/node-facts.ts';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import {
   readIstioInjector,
   STOCK_SIDECAR_TEMPLATE_SHA256,

@@ -13,7 +13,7 @@ import { NodeAgent } from '../../src/agent/agent.ts';
 import { KubeNodePublisher } from '../../src/agent/kube-publisher.ts';
 import { buildConfig } from '../../src/config/load.ts';
 import { startNodeCache } from '../../src/kube/node-cache.ts';
-import { checkBinding } from '../../src/policy/binding.ts';
+import { checkBinding } from '../../src/policy/validate/binding.ts';
 import { QUARANTINE_ANNOTATION, QUARANTINE_HISTORY_ANNOTATION } from '../../src/node/quarantine.ts';
 import { startRepair, type RunningRepair } from '../../src/repair/run.ts';
 import { memoryLog } from '../agent/fake-publisher.ts';

@@ -1,10 +1,10 @@
 /**
- * Which pods meshgate holds Pending (src/inject/held.ts): unscheduled, in CNI mode with meshgate's verified-node
+ * Which pods meshgate holds Pending (src/policy/mutate/held.ts): unscheduled, in CNI mode with meshgate's verified-node
  * affinity (its status annotation says so), and unschedulable by the scheduler's own condition; and the message
  * that says what they wait for and what to do.
  */
 import { describe, expect, it } from 'vitest';
-import { heldMessage, heldPending } from '../../src/inject/held.ts';
+import { heldMessage, heldPending } from '../../src/policy/mutate/held.ts';
 import type { InjectionStatus } from '../../src/policy/status.ts';
 
 const status = (o: Partial<InjectionStatus> = {}): string =>

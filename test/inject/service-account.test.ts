@@ -1,5 +1,5 @@
 /**
- * The ServiceAccount token mount meshgate adds with its patch (src/inject/service-account.ts), so that the
+ * The ServiceAccount token mount meshgate adds with its patch (src/policy/mutate/service-account.ts), so that the
  * apiserver's re-run of its ServiceAccount plugin changes nothing and does not call meshgate a second time. Each
  * case checks the patch against a transcription of the plugin's `mountServiceAccountToken` (kubernetes
  * plugin/pkg/admission/serviceaccount/admission.go): the re-run leaves meshgate's output as it is, the output is the
@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import jsonpatch from 'fast-json-patch';
-import { decide, type Decision } from '../../src/inject/decide.ts';
+import { decide, type Decision } from '../../src/policy/mutate/decide.ts';
 import type { PatchOp } from '../../src/contract/patch.ts';
-import { TOKEN_MOUNT_PATH, tokenMount, tokenMountOps } from '../../src/inject/service-account.ts';
+import { TOKEN_MOUNT_PATH, tokenMount, tokenMountOps } from '../../src/policy/mutate/service-account.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import type { Compiled } from '../../src/config/compile.ts';
 import type { NodeFacts } from '../../src/facts/node-facts.ts';

@@ -1,7 +1,7 @@
 /**
  * Istio's own istio-cni chart (manifests/charts/istio-cni of the istio.io/istio module scripts/build-istio.sh built
  * from, in the Go module cache), rendered with the control plane's helm: its ConfigMap istio-cni-config is what
- * istio-cni's node agent enrols ambient pods by, and what meshgate's webhook learns them from (src/ambient/learn.ts).
+ * istio-cni's node agent enrols ambient pods by, and what meshgate's webhook learns them from (src/policy/ambient/learn.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -5,7 +5,7 @@
  * label, else annotation, parses false; linkerd-cni (cni-plugin/main.go) reads no annotation to decide.
  */
 import { describe, expect, it } from 'vitest';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import { istio as istioProfile } from '../../src/mesh/istio.ts';
 import { linkerd as linkerdProfile } from '../../src/mesh/linkerd.ts';
 import type { EnvVar, Pod } from '../../src/contract/pod.ts';

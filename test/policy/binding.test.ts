@@ -3,13 +3,13 @@
  * label its author can remove, and refuses bindings of CNI-mode pods to unverified nodes and of unmeshed pods.
  */
 import { describe, expect, it } from 'vitest';
-import { checkBinding, redirectNeed } from '../../src/policy/binding.ts';
+import { checkBinding, redirectNeed } from '../../src/policy/validate/binding.ts';
 import { validate } from '../../src/admission/validate.ts';
 import type { AdmissionRequest } from '../../src/admission/review.ts';
 import type { PodNeeds } from '../../src/kube/pod-mode-cache.ts';
 import { cfg, istio, istioPod, pod, verified } from '../inject/fixtures.ts';
 import jsonpatch from 'fast-json-patch';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 
 describe('what a pod needs from its node, from its spec', () => {

@@ -7,7 +7,7 @@
  * both webhooks must refuse it.
  */
 import { describe, expect, it } from 'vitest';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import { cfg, input, verified } from '../inject/fixtures.ts';

@@ -7,7 +7,7 @@
  * are the meshes' own injector outputs (shared/corpus), which pass as they are.
  */
 import { describe, expect, it } from 'vitest';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import { compileConfig } from '../../src/config/compile.ts';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkPosture } from '../../src/policy/posture.ts';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import { block, coverage } from '../../src/policy/cidr.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 import type { Pod } from '../../src/contract/pod.ts';

@@ -6,7 +6,7 @@
  * and the OpenShift injection are judged from the real renders in test/corpus/data and test/config/per-namespace.
  */
 import { describe, expect, it } from 'vitest';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import { cfg, input, verified } from '../inject/fixtures.ts';

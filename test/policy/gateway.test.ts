@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../src/contract/pod.ts';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
-import { checkUpdate } from '../../src/policy/update.ts';
+import { checkUpdate } from '../../src/policy/validate/update.ts';
 import { cfg, input, istio, pod, verified } from '../inject/fixtures.ts';
 
 const router = (over: Partial<Container> = {}) =>

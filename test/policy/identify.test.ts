@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkPosture } from '../../src/policy/posture.ts';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import { identifyPod } from '../../src/policy/identify.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import { cfg, input, istio, istioPod, linkerd, linkerdPod, pod, verified } from '../inject/fixtures.ts';
@@ -264,7 +264,7 @@ describe('containers are judged by what they are', () => {
     }).toEqual(want);
   });
 
-  /** The ServiceAccount token mount in every container, as meshgate adds it (src/inject/service-account.ts). */
+  /** The ServiceAccount token mount in every container, as meshgate adds it (src/policy/mutate/service-account.ts). */
   const withToken = (p: Pod): Pod => {
     const out = structuredClone(p);
     out.spec.volumes = [...(out.spec.volumes ?? []), { name: 'kube-api-access-abcde', projected: {} }];

@@ -3,7 +3,7 @@
  * where. Each row is a pod both webhooks (decide, checkPosture) must refuse so; the pods at each bound must not be.
  */
 import { describe, expect, it } from 'vitest';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 import type { Container, EnvVar, Pod } from '../../src/contract/pod.ts';
 import {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkPosture } from '../../src/policy/posture.ts';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 import { cfg, input, istio, istioPod, linkerd, linkerdPod, verified } from '../inject/fixtures.ts';

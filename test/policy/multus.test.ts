@@ -6,9 +6,9 @@
  */
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
-import { decide, type Decision } from '../../src/inject/decide.ts';
+import { decide, type Decision } from '../../src/policy/mutate/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
-import { checkUpdate } from '../../src/policy/update.ts';
+import { checkUpdate } from '../../src/policy/validate/update.ts';
 import { NETWORKS_ANNOTATION, parseNetworks } from '../../src/policy/multus.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 import { corpusPod } from '../support/corpus.ts';

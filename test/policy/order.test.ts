@@ -6,7 +6,7 @@
  */
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import { cfg, input, istio, istioPod, linkerd, linkerdPod, verified } from '../inject/fixtures.ts';

@@ -2,11 +2,11 @@
 import { describe, expect, it } from 'vitest';
 import jsonpatch from 'fast-json-patch';
 import { checkPosture } from '../../src/policy/posture.ts';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 import type { Compiled } from '../../src/config/compile.ts';
 import { cfg, facts, input, istio, istioPod, pinnedTo, pod, verified } from '../inject/fixtures.ts';
-import { checkBinding, redirectNeed } from '../../src/policy/binding.ts';
+import { checkBinding, redirectNeed } from '../../src/policy/validate/binding.ts';
 
 function mutated(p: Pod, c: Compiled, f = verified): Pod {
   const d = decide(input(p), f, c);

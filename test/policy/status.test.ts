@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type InjectionStatus, readStatus } from '../../src/policy/status.ts';
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import { parsePod } from '../../src/pod/parse.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { testConfig } from '../support/config.ts';

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import jsonpatch from 'fast-json-patch';
-import { checkUpdate } from '../../src/policy/update.ts';
-import { decide } from '../../src/inject/decide.ts';
+import { checkUpdate } from '../../src/policy/validate/update.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 import { cfg, input, istioPod, pod, verified } from '../inject/fixtures.ts';
 

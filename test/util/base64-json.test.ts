@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { base64JsonPatch, jsonPatch, preEncode } from '../../src/util/base64-json.ts';
 
-import { decide } from '../../src/inject/decide.ts';
+import { decide } from '../../src/policy/mutate/decide.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { parsePod } from '../../src/pod/parse.ts';
 import { testConfig } from '../support/config.ts';

@@ -1,5 +1,5 @@
 {{/*
-Interactive access to the mesh's containers (issue 33 §1, src/policy/access.ts, docs/security.md "Interactive
+Interactive access to the mesh's containers (issue 33 §1, src/policy/validate/access.ts, docs/security.md "Interactive
 access"). The names a mesh container may carry: every profile's reserved names (src/mesh/index.ts RESERVED_NAMES)
 and the configured ones (config.proxy.name, init.name, validator.name), as a JSON list; test/chart/access.test.ts
 holds it equal to meshContainerNames() of the compiled configuration.

@@ -29,7 +29,7 @@ export const SIZING: Readonly<Record<string, FieldCheck>> = {
 };
 
 /**
- * The ServiceAccount admission plugin's token mount (src/inject/service-account.ts): read-only, at the standard path,
+ * The ServiceAccount admission plugin's token mount (src/policy/mutate/service-account.ts): read-only, at the standard path,
  * of the pod's projected `kube-api-access-…` volume, which holds the token, the cluster CA and the namespace.
  */
 export const TOKEN_MOUNT: MountRule = {

@@ -24,7 +24,7 @@ export interface Contracts {
   readonly gatewayProxy?: ContainerContract;
   readonly own: {
     readonly validator: ContainerContract;
-    /** Istio ambient pods' validator (src/ambient/); accepted only where ambient is enabled. */
+    /** Istio ambient pods' validator (src/policy/ambient/); accepted only where ambient is enabled. */
     readonly ambientValidator?: ContainerContract;
     readonly proxy?: ContainerContract;
     readonly proxyNative?: ContainerContract;

@@ -64,7 +64,7 @@ function mountsOf(
 
 /**
  * The contract of a template: every field it sets is pinned; `resources` may vary for the proxy (per-pod annotations,
- * src/inject/overrides.ts).
+ * src/policy/mutate/overrides.ts).
  */
 export function ownContract(
   t: DeepReadonly<Container>,

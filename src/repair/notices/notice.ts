@@ -1,7 +1,7 @@
 /**
  * The Events the repair controller adds to pods so nobody has to guess why a pod is held or was admitted although
  * meshgate would refuse it (issue 23 §5): pure, pod → notice. The texts are the ones `meshgate check` shows
- * (src/inject/held.ts, src/inject/advice.ts), so the cluster gives the same advice wherever it is read.
+ * (src/policy/mutate/held.ts, src/policy/mutate/advice.ts), so the cluster gives the same advice wherever it is read.
  * - MeshPodHeld: a pod meshgate's affinity holds Pending (a DaemonSet's pod for an unverified node, a pod pinned to
  *   verified nodes while none fits);
  * - MeshWouldDeny: a pod admitted below enforce (label and annotation meshgate.io/would-deny, written by the
@@ -9,8 +9,8 @@
  * Pods in meshgate's own and the system namespaces are never guarded, so never noticed.
  */
 import { readWouldDeny } from '../../admission/level.ts';
-import { adviceFor } from '../../inject/advice.ts';
-import { heldMessage, heldPending } from '../../inject/held.ts';
+import { adviceFor } from '../../policy/mutate/advice.ts';
+import { heldMessage, heldPending } from '../../policy/mutate/held.ts';
 import type { PodForRepair } from '../failed/decide.ts';
 
 export type NoticeReason = 'MeshPodHeld' | 'MeshWouldDeny';

@@ -11,7 +11,7 @@
  * were left out.
  */
 import type { ReasonCode } from '../../contract/reasons.ts';
-import { adviceFor } from '../../inject/advice.ts';
+import { adviceFor } from '../../policy/mutate/advice.ts';
 
 export const REPORT_NAME = 'meshgate';
 export const REPORT_API = 'wgpolicyk8s.io/v1alpha2';

@@ -14,7 +14,7 @@ import { NodeFactStore } from '../../facts/node-facts.ts';
 import { MIRROR_ANNOTATION } from '../../contract/names.ts';
 import type { ReasonCode } from '../../contract/reasons.ts';
 import { parsePod } from '../../pod/parse.ts';
-import { isUnmeshedNeed, redirectNeed } from '../../policy/binding.ts';
+import { isUnmeshedNeed, redirectNeed } from '../../policy/validate/binding.ts';
 import { checkPosture } from '../../policy/posture.ts';
 import { screen } from '../../policy/screen.ts';
 import type { PodRecord } from '../../check/facts.ts';

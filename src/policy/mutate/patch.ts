@@ -3,12 +3,12 @@
  * diffing is quadratic in pod size (Istio's and controller-runtime's multi-second injections of pods with many
  * env vars). Each builder knows whether its parent exists, since `add` into a missing object fails.
  */
-import type { Pod, Container } from '../contract/pod.ts';
-import { preEncode } from '../util/base64-json.ts';
-import type { DeepReadonly } from '../util/readonly.ts';
-import { escapePointer, type PatchOp } from '../contract/patch.ts';
-import { NODE_VERIFIED_LABEL, REDIRECT_LABEL, STATUS_ANNOTATION } from '../contract/names.ts';
-import { termRequiresLabel } from '../policy/target-node.ts';
+import type { Pod, Container } from '../../contract/pod.ts';
+import { preEncode } from '../../util/base64-json.ts';
+import type { DeepReadonly } from '../../util/readonly.ts';
+import { escapePointer, type PatchOp } from '../../contract/patch.ts';
+import { NODE_VERIFIED_LABEL, REDIRECT_LABEL, STATUS_ANNOTATION } from '../../contract/names.ts';
+import { termRequiresLabel } from '../target-node.ts';
 
 const FIELD_PATHS = { labels: '/metadata/labels', annotations: '/metadata/annotations' } as const;
 

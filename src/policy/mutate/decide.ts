@@ -5,24 +5,24 @@
  * exceptions. The same screen as the validating webhook's runs first (src/policy/screen.ts), so a pod the
  * validating webhook would refuse is refused here already, with the same reason.
  */
-import type { Compiled } from '../config/compile.ts';
-import type { NodeFacts } from '../facts/node-facts.ts';
-import { decideRedirect, type Allowed, type RedirectOptions } from '../policy/redirect.ts';
-import { readStatus } from '../policy/status.ts';
-import { toFront } from '../policy/order.ts';
-import type { Pod } from '../contract/pod.ts';
-import type { PodMesh } from '../policy/identify.ts';
+import type { Compiled } from '../../config/compile.ts';
+import type { NodeFacts } from '../../facts/node-facts.ts';
+import { decideRedirect, type Allowed, type RedirectOptions } from '../redirect.ts';
+import { readStatus } from '../status.ts';
+import { toFront } from '../order.ts';
+import type { Pod } from '../../contract/pod.ts';
+import type { PodMesh } from '../identify.ts';
 import { buildInjection } from './build.ts';
 import { adjust } from './companion.ts';
-import { screen, type PodInput } from '../policy/screen.ts';
-import { podCapabilityReading } from '../policy/escalation.ts';
-import { defaultNetworkOverride } from '../policy/multus.ts';
-import { MAX_PATCH_OPS } from '../policy/limits.ts';
+import { screen, type PodInput } from '../screen.ts';
+import { podCapabilityReading } from '../escalation.ts';
+import { defaultNetworkOverride } from '../multus.ts';
+import { MAX_PATCH_OPS } from '../limits.ts';
 import { decideAmbient } from './ambient.ts';
 import type { Decision } from './decision.ts';
-import { ambientCase } from '../policy/ambient-case.ts';
+import { ambientCase } from '../ambient-case.ts';
 
-export type { PodInput } from '../policy/screen.ts';
+export type { PodInput } from '../screen.ts';
 
 export type { Decision } from './decision.ts';
 
@@ -60,7 +60,7 @@ export function decide(input: PodInput, facts: NodeFacts, cfg: Compiled, o: Redi
   const { mesh } = s;
   const { pod } = input;
 
-  // Istio ambient: no sidecar to wait for; the validator alone (src/ambient/).
+  // Istio ambient: no sidecar to wait for; the validator alone (src/policy/ambient/).
   const ambient = ambientCase(input, mesh, cfg);
   if (ambient === 'ambient') {
     const d = bounded(decideAmbient(input, mesh, facts, cfg, o));

@@ -5,16 +5,16 @@
  * admission checked. The rule: an update may not change the mesh's containers or what meshgate and the mesh
  * recorded on the pod, and may not make the pod's posture worse than it was.
  */
-import type { Compiled } from '../config/compile.ts';
-import type { NodeFacts } from '../facts/node-facts.ts';
-import { REDIRECT_LABEL, STATUS_ANNOTATION } from '../contract/names.ts';
-import type { ReasonCode } from '../contract/reasons.ts';
-import { ISTIO_STATUS } from '../mesh/istio.ts';
-import { ADMITTED_ANNOTATION } from '../mark/mark.ts';
-import type { Pod } from '../contract/pod.ts';
-import { sameJson } from '../util/same.ts';
-import { identifyPod, type MeshContainer } from './identify.ts';
-import { checkPosture } from './posture.ts';
+import type { Compiled } from '../../config/compile.ts';
+import type { NodeFacts } from '../../facts/node-facts.ts';
+import { REDIRECT_LABEL, STATUS_ANNOTATION } from '../../contract/names.ts';
+import type { ReasonCode } from '../../contract/reasons.ts';
+import { ISTIO_STATUS } from '../../mesh/istio.ts';
+import { ADMITTED_ANNOTATION } from '../../mark/mark.ts';
+import type { Pod } from '../../contract/pod.ts';
+import { sameJson } from '../../util/same.ts';
+import { identifyPod, type MeshContainer } from '../identify.ts';
+import { checkPosture } from '../posture.ts';
 import { redirectionChange } from '../ambient/refusals.ts';
 
 export type UpdateResult = { ok: true; reason: ReasonCode } | { ok: false; reason: ReasonCode; message: string };
@@ -89,7 +89,7 @@ export function checkUpdate(
  * An ephemeral container added with `targetContainerName` naming a mesh container (`kubectl debug --target=istio-proxy`)
  * shares that container's process namespace: as the proxy's UID or as root it reaches the proxy's processes and,
  * through /proc, its files and the socket that hands out the workload's keys. Refused for everyone: an ephemeral
- * container cannot be removed again; access.debuggers debug the proxy with kubectl exec (src/policy/access.ts).
+ * container cannot be removed again; access.debuggers debug the proxy with kubectl exec (src/policy/validate/access.ts).
  */
 function targetsMeshContainer(oldPod: Pod, newPod: Pod, meshed: readonly MeshContainer[]): UpdateResult | undefined {
   const names = new Set(meshed.map((m) => m.container.name));

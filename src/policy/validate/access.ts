@@ -9,9 +9,9 @@
  * Port-forwarding (pods/portforward) is decided elsewhere: it starts no process in any container (see the docs).
  * Pure: (request facts, compiled config) → verdict.
  */
-import type { Compiled } from '../config/compile.ts';
-import type { ReasonCode } from '../contract/reasons.ts';
-import { RESERVED_NAMES } from '../mesh/index.ts';
+import type { Compiled } from '../../config/compile.ts';
+import type { ReasonCode } from '../../contract/reasons.ts';
+import { RESERVED_NAMES } from '../../mesh/index.ts';
 
 export type AccessKind = 'exec' | 'attach';
 

@@ -11,13 +11,13 @@
  * kube-apiserver 1.34: 4,000 mutate calls for 2,000 pods). A patch that leaves every container holding such a mount
  * gives the re-run nothing to change, and the second call does not happen; the pod ends as the re-run left it before.
  */
-import type { Container, Pod } from '../contract/pod.ts';
-import { MAX_PATCH_OPS } from '../policy/limits.ts';
-import { isObject } from '../util/json.ts';
-import type { DeepReadonly } from '../util/readonly.ts';
-import type { PatchOp } from '../contract/patch.ts';
+import type { Container, Pod } from '../../contract/pod.ts';
+import { MAX_PATCH_OPS } from '../limits.ts';
+import { isObject } from '../../util/json.ts';
+import type { DeepReadonly } from '../../util/readonly.ts';
+import type { PatchOp } from '../../contract/patch.ts';
 
-import { TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX } from '../pod/service-account-token.ts';
+import { TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX } from '../../pod/service-account-token.ts';
 
 export { TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX };
 

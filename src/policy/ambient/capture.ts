@@ -5,11 +5,11 @@
  * longer says `enabled` — istio-cni's node agent removes it as the last step of taking a pod out of the mesh (Istio
  * 1.27 cni/pkg/nodeagent meshdataplane_linux.go RemovePodFromMesh), after removing the in-pod rules; the pod keeps
  * running. `pending` is not a loss: the rules are set and ztunnel has not taken the pod yet, which fails closed.
- * In a guarded namespace only istio-cni changes the annotation (src/ambient/refusals.ts redirectionChange; Istio
+ * In a guarded namespace only istio-cni changes the annotation (src/policy/ambient/refusals.ts redirectionChange; Istio
  * writes it through pods/status, not a pod author's in Kubernetes' default roles). Shared by the repair controller
  * (src/repair/capture/) and `meshgate check` (src/check/judge-pods.ts). Pure.
  */
-import { REDIRECT_LABEL } from '../contract/names.ts';
+import { REDIRECT_LABEL } from '../../contract/names.ts';
 import { REDIRECTION } from './refusals.ts';
 import { isAmbientValidator } from './validator.ts';
 

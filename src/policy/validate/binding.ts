@@ -6,13 +6,13 @@
  * the pod, so what the pod needs is judged from its spec (which its author cannot change but for images, and the
  * update guard holds the mesh's images), cached per pod or read with one GET.
  */
-import type { Compiled } from '../config/compile.ts';
-import type { NodeFacts } from '../facts/node-facts.ts';
-import { REASONS, type ReasonCode } from '../contract/reasons.ts';
-import type { Pod } from '../contract/pod.ts';
-import { unverifiedWhy } from './redirect.ts';
-import { redirectOf } from './posture.ts';
-import { screen } from './screen.ts';
+import type { Compiled } from '../../config/compile.ts';
+import type { NodeFacts } from '../../facts/node-facts.ts';
+import { REASONS, type ReasonCode } from '../../contract/reasons.ts';
+import type { Pod } from '../../contract/pod.ts';
+import { unverifiedWhy } from '../redirect.ts';
+import { redirectOf } from '../posture.ts';
+import { screen } from '../screen.ts';
 import { isAmbientValidator } from '../ambient/validator.ts';
 
 /**

@@ -6,11 +6,11 @@
  * Pure: the namespace's labels come from the caller's cache; when they are unknown and only they could decide, the
  * answer says so instead of guessing.
  */
-import { matchesSelector, narrows } from '../util/selector.ts';
-import type { AmbientSelector } from '../config/types.ts';
-import { ISTIO_STATUS } from '../mesh/istio.ts';
-import type { Pod } from '../contract/pod.ts';
-import type { DeepReadonly } from '../util/readonly.ts';
+import { matchesSelector, narrows } from '../../util/selector.ts';
+import type { AmbientSelector } from '../../config/types.ts';
+import { ISTIO_STATUS } from '../../mesh/istio.ts';
+import type { Pod } from '../../contract/pod.ts';
+import type { DeepReadonly } from '../../util/readonly.ts';
 
 export type Enrolment =
   /** Ambient by Istio's rules; `by` names the selector, for messages. */

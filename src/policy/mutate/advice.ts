@@ -4,7 +4,7 @@
  * (its audit report, `check --pre`) and the repair controller's Events, so the cluster gives the same advice
  * wherever a refusal is read. Codes without advice here get the generic sentence of `adviceFor`.
  */
-import type { ReasonCode } from '../contract/reasons.ts';
+import type { ReasonCode } from '../../contract/reasons.ts';
 
 const NODES =
   '`meshgate check` lists the nodes and why each is not verified; on a node, `meshgate check-node` shows which CNI ' +

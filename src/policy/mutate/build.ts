@@ -3,20 +3,20 @@
  * templates. Every item is added only when the pod does not already hold it (judged by src/policy/identify.ts, not
  * by name), so a pod that went through meshgate — or through the apiserver's reinvocation — gets no duplicate.
  */
-import type { Compiled, OwnTemplates } from '../config/compile.ts';
-import type { DeepReadonly } from '../util/readonly.ts';
-import { NODE_VERIFIED_LABEL } from '../contract/names.ts';
-import type { Container, Pod } from '../contract/pod.ts';
-import type { PodMesh } from '../policy/identify.ts';
-import { exclusionEnv } from '../mesh/own-init.ts';
+import type { Compiled, OwnTemplates } from '../../config/compile.ts';
+import type { DeepReadonly } from '../../util/readonly.ts';
+import { NODE_VERIFIED_LABEL } from '../../contract/names.ts';
+import type { Container, Pod } from '../../contract/pod.ts';
+import type { PodMesh } from '../identify.ts';
+import { exclusionEnv } from '../../mesh/own-init.ts';
 import * as patch from './patch.ts';
-import type { PatchOp } from '../contract/patch.ts';
-import { recordStatus, type InjectionStatus } from '../policy/status.ts';
-import type { Allowed } from '../policy/redirect.ts';
+import type { PatchOp } from '../../contract/patch.ts';
+import { recordStatus, type InjectionStatus } from '../status.ts';
+import type { Allowed } from '../redirect.ts';
 import { proxyResources } from './overrides.ts';
-import { EXCLUSION_ENV } from '../mesh/custom.ts';
+import { EXCLUSION_ENV } from '../../mesh/custom.ts';
 import { tokenMountOps } from './service-account.ts';
-import { networkEntries } from '../policy/multus.ts';
+import { networkEntries } from '../multus.ts';
 
 export type Built = { ok: true; ops: PatchOp[]; status: InjectionStatus } | { ok: false; problems: string[] };
 

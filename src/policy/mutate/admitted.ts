@@ -5,12 +5,12 @@
  * both say what the webhooks would. Pure.
  */
 import jsonpatch from 'fast-json-patch';
-import type { Compiled } from '../config/compile.ts';
-import type { ReasonCode } from '../contract/reasons.ts';
-import type { NodeFacts } from '../facts/node-facts.ts';
-import { parsePod } from '../pod/parse.ts';
-import { checkPosture } from '../policy/posture.ts';
-import type { RedirectOptions } from '../policy/redirect.ts';
+import type { Compiled } from '../../config/compile.ts';
+import type { ReasonCode } from '../../contract/reasons.ts';
+import type { NodeFacts } from '../../facts/node-facts.ts';
+import { parsePod } from '../../pod/parse.ts';
+import { checkPosture } from '../posture.ts';
+import type { RedirectOptions } from '../redirect.ts';
 import { decide, type Decision } from './decide.ts';
 
 export type Admitted =

@@ -1,8 +1,8 @@
 /** What the mutating webhook decides for a pod: skip it, refuse it, or patch it (with what it records). */
-import type { PatchOp } from '../contract/patch.ts';
-import type { ReasonCode } from '../contract/reasons.ts';
-import type { RedirectDecision } from '../policy/redirect.ts';
-import type { InjectionStatus } from '../policy/status.ts';
+import type { PatchOp } from '../../contract/patch.ts';
+import type { ReasonCode } from '../../contract/reasons.ts';
+import type { RedirectDecision } from '../redirect.ts';
+import type { InjectionStatus } from '../status.ts';
 
 export type Decision =
   | { kind: 'skip'; reason: ReasonCode }

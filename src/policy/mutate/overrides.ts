@@ -4,10 +4,10 @@
  * denied — never a silent default. Exemptions from the redirect are not here: they are redirect settings, judged
  * by src/policy/exclusions.ts for every profile.
  */
-import { ANNOTATIONS } from '../contract/names.ts';
-import type { Resources } from '../config/types.ts';
-import { parseQuantity } from '../util/values.ts';
-import type { DeepReadonly } from '../util/readonly.ts';
+import { ANNOTATIONS } from '../../contract/names.ts';
+import type { Resources } from '../../config/types.ts';
+import { parseQuantity } from '../../util/values.ts';
+import type { DeepReadonly } from '../../util/readonly.ts';
 
 const RESOURCE_ANNOTATIONS: ReadonlyArray<[string, 'requests' | 'limits', 'cpu' | 'memory']> = [
   [ANNOTATIONS.proxyCpuRequest, 'requests', 'cpu'],

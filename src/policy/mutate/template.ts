@@ -15,9 +15,9 @@
  * become the proxy or rewrite the redirect, exemptions, bounds — is refused on the pod whatever the injector adds,
  * so it is refused on the template too.
  */
-import type { Compiled } from '../config/compile.ts';
-import type { ReasonCode } from '../contract/reasons.ts';
-import type { NodeFacts } from '../facts/node-facts.ts';
+import type { Compiled } from '../../config/compile.ts';
+import type { ReasonCode } from '../../contract/reasons.ts';
+import type { NodeFacts } from '../../facts/node-facts.ts';
 import { asAdmitted } from './admitted.ts';
 import type { Decision } from './decide.ts';
 

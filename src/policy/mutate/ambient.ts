@@ -1,23 +1,23 @@
 /**
- * The decision for a pod Istio runs in ambient mode (src/ambient/enrolment.ts), the part of `decide` that has no
+ * The decision for a pod Istio runs in ambient mode (src/policy/ambient/enrolment.ts), the part of `decide` that has no
  * sidecar: no proxy to adjust and no privileged init container to fall back to, so the pod either gets meshgate's
- * ambient validator FIRST (src/inject/order.ts: nothing of the pod runs before the proof) on a verified node — or
+ * ambient validator FIRST (src/policy/mutate/order.ts: nothing of the pod runs before the proof) on a verified node — or
  * pinned by a required affinity to verified nodes — or it is refused. The node choice is the sidecar's
  * (decideRedirect); what changes is the answer where sidecars fall back to init mode. Pure.
  */
-import type { Compiled } from '../config/compile.ts';
-import type { NodeFacts } from '../facts/node-facts.ts';
-import { NODE_VERIFIED_LABEL } from '../contract/names.ts';
+import type { Compiled } from '../../config/compile.ts';
+import type { NodeFacts } from '../../facts/node-facts.ts';
+import { NODE_VERIFIED_LABEL } from '../../contract/names.ts';
 import type { Decision } from './decision.ts';
-import { toFront } from '../policy/order.ts';
+import { toFront } from '../order.ts';
 import * as patch from './patch.ts';
-import type { ReasonCode } from '../contract/reasons.ts';
-import { decideRedirect, type Allowed, type RedirectOptions } from '../policy/redirect.ts';
+import type { ReasonCode } from '../../contract/reasons.ts';
+import { decideRedirect, type Allowed, type RedirectOptions } from '../redirect.ts';
 import { tokenMountOps } from './service-account.ts';
-import { readStatus, recordStatus } from '../policy/status.ts';
-import type { Container } from '../contract/pod.ts';
-import type { PodMesh } from '../policy/identify.ts';
-import type { PodInput } from '../policy/screen.ts';
+import { readStatus, recordStatus } from '../status.ts';
+import type { Container } from '../../contract/pod.ts';
+import type { PodMesh } from '../identify.ts';
+import type { PodInput } from '../screen.ts';
 import { ambientRefusal } from '../ambient/refusals.ts';
 import { isAmbientValidator } from '../ambient/validator.ts';
 

@@ -10,26 +10,26 @@
  * A pod the mesh injected for its CNI plugin (a validator, no init container) has nothing to fall back to: it is
  * pinned to verified nodes, or refused on an unverified one.
  */
-import type { Compiled } from '../config/compile.ts';
-import type { NodeFacts } from '../facts/node-facts.ts';
-import type { Container, Pod } from '../contract/pod.ts';
-import type { PodMesh } from '../policy/identify.ts';
-import { NODE_VERIFIED_LABEL } from '../contract/names.ts';
+import type { Compiled } from '../../config/compile.ts';
+import type { NodeFacts } from '../../facts/node-facts.ts';
+import type { Container, Pod } from '../../contract/pod.ts';
+import type { PodMesh } from '../identify.ts';
+import { NODE_VERIFIED_LABEL } from '../../contract/names.ts';
 import * as patch from './patch.ts';
-import type { PatchOp } from '../contract/patch.ts';
-import { recordStatus, readStatus, type InjectionStatus } from '../policy/status.ts';
+import type { PatchOp } from '../../contract/patch.ts';
+import { recordStatus, readStatus, type InjectionStatus } from '../status.ts';
 import {
   decideRedirect,
   unverifiedWhy,
   type Allowed,
   type RedirectDecision,
   type RedirectOptions,
-} from '../policy/redirect.ts';
-import { REASONS, type ReasonCode } from '../contract/reasons.ts';
+} from '../redirect.ts';
+import { REASONS, type ReasonCode } from '../../contract/reasons.ts';
 import { tokenMountOps } from './service-account.ts';
-import { toFront } from '../policy/order.ts';
-import type { DeepReadonly } from '../util/readonly.ts';
-import { defaultNetworkOverride, networkEntries } from '../policy/multus.ts';
+import { toFront } from '../order.ts';
+import type { DeepReadonly } from '../../util/readonly.ts';
+import { defaultNetworkOverride, networkEntries } from '../multus.ts';
 
 /** The pod's mesh parts once the mesh's injector has run: its proxy is there (decide.ts waits for it otherwise). */
 export type InjectedMesh = PodMesh & { proxy: NonNullable<PodMesh['proxy']> };

@@ -8,10 +8,10 @@
  *   DNS rules, and with them what meshgate's ambient validator proves.
  * Pure: (pod, compiled config) → refusal or undefined.
  */
-import type { Compiled } from '../config/compile.ts';
-import { goBool } from '../mesh/flags.ts';
-import type { ReasonCode } from '../contract/reasons.ts';
-import type { Pod } from '../contract/pod.ts';
+import type { Compiled } from '../../config/compile.ts';
+import { goBool } from '../../mesh/flags.ts';
+import type { ReasonCode } from '../../contract/reasons.ts';
+import type { Pod } from '../../contract/pod.ts';
 
 export const REDIRECTION = 'ambient.istio.io/redirection';
 export const BYPASS_INBOUND = 'ambient.istio.io/bypass-inbound-capture';

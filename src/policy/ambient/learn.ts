@@ -6,10 +6,10 @@
  * selectors into meshgate's configuration (whose values stay the fallback while no such ConfigMap is known).
  * Pure: the parsed selectors in (src/kube/learned-images.ts parses the YAML), settings or a sentence out.
  */
-import { enablementSelectorProblems } from '../config/ambient.ts';
-import { MAX_ENABLEMENT_SELECTORS } from '../config/enums.ts';
-import type { LearnedAmbient } from '../config/learned.ts';
-import type { AmbientSelector } from '../config/types.ts';
+import { enablementSelectorProblems } from '../../config/ambient.ts';
+import { MAX_ENABLEMENT_SELECTORS } from '../../config/enums.ts';
+import type { LearnedAmbient } from '../../config/learned.ts';
+import type { AmbientSelector } from '../../config/types.ts';
 
 export const ISTIO_CNI_CONFIGMAP = 'istio-cni-config';
 

@@ -6,8 +6,8 @@
  * node affinity/selector"; this says why and what to do, for the repair controller's Event and `meshgate check`.
  * Read from the pod as the API returns it (status, meshgate's status annotation): pure.
  */
-import { NODE_VERIFIED_LABEL } from '../contract/names.ts';
-import { readStatus } from '../policy/status.ts';
+import { NODE_VERIFIED_LABEL } from '../../contract/names.ts';
+import { readStatus } from '../status.ts';
 
 export interface Held {
   /** The reason meshgate recorded when it pinned the pod. */
