@@ -3,6 +3,7 @@
  *   echo              meshgate's transport alone (POST /allow: decode, answer allowed), the corpus pods
  *   meshgate custom   meshgate injecting its own proxy (mesh custom, POST /mutate), the corpus pods
  *   meshgate istio    meshgate in companion mode (mesh istio, POST /mutate), the corpus pods as Istio injected them
+ *   echo istio        meshgate's transport alone (POST /allow), the corpus pods as Istio injected them (issue 35)
  *   istio             Istio 1.27's own injection webhook (test/istio, POST /inject), the corpus pods
  *   kyverno           Kyverno with a ClusterPolicy that adds a sidecar (bench/peers/kyverno.ts), the corpus pods
  * Istio and Kyverno need a cluster (their informers), so a harness control plane runs beside them; meshgate's

@@ -5,7 +5,7 @@
  * is reduced to a `NodeSummary` as it is read and judged by the tallies of node-tally.ts, then dropped.
  */
 import { EVIDENCE_ANNOTATION, verdictCondition, type VerdictNode } from '../contract/node.ts';
-import { factFromNode, laterBeat, type NodeExpectations, type NodeFact } from '../facts/node-facts.ts';
+import { factFromNode, laterBeat, type NodeExpectations } from '../facts/node-facts.ts';
 import { isReadError, type AgentPod, type Read, type WorkloadStatus } from './facts.ts';
 import { CoverageTally, FreshnessTally, type NodeSummary, PluginTally, VerdictTally } from './node-tally.ts';
 import { result, type CheckResult } from './report.ts';

@@ -2,7 +2,7 @@
  * Istio's ways of running a pod's proxy without redirecting its traffic, read as istiod 1.27 writes them: opt-outs
  * with codes of their own (src/policy/screen.ts decides them by injection.allowPodOptOut).
  */
-import type { Pod } from '../contract/pod.ts';
+import type { Container, Pod } from '../contract/pod.ts';
 import { goBool } from './flags.ts';
 import type { MeshProfile } from './types.ts';
 
@@ -12,7 +12,8 @@ export const ISTIO_TEMPLATES = 'inject.istio.io/templates';
 
 /** The last value of a variable in the pod's istio-proxy, as the kubelet resolves duplicates. */
 function proxyEnv(pod: Pod, name: string): string | undefined {
-  const proxy = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === 'istio-proxy');
+  const isProxy = (c: Container) => c.name === 'istio-proxy';
+  const proxy = pod.spec.initContainers?.find(isProxy) ?? pod.spec.containers.find(isProxy);
   return proxy?.env?.findLast((e) => e.name === name)?.value;
 }
 

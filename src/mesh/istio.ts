@@ -8,13 +8,15 @@
  */
 import { type Container, everyContainer, type Pod } from '../contract/pod.ts';
 import { addedCapabilities } from '../pod/security.ts';
-import { escapePointer, type PatchOp } from '../contract/patch.ts';
 import { fromRepositories } from './images.ts';
 import { isIstioInjectorConfigMap, istioInjectorImages } from './learn.ts';
 import { goBool } from './flags.ts';
 import { readIstioIptables, type IstioIptables } from './istio-iptables.ts';
 import { REROUTE_ANNOTATIONS, rerouteProblem } from './reroute-interfaces.ts';
 import { ISTIO_TEMPLATES, redirectOptOut } from './istio-opt-outs.ts';
+import { ISTIO_STATUS, istioStatusOps } from './istio-status.ts';
+
+export { ISTIO_STATUS } from './istio-status.ts';
 import {
   addCidrs,
   addPortRanges,
@@ -25,7 +27,6 @@ import {
   type RedirectSettings,
 } from './types.ts';
 
-export const ISTIO_STATUS = 'sidecar.istio.io/status';
 const INJECT = 'sidecar.istio.io/inject';
 const TRAFFIC = 'traffic.sidecar.istio.io';
 
@@ -216,12 +217,12 @@ export const istio: MeshProfile = {
     if (!fromRepositories(c.image, id.images.proxy))
       return `image ${c.image ?? '(none)'} is not one of the recognised proxy images (${id.images.proxy.join(', ')})`;
     // A gateway's proxy (`proxy router`, `proxy waypoint`) is the real one only as its pod's only container.
-    const gatewayAlone = istioGateway(pod)?.alone === true && pod.spec.containers[0] === c;
+    const gatewayAlone = pod.gateway?.alone === true && pod.first;
     if (c.args?.[0] !== 'proxy' || !(c.args[1] === 'sidecar' || gatewayAlone))
       return (
         `its arguments ${JSON.stringify(c.args?.slice(0, 2) ?? [])} ` +
         'do not run the proxy as a sidecar ("proxy sidecar")' +
-        (istioGateway(pod) ? ', and a gateway runs the proxy as its only container' : '')
+        (pod.gateway ? ', and a gateway runs the proxy as its only container' : '')
       );
     // A lone gateway is not redirected at all: whatever it runs as, it exempts no one (on OpenShift its chart leaves
     // the UID to the SCC). Beside an app, istio-cni exempts the UID/GID the proxy container declares (1337 when
@@ -284,23 +285,5 @@ export const istio: MeshProfile = {
     return undefined;
   },
 
-  statusOps(pod, from, to) {
-    const raw = pod.metadata?.annotations?.[ISTIO_STATUS];
-    if (raw === undefined) return [];
-    let status: { initContainers?: unknown };
-    try {
-      status = JSON.parse(raw) as { initContainers?: unknown };
-    } catch {
-      return [];
-    }
-    if (!Array.isArray(status?.initContainers) || !status.initContainers.includes(from)) return [];
-    status.initContainers = status.initContainers.map((n) => (n === from ? to : n));
-    return [
-      {
-        op: 'add',
-        path: `/metadata/annotations/${escapePointer(ISTIO_STATUS)}`,
-        value: JSON.stringify(status),
-      } satisfies PatchOp,
-    ];
-  },
+  statusOps: (pod, from, to) => istioStatusOps(pod.metadata?.annotations?.[ISTIO_STATUS], from, to),
 };

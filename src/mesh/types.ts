@@ -81,6 +81,32 @@ export interface MeshIdentity {
 }
 
 /**
+ * All a mesh container's judgement may read of the pod around it (src/policy/identify.ts builds it per container):
+ * the container itself is judged whole, and nothing else of the pod is within its reach. That is what lets a verdict
+ * be reused for an identical container in an identical view (src/policy/verdict-cache.ts): the cache key is computed
+ * from the container and these fields, so a check that wanted more of the pod would have to add it here, and so to
+ * the key.
+ */
+export interface PodView {
+  /** The pod's volumes that the container mounts, by name: a mount is only as trustworthy as the volume behind it. */
+  readonly volumes: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+  /**
+   * `spec.serviceAccountName` as the pod wrote it (Istio's istio.<serviceAccount> mTLS Secret; unset: the default
+   * one). A string whenever the apiserver sent the pod.
+   */
+  readonly serviceAccountName: unknown;
+  /** The mesh's gateway the pod runs (MeshProfile.gateway); undefined for every other pod. */
+  readonly gateway: { readonly kind: string; readonly alone: boolean } | undefined;
+  /** Whether the container is the pod's first container (`spec.containers[0]`): where a lone gateway's proxy runs. */
+  readonly first: boolean;
+  /**
+   * The capabilities of the pod's first container that is not the proxy, as it wrote them: Linkerd's injector copies
+   * them into linkerd-init (src/policy/judge/linkerd.ts).
+   */
+  readonly appCapabilities: unknown;
+}
+
+/**
  * A problem, as one sentence (or, from a container contract's field check, the words completing "its <field> …");
  * undefined when there is none: the container is what it claims to be, the value is allowed.
  */
@@ -127,13 +153,13 @@ export interface MeshProfile {
   /** What the pod's annotations (read by the mesh's injector and CNI plugin) ask the redirect to leave out. */
   annotationSettings(annotations: Readonly<Record<string, string>>): RedirectSettings;
   /** The mesh's own proxy, judged by what it is (image, arguments, identity); companion profiles only. */
-  judgeProxy(c: Container, pod: Pod, id: MeshIdentity): Problem;
+  judgeProxy(c: Container, pod: PodView, id: MeshIdentity): Problem;
   /** The mesh's own privileged init container; on success, what its arguments leave out of the redirect. */
   judgeInit(c: Container, id: MeshIdentity): { problem: string } | { settings: RedirectSettings };
   /** The mesh's own CNI-mode validation container (a real check of the redirect, not a look-alike). */
-  judgeValidator(c: Container, pod: Pod, id: MeshIdentity): Problem;
+  judgeValidator(c: Container, pod: PodView, id: MeshIdentity): Problem;
   /** Why the mesh's CNI plugin would not redirect this pod (it keys on names and annotations), if it would not. */
   cniSkips(pod: Pod): Problem;
   /** Ops keeping the mesh's own record of what it injected truthful after meshgate replaced `from` with `to`. */
-  statusOps(pod: Pod, from: string, to: string): PatchOp[];
+  statusOps(pod: Pod, from: string, to: string): readonly PatchOp[];
 }

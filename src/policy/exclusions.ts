@@ -20,7 +20,26 @@ export interface ExclusionVerdict {
   message: string;
 }
 
+/**
+ * Verdicts on settings that are shared, read-only, between reviews — frozen: the verdict cache hands the same init
+ * container's settings to every pod it sees again (src/policy/verdict-cache.ts) — by identity, per configuration and
+ * source: the same exclusions are weighed once.
+ */
+const onShared = new WeakMap<
+  RedirectSettings,
+  { cfg: Compiled; source: string; verdict: ExclusionVerdict | undefined }
+>();
+
 export function judgeSettings(s: RedirectSettings, cfg: Compiled, source: string): ExclusionVerdict | undefined {
+  if (!Object.isFrozen(s)) return weigh(s, cfg, source);
+  const hit = onShared.get(s);
+  if (hit && hit.cfg === cfg && hit.source === source) return hit.verdict;
+  const verdict = weigh(s, cfg, source);
+  onShared.set(s, { cfg, source, verdict: verdict && Object.freeze(verdict) });
+  return verdict;
+}
+
+function weigh(s: RedirectSettings, cfg: Compiled, source: string): ExclusionVerdict | undefined {
   if (s.tooLarge.length) return { reason: 'too_large', message: s.tooLarge.join('; ') };
   if (s.invalid.length) return { reason: 'invalid_annotation', message: s.invalid.join('; ') };
   if (s.narrowing.length) return { reason: 'redirect_narrowed', message: s.narrowing.join('; ') };

@@ -13,10 +13,12 @@
  */
 import type { Compiled } from '../config/compile.ts';
 import { RESERVED_NAMES } from '../mesh/index.ts';
-import type { RedirectSettings, Role } from '../mesh/types.ts';
+import type { PodView, RedirectSettings, Role } from '../mesh/types.ts';
 import { CONTAINER_LISTS, type Container, type ContainerList, type Pod } from '../contract/pod.ts';
 import { ownInitSettings } from '../mesh/own-init.ts';
-import { contractContext, contractsFor, judgeContract, type ContainerContract } from './judge/index.ts';
+import { contractContext, contractsFor, judgeContract, volumesByName, type ContainerContract } from './judge/index.ts';
+import { type JudgementInput, type RoleVerdict, VerdictCache } from './verdict-cache.ts';
+import { isObject } from '../util/json.ts';
 
 export interface Found {
   readonly list: ContainerList;
@@ -56,9 +58,9 @@ export interface PodMesh {
 }
 
 /** The contract check of a role's container: meshgate's template, or the mesh's injector (src/policy/judge/). */
-function contractProblem(f: Found, role: Role, contract: ContainerContract | undefined, pod: Pod, cfg: Compiled) {
+function contractProblem(f: Found, role: Role, contract: ContainerContract | undefined, view: PodView, cfg: Compiled) {
   if (!contract) return undefined;
-  return judgeContract(f.container, contract, contractContext(pod, f.container, role, cfg));
+  return judgeContract(f.container, contract, contractContext(view, f.container, role, cfg));
 }
 
 function roleOf(name: string, cfg: Compiled): Role | undefined {
@@ -77,57 +79,120 @@ function placeProblem(role: Role, f: Found): string | undefined {
   return undefined;
 }
 
-function judgeProxy(f: Found, pod: Pod, cfg: Compiled): string | undefined {
+function judgeProxy(f: Found, view: PodView, cfg: Compiled): string | undefined {
   const contracts = contractsFor(cfg);
   if (cfg.own) {
     const own = f.list === 'initContainers' ? contracts.own.proxyNative : contracts.own.proxy;
-    return contractProblem(f, 'proxy', own, pod, cfg);
+    return contractProblem(f, 'proxy', own, view, cfg);
   }
-  const judged = cfg.profile.judgeProxy(f.container, pod, cfg.identity);
+  const judged = cfg.profile.judgeProxy(f.container, view, cfg.identity);
   if (judged) return judged;
-  const injected = contractProblem(f, 'proxy', contracts.mesh?.proxy, pod, cfg);
+  const injected = contractProblem(f, 'proxy', contracts.mesh?.proxy, view, cfg);
   // A lone gateway proxy its chart wrote without the injector (Istio's legacy gateway charts) has a contract of its own.
-  if (!injected || !contracts.gatewayProxy || !cfg.profile.gateway?.(pod)?.alone) return injected;
-  const chart = contractProblem(f, 'proxy', contracts.gatewayProxy, pod, cfg);
+  if (!injected || !contracts.gatewayProxy || !view.gateway?.alone) return injected;
+  const chart = contractProblem(f, 'proxy', contracts.gatewayProxy, view, cfg);
   return chart && `${injected}; nor is it the proxy of ${contracts.gatewayProxy.producer} (${chart})`;
 }
 
-function judgeInit(
-  f: Found,
-  pod: Pod,
-  cfg: Compiled,
-): { problem: string } | { settings: RedirectSettings; own: boolean } {
+function judgeInit(f: Found, view: PodView, cfg: Compiled): RoleVerdict {
   const contracts = contractsFor(cfg);
   if (cfg.own) {
-    const problem = contractProblem(f, 'init', contracts.own.init, pod, cfg);
+    const problem = contractProblem(f, 'init', contracts.own.init, view, cfg);
     if (problem) return { problem };
     const settings = ownInitSettings(f.container);
     return 'problem' in settings ? settings : { settings, own: true };
   }
   const r = cfg.profile.judgeInit(f.container, cfg.identity);
   if ('problem' in r) return r;
-  const problem = contractProblem(f, 'init', contracts.mesh?.init, pod, cfg);
+  const problem = contractProblem(f, 'init', contracts.mesh?.init, view, cfg);
   return problem ? { problem } : { settings: r.settings, own: false };
 }
 
 /** meshgate's validator is accepted under every profile; a companion mesh's own validator too. */
-function judgeValidator(f: Found, pod: Pod, cfg: Compiled): { problem: string } | { own: boolean } {
+function judgeValidator(f: Found, view: PodView, cfg: Compiled): RoleVerdict {
   const contracts = contractsFor(cfg);
-  const ownProblem = contractProblem(f, 'validator', contracts.own.validator, pod, cfg);
+  const ownProblem = contractProblem(f, 'validator', contracts.own.validator, view, cfg);
   if (!ownProblem) return { own: true };
   // Istio ambient: whether this pod may carry it is the ambient posture's question (src/policy/ambient-posture.ts).
-  if (contracts.own.ambientValidator && !contractProblem(f, 'validator', contracts.own.ambientValidator, pod, cfg))
+  if (contracts.own.ambientValidator && !contractProblem(f, 'validator', contracts.own.ambientValidator, view, cfg))
     return { own: true };
   if (cfg.own) return { problem: ownProblem };
   const theirs =
-    cfg.profile.judgeValidator(f.container, pod, cfg.identity) ??
-    contractProblem(f, 'validator', contracts.mesh?.validator, pod, cfg);
+    cfg.profile.judgeValidator(f.container, view, cfg.identity) ??
+    contractProblem(f, 'validator', contracts.mesh?.validator, view, cfg);
   if (!theirs) return { own: false };
   return { problem: `it is neither meshgate's validator (${ownProblem}) nor ${cfg.profile.title}'s own (${theirs})` };
 }
 
-export function identifyPod(pod: Pod, cfg: Compiled): PodMesh {
+function judgeRole(role: Role, f: Found, view: PodView, cfg: Compiled): RoleVerdict {
+  if (role === 'init') return judgeInit(f, view, cfg);
+  if (role === 'validator') return judgeValidator(f, view, cfg);
+  const problem = judgeProxy(f, view, cfg);
+  return problem ? { problem } : { own: !!cfg.own };
+}
+
+/**
+ * Verdicts on the containers of every review (src/policy/verdict-cache.ts): the same injected container in the same
+ * view is judged once.
+ */
+export const VERDICTS = new VerdictCache();
+
+/** The parts of a PodView the same for every container of the pod, read once per pod. */
+type Around = Pick<JudgementInput, 'serviceAccountName' | 'gateway' | 'appCapabilities'>;
+
+function around(pod: Pod, cfg: Compiled): Around {
+  const app = pod.spec.containers.find((c) => c.name !== cfg.profile.names.proxy);
+  return {
+    serviceAccountName: pod.spec.serviceAccountName,
+    gateway: cfg.profile.gateway?.(pod),
+    appCapabilities: app?.securityContext?.capabilities,
+  };
+}
+
+/** Up to this many volumes a pod's volume is found by a walk of its list; a longer list is mapped by name once. */
+const WALK_VOLUMES = 16;
+
+/**
+ * What the judgement of `f` reads (verdict-cache.ts JudgementInput; its PodView is built from it): the container and, of the
+ * pod, the volumes it mounts (in the order of its mounts; the last of a name, as a Map of the list keeps it) and the
+ * pod-wide parts.
+ */
+function judged(pod: Pod, f: Found, role: Role, cfg: Compiled, shared: Around): JudgementInput {
+  const mounts: unknown = f.container.volumeMounts;
+  const volumes: Array<readonly [string, Readonly<Record<string, unknown>>]> = [];
+  const list = pod.spec.volumes;
+  if (Array.isArray(mounts) && mounts.length > 0 && list) {
+    const byName = list.length > WALK_VOLUMES ? volumesByName(pod) : undefined;
+    for (const m of mounts) {
+      const name: unknown = isObject(m) ? m.name : undefined;
+      if (typeof name !== 'string') continue;
+      const v = byName ? byName.get(name) : lastNamed(list, name);
+      if (v !== undefined) volumes.push([name, v]);
+    }
+  }
+  return {
+    cfg,
+    role,
+    list: f.list,
+    container: f.container,
+    first: f.list === 'containers' && f.index === 0,
+    volumes,
+    serviceAccountName: shared.serviceAccountName,
+    gateway: shared.gateway,
+    appCapabilities: shared.appCapabilities,
+  };
+}
+
+/** The last volume named `name` in a short list. */
+function lastNamed<T extends { name?: unknown }>(list: readonly T[], name: string): T | undefined {
+  for (let i = list.length - 1; i >= 0; i--) if (list[i]?.name === name) return list[i];
+  return undefined;
+}
+
+/** `verdicts`: where judgements are reused (tests pass a cache of their own). */
+export function identifyPod(pod: Pod, cfg: Compiled, verdicts: VerdictCache = VERDICTS): PodMesh {
   const out: PodMesh = { impostors: [], apps: [] };
+  let shared: Around | undefined;
   for (const list of CONTAINER_LISTS) {
     const containers = pod.spec[list] ?? [];
     for (let index = 0; index < containers.length; index++) {
@@ -159,19 +224,12 @@ export function identifyPod(pod: Pod, cfg: Compiled): PodMesh {
         out.pending = f;
         continue;
       }
-      if (role === 'proxy') {
-        const problem = judgeProxy(f, pod, cfg);
-        if (problem) out.impostors.push({ ...f, problem });
-        else out.proxy = { ...f, own: !!cfg.own, native: list === 'initContainers' };
-      } else if (role === 'init') {
-        const r = judgeInit(f, pod, cfg);
-        if ('problem' in r) out.impostors.push({ ...f, problem: r.problem });
-        else out.init = { ...f, own: r.own, settings: r.settings };
-      } else {
-        const r = judgeValidator(f, pod, cfg);
-        if ('problem' in r) out.impostors.push({ ...f, problem: r.problem });
-        else out.validator = { ...f, own: r.own };
-      }
+      shared ??= around(pod, cfg);
+      const r = verdicts.verdict(judged(pod, f, role, cfg, shared), (view) => judgeRole(role, f, view, cfg));
+      if ('problem' in r) out.impostors.push({ ...f, problem: r.problem });
+      else if ('settings' in r) out.init = { ...f, own: r.own, settings: r.settings };
+      else if (role === 'proxy') out.proxy = { ...f, own: r.own, native: list === 'initContainers' };
+      else out.validator = { ...f, own: r.own };
     }
   }
   return out;

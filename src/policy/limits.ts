@@ -78,6 +78,12 @@ export const MAX_ANNOTATION_VALUE = 16 * 1024;
  */
 export const MAX_CAPABILITIES = 128;
 
+/** Whether any of the pod's annotations holds more than `max` characters. */
+function someValueOver(annotations: Readonly<Record<string, string>>, max: number): boolean {
+  for (const k in annotations) if ((annotations[k]?.length ?? 0) > max) return true;
+  return false;
+}
+
 /** Why the annotation `key` is too long to be read, if it is. */
 function annotationTooLong(annotations: Readonly<Record<string, string>>, key: string): string | undefined {
   const n = annotations[key]?.length ?? 0;
@@ -116,7 +122,8 @@ function meshContainerTooLarge(c: Container): string | undefined {
  */
 export function tooLargeToRead(pod: Pod, cfg: Compiled): string | undefined {
   const annotations = pod.metadata?.annotations;
-  if (annotations) {
+  // The keys meshgate reads are looked up in order only when some value is that long (most pods: none is).
+  if (annotations && someValueOver(annotations, MAX_ANNOTATION_VALUE)) {
     const status = annotationTooLong(annotations, STATUS_ANNOTATION);
     if (status) return status;
     for (const key of cfg.profile.annotations) {
@@ -130,12 +137,12 @@ export function tooLargeToRead(pod: Pod, cfg: Compiled): string | undefined {
     if (!containers) continue;
     for (const container of containers) {
       const caps = container.securityContext?.capabilities;
-      for (const [verb, n] of [
-        ['adds', caps?.add?.length ?? 0],
-        ['drops', caps?.drop?.length ?? 0],
-      ] as const)
-        if (n > MAX_CAPABILITIES)
-          return `${describeFound({ list, container })} ${verb} ${n} capabilities; meshgate reads at most ${MAX_CAPABILITIES} (Linux has 41)`;
+      const adds = caps?.add?.length ?? 0;
+      const drops = caps?.drop?.length ?? 0;
+      if (adds > MAX_CAPABILITIES || drops > MAX_CAPABILITIES) {
+        const [verb, n] = adds > MAX_CAPABILITIES ? ['adds', adds] : ['drops', drops];
+        return `${describeFound({ list, container })} ${verb} ${n} capabilities; meshgate reads at most ${MAX_CAPABILITIES} (Linux has 41)`;
+      }
       const problem =
         container.name === proxy || container.name === init || container.name === validator
           ? meshContainerTooLarge(container)

@@ -32,7 +32,7 @@ export interface MeshVolumeVerdict {
 }
 
 /** The mount rules of every contract that may judge a container of `role` (the mesh's and meshgate's). */
-function rulesFor(role: Role, cfg: Compiled): readonly MountRule[] {
+function rulesOf(role: Role, cfg: Compiled): readonly MountRule[] {
   const c = contractsFor(cfg);
   const contracts: Array<ContainerContract | undefined> =
     role === 'proxy'
@@ -40,7 +40,48 @@ function rulesFor(role: Role, cfg: Compiled): readonly MountRule[] {
       : role === 'init'
         ? [c.mesh?.init, c.own.init]
         : [c.mesh?.validator, c.own.validator, c.own.ambientValidator];
-  return contracts.flatMap((k) => (k?.fields.volumeMounts as Partial<MountsCheck> | undefined)?.rules ?? []);
+  return contracts
+    .flatMap((k) => (k?.fields.volumeMounts as Partial<MountsCheck> | undefined)?.rules ?? [])
+    .filter((r) => r !== TOKEN_MOUNT);
+}
+
+/** A role's mount rules indexed: the mount paths of each volume name, and the rules that test the name. */
+interface RuleIndex {
+  readonly paths: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly patterns: readonly MountRule[];
+}
+
+function indexed(rules: readonly MountRule[]): RuleIndex {
+  const paths = new Map<string, Set<string>>();
+  const patterns: MountRule[] = [];
+  for (const r of rules) {
+    if (typeof r.name !== 'string') patterns.push(r);
+    else {
+      const at = paths.get(r.name) ?? new Set<string>();
+      at.add(r.mountPath);
+      paths.set(r.name, at);
+    }
+  }
+  return { paths, patterns };
+}
+
+/** Whether a mount of `name` at `mountPath` is one of the rules' (ruleMatches of any of them). */
+const matchesAny = (ix: RuleIndex, name: string, mountPath: string) =>
+  ix.paths.get(name)?.has(mountPath) === true || ix.patterns.some((r) => ruleMatches(r, name, mountPath));
+
+/** Each role's rules, indexed once per compiled configuration (they are its contracts' constants). */
+const rulesByConfig = new WeakMap<Compiled, Readonly<Record<Role, RuleIndex>>>();
+function rulesFor(role: Role, cfg: Compiled): RuleIndex {
+  let rules = rulesByConfig.get(cfg);
+  if (!rules) {
+    rules = {
+      proxy: indexed(rulesOf('proxy', cfg)),
+      init: indexed(rulesOf('init', cfg)),
+      validator: indexed(rulesOf('validator', cfg)),
+    };
+    rulesByConfig.set(cfg, rules);
+  }
+  return rules[role];
 }
 
 type Mount = { name: string; mountPath: string };
@@ -49,36 +90,47 @@ const mountsOf = (c: Container, field: 'volumeMounts' | 'volumeDevices'): Mount[
   return Array.isArray(list) ? (list.filter((m) => isObject(m) && typeof m.name === 'string') as Mount[]) : [];
 };
 
-/** The volumes the pod's mesh containers mount as their producer writes them, with who mounts each and where. */
-export function meshVolumes(mesh: PodMesh, cfg: Compiled): Map<string, string> {
-  const owned = new Map<string, string>();
-  for (const [role, f] of [
-    ['proxy', mesh.proxy],
-    ['init', mesh.init],
-    ['validator', mesh.validator],
-  ] as const) {
-    if (!f) continue;
-    const rules = rulesFor(role, cfg).filter((r) => r !== TOKEN_MOUNT);
-    for (const m of mountsOf(f.container, 'volumeMounts'))
-      if (!owned.has(m.name) && rules.some((r) => ruleMatches(r, m.name, m.mountPath)))
-        owned.set(m.name, `${describeFound(f)} mounts it at ${m.mountPath}`);
-  }
-  return owned;
+/** Who mounts a volume of the mesh's, and where: words for a message, built only when one is needed. */
+interface Owner {
+  readonly f: Found;
+  readonly mountPath: string;
 }
+const ownerWords = (o: Owner) => `${describeFound(o.f)} mounts it at ${o.mountPath}`;
+
+/** The first mount of volume `name` by `f` as its producer writes it, if any. */
+function producerMount(name: string, role: Role, f: Found | undefined, cfg: Compiled): Owner | undefined {
+  const list = f?.container.volumeMounts;
+  if (!f || !Array.isArray(list)) return undefined;
+  for (const m of list) {
+    if (!isObject(m) || m.name !== name) continue;
+    const mountPath = m.mountPath as string;
+    if (matchesAny(rulesFor(role, cfg), name, mountPath)) return { f, mountPath };
+  }
+  return undefined;
+}
+
+/**
+ * Whether volume `name` is the mesh's: the first of its containers (proxy, init container, validator) that mounts it
+ * as its producer writes it, and where. Asked only for the volumes app containers mount (a few), so no map of the
+ * mesh's volumes is built per review.
+ */
+const ownerOf = (name: string, mesh: PodMesh, cfg: Compiled): Owner | undefined =>
+  producerMount(name, 'proxy', mesh.proxy, cfg) ??
+  producerMount(name, 'init', mesh.init, cfg) ??
+  producerMount(name, 'validator', mesh.validator, cfg);
 
 /** The first app, init or ephemeral container that mounts a volume of the mesh's; undefined when none does. */
 export function sharedVolumeRule(mesh: PodMesh, cfg: Compiled): MeshVolumeVerdict | undefined {
-  const owned = meshVolumes(mesh, cfg);
-  if (owned.size === 0) return undefined;
+  if (!mesh.proxy && !mesh.init && !mesh.validator) return undefined;
   for (const f of mesh.apps)
     for (const field of ['volumeMounts', 'volumeDevices'] as const)
       for (const m of mountsOf(f.container, field)) {
-        const whose = owned.get(m.name);
+        const whose = ownerOf(m.name, mesh, cfg);
         if (whose)
           return {
             reason: 'mesh_volume_shared',
             message:
-              `${describeFound(f)} mounts volume ${m.name}, which is the mesh's (${whose}): ` +
+              `${describeFound(f)} mounts volume ${m.name}, which is the mesh's (${ownerWords(whose)}): ` +
               "a container beside the proxy could rewrite the proxy's bootstrap, serve its sockets or read its " +
               "identity there; only the mesh's containers may mount it",
           };

@@ -127,6 +127,8 @@ export function withNetwork(pod: Pod, namespace: string, cfg: Compiled): Record<
 
 /** For the patch: nothing when the annotation cannot be read (the validating webhook then says why). */
 export function networkEntries(pod: Pod, namespace: string, cfg: Compiled): Record<string, string> {
+  // Without cni.multusNetwork nothing is added, whatever the annotation holds: it is not read then.
+  if (!cfg.config.cni.multusNetwork) return {};
   const value = pod.metadata?.annotations?.[NETWORKS_ANNOTATION];
   if (value !== undefined && typeof parseNetworks(value, namespace) === 'string') return {};
   return withNetwork(pod, namespace, cfg) ?? {};

@@ -171,7 +171,9 @@ export function screen(input: PodInput, cfg: Compiled, reading: CapabilityReadin
 
 /** The mesh's containers identified in the pod (the proxy, the init container, the validator). */
 function meshContainers(mesh: PodMesh): Container[] {
-  return [mesh.proxy, mesh.init, mesh.validator].flatMap((f) => (f ? [f.container] : []));
+  const out: Container[] = [];
+  for (const f of [mesh.proxy, mesh.init, mesh.validator]) if (f) out.push(f.container);
+  return out;
 }
 
 /** The pod's containers by name (ephemeral ones marked), for a message. */

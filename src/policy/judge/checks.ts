@@ -65,11 +65,34 @@ export const exactly = (...forms: unknown[]): FieldCheck => {
   };
 };
 
-/** Keys of `v` outside `allowed`, as a problem. */
-export function onlyKeys(v: Record<string, unknown>, allowed: readonly string[], where = ''): Problem {
-  const extra = Object.keys(v).filter((k) => v[k] !== undefined && !allowed.includes(k));
-  return extra.length ? `${where}sets ${extra.sort().join(', ')}, which the injector never writes` : undefined;
+/**
+ * Keys of `v` outside `allowed`, as a problem; `where` (words before "sets") is worked out only for one. Checked
+ * without allocating: on the admission path for every field of every mesh container judged.
+ */
+export function onlyKeys(
+  v: Record<string, unknown>,
+  allowed: readonly string[],
+  where: string | (() => string) = '',
+): Problem {
+  for (const k in v) {
+    if (!Object.hasOwn(v, k) || v[k] === undefined || allowed.includes(k)) continue;
+    const extra = Object.keys(v).filter((x) => v[x] !== undefined && !allowed.includes(x));
+    return `${typeof where === 'string' ? where : where()}sets ${extra.sort().join(', ')}, which the injector never writes`;
+  }
+  return undefined;
 }
+
+/** The keys each shape may hold (module constants: a literal list in a check is a new array per call). */
+const RESOURCE_KEYS = ['requests', 'limits'];
+const RESIZE_KEYS = ['resourceName', 'restartPolicy'];
+const PORT_KEYS = ['containerPort', 'protocol', 'name'];
+const HTTP_GET_KEYS = ['path', 'port', 'scheme'];
+const HOOK_KEYS = ['postStart', 'preStop'];
+const SLEEP_KEYS = ['sleep'];
+const EXEC_KEYS = ['exec'];
+const COMMAND_KEYS = ['command'];
+const ENV_KEYS = ['name', 'value', 'valueFrom'];
+const MOUNT_KEYS = ['name', 'mountPath', 'readOnly'];
 
 /** The apiserver's default and the only path: the kubelet bind-mounts a host file there (over anything in the image). */
 export const terminationMessagePath: FieldCheck = oneOf(['/dev/termination-log']);
@@ -80,7 +103,7 @@ export const imagePullPolicy: FieldCheck = oneOf(['Always', 'IfNotPresent', 'Nev
 export const resources: FieldCheck = (v) => {
   if (v === undefined) return undefined;
   if (!isObject(v)) return `is ${show(v)}, not a mapping`;
-  const keys = onlyKeys(v, ['requests', 'limits']);
+  const keys = onlyKeys(v, RESOURCE_KEYS);
   if (keys) return keys;
   for (const part of ['requests', 'limits'] as const) {
     const m = v[part];
@@ -99,7 +122,7 @@ export const resizePolicy: FieldCheck = (v) => {
   for (const p of v)
     if (
       !isObject(p) ||
-      onlyKeys(p, ['resourceName', 'restartPolicy']) ||
+      onlyKeys(p, RESIZE_KEYS) ||
       !['cpu', 'memory'].includes(p.resourceName as string) ||
       !['NotRequired', 'RestartContainer'].includes(p.restartPolicy as string)
     )
@@ -113,7 +136,7 @@ export const ports: FieldCheck = (v) => {
   if (!Array.isArray(v)) return `is ${show(v)}, not a list`;
   for (const p of v) {
     if (!isObject(p) || !Number.isInteger(p.containerPort)) return `holds ${show(p)}, not a container port`;
-    const keys = onlyKeys(p, ['containerPort', 'protocol', 'name'], `entry ${show(p)} `);
+    const keys = onlyKeys(p, PORT_KEYS, () => `entry ${show(p)} `);
     if (keys) return keys;
   }
   return undefined;
@@ -128,6 +151,7 @@ const PROBE_TIMING = [
   'failureThreshold',
   'terminationGracePeriodSeconds',
 ];
+const PROBE_KEYS = ['httpGet', ...PROBE_TIMING];
 
 /**
  * A probe the kubelet runs from outside the container (an HTTP GET of `path` on one of `ports`): it executes
@@ -142,11 +166,11 @@ export function httpGetProbe(
     if (v === undefined) return undefined;
     if (!isObject(v)) return `is ${show(v)}, not a probe`;
     if (v.exec !== undefined) return `runs a command (exec ${show(v.exec)}) under the container's identity`;
-    const keys = onlyKeys(v, ['httpGet', ...PROBE_TIMING]);
+    const keys = onlyKeys(v, PROBE_KEYS);
     if (keys) return keys;
     const get = v.httpGet;
     if (!isObject(get)) return `is ${show(v)}, not an HTTP GET probe`;
-    const getKeys = onlyKeys(get, ['path', 'port', 'scheme'], 'httpGet ');
+    const getKeys = onlyKeys(get, HTTP_GET_KEYS, 'httpGet ');
     if (getKeys) return getKeys;
     if (get.scheme !== undefined && get.scheme !== 'HTTP') return `httpGet.scheme is ${show(get.scheme)}`;
     if (!paths.includes((get.path as string) ?? '/'))
@@ -179,15 +203,15 @@ export function execHooks(commands: readonly CommandForm[]): FieldCheck {
   return (v) => {
     if (v === undefined) return undefined;
     if (!isObject(v)) return `is ${show(v)}, not a lifecycle`;
-    const keys = onlyKeys(v, ['postStart', 'preStop']);
+    const keys = onlyKeys(v, HOOK_KEYS);
     if (keys) return keys;
     for (const hook of ['postStart', 'preStop'] as const) {
       const h = v[hook];
       if (h === undefined) continue;
       if (!isObject(h)) return `.${hook} is ${show(h)}`;
-      if (h.sleep !== undefined && onlyKeys(h, ['sleep']) === undefined) continue;
+      if (h.sleep !== undefined && onlyKeys(h, SLEEP_KEYS) === undefined) continue;
       const exec = h.exec;
-      if (!isObject(exec) || onlyKeys(h, ['exec']) || onlyKeys(exec, ['command']))
+      if (!isObject(exec) || onlyKeys(h, EXEC_KEYS) || onlyKeys(exec, COMMAND_KEYS))
         return `.${hook} is ${show(h)}: only the injector's own exec commands may run as this container`;
       if (!commands.some((c) => matchesCommand(c, exec.command)))
         return `.${hook} runs ${show(exec.command)}, not one of the injector's commands (${commands.map((c) => c.map(String).join(' ')).join('; ')})`;
@@ -264,6 +288,8 @@ const LOADER: ReadonlyArray<readonly [RegExp, string]> = [
   [/^LD_/, 'the dynamic loader would load libraries the pod names'],
   [/^GCONV_PATH$/, 'glibc would load character-set modules the pod names'],
 ];
+/** Whether any of LOADER's names matches: one test for the variables that are none of them (all but a crafted few). */
+const LOADER_ANY = /^(?:PATH$|LD_|GCONV_PATH$)/;
 
 export function env(contract: EnvContract): FieldCheck {
   return (v, ctx) => {
@@ -272,9 +298,9 @@ export function env(contract: EnvContract): FieldCheck {
     for (const raw of v) {
       if (!isObject(raw) || typeof raw.name !== 'string') return `holds ${show(raw)}, not a variable`;
       const e = raw as unknown as Env;
-      const keys = onlyKeys(raw, ['name', 'value', 'valueFrom'], `variable ${e.name} `);
+      const keys = onlyKeys(raw, ENV_KEYS, () => `variable ${e.name} `);
       if (keys) return keys;
-      const loader = LOADER.find(([re]) => re.test(e.name));
+      const loader = LOADER_ANY.test(e.name) ? LOADER.find(([re]) => re.test(e.name)) : undefined;
       if (loader) return `sets ${e.name}: ${loader[1]}`;
       const rule = contract.names[e.name] ?? contract.patterns?.find(([re]) => re.test(e.name))?.[1] ?? contract.other;
       if ('refuse' in rule) return `sets ${e.name}: ${rule.refuse}`;
@@ -336,10 +362,10 @@ export function mounts(contract: MountContract): MountsCheck {
         if (problem) return problem;
         continue;
       }
-      const keys = onlyKeys(m, ['name', 'mountPath', 'readOnly'], `mount ${m.name} `);
+      const keys = onlyKeys(m, MOUNT_KEYS, () => `mount ${m.name} `);
       if (keys) return `${keys} (sub-paths and propagation change what lands there)`;
       if (rule.readOnly && m.readOnly !== true) return `mounts ${m.name} at ${m.mountPath} writable, not read-only`;
-      const problem = rule.volume(ctx.volumes.get(m.name as string), ctx);
+      const problem = rule.volume(ctx.pod.volumes.get(m.name as string), ctx);
       if (problem) return `mounts ${m.name} at ${m.mountPath}, but the pod's volume ${m.name} ${problem}`;
     }
     return undefined;
@@ -417,16 +443,16 @@ export function securityContext(
   forms: readonly ((ctx: ContractContext) => Record<string, unknown>)[],
   vary: Readonly<Record<string, FieldCheck>> = {},
 ): FieldCheck {
+  const varied = Object.entries(vary);
   return (v, ctx) => {
     if (v === undefined) v = {};
     if (!isObject(v)) return `is ${show(v)}, not a security context`;
-    const fixed: Record<string, unknown> = {};
-    for (const k of Object.keys(v)) if (!(k in vary) && v[k] !== undefined) fixed[k] = v[k];
-    for (const [k, check] of Object.entries(vary)) {
+    for (const [k, check] of varied) {
       const p = check(v[k], ctx);
       if (p) return `.${k} ${p}`;
     }
-    const got = normaliseCaps(fixed);
+    // The fields no `vary` check accepts, set (not undefined), as what they grant.
+    const got = normaliseCaps(v, vary);
     // Form by form, stopping at the first that matches: the message below needs them all only on a refusal.
     const candidates: Record<string, unknown>[] = [];
     for (const f of forms) {
@@ -456,12 +482,23 @@ function runtimeName(c: unknown): string {
  * nothing), and `privileged`, `readOnlyRootFilesystem` and `runAsNonRoot` false the same as absent (their defaults).
  * `allowPrivilegeEscalation` is not: absent means true.
  */
-function normaliseCaps(sc: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...sc };
-  for (const k of ['privileged', 'readOnlyRootFilesystem', 'runAsNonRoot']) if (out[k] === false) delete out[k];
-  const caps = sc.capabilities;
-  if (!isObject(caps)) return out;
-  const norm = (l: unknown) => (Array.isArray(l) ? [...new Set(l.map(runtimeName))].sort() : l);
-  out.capabilities = { ...caps, add: norm(caps.add), drop: norm(caps.drop) };
+function normaliseCaps(
+  sc: Record<string, unknown>,
+  leaveOut: Readonly<Record<string, unknown>> = {},
+): Record<string, unknown> {
+  // Built key by key (no delete, which would turn the object into a slow dictionary for the comparisons after).
+  const out: Record<string, unknown> = {};
+  for (const k in sc) {
+    if (!Object.hasOwn(sc, k) || k in leaveOut) continue;
+    const x = sc[k];
+    if (x === undefined || (x === false && FALSE_BY_DEFAULT.includes(k))) continue;
+    out[k] = k === 'capabilities' && isObject(x) ? { ...x, add: capNames(x.add), drop: capNames(x.drop) } : x;
+  }
   return out;
 }
+
+/** Fields whose `false` is their default: the same as absent. */
+const FALSE_BY_DEFAULT = ['privileged', 'readOnlyRootFilesystem', 'runAsNonRoot'];
+
+/** A capability list as a set of runtime names (sorted); anything else as it is. */
+const capNames = (l: unknown) => (Array.isArray(l) ? [...new Set(l.map(runtimeName))].sort() : l);

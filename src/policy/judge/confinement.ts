@@ -20,6 +20,13 @@ const PROFILES = [
   ['appArmorProfile', confinement('AppArmor')],
 ] as const;
 
+function hasConfinementAnnotation(annotations: Readonly<Record<string, string>>): boolean {
+  for (const k in annotations)
+    if (k.startsWith(APPARMOR_ANNOTATION) || k.startsWith(SECCOMP_ANNOTATION) || k === SECCOMP_POD_ANNOTATION)
+      return true;
+  return false;
+}
+
 /**
  * Why the pod leaves one of `meshContainers` unconfined where its own security context says nothing; undefined
  * when every one of them keeps a confining profile (or sets its own, which its contract judged).
@@ -27,6 +34,8 @@ const PROFILES = [
 export function podConfinementProblem(pod: Pod, meshContainers: readonly Container[]): Problem {
   const podSc = pod.spec.securityContext as Record<string, unknown> | undefined;
   const annotations = pod.metadata?.annotations ?? {};
+  // The annotations are looked up per container only on a pod that has any of them (most have none).
+  const annotated = hasConfinementAnnotation(annotations);
   for (const c of meshContainers) {
     const own = c.securityContext as Record<string, unknown> | undefined;
     for (const [field, check] of PROFILES) {
@@ -34,6 +43,7 @@ export function podConfinementProblem(pod: Pod, meshContainers: readonly Contain
       const problem = check(podSc?.[field], undefined as never);
       if (problem) return `the pod's securityContext.${field} ${problem} (container ${c.name} sets none of its own)`;
     }
+    if (!annotated) continue;
     const apparmor = annotations[`${APPARMOR_ANNOTATION}${c.name}`];
     if (apparmor !== undefined && own?.appArmorProfile === undefined && apparmor.trim().toLowerCase() === 'unconfined')
       return `annotation ${APPARMOR_ANNOTATION}${c.name}=${apparmor} runs container ${c.name} without AppArmor`;

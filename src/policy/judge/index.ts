@@ -4,7 +4,7 @@
  */
 import type { Compiled } from '../../config/compile.ts';
 import type { Pod } from '../../contract/pod.ts';
-import type { Role } from '../../mesh/types.ts';
+import type { PodView, Role } from '../../mesh/types.ts';
 import { anyValue } from './checks.ts';
 import { ISTIO_INIT, ISTIO_PROXY, ISTIO_VALIDATION } from './istio.ts';
 import { LINKERD_INIT, LINKERD_PROXY, LINKERD_VALIDATOR, linkerdPodProblem } from './linkerd.ts';
@@ -59,14 +59,14 @@ export function contractsFor(cfg: Compiled): Contracts {
   return c;
 }
 
-/** What a contract check may consult about the pod. */
+/** What a contract check may consult: the pod only as its view (PodView), so verdicts can be reused. */
 export function contractContext(
-  pod: Pod,
+  pod: PodView,
   container: ContractContext['container'],
   role: Role,
   cfg: Compiled,
 ): ContractContext {
-  return { pod, container, role, id: cfg.identity, volumes: volumesByName(pod), cp: cfg.controlPlane };
+  return { pod, container, role, id: cfg.identity, cp: cfg.controlPlane };
 }
 
 /**

@@ -48,7 +48,7 @@ const GATEWAY_SECRET = volume.where((vol) =>
 /** The chart's istio-certs: its service account's istio.<name> Secret, as the injected proxy's (istio-volumes.ts). */
 const GATEWAY_MTLS_CERTS = secretVolume(
   "the gateway's mTLS certificates",
-  (ctx) => `istio.${(ctx.pod.spec as { serviceAccountName?: string }).serviceAccountName || 'default'}`,
+  (ctx) => `istio.${ctx.pod.serviceAccountName || 'default'}`,
 );
 
 const MOUNTS: readonly MountRule[] = [
@@ -80,7 +80,7 @@ function certificateMount(m: Record<string, unknown>, ctx: ContractContext): Pro
   const extra = Object.keys(m).filter((k) => !['name', 'mountPath', 'readOnly'].includes(k) && m[k] !== undefined);
   if (extra.length) return `mounts volume ${m.name} with ${extra.join(', ')}`;
   if (m.readOnly !== true) return `mounts volume ${m.name} writable; the chart mounts certificates read-only`;
-  const vol = ctx.volumes.get(m.name as string);
+  const vol = ctx.pod.volumes.get(m.name as string);
   if (!vol || !(isObject(vol.secret) || isObject(vol.configMap)))
     return `mounts volume ${m.name}, which is not a Secret or ConfigMap of certificates`;
   return undefined;

@@ -107,7 +107,5 @@ export const secretVolume =
 
 /** global.mountMtlsCerts: the pod's service account's istio.<name> Secret (istio.default without one). */
 export const mtlsCerts = secretVolume('the mTLS certificates of global.mountMtlsCerts', (ctx) =>
-  ctx.cp.mountMtlsCerts
-    ? `istio.${(ctx.pod.spec as { serviceAccountName?: string }).serviceAccountName || 'default'}`
-    : undefined,
+  ctx.cp.mountMtlsCerts ? `istio.${ctx.pod.serviceAccountName || 'default'}` : undefined,
 );

@@ -21,7 +21,6 @@ import { APISERVER_DEFAULTED, SIZING, TIGHTENING, TOKEN_MOUNT } from './common.t
 import { ISTIO_IPTABLES_ENV, ISTIO_PROXY_ENV } from './istio-env.ts';
 import { mountPathProblem } from './paths.ts';
 import { ISTIO_TOKEN, mtlsCerts, POD_INFO, rootCertVolume, secretVolume, WORKLOAD_SOCKET } from './istio-volumes.ts';
-import { istioGateway } from '../../mesh/istio.ts';
 import type { ContainerContract, ContractContext, FieldCheck, Problem } from './types.ts';
 
 const PRODUCER = "Istio's injector";
@@ -134,7 +133,7 @@ export function userMount(m: Record<string, unknown>, ctx: ContractContext): Pro
   if (where) return `mounts volume ${m.name} at ${where}`;
   const extra = Object.keys(m).filter((k) => !['name', 'mountPath', 'readOnly'].includes(k) && m[k] !== undefined);
   if (extra.length) return `mounts volume ${m.name} with ${extra.join(', ')}, which change what lands at ${path}`;
-  const vol = ctx.volumes.get(m.name as string);
+  const vol = ctx.pod.volumes.get(m.name as string);
   if (!vol) return `mounts volume ${m.name}, which the pod does not have`;
   if (vol.hostPath !== undefined) return `mounts volume ${m.name}, a hostPath: the node's files`;
   return undefined;
@@ -161,7 +160,7 @@ const proxySecurity = securityContext(
   [
     sidecarSecurity,
     (ctx) =>
-      istioGateway(ctx.pod)?.alone
+      ctx.pod.gateway?.alone
         ? { runAsUser: ctx.id.proxyUid, runAsGroup: ctx.id.proxyGid ?? ctx.id.proxyUid }
         : sidecarSecurity(ctx),
   ],

@@ -171,8 +171,7 @@ export const LINKERD_PROXY: ContainerContract = {
  * by the profile; an app container adding network-admin rights is refused on its own (redirect_tamper).
  */
 function copiedCapabilities(pod: ContractContext['pod']): Record<string, unknown> | undefined {
-  const first = pod.spec.containers.find((c) => c.name !== 'linkerd-proxy');
-  const caps = first?.securityContext?.capabilities;
+  const caps = pod.appCapabilities;
   if (!isObject(caps)) return undefined;
   const add = ['NET_ADMIN', 'NET_RAW', ...((caps.add as string[] | undefined) ?? [])];
   const drop = ((caps.drop as string[] | undefined) ?? []).filter((d) => d !== 'NET_RAW' && d !== 'NET_ADMIN');

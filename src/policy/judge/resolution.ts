@@ -25,8 +25,9 @@ function standsFor(alias: string, host: string): boolean {
 /** Why the pod's name resolution could send the proxy to another control plane; undefined when it cannot. */
 export function resolutionProblem(pod: Pod, cp: ControlPlane): Problem {
   const spec = pod.spec as Record<string, unknown>;
-  const hosts = controlPlaneHosts(cp);
   const aliases = spec.hostAliases;
+  // The control plane's names are worked out only for a pod that maps names (most map none).
+  const hosts = aliases === undefined ? [] : controlPlaneHosts(cp);
   if (aliases !== undefined && hosts.length > 0) {
     if (!Array.isArray(aliases)) return 'spec.hostAliases is not a list';
     for (const entry of aliases) {

@@ -4,21 +4,23 @@
  * docs/security.md "Mesh containers, field by field"). Contracts are data: src/policy/judge/istio.ts, linkerd.ts,
  * own.ts; src/policy/judge/judge.ts applies one to a container.
  */
-import type { MeshIdentity, Problem, Role } from '../../mesh/types.ts';
+import type { MeshIdentity, PodView, Problem, Role } from '../../mesh/types.ts';
 import type { ControlPlane } from '../../mesh/control-plane.ts';
-import type { Container, Pod } from '../../contract/pod.ts';
+import type { Container } from '../../contract/pod.ts';
 
 /** A problem with a value, as words completing "its <field> …"; undefined when the value is allowed. */
 export type { Problem };
 
-/** What a check may consult besides the value: the whole pod (its volumes, annotations) and the mesh's identity. */
+/**
+ * What a check may consult besides the value: the container, what of its pod a judgement may read (PodView: the
+ * volumes it mounts, among others; never the whole pod, so a verdict can be reused: src/policy/verdict-cache.ts) and
+ * the configuration's mesh identity and control plane.
+ */
 export interface ContractContext {
-  readonly pod: Pod;
+  readonly pod: PodView;
   readonly container: Container;
   readonly role: Role;
   readonly id: MeshIdentity;
-  /** The pod's volumes by name: a mount is only as trustworthy as the volume behind it. */
-  readonly volumes: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
   /** Where the mesh's proxy may connect and whom it trusts (src/mesh/control-plane.ts). */
   readonly cp: ControlPlane;
 }

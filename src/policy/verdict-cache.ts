@@ -1,0 +1,240 @@
+/**
+ * Verdicts on mesh containers, reused (issue 35). Judging istio-proxy and istio-init field by field against their
+ * contracts (src/policy/judge/) was ~70 % of a companion review's decision, and an injector writes the same containers
+ * into every pod of a workload (its replicas, a Job's pods, a rollout), so the same judgement was made again and again.
+ *
+ * A verdict is reused only for the same input. Its key is the JSON of everything the judgement can read — the
+ * configuration it was made with (by identity), the role and list, the PodView (src/mesh/types.ts), which is all of
+ * the pod a judgement is given, and the whole container. The judgement gets its PodView built from the keyed input
+ * (podViewOf), so the key covers what is judged. A field that differs, or the same container in another pod view, is
+ * another key: judged afresh, never answered from a neighbour. Keys are compared whole (===), so there is no hash
+ * collision to fear; a different key order in the container is only a miss. A key is a string, so what is kept is a
+ * snapshot no later change to a pod object can alter.
+ *
+ * Finding the entry: the key's length picks at most MAX_PER_FINGERPRINT entries, whose keys are compared. Hashing the
+ * whole key in a Map cost as much again as building it (measured: 3 KiB keys of istio-proxy), a comparison only a
+ * fraction.
+ *
+ * Bounded: least recently used first out (in two segments, so inputs met once do not push out those met again), at
+ * most MAX_ENTRIES verdicts and MAX_CHARS characters of keys; a container whose key is longer than MAX_KEY_CHARS, or
+ * whose input holds a name made up per pod (perPod), is judged without the cache. Verdicts are frozen: one object is
+ * handed to every review that hits it.
+ */
+import type { Compiled } from '../config/compile.ts';
+import type { Container, ContainerList } from '../contract/pod.ts';
+import type { PodView, RedirectSettings, Role } from '../mesh/types.ts';
+import { deepFreeze } from '../util/json.ts';
+import { TOKEN_VOLUME_PREFIX } from '../pod/service-account-token.ts';
+
+/** A role's judgement of one container: what identifyPod keeps of it. */
+export type RoleVerdict =
+  | { readonly problem: string }
+  /** own: meshgate's own template (true) or the mesh's own container (false). */
+  | { readonly own: boolean }
+  /** The init container's, with what its arguments leave out of the redirect. */
+  | { readonly own: boolean; readonly settings: RedirectSettings };
+
+/**
+ * 1,024 verdicts: three roles per workload is hundreds of workloads rolling out at once; past that the least recently
+ * used verdict is judged again when it is next needed.
+ */
+export const MAX_ENTRIES = 1024;
+/** 2 Mi characters of keys (2 MiB: JSON of injected containers is ASCII): ~500 keys of istio-proxy (3–5 k each). */
+export const MAX_CHARS = 2 * 1024 * 1024;
+/** 32 Ki characters: ten times an injected istio-proxy; a larger container is judged every time. */
+export const MAX_KEY_CHARS = 32 * 1024;
+/**
+ * Entries compared per review at most: the most recently used ones whose key has the same length (workloads' names
+ * of the same length, as a rule). 32 comparisons of a few KiB that stop where they differ: microseconds at worst.
+ */
+export const MAX_PER_FINGERPRINT = 32;
+
+/** The configurations verdicts were made under, by identity (a new configuration, e.g. learned images, is another). */
+const serials = new WeakMap<Compiled, number>();
+let nextSerial = 0;
+function serialOf(cfg: Compiled): number {
+  let n = serials.get(cfg);
+  if (n === undefined) {
+    n = nextSerial++;
+    serials.set(cfg, n);
+  }
+  return n;
+}
+
+type Volume = Readonly<Record<string, unknown>>;
+
+/** Everything one judgement reads: the container and the parts of its PodView. */
+export interface JudgementInput {
+  readonly cfg: Compiled;
+  readonly role: Role;
+  readonly list: ContainerList;
+  readonly container: Container;
+  readonly first: PodView['first'];
+  readonly serviceAccountName: PodView['serviceAccountName'];
+  readonly gateway: PodView['gateway'];
+  readonly appCapabilities: PodView['appCapabilities'];
+  /** The pod's volumes the container mounts, `[name, volume]` in the order of its mounts. */
+  readonly volumes: ReadonlyArray<readonly [string, Volume]>;
+}
+
+/** The PodView a judgement of `j` gets, built from nothing but what the key holds (so the key covers it). */
+export function podViewOf(j: JudgementInput): PodView {
+  return {
+    volumes: new Map(j.volumes),
+    serviceAccountName: j.serviceAccountName,
+    gateway: j.gateway,
+    first: j.first,
+    appCapabilities: j.appCapabilities,
+  };
+}
+
+/**
+ * The key of a judgement: every input it reads, in one JSON array. `undefined` members of the view become null,
+ * which the judgements treat alike (no ServiceAccount name, no gateway, no capabilities).
+ */
+export function verdictKey(j: JudgementInput): string {
+  return JSON.stringify([
+    serialOf(j.cfg),
+    j.role,
+    j.list,
+    j.first,
+    j.serviceAccountName ?? null,
+    j.gateway ?? null,
+    j.appCapabilities ?? null,
+    j.volumes,
+    j.container,
+  ]);
+}
+
+interface Entry {
+  readonly fingerprint: number | string;
+  readonly key: string;
+  readonly verdict: RoleVerdict;
+}
+
+/**
+ * Which entries are worth comparing: those whose key has the same length. Only an index: entries under one
+ * fingerprint are compared by their whole key, so a fingerprint that said nothing would cost time, never a wrong
+ * verdict (the tests use one). Keys of the same length that differ are told apart by a comparison that stops at the
+ * first character that differs.
+ */
+export const fingerprint = (key: string): number | string => key.length;
+
+/**
+ * JudgementInput inputs holding a name the apiserver makes up for each pod — the ServiceAccount token volume,
+ * `kube-api-access-<random>`, which it mounts into the containers present when it admits the pod (meshgate's patch
+ * mounts it into the mesh's too) — can never be met again: they are judged without the cache (no key, no entry).
+ * That is every review of the validating webhook, which sees the pod after every mutation.
+ */
+export const perPod = (j: JudgementInput): boolean => {
+  const mounts: unknown = j.container.volumeMounts;
+  if (!Array.isArray(mounts)) return false;
+  for (const m of mounts) {
+    const name: unknown = (m as { name?: unknown } | null)?.name;
+    if (typeof name === 'string' && name.startsWith(TOKEN_VOLUME_PREFIX)) return true;
+  }
+  return false;
+};
+
+/**
+ * Least recently used first out, in two segments (segmented LRU): a verdict made enters on probation, a small
+ * segment of PROBATION_SHARE of the entries, and moves to the protected rest when it is used again. An input met
+ * only once (a workload of one pod, a CronJob's run) passes through probation without pushing out the verdicts that
+ * are used again and again (the replicas of a rollout).
+ */
+export const PROBATION_SHARE = 1 / 8;
+
+type Segment = Map<Entry, true>;
+
+export class VerdictCache {
+  /** Each segment's entries, least recently used first (a Map keeps insertion order). */
+  private readonly probation: Segment = new Map();
+  private readonly protectedEntries: Segment = new Map();
+  private readonly byFingerprint = new Map<number | string, Entry[]>();
+  private chars = 0;
+  /** Judgements answered from the cache, made, and made without it (per-pod inputs): tests and benchmarks read them. */
+  hits = 0;
+  misses = 0;
+  bypassed = 0;
+  private readonly maxEntries: number;
+  private readonly maxProbation: number;
+  private readonly maxChars: number;
+  private readonly fingerprintOf: typeof fingerprint;
+
+  constructor(maxEntries = MAX_ENTRIES, maxChars = MAX_CHARS, fingerprintOf = fingerprint) {
+    this.maxEntries = maxEntries;
+    this.maxProbation = Math.max(1, Math.floor(maxEntries * PROBATION_SHARE));
+    this.maxChars = maxChars;
+    this.fingerprintOf = fingerprintOf;
+  }
+
+  get size(): number {
+    return this.probation.size + this.protectedEntries.size;
+  }
+
+  /** The verdict on `j`, from a judgement of the same key made before, or made now by `judge` (and kept). */
+  verdict(j: JudgementInput, judge: (view: PodView) => RoleVerdict): RoleVerdict {
+    if (perPod(j)) {
+      this.bypassed++;
+      return judge(podViewOf(j));
+    }
+    const key = verdictKey(j);
+    const fp = this.fingerprintOf(key);
+    const bucket = this.byFingerprint.get(fp);
+    if (bucket) {
+      for (let i = 0; i < bucket.length; i++) {
+        const e = bucket[i];
+        if (e.key !== key) continue;
+        this.hits++;
+        this.used(e);
+        if (i > 0) {
+          bucket.splice(i, 1);
+          bucket.unshift(e);
+        }
+        return e.verdict;
+      }
+    }
+    this.misses++;
+    const verdict = deepFreeze(judge(podViewOf(j)));
+    if (key.length > MAX_KEY_CHARS) return verdict;
+    const e: Entry = { fingerprint: fp, key, verdict };
+    const list = bucket ?? [];
+    if (!bucket) this.byFingerprint.set(fp, list);
+    list.unshift(e);
+    this.probation.set(e, true);
+    this.chars += key.length;
+    if (list.length > MAX_PER_FINGERPRINT) this.drop(list[list.length - 1]);
+    while (this.probation.size > this.maxProbation) this.drop(oldest(this.probation));
+    while (this.chars > this.maxChars)
+      this.drop(oldest(this.probation.size > 0 ? this.probation : this.protectedEntries));
+    return verdict;
+  }
+
+  /** A hit: protected now (or again most recently used there); the protected segment's oldest goes on probation. */
+  private used(e: Entry): void {
+    if (this.probation.delete(e)) {
+      this.protectedEntries.set(e, true);
+      if (this.protectedEntries.size > this.maxEntries - this.maxProbation) {
+        const demoted = oldest(this.protectedEntries);
+        this.protectedEntries.delete(demoted);
+        this.probation.set(demoted, true);
+        while (this.probation.size > this.maxProbation) this.drop(oldest(this.probation));
+      }
+      return;
+    }
+    this.protectedEntries.delete(e);
+    this.protectedEntries.set(e, true);
+  }
+
+  private drop(e: Entry): void {
+    if (!this.probation.delete(e) && !this.protectedEntries.delete(e)) return;
+    this.chars -= e.key.length;
+    const list = this.byFingerprint.get(e.fingerprint);
+    if (!list) return;
+    const i = list.indexOf(e);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) this.byFingerprint.delete(e.fingerprint);
+  }
+}
+
+const oldest = (segment: Segment): Entry => segment.keys().next().value as Entry;
