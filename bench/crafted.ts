@@ -8,7 +8,7 @@
  */
 import type { MeshName } from '../src/mesh/types.ts';
 import type { Container, Pod } from '../src/contract/pod.ts';
-import { istio, istioPod, linkerd, linkerdPod, pod } from '../test/inject/fixtures.ts';
+import { istio, istioPod, linkerd, linkerdPod, pod } from '../test/policy/mutate/fixtures.ts';
 import { testConfig } from '../test/support/config.ts';
 
 export interface CraftedReview {

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { accessEvent, type AccessRecord } from '../../src/admission/access.ts';
 import { admissionRoutes } from '../../src/admission/handlers.ts';
 import { type AdmissionRequest, encodeResponse } from '../../src/admission/review.ts';
-import { cfg, verified } from '../inject/fixtures.ts';
+import { cfg, verified } from '../policy/mutate/fixtures.ts';
 
 const ISTIO = cfg('istio', { access: { debuggers: { users: ['alice'], groups: ['platform-oncall'] } } });
 

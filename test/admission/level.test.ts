@@ -10,7 +10,7 @@ import { admissionRoutes, ROUTES, routePath } from '../../src/admission/handlers
 import { readWouldDeny, WOULD_DENY_ANNOTATION, WOULD_DENY_LABEL } from '../../src/admission/level.ts';
 import { type AdmissionRequest, encodeResponse, type Verdict } from '../../src/admission/review.ts';
 import type { Pod } from '../../src/contract/pod.ts';
-import { cfg, pod, verified } from '../inject/fixtures.ts';
+import { cfg, pod, verified } from '../policy/mutate/fixtures.ts';
 
 const routes = admissionRoutes({ config: cfg(), nodes: verified });
 

@@ -10,7 +10,7 @@ import type { AdmissionScope, Marker } from '../../src/mark/admission.ts';
 import { keyRing } from '../../src/mark/keys.ts';
 import { ADMITTED_ANNOTATION, verifyMark } from '../../src/mark/mark.ts';
 import type { Pod } from '../../src/contract/pod.ts';
-import { cfg, pod, verified } from '../inject/fixtures.ts';
+import { cfg, pod, verified } from '../policy/mutate/fixtures.ts';
 import { ISO_T0, KEY_B, RING, T0, markFor, marker } from '../support/mark.ts';
 
 const config = cfg();

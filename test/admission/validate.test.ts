@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { validate } from '../../src/admission/validate.ts';
 import type { AdmissionRequest } from '../../src/admission/review.ts';
-import { cfg, facts } from '../inject/fixtures.ts';
+import { cfg, facts } from '../policy/mutate/fixtures.ts';
 import type { RedirectNeed } from '../../src/policy/validate/binding.ts';
 
 const nodes = facts({ good: { verified: true }, bad: { verified: false, reason: 'binary_missing' } });

@@ -9,7 +9,7 @@ import { admissionRoutes } from '../../src/admission/handlers.ts';
 import { type AdmissionRequest, encodeResponse, type Verdict } from '../../src/admission/review.ts';
 import { templateOf } from '../../src/admission/workload.ts';
 import type { Container } from '../../src/contract/pod.ts';
-import { cfg, istio, verified } from '../inject/fixtures.ts';
+import { cfg, istio, verified } from '../policy/mutate/fixtures.ts';
 
 const istioRoutes = admissionRoutes({ config: cfg('istio'), nodes: verified });
 const customRoutes = admissionRoutes({ config: cfg('custom'), nodes: verified });

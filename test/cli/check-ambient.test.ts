@@ -11,7 +11,7 @@ import { optedInNamespaces } from '../../src/check/judge-namespaces.ts';
 import { PodTally } from '../../src/check/judge-pods.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 import { decide } from '../../src/policy/mutate/decide.ts';
-import { cfg, verified } from '../inject/fixtures.ts';
+import { cfg, verified } from '../policy/mutate/fixtures.ts';
 import { levelEntry } from '../support/level-entries.ts';
 
 const AMBIENT = cfg('istio', { ambient: { enabled: true } });

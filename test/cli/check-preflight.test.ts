@@ -24,7 +24,7 @@ import { helm, KUBE_VERSION, type Obj } from '../chart/helm.ts';
 import { findIstioBinaries } from '../e2e/harness/istio.ts';
 import { repoRoot } from '../e2e/harness/binaries.ts';
 import { testConfig } from '../support/config.ts';
-import { istioPod } from '../inject/fixtures.ts';
+import { istioPod } from '../policy/mutate/fixtures.ts';
 
 const istio = compileConfig(buildConfig({ mesh: 'istio' }));
 const withoutLearning = compileConfig(buildConfig({ mesh: 'istio', learnImages: { namespaces: [] } }));

@@ -12,7 +12,7 @@ import type { AdmissionRequest } from '../../src/admission/review.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import { decide } from '../../src/policy/mutate/decide.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
-import { cfg, input, verified } from '../inject/fixtures.ts';
+import { cfg, input, verified } from '../policy/mutate/fixtures.ts';
 import { corpusPod } from '../support/corpus.ts';
 
 const OPENSHIFT = { uid: 1000659999, gid: 1000659999 };

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { PatchStrategy, setHeaderOptions, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { waitFor } from './harness/index.ts';
 import { apiError, createNamespace } from './meshgate.ts';
-import { istio } from '../inject/fixtures.ts';
+import { istio } from '../policy/mutate/fixtures.ts';
 import { shared } from './harness/shared.ts';
 import { startGuardedCluster, VERIFIED_AND_NOT } from './harness/clusters.ts';
 

@@ -10,7 +10,7 @@ import { istio as istioProfile } from '../../src/mesh/istio.ts';
 import { linkerd as linkerdProfile } from '../../src/mesh/linkerd.ts';
 import type { EnvVar, Pod } from '../../src/contract/pod.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
-import { cfg, input, istio, istioPod, linkerdPod, verified } from '../inject/fixtures.ts';
+import { cfg, input, istio, istioPod, linkerdPod, verified } from '../policy/mutate/fixtures.ts';
 
 const withProxyEnv = (env: EnvVar[]): Pod =>
   istioPod({ containers: [{ name: 'app', image: 'nginx' }, istio.proxy({ env })] });

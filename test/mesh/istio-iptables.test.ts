@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { readIstioIptables } from '../../src/mesh/istio-iptables.ts';
 import type { EnvVar } from '../../src/contract/pod.ts';
 import { decide } from '../../src/policy/mutate/decide.ts';
-import { cfg, input, istio, istioPod, verified } from '../inject/fixtures.ts';
+import { cfg, input, istio, istioPod, verified } from '../policy/mutate/fixtures.ts';
 
 const read = (env: EnvVar[], args = ['istio-iptables']) => readIstioIptables(istio.init({ env, args }));
 

@@ -14,7 +14,7 @@ import {
   unionImages,
 } from '../../src/mesh/learn.ts';
 import { withLearned } from '../../src/config/learned.ts';
-import { cfg } from '../inject/fixtures.ts';
+import { cfg } from '../policy/mutate/fixtures.ts';
 
 describe("Istio's istio-sidecar-injector values", () => {
   it.each<[string, unknown, string, string]>([

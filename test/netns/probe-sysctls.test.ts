@@ -12,7 +12,7 @@ import { probeSysctlProblem } from '../../src/policy/sysctls.ts';
 import { ISTIO_PROXY_UID, istioRules } from './mesh-rules.ts';
 import { run } from './netns.ts';
 import { expectFailure, usePod } from './pod-fixture.ts';
-import { cfg, istioPod } from '../inject/fixtures.ts';
+import { cfg, istioPod } from '../policy/mutate/fixtures.ts';
 
 const pod = usePod();
 const PROXY = { uid: ISTIO_PROXY_UID, gid: ISTIO_PROXY_UID };

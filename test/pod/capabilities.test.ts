@@ -14,7 +14,7 @@ import {
 import type { Container } from '../../src/contract/pod.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import { podCapabilityReading } from '../../src/policy/escalation.ts';
-import { cfg, facts, input, istioPod } from '../inject/fixtures.ts';
+import { cfg, facts, input, istioPod } from '../policy/mutate/fixtures.ts';
 
 const c = (capabilities: Record<string, string[]>): Container => ({ name: 'x', securityContext: { capabilities } });
 

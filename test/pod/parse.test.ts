@@ -19,7 +19,7 @@ import { injectCommand } from '../../src/cli/inject.ts';
 import { memoryIO } from '../../src/cli/io.ts';
 import { mutate } from '../../src/admission/mutate.ts';
 import type { AdmissionRequest } from '../../src/admission/review.ts';
-import { cfg, verified } from '../inject/fixtures.ts';
+import { cfg, verified } from '../policy/mutate/fixtures.ts';
 import { stringify } from 'yaml';
 
 const shapes: Array<[string, Record<string, unknown>, string]> = [

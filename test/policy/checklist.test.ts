@@ -9,7 +9,7 @@ import { type Change, changeText, promotionChecklist } from '../../src/policy/ch
 import { checkPosture } from '../../src/policy/posture.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
-import { cfg, input, istioPod, verified } from '../inject/fixtures.ts';
+import { cfg, input, istioPod, verified } from './mutate/fixtures.ts';
 
 const app = (securityContext: Record<string, unknown>, name = 'app'): Container => ({
   name,

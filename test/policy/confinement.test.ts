@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkPosture } from '../../src/policy/posture.ts';
 import type { Pod } from '../../src/contract/pod.ts';
-import { cfg, input, istio, istioPod, linkerd, linkerdPod, verified } from '../inject/fixtures.ts';
+import { cfg, input, istio, istioPod, linkerd, linkerdPod, verified } from './mutate/fixtures.ts';
 
 const withSc = (c: ReturnType<typeof istio.proxy>, extra: Record<string, unknown>) => ({
   ...c,

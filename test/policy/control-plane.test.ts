@@ -18,7 +18,7 @@ import {
   mergeControlPlane,
   pemBodies,
 } from '../../src/mesh/control-plane.ts';
-import { cfg, input, verified } from '../inject/fixtures.ts';
+import { cfg, input, verified } from './mutate/fixtures.ts';
 import {
   containerNamed as container,
   istioInjected as istioBase,

@@ -15,7 +15,7 @@ import type { Container, Pod } from '../../src/contract/pod.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 import { buildConfig } from '../../src/config/load.ts';
 import { rawConfig } from '../support/config.ts';
-import { cfg, input, istioPod, linkerdPod, pod, verified } from '../inject/fixtures.ts';
+import { cfg, input, istioPod, linkerdPod, pod, verified } from './mutate/fixtures.ts';
 
 const restricted = (mesh: MeshName, baselineNamespaces: string[] = []) =>
   cfg(mesh, { apps: { privileges: 'restricted', baselineNamespaces } });

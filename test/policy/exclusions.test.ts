@@ -9,7 +9,7 @@ import { decide } from '../../src/policy/mutate/decide.ts';
 import { block, coverage } from '../../src/policy/cidr.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 import type { Pod } from '../../src/contract/pod.ts';
-import { cfg, input, istio, istioPod, linkerd, linkerdPod, pod, verified } from '../inject/fixtures.ts';
+import { cfg, input, istio, istioPod, linkerd, linkerdPod, pod, verified } from './mutate/fixtures.ts';
 
 const slash1s = '0.0.0.0/1,128.0.0.0/1';
 /** 256 /8s without 127/8: everything but the loopback, where Istio's probe lives. */

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/policy/mutate/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
-import { cfg, input, verified } from '../inject/fixtures.ts';
+import { cfg, input, verified } from './mutate/fixtures.ts';
 import {
   containerNamed as named,
   istioInjected as istioBase,

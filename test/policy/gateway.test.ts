@@ -10,7 +10,7 @@ import type { Container, Pod } from '../../src/contract/pod.ts';
 import { decide } from '../../src/policy/mutate/decide.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import { checkUpdate } from '../../src/policy/validate/update.ts';
-import { cfg, input, istio, pod, verified } from '../inject/fixtures.ts';
+import { cfg, input, istio, pod, verified } from './mutate/fixtures.ts';
 
 const router = (over: Partial<Container> = {}) =>
   istio.proxy({ args: ['proxy', 'router', '--domain', '$(POD_NAMESPACE).svc.cluster.local'], ...over });

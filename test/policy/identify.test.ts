@@ -8,7 +8,7 @@ import { checkPosture } from '../../src/policy/posture.ts';
 import { decide } from '../../src/policy/mutate/decide.ts';
 import { identifyPod } from '../../src/policy/identify.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
-import { cfg, input, istio, istioPod, linkerd, linkerdPod, pod, verified } from '../inject/fixtures.ts';
+import { cfg, input, istio, istioPod, linkerd, linkerdPod, pod, verified } from './mutate/fixtures.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 
 const STATUS = { 'sidecar.istio.io/status': istio.status };

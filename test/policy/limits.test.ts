@@ -16,7 +16,7 @@ import {
 } from '../../src/policy/limits.ts';
 import { checkPosture } from '../../src/policy/posture.ts';
 import { MAX_LIST_ENTRIES } from '../../src/util/values.ts';
-import { cfg, input, istio, istioPod, linkerd, linkerdPod, pod, verified } from '../inject/fixtures.ts';
+import { cfg, input, istio, istioPod, linkerd, linkerdPod, pod, verified } from './mutate/fixtures.ts';
 
 const T = 'traffic.sidecar.istio.io';
 const cidrs = (n: number) => Array.from({ length: n }, (_, i) => `10.0.${i >> 8}.${i & 255}/32`).join(',');

@@ -8,7 +8,7 @@ import { checkPosture } from '../../src/policy/posture.ts';
 import { decide } from '../../src/policy/mutate/decide.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
-import { cfg, input, istio, istioPod, linkerd, linkerdPod, verified } from '../inject/fixtures.ts';
+import { cfg, input, istio, istioPod, linkerd, linkerdPod, verified } from './mutate/fixtures.ts';
 
 type Mount = { name: string; mountPath: string; readOnly?: boolean };
 const TOKEN = {

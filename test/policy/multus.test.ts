@@ -12,7 +12,7 @@ import { checkUpdate } from '../../src/policy/validate/update.ts';
 import { NETWORKS_ANNOTATION, parseNetworks } from '../../src/policy/multus.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 import { corpusPod } from '../support/corpus.ts';
-import { cfg, input, istioPod, pod, verified } from '../inject/fixtures.ts';
+import { cfg, input, istioPod, pod, verified } from './mutate/fixtures.ts';
 import { resolveWithMultus } from '../cni/multus-oracle.ts';
 import { corpus } from '../cni/helpers.ts';
 

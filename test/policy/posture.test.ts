@@ -5,7 +5,7 @@ import { checkPosture } from '../../src/policy/posture.ts';
 import { decide } from '../../src/policy/mutate/decide.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 import type { Compiled } from '../../src/config/compile.ts';
-import { cfg, facts, input, istio, istioPod, pinnedTo, pod, verified } from '../inject/fixtures.ts';
+import { cfg, facts, input, istio, istioPod, pinnedTo, pod, verified } from './mutate/fixtures.ts';
 import { checkBinding, redirectNeed } from '../../src/policy/validate/binding.ts';
 
 function mutated(p: Pod, c: Compiled, f = verified): Pod {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decideRedirect } from '../../src/policy/redirect.ts';
 import { requiresNodeLabel, targetNode } from '../../src/policy/target-node.ts';
-import { cfg, facts, pinnedTo, pod } from '../inject/fixtures.ts';
+import { cfg, facts, pinnedTo, pod } from './mutate/fixtures.ts';
 
 const V = 'v1.34.1';
 const OLD = 'v1.28.9';

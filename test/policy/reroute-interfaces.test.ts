@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { checkPosture } from '../../src/policy/posture.ts';
 import { decide } from '../../src/policy/mutate/decide.ts';
 import { rerouteProblem } from '../../src/mesh/reroute-interfaces.ts';
-import { cfg, input, istio, istioPod, verified } from '../inject/fixtures.ts';
+import { cfg, input, istio, istioPod, verified } from './mutate/fixtures.ts';
 
 const KUBEVIRT = 'traffic.sidecar.istio.io/kubevirtInterfaces';
 const REROUTE = 'istio.io/reroute-virtual-interfaces';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkPosture } from '../../src/policy/posture.ts';
 import type { Pod } from '../../src/contract/pod.ts';
-import { cfg, input, istioPod, linkerdPod, verified } from '../inject/fixtures.ts';
+import { cfg, input, istioPod, linkerdPod, verified } from './mutate/fixtures.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 
 const app = (sc: Record<string, unknown>) => ({ name: 'app', image: 'nginx', securityContext: sc });

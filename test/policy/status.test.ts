@@ -9,7 +9,7 @@ import { parsePod } from '../../src/pod/parse.ts';
 import { nodeFactsFromState } from '../../src/facts/node-state.ts';
 import { testConfig } from '../support/config.ts';
 import { corpusTemplatePods } from '../support/corpus.ts';
-import { istio, istioPod, linkerd, linkerdPod } from '../inject/fixtures.ts';
+import { istio, istioPod, linkerd, linkerdPod } from './mutate/fixtures.ts';
 
 describe('the status annotation', () => {
   it('writes what JSON.stringify writes, for every corpus pod under every profile and node state', () => {

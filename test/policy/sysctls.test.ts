@@ -9,7 +9,7 @@ import { decide } from '../../src/policy/mutate/decide.ts';
 import { probeSysctlProblem, validatorPorts } from '../../src/policy/sysctls.ts';
 import type { Pod } from '../../src/contract/pod.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
-import { cfg, input, istioPod, linkerdPod, pod, verified } from '../inject/fixtures.ts';
+import { cfg, input, istioPod, linkerdPod, pod, verified } from './mutate/fixtures.ts';
 
 const withSysctls = (p: Pod, sysctls: Array<[string, string]>): Pod => ({
   ...p,

@@ -20,7 +20,7 @@ import {
 } from '../../src/policy/verdict-cache.ts';
 import { corpusConfig } from '../corpus/judge.ts';
 import { loadCorpus } from '../corpus/load.ts';
-import { istio, istioPod } from '../inject/fixtures.ts';
+import { istio, istioPod } from './mutate/fixtures.ts';
 import { testConfig } from '../support/config.ts';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

@@ -9,7 +9,7 @@ import { LabelledUnmeshed } from '../../src/repair/unmeshed/labelled.ts';
 import { keyRing, type KeyRing } from '../../src/mark/keys.ts';
 import { issueMark } from '../../src/mark/mark.ts';
 import type { Pod } from '../../src/contract/pod.ts';
-import { cfg, istioPod, pod } from '../inject/fixtures.ts';
+import { cfg, istioPod, pod } from '../policy/mutate/fixtures.ts';
 
 const c = cfg('istio');
 const OWNER = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-6d4f', uid: 'rs-1', controller: true };

@@ -11,7 +11,7 @@ import { createRepairMetrics } from '../../src/repair/metrics.ts';
 import { judgeUnmeshed } from '../../src/repair/unmeshed/judge.ts';
 import { BLOCKED_RETRY_MS, UnmeshedPods, type PodRef, type UnmeshedApi } from '../../src/repair/unmeshed/sweep.ts';
 import type { Pod } from '../../src/contract/pod.ts';
-import { cfg, istioPod, pod } from '../inject/fixtures.ts';
+import { cfg, istioPod, pod } from '../policy/mutate/fixtures.ts';
 import { LabelledUnmeshed } from '../../src/repair/unmeshed/labelled.ts';
 
 const c = cfg('istio');

@@ -35,7 +35,7 @@ export function corpusPod(file: string): {
   throw new Error(`${file}: no pod template`);
 }
 
-/** A mesh injector's real output from the corpus as a pod bound to node `good` (test/inject/fixtures.ts verified). */
+/** A mesh injector's real output from the corpus as a pod bound to node `good` (test/policy/mutate/fixtures.ts verified). */
 export function injectedPod(file: string): Pod {
   const p = corpusPod(file) as unknown as Pod;
   p.metadata = { ...(p.metadata ?? {}), name: 'w', namespace: 'demo' };

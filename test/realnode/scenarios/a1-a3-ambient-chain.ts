@@ -11,7 +11,7 @@
 //        first in each pod, fails closed (S11's twin, in the order S11 did not see: meshgate's own node agent is
 //        back AGENT_LATE_MS after the kubelet, so the kubelet re-admits the pods while rn-1 still says verified)
 // The node quarantine is not switched on for this line (scenarios.ts): with one ambient node it would hold rn-1
-// withdrawn with nowhere else to run; it is judged on the sidecar lines and in test/ambient/repair.test.ts.
+// withdrawn with nowhere else to run; it is judged on the sidecar lines and in test/policy/ambient/repair.test.ts.
 import { AMBIENT_OPT_IN } from '../harness/mesh.ts';
 import {
   appContainer,

@@ -5,12 +5,12 @@
  */
 import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
-import { decide, type Decision } from '../../src/policy/mutate/decide.ts';
-import { checkPosture } from '../../src/policy/posture.ts';
-import { checkUpdate } from '../../src/policy/validate/update.ts';
-import type { Pod } from '../../src/contract/pod.ts';
-import type { PodInput } from '../../src/policy/screen.ts';
-import { cfg, facts, pinnedTo, pod, verified } from '../inject/fixtures.ts';
+import { decide, type Decision } from '../../../src/policy/mutate/decide.ts';
+import { checkPosture } from '../../../src/policy/posture.ts';
+import { checkUpdate } from '../../../src/policy/validate/update.ts';
+import type { Pod } from '../../../src/contract/pod.ts';
+import type { PodInput } from '../../../src/policy/screen.ts';
+import { cfg, facts, pinnedTo, pod, verified } from '../mutate/fixtures.ts';
 
 const AMBIENT = cfg('istio', { ambient: { enabled: true } });
 const OFF = cfg('istio');

@@ -3,15 +3,15 @@
  * label its author can remove, and refuses bindings of CNI-mode pods to unverified nodes and of unmeshed pods.
  */
 import { describe, expect, it } from 'vitest';
-import { checkBinding, redirectNeed } from '../../src/policy/validate/binding.ts';
-import { validate } from '../../src/admission/validate.ts';
-import type { AdmissionRequest } from '../../src/admission/review.ts';
-import type { PodNeeds } from '../../src/kube/pod-mode-cache.ts';
-import { cfg, istio, istioPod, pod, verified } from '../inject/fixtures.ts';
+import { checkBinding, redirectNeed } from '../../../src/policy/validate/binding.ts';
+import { validate } from '../../../src/admission/validate.ts';
+import type { AdmissionRequest } from '../../../src/admission/review.ts';
+import type { PodNeeds } from '../../../src/kube/pod-mode-cache.ts';
+import { cfg, istio, istioPod, pod, verified } from '../mutate/fixtures.ts';
 import jsonpatch from 'fast-json-patch';
-import { decide } from '../../src/policy/mutate/decide.ts';
-import type { Pod } from '../../src/contract/pod.ts';
-import { bindingRequest } from '../http/reviews.ts';
+import { decide } from '../../../src/policy/mutate/decide.ts';
+import type { Pod } from '../../../src/contract/pod.ts';
+import { bindingRequest } from '../../http/reviews.ts';
 
 describe('what a pod needs from its node, from its spec', () => {
   const c = cfg('istio');

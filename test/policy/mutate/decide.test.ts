@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import jsonpatch from 'fast-json-patch';
-import { decide, type Decision } from '../../src/policy/mutate/decide.ts';
-import type { Pod } from '../../src/contract/pod.ts';
-import { readStatus } from '../../src/policy/status.ts';
+import { decide, type Decision } from '../../../src/policy/mutate/decide.ts';
+import type { Pod } from '../../../src/contract/pod.ts';
+import { readStatus } from '../../../src/policy/status.ts';
 import { cfg, facts, input, istio, istioPod, linkerdPod, pinnedTo, pod, verified } from './fixtures.ts';
 
 function apply(p: Pod, d: Decision): Pod {

@@ -4,8 +4,8 @@
  * that says what they wait for and what to do.
  */
 import { describe, expect, it } from 'vitest';
-import { heldMessage, heldPending } from '../../src/policy/mutate/held.ts';
-import type { InjectionStatus } from '../../src/policy/status.ts';
+import { heldMessage, heldPending } from '../../../src/policy/mutate/held.ts';
+import type { InjectionStatus } from '../../../src/policy/status.ts';
 
 const status = (o: Partial<InjectionStatus> = {}): string =>
   JSON.stringify({

@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import jsonpatch from 'fast-json-patch';
-import { checkUpdate } from '../../src/policy/validate/update.ts';
-import { decide } from '../../src/policy/mutate/decide.ts';
-import type { Pod } from '../../src/contract/pod.ts';
-import { cfg, input, istioPod, pod, verified } from '../inject/fixtures.ts';
+import { checkUpdate } from '../../../src/policy/validate/update.ts';
+import { decide } from '../../../src/policy/mutate/decide.ts';
+import type { Pod } from '../../../src/contract/pod.ts';
+import { cfg, input, istioPod, pod, verified } from '../mutate/fixtures.ts';
 
 const c = cfg('istio');
 /** A pod as it exists after admission: Istio injected, meshgate adjusted it for a verified node. */

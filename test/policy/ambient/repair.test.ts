@@ -9,12 +9,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { memoryIO } from '../../src/cli/io.ts';
-import { validateRedirectCommand } from '../../src/cli/validate-redirect.ts';
-import { decideRepair } from '../../src/repair/failed/decide.ts';
-import { VALIDATION_FAILURES } from '../../src/repair/failed/failures.ts';
-import { cfg } from '../inject/fixtures.ts';
-import { ISO_T0, markFor, RING } from '../support/mark.ts';
+import { memoryIO } from '../../../src/cli/io.ts';
+import { validateRedirectCommand } from '../../../src/cli/validate-redirect.ts';
+import { decideRepair } from '../../../src/repair/failed/decide.ts';
+import { VALIDATION_FAILURES } from '../../../src/repair/failed/failures.ts';
+import { cfg } from '../mutate/fixtures.ts';
+import { ISO_T0, markFor, RING } from '../../support/mark.ts';
 
 describe('an ambient pod whose validator failed', () => {
   it('exits 42 with reason ambient_not_captured, and the repair controller deletes it with that reason', async () => {

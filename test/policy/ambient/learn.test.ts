@@ -2,13 +2,13 @@
 // REAL istio-cni chart of Istio 1.27.0 renders it: its defaults are meshgate's, a custom selector is read as
 // istio-cni reads it, and what istio-cni would not take is not learned.
 import { describe, expect, it } from 'vitest';
-import { ambientFromCniConfig } from '../../src/policy/ambient/learn.ts';
-import { PROFILE_DEFAULTS } from '../../src/config/defaults.ts';
-import { compileConfig } from '../../src/config/compile.ts';
-import { buildConfig } from '../../src/config/load.ts';
-import { withLearned } from '../../src/config/learned.ts';
-import { agreedAmbient, ambientFromConfigMap } from '../../src/kube/learned-images.ts';
-import { istioCniConfigData } from '../istio/cni-chart.ts';
+import { ambientFromCniConfig } from '../../../src/policy/ambient/learn.ts';
+import { PROFILE_DEFAULTS } from '../../../src/config/defaults.ts';
+import { compileConfig } from '../../../src/config/compile.ts';
+import { buildConfig } from '../../../src/config/load.ts';
+import { withLearned } from '../../../src/config/learned.ts';
+import { agreedAmbient, ambientFromConfigMap } from '../../../src/kube/learned-images.ts';
+import { istioCniConfigData } from '../../istio/cni-chart.ts';
 
 const cm = (data: Record<string, string>, name = 'istio-cni-config') => ({
   metadata: { name, namespace: 'istio-system' },

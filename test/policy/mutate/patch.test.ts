@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import jsonpatch from 'fast-json-patch';
-import * as patch from '../../src/policy/mutate/patch.ts';
-import type { Pod } from '../../src/contract/pod.ts';
-import type { PatchOp } from '../../src/contract/patch.ts';
+import * as patch from '../../../src/policy/mutate/patch.ts';
+import type { Pod } from '../../../src/contract/pod.ts';
+import type { PatchOp } from '../../../src/contract/patch.ts';
 import { pod } from './fixtures.ts';
 
 function apply(p: Pod, ops: PatchOp[]): Pod {

@@ -1,8 +1,8 @@
 /** Small builders for decision-core tests. */
-import { nodeFactsFromState } from '../../src/facts/node-state.ts';
-import type { Container, Pod } from '../../src/contract/pod.ts';
-import type { PodInput } from '../../src/policy/screen.ts';
-export { testConfig as cfg } from '../support/config.ts';
+import { nodeFactsFromState } from '../../../src/facts/node-state.ts';
+import type { Container, Pod } from '../../../src/contract/pod.ts';
+import type { PodInput } from '../../../src/policy/screen.ts';
+export { testConfig as cfg } from '../../support/config.ts';
 
 export function facts(
   nodes: Record<

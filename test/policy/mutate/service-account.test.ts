@@ -7,14 +7,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import jsonpatch from 'fast-json-patch';
-import { decide, type Decision } from '../../src/policy/mutate/decide.ts';
-import type { PatchOp } from '../../src/contract/patch.ts';
-import { TOKEN_MOUNT_PATH, tokenMount, tokenMountOps } from '../../src/policy/mutate/service-account.ts';
-import { checkPosture } from '../../src/policy/posture.ts';
-import type { Compiled } from '../../src/config/compile.ts';
-import type { NodeFacts } from '../../src/facts/node-facts.ts';
-import type { Container, Pod } from '../../src/contract/pod.ts';
-import { MAX_PATCH_OPS } from '../../src/policy/limits.ts';
+import { decide, type Decision } from '../../../src/policy/mutate/decide.ts';
+import type { PatchOp } from '../../../src/contract/patch.ts';
+import { TOKEN_MOUNT_PATH, tokenMount, tokenMountOps } from '../../../src/policy/mutate/service-account.ts';
+import { checkPosture } from '../../../src/policy/posture.ts';
+import type { Compiled } from '../../../src/config/compile.ts';
+import type { NodeFacts } from '../../../src/facts/node-facts.ts';
+import type { Container, Pod } from '../../../src/contract/pod.ts';
+import { MAX_PATCH_OPS } from '../../../src/policy/limits.ts';
 import { cfg, facts, input, istio, istioPod, linkerd, linkerdPod, pod, verified } from './fixtures.ts';
 
 const VOLUME = 'kube-api-access-x7k2p';
