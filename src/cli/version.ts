@@ -13,9 +13,9 @@ import { PACKAGE_ROOT, type VersionInfo, versionInfo } from '../util/version.ts'
 
 const USAGE = `usage: meshgate version [-o text|json]
 
-Prints meshgate's version, the chart and image it belongs to, the Node.js version and the git commit it was built
-from (when recorded). A release (the image, the single-file CLI) names the chart and image it was released with; a
-checkout names its own chart (charts/meshgate) and the image that chart runs by default.
+Prints meshgate's version, the chart and image it belongs to, the Node.js version and the flags in force, and the
+git commit it was built from (when recorded). A release (the image, the single-file CLI) names the chart and image
+it was released with; a checkout names its own chart (charts/meshgate) and the image that chart runs by default.
 'meshgate --version' prints the version on one line.
 
 flags:
@@ -56,7 +56,7 @@ export async function versionCommand(argv: string[], io: CliIO): Promise<number>
   const from = v.releaseSource === 'checkout' ? ' (charts/meshgate of this checkout)' : '';
   io.stdout(
     `meshgate ${v.version}\n  chart:    ${v.chart ?? 'unknown'}${from}\n  image:    ${v.image ?? 'unknown'}${from}\n` +
-      `  commit:   ${commit}\n  node:     ${v.node}\n  platform: ${v.platform}\n`,
+      `  commit:   ${commit}\n  node:     ${v.node}${v.nodeFlags ? ` ${v.nodeFlags.join(' ')}` : ''}\n  platform: ${v.platform}\n`,
   );
   return 0;
 }

@@ -25,7 +25,19 @@ export interface VersionInfo {
   /** The image reference this build was released as (build-info.json of a release). */
   image?: string;
   node: string;
+  /**
+   * The Node.js and V8 flags this process runs with (its command line's, then NODE_OPTIONS'), when any: the image
+   * and the single-file CLI set a 2 MiB semi-space (scripts/release-cli.ts NODE_FLAGS), without which a large
+   * `meshgate check` peaks at 1.6× the memory. Shown so a report of memory says which flags were in force.
+   */
+  nodeFlags?: string[];
   platform: string;
+}
+
+/** The flags of this process: those before the script, then NODE_OPTIONS' (which Node applies too). */
+function nodeFlags(): string[] {
+  const fromEnv = (process.env.NODE_OPTIONS ?? '').split(/\s+/).filter((f) => f.startsWith('-'));
+  return [...process.execArgv, ...fromEnv];
 }
 
 function readText(path: string): string | undefined {
@@ -72,6 +84,8 @@ export function versionInfo(root = PACKAGE_ROOT): VersionInfo {
     node: process.version,
     platform: `${process.platform}/${process.arch}`,
   };
+  const flags = nodeFlags();
+  if (flags.length > 0) info.nodeFlags = flags;
   let built: { commit?: unknown; chart?: unknown; image?: unknown } | undefined;
   try {
     built = JSON.parse(buildFile(root, 'build-info.json') ?? 'null') as typeof built;

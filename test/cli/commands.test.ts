@@ -175,9 +175,15 @@ describe('version', () => {
         }),
       ).commit,
     ).toBe(b);
+    // No commit, chart or image: only what the process itself says (its flags, as vitest started this worker).
+    const flags = [
+      ...process.execArgv,
+      ...(process.env.NODE_OPTIONS ?? '').split(/\s+/).filter((f) => f.startsWith('-')),
+    ];
     expect(versionInfo(root('bare', {}))).toEqual({
       version: '9.8.7',
       node: process.version,
+      ...(flags.length > 0 ? { nodeFlags: flags } : {}),
       platform: `${process.platform}/${process.arch}`,
     });
     expect(versionInfo(root('garbage', { 'build-info.json': '{"commit":"$(rm -rf /)"}' })).commit).toBeUndefined();

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../e2e/harness/binaries.ts';
 import { buildImage, releaseFacts } from '../../scripts/release.ts';
+import { NODE_FLAGS } from '../../scripts/release-cli.ts';
 import {
   dockerignore,
   envPairs,
@@ -56,7 +57,7 @@ describe('Dockerfile structure', () => {
       .at(-1)!
       .instructions.filter((i) => i.op === 'ENV')
       .flatMap(envPairs);
-    expect(Object.fromEntries(runtime).NODE_OPTIONS).toBe('--max-semi-space-size=2');
+    expect(Object.fromEntries(runtime).NODE_OPTIONS).toBe(NODE_FLAGS.join(' '));
   });
 
   it('keeps node_modules, .git, tests and certificates out of the build context', () => {

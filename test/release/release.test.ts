@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NODE_FLAGS } from '../../scripts/release-cli.ts';
 import { release, type ReleaseResult } from '../../scripts/release.ts';
 import { startControlPlane, type ControlPlane } from '../e2e/harness/index.ts';
 import { crane, type Registry, startRegistry } from './crane.ts';
@@ -143,6 +144,8 @@ describe('the release, pushed to an OCI registry and installed from it', () => {
       expect(version.stdout).toContain(`chart:    meshgate ${r.facts.chartVersion}\n`);
       expect(version.stdout).toContain(`image:    ${r.facts.image}\n`);
       expect(version.stdout).toMatch(new RegExp(`^meshgate ${r.facts.version.replace(/\./g, '\\.')}\\n`));
+      // The image's Node.js flags ride in the executable (SEA execArgv), with no NODE_OPTIONS to carry them.
+      expect(version.stdout).toContain(`  node:     ${process.version} ${NODE_FLAGS.join(' ')}\n`);
       const help = run(['check', '--help']);
       expect(help.status, help.stderr).toBe(0);
       expect(help.stdout).toMatch(/^usage: meshgate check/);
