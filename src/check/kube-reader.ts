@@ -1,12 +1,10 @@
 /**
  * Reads what `meshgate check` judges through the Kubernetes API, read-only, reducing every object to the plain
- * facts of facts.ts. "Not found" is `undefined`; any other API refusal (403 from RBAC, 500) is a `ReadError` the
- * check reports; a failure to reach the apiserver at all is a `ConnectionError` (exit 2). Lists are paged.
+ * facts of facts.ts (records.ts). "Not found" is `undefined`; other failures as read-errors.ts words them. Lists are
+ * paged, and each item is parsed alone as it arrives (raw-list.ts).
  */
-import { istioOpenShiftProxyIds } from '../mesh/istio-openshift.ts';
 import {
   AdmissionregistrationV1Api,
-  ApiException,
   AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
@@ -14,16 +12,28 @@ import {
   VersionApi,
   type KubeConfig,
 } from '@kubernetes/client-node';
-import { describeKubeError, KubeApiError, KubeTransportError } from '../kube/errors.ts';
 import { core, group } from '../kube/api/paths.ts';
-import type { VerdictNode } from '../contract/node.ts';
 import { listItems } from './raw-list.ts';
-import { leaseNode, NODE_LEASE_LABEL, nodeLeaseName } from '../contract/node.ts';
-import { controllerOf, podRecord, webhookEntry, type PodLike } from './records.ts';
+import type { LeaseRenewal, VerdictNode } from '../contract/node.ts';
+import { leaseNode, NODE_LEASE_LABEL, nodeLeaseName, renewedAt } from '../contract/node.ts';
+import {
+  agentPod,
+  controllerOf,
+  daemonSetStatus,
+  deploymentStatus,
+  endpointCounts,
+  namespaceFacts,
+  type NamespaceLike,
+  podRecord,
+  webhookEntry,
+  type PodLike,
+} from './records.ts';
+import { ConnectionError, readFailure } from './read-errors.ts';
 import type {
   AgentPod,
   NamespaceFacts,
   Owner,
+  PodRecord,
   Read,
   ReadError,
   SecretCerts,
@@ -32,21 +42,9 @@ import type {
   WebhookKind,
   WorkloadStatus,
 } from './facts.ts';
-import type { PodRecord } from './facts.ts';
 
 /** Items per LIST page: few requests; items are parsed one at a time as they arrive (raw-list.ts), never a page whole. */
 const PAGE = 500;
-
-export class ConnectionError extends Error {}
-
-/** fetch's own message is "fetch failed": the reason (ECONNREFUSED, a TLS error) is in its cause. */
-function networkDetail(err: unknown): string {
-  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
-  if (!cause) return describeKubeError(err);
-  return cause.code && !cause.message?.includes(cause.code)
-    ? `${cause.code}: ${cause.message}`
-    : String(cause.message ?? cause);
-}
 
 export class KubeReader {
   readonly #server: string;
@@ -69,23 +67,12 @@ export class KubeReader {
     this.#version = kc.makeApiClient(VersionApi);
   }
 
-  /**
-   * 404 → undefined, other API statuses → ReadError, anything else (refused, TLS, DNS) and 401 → ConnectionError.
-   * A 403 is an answer: RBAC hides this object from these credentials, and the check that needs it says so.
-   */
+  /** `call`, its failure as read-errors.ts words it. */
   async #read<T>(what: string, call: () => Promise<T>): Promise<T | ReadError | undefined> {
     try {
       return await call();
     } catch (err) {
-      if (err instanceof ApiException) {
-        if (err.code === 404) return undefined;
-        if (err.code === 401)
-          throw new ConnectionError(`${this.#server} rejected the credentials (401 Unauthorized) reading ${what}`);
-        return { error: describeKubeError(err) };
-      }
-      throw new ConnectionError(
-        `cannot reach the apiserver at ${this.#server} (reading ${what}): ${networkDetail(err)}`,
-      );
+      return readFailure(err, this.#server, what, false);
     }
   }
 
@@ -128,14 +115,7 @@ export class KubeReader {
       }),
     );
     if (slices === undefined || 'error' in slices) return slices ?? { error: 'EndpointSlices not found' };
-    let ready = 0;
-    let notReady = 0;
-    for (const s of slices.items) {
-      if (!(s.ports ?? []).some((p) => (p.name ?? '') === portName)) continue;
-      // The API: a nil `ready` means ready.
-      for (const e of s.endpoints ?? []) e.conditions?.ready === false ? notReady++ : ready++;
-    }
-    return { namespace, name, ports, ready, notReady };
+    return { namespace, name, ports, ...endpointCounts(slices.items, portName) };
   }
 
   async secret(namespace: string, name: string): Promise<Read<SecretCerts>> {
@@ -164,32 +144,14 @@ export class KubeReader {
       this.#apps.readNamespacedDaemonSet({ name, namespace }),
     );
     if (ds === undefined || 'error' in ds) return ds;
-    const st = ds.status;
-    return {
-      namespace,
-      name,
-      selector: ds.spec?.selector.matchLabels ?? {},
-      desired: st?.desiredNumberScheduled ?? 0,
-      ready: st?.numberReady ?? 0,
-      available: st?.numberAvailable ?? 0,
-      updated: st?.updatedNumberScheduled ?? 0,
-    };
+    return { ...daemonSetStatus(namespace, name, ds), selector: ds.spec?.selector.matchLabels ?? {} };
   }
 
   async deployment(namespace: string, name: string): Promise<Read<WorkloadStatus>> {
     const d = await this.#read(`Deployment ${namespace}/${name}`, () =>
       this.#apps.readNamespacedDeployment({ name, namespace }),
     );
-    if (d === undefined || 'error' in d) return d;
-    const st = d.status;
-    return {
-      namespace,
-      name,
-      desired: d.spec?.replicas ?? 1,
-      ready: st?.readyReplicas ?? 0,
-      available: st?.availableReplicas ?? 0,
-      updated: st?.updatedReplicas ?? 0,
-    };
+    return d === undefined || 'error' in d ? d : deploymentStatus(namespace, name, d);
   }
 
   async agentPods(namespace: string, selector: Record<string, string>): Promise<AgentPod[] | ReadError> {
@@ -201,10 +163,7 @@ export class KubeReader {
       `pods of ${namespace} (${labelSelector})`,
       core('pods', { namespace }),
       { labelSelector },
-      (p: PodLike & { status?: { conditions?: Array<{ type: string; status: string }> } }) => {
-        const ready = p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-        out.push({ name: p.metadata?.name ?? '', node: p.spec?.nodeName, ready, phase: p.status?.phase });
-      },
+      (p: Parameters<typeof agentPod>[0]) => out.push(agentPod(p)),
     );
     return err ?? out;
   }
@@ -224,8 +183,7 @@ export class KubeReader {
       this.#coordination.readNamespacedLease({ name, namespace }),
     );
     if (l === undefined || 'error' in l) return l;
-    const renewed = l.spec?.renewTime;
-    const at = renewed === undefined ? Number.NaN : new Date(renewed as unknown as string).getTime();
+    const at = new Date(l.spec?.renewTime ?? Number.NaN).getTime(); // the client's model holds a Date
     return Number.isNaN(at) ? undefined : at;
   }
 
@@ -240,10 +198,10 @@ export class KubeReader {
       `Leases of ${namespace}`,
       group('coordination.k8s.io/v1', 'leases', { namespace }),
       { labelSelector: NODE_LEASE_LABEL },
-      (l: { metadata?: { name?: string }; spec?: { renewTime?: string } }) => {
+      (l: LeaseRenewal) => {
         const node = leaseNode(l.metadata?.name);
-        const at = l.spec?.renewTime === undefined ? Number.NaN : Date.parse(l.spec.renewTime);
-        if (node !== undefined && !Number.isNaN(at)) out.set(node, at);
+        const at = renewedAt(l);
+        if (node !== undefined && at !== undefined) out.set(node, at);
       },
     );
     return err ?? out;
@@ -251,17 +209,8 @@ export class KubeReader {
 
   async namespaces(): Promise<NamespaceFacts[] | ReadError> {
     const out: NamespaceFacts[] = [];
-    const err = await this.#pages(
-      'Namespaces',
-      core('namespaces'),
-      {},
-      (ns: { metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> } }) => {
-        out.push({
-          name: ns.metadata?.name ?? '',
-          labels: ns.metadata?.labels ?? {},
-          proxyIds: istioOpenShiftProxyIds(ns.metadata?.annotations),
-        });
-      },
+    const err = await this.#pages('Namespaces', core('namespaces'), {}, (ns: NamespaceLike) =>
+      out.push(namespaceFacts(ns)),
     );
     return err ?? out;
   }
@@ -284,10 +233,7 @@ export class KubeReader {
     return rs === undefined || 'error' in rs ? undefined : controllerOf(rs.metadata?.ownerReferences);
   }
 
-  /**
-   * Every page of a list as plain JSON (raw-list.ts), each item parsed alone, handed to `each` and dropped. Errors as
-   * #read words them.
-   */
+  /** Every page of a list as plain JSON (raw-list.ts), each item parsed alone, handed to `each` and dropped. */
   async #pages<T>(
     what: string,
     path: string,
@@ -298,14 +244,7 @@ export class KubeReader {
       await listItems<T>(this.#kc, path, PAGE, query, each);
       return undefined;
     } catch (err) {
-      if (err instanceof KubeApiError) {
-        if (err.code === 404) return { error: `${what}: not found` };
-        if (err.code === 401)
-          throw new ConnectionError(`${this.#server} rejected the credentials (401 Unauthorized) reading ${what}`);
-        return { error: describeKubeError(err) };
-      }
-      const detail = err instanceof KubeTransportError ? err.message : networkDetail(err);
-      throw new ConnectionError(`cannot reach the apiserver at ${this.#server} (reading ${what}): ${detail}`);
+      return readFailure(err, this.#server, what, true);
     }
   }
 }

@@ -3,8 +3,8 @@
  * @kubernetes/client-node (src/check/kube-reader.ts) and the repair controller through meshgate's own client
  * (src/repair/unmeshed/api.ts), and both must see the same facts. Pure.
  */
-import type { Owner, WebhookEntry } from './facts.ts';
-import type { PodRecord } from './facts.ts';
+import { istioOpenShiftProxyIds } from '../mesh/istio-openshift.ts';
+import type { AgentPod, NamespaceFacts, Owner, PodRecord, WebhookEntry, WorkloadStatus } from './facts.ts';
 import type { LabelSelector } from '../util/selector.ts';
 
 interface OwnerRef {
@@ -69,4 +69,78 @@ export function podRecord(namespace: string, p: PodLike): PodRecord {
     owner: controllerOf(p.metadata?.ownerReferences),
     nodeName: p.spec?.nodeName,
   };
+}
+
+/** A node agent's pod: where it runs and whether it is Ready. */
+export function agentPod(p: PodLike & { status?: { conditions?: Array<{ type: string; status: string }> } }): AgentPod {
+  const ready = p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  return { name: p.metadata?.name ?? '', node: p.spec?.nodeName, ready, phase: p.status?.phase };
+}
+
+export interface NamespaceLike {
+  metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+}
+
+export function namespaceFacts(ns: NamespaceLike): NamespaceFacts {
+  return {
+    name: ns.metadata?.name ?? '',
+    labels: ns.metadata?.labels ?? {},
+    proxyIds: istioOpenShiftProxyIds(ns.metadata?.annotations),
+  };
+}
+
+interface WorkloadLike {
+  spec?: { replicas?: number };
+  status?: {
+    desiredNumberScheduled?: number;
+    numberReady?: number;
+    numberAvailable?: number;
+    updatedNumberScheduled?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
+    updatedReplicas?: number;
+  };
+}
+
+/** A DaemonSet's rollout numbers. */
+export function daemonSetStatus(namespace: string, name: string, ds: Pick<WorkloadLike, 'status'>): WorkloadStatus {
+  const st = ds.status;
+  return {
+    namespace,
+    name,
+    desired: st?.desiredNumberScheduled ?? 0,
+    ready: st?.numberReady ?? 0,
+    available: st?.numberAvailable ?? 0,
+    updated: st?.updatedNumberScheduled ?? 0,
+  };
+}
+
+/** A Deployment's rollout numbers (spec.replicas unset: 1). */
+export function deploymentStatus(namespace: string, name: string, d: WorkloadLike): WorkloadStatus {
+  const st = d.status;
+  return {
+    namespace,
+    name,
+    desired: d.spec?.replicas ?? 1,
+    ready: st?.readyReplicas ?? 0,
+    available: st?.availableReplicas ?? 0,
+    updated: st?.updatedReplicas ?? 0,
+  };
+}
+
+interface SliceLike {
+  ports?: Array<{ name?: string }>;
+  endpoints?: Array<{ conditions?: { ready?: boolean } }>;
+}
+
+/** The endpoints of a Service's EndpointSlices that serve its port named `portName`, ready or not. */
+export function endpointCounts(slices: readonly SliceLike[], portName: string): { ready: number; notReady: number } {
+  let ready = 0;
+  let notReady = 0;
+  for (const s of slices) {
+    if (!(s.ports ?? []).some((p) => (p.name ?? '') === portName)) continue;
+    // The API: a nil `ready` means ready.
+    for (const e of s.endpoints ?? []) e.conditions?.ready === false ? notReady++ : ready++;
+  }
+  return { ready, notReady };
 }

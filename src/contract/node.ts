@@ -64,6 +64,18 @@ export function nodeLeaseName(node: string): string | undefined {
   return node && name.length <= MAX_NAME ? name : undefined;
 }
 
+/** What a reader of a node agent's Lease needs: its name and when it was last renewed (RFC 3339, as the API has it). */
+export interface LeaseRenewal {
+  metadata?: { name?: string };
+  spec?: { renewTime?: string };
+}
+
+/** A Lease's renewal as ms since the epoch; undefined when it has none or it is unreadable. */
+export function renewedAt(lease: LeaseRenewal): number | undefined {
+  const t = lease.spec?.renewTime ? Date.parse(lease.spec.renewTime) : Number.NaN;
+  return Number.isNaN(t) ? undefined : t;
+}
+
 /** The node a Lease speaks for, from its name; undefined for any other Lease. */
 export function leaseNode(leaseName: string | undefined): string | undefined {
   return leaseName?.startsWith(NODE_LEASE_PREFIX) && leaseName.length > NODE_LEASE_PREFIX.length

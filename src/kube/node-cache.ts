@@ -10,26 +10,17 @@ import { leaseNode, NODE_LEASE_LABEL } from '../contract/node.ts';
 import { judgeNode, NodeFactStore, type NodeExpectations } from '../facts/node-facts.ts';
 import type { KubeClient } from './api/client.ts';
 import { core, group } from './api/paths.ts';
+import { type LeaseRenewal, renewedAt } from '../contract/node.ts';
 import { Reflector } from './reflector.ts';
 import { statusCode } from './errors.ts';
 
 type NodeArg = Parameters<typeof judgeNode>[0];
-interface LeaseArg {
-  metadata?: { name?: string };
-  spec?: { renewTime?: string };
-}
 
 export interface NodeCacheOptions {
   /** The namespace of the agents' Leases (src/contract/node.ts); undefined: liveness from the condition alone. */
   leaseNamespace?: string;
   /** Tests and the bench: how the initial state is read (src/kube/reflector.ts). */
   initial?: 'auto' | 'watch-list' | 'pages';
-}
-
-/** A Lease's renewal as ms since the epoch; undefined when it has none or it is unreadable. */
-export function renewedAt(lease: LeaseArg): number | undefined {
-  const t = lease.spec?.renewTime ? Date.parse(lease.spec.renewTime) : Number.NaN;
-  return Number.isNaN(t) ? undefined : t;
 }
 
 export function startNodeCache(
@@ -64,19 +55,19 @@ export function startNodeCache(
             const next = new Map<string, number>();
             return {
               add: (l) => {
-                const node = leaseNode((l as LeaseArg).metadata?.name);
-                const at = renewedAt(l as LeaseArg);
+                const node = leaseNode((l as LeaseRenewal).metadata?.name);
+                const at = renewedAt(l as LeaseRenewal);
                 if (node !== undefined && at !== undefined) next.set(node, at);
               },
               done: () => store.replaceLeases(next),
             };
           },
           upsert: (l) => {
-            const node = leaseNode((l as LeaseArg).metadata?.name);
-            if (node !== undefined) store.renewed(node, renewedAt(l as LeaseArg));
+            const node = leaseNode((l as LeaseRenewal).metadata?.name);
+            if (node !== undefined) store.renewed(node, renewedAt(l as LeaseRenewal));
           },
           remove: (l) => {
-            const node = leaseNode((l as LeaseArg).metadata?.name);
+            const node = leaseNode((l as LeaseRenewal).metadata?.name);
             if (node !== undefined) store.renewed(node, undefined);
           },
           onError,
