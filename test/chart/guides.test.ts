@@ -8,9 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../src/config/load.ts';
 import { PROFILE_DEFAULTS } from '../../src/config/defaults.ts';
-import { CNI_REASONS } from '../../src/cni/reasons.ts';
-import { REASONS as DECISION_REASONS } from '../../src/contract/reasons.ts';
-import { NODE_REASONS } from '../../src/facts/node-facts.ts';
+import { CATALOGUE } from '../../src/contract/codes/index.ts';
 import type { MeshName } from '../../src/mesh/types.ts';
 import { repoRoot } from '../e2e/harness/binaries.ts';
 import { chartDir, render, type Obj } from './helm.ts';
@@ -110,11 +108,8 @@ describe.each(GUIDES)('%s', (file, mesh) => {
       ].map((w: Obj) => w.name);
       for (const [, entry, kind] of names) expect(rendered).toContain(`${entry}.${kind}.meshgate.io`);
     }
-    const codes = new Set([
-      ...Object.keys(CNI_REASONS),
-      ...Object.keys(DECISION_REASONS),
-      ...Object.keys(NODE_REASONS),
-    ]);
+    // Every code a guide names is one the catalogue declares (src/contract/codes/).
+    const codes = new Set(Object.values(CATALOGUE).flatMap((f) => Object.keys(f.codes)));
     for (const [, code] of text.matchAll(/\[([a-z_]+)\]`?\)?/g)) expect(codes, `[${code}]`).toContain(code);
     for (const [, code] of text.matchAll(/`([a-z]+_[a-z_]+)`/g)) {
       if (!/^(plugin|mesh|binary|node|no|unrendered|unparsable|cni|opt|redirect|affinity)_/.test(code)) continue;
