@@ -4,11 +4,14 @@
  *   meshgate custom   meshgate injecting its own proxy (mesh custom, POST /mutate), the corpus pods
  *   meshgate istio    meshgate in companion mode (mesh istio, POST /mutate), the corpus pods as Istio injected them
  *   echo istio        meshgate's transport alone (POST /allow), the corpus pods as Istio injected them (issue 35)
+ *   floor, floor raw  a bare node:https server answering allowed (floor-server.ts: with JSON.parse of the body, and
+ *                     without), the corpus pods as Istio injected them: what no webhook in Node goes below (issue 35)
  *   istio             Istio 1.27's own injection webhook (test/istio, POST /inject), the corpus pods
  *   kyverno           Kyverno with a ClusterPolicy that adds a sidecar (bench/peers/kyverno.ts), the corpus pods
  * Istio and Kyverno need a cluster (their informers), so a harness control plane runs beside them; meshgate's
  * peers get the same facts as static node state, as in part 1.
  */
+import { dirname, join } from 'node:path';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import type { ControlPlane } from '../../test/e2e/harness/index.ts';
 import { startIstioInjector } from '../../test/e2e/harness/index.ts';
@@ -17,6 +20,8 @@ import type { CompiledServer } from '../compiled.ts';
 import { post } from '../preflight.ts';
 import type { Review } from '../corpus.ts';
 import { pinProcess } from './proc-stats.ts';
+import type { ServerSettings } from '../server.ts';
+import type { FloorMode } from './floor-server.ts';
 
 export interface Peer {
   name: string;
@@ -52,6 +57,33 @@ export async function meshgatePeer(
     what,
     url: child.url,
     path: route,
+    ca: child.ca,
+    servername: 'localhost',
+    pid: child.pid,
+    reviews,
+    bodies: reviews.map((r) => JSON.stringify(r)),
+    stop: () => child.stop(),
+  };
+}
+
+/** A bare node:https server (floor-server.ts), compiled with the tree and run under the image's Node flags. */
+export async function floorPeer(
+  name: string,
+  what: string,
+  mode: FloorMode,
+  reviews: Review[],
+  server: CompiledServer,
+): Promise<Peer> {
+  const script = join(dirname(server.script), 'peers', 'floor-server.js');
+  const child = await startServerChild({ floor: mode } as unknown as ServerSettings, server.execArgv, {
+    cpu: SERVER_CPU,
+    script,
+  });
+  return {
+    name,
+    what,
+    url: child.url,
+    path: '/',
     ca: child.ca,
     servername: 'localhost',
     pid: child.pid,

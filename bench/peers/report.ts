@@ -62,17 +62,26 @@ export interface CompanionRatios {
   throughputOfIstio: number;
   /** Median req/s over median req/s, as the phases saw them. */
   observedOfIstio: number;
+  /** Istio's CPU per review over 30: what the throughput target leaves the companion per review, ms. */
+  targetMs: number;
+  /**
+   * The floor peers (floor-server.ts: bare node:https, with JSON.parse of the body and without) against Istio per
+   * CPU-second, and their CPU per review in ms: the most any webhook in Node reaches on this host.
+   */
+  floor?: { ms: number; ofIstio: number; rawMs?: number; rawOfIstio?: number };
 }
 
 export function peerTargets(
   r: PeersResult,
 ): { ratios: PeerRatios; companion?: PeerRatios; companionPath?: CompanionRatios; targets: Target[] } | undefined {
   const by = (name: string) => r.summaries.find((s) => s.peer === name);
-  const [mg, istio, companion, echoIstio] = [
+  const [mg, istio, companion, echoIstio, floor, rawFloor] = [
     by('meshgate custom'),
     by('istio'),
     by('meshgate istio'),
     by('echo istio'),
+    by('floor'),
+    by('floor raw'),
   ];
   if (!mg || !istio) return undefined;
   const x = ratios(mg, istio);
@@ -81,6 +90,13 @@ export function peerTargets(
     transportOfOwn: echoIstio && round(echoIstio.cpuMsPerReview / mg.cpuMsPerReview, 2),
     throughputOfIstio: round(istio.cpuMsPerReview / companion.cpuMsPerReview, 1),
     observedOfIstio: round(companion.rps / istio.rps, 1),
+    targetMs: round(istio.cpuMsPerReview / 30, 3),
+    floor: floor && {
+      ms: floor.cpuMsPerReview,
+      ofIstio: round(istio.cpuMsPerReview / floor.cpuMsPerReview, 1),
+      rawMs: rawFloor?.cpuMsPerReview,
+      rawOfIstio: rawFloor && round(istio.cpuMsPerReview / rawFloor.cpuMsPerReview, 1),
+    },
   };
   return {
     ratios: x,
@@ -118,11 +134,21 @@ export function companionLine(c: CompanionRatios): string {
   const line =
     `companion: cpu/review ${f(c.cpuOfOwn)}× of meshgate's own, throughput ${f(c.throughputOfIstio, 1)}× istio ` +
     `(per CPU-second; ${f(c.observedOfIstio, 1)}× in the req/s the phases saw)`;
-  if (c.transportOfOwn === undefined) return line;
-  return (
-    `${line}\n  of which its transport alone (/allow on the same bodies): ${f(c.transportOfOwn)}× of meshgate's own ` +
-    `whole path; its decision: ${f(c.cpuOfOwn - c.transportOfOwn)}×`
-  );
+  const lines = [line];
+  if (c.transportOfOwn !== undefined)
+    lines.push(
+      `  of which its transport alone (/allow on the same bodies): ${f(c.transportOfOwn)}× of meshgate's own ` +
+        `whole path; its decision: ${f(c.cpuOfOwn - c.transportOfOwn)}×`,
+    );
+  if (c.floor)
+    lines.push(
+      `  30× istio is ${f(c.targetMs, 3)} ms/review; the floor, bare node:https on the same bodies: ` +
+        `${f(c.floor.ms, 3)} ms with JSON.parse (${f(c.floor.ofIstio, 1)}× istio)` +
+        (c.floor.rawMs === undefined
+          ? ''
+          : `, ${f(c.floor.rawMs, 3)} ms without (${f(c.floor.rawOfIstio ?? NaN, 1)}× istio)`),
+    );
+  return lines.join('\n');
 }
 
 /** The closing line: meshgate (custom) divided by Istio's injector. */

@@ -14,7 +14,7 @@ import { LOAD_CPU, startLoadChild, type LoadChild } from '../procs.ts';
 import type { LoadResult } from '../load.ts';
 import type { Review } from '../corpus.ts';
 import { median, round } from '../stats.ts';
-import { istioPeer, meshgatePeer, type Peer } from './peers.ts';
+import { floorPeer, istioPeer, meshgatePeer, type Peer } from './peers.ts';
 import { kyvernoPeer, type KyvernoUnavailable } from './kyverno.ts';
 import { linkerdPeer } from './linkerd.ts';
 import { sampleProc } from './proc-stats.ts';
@@ -130,6 +130,13 @@ export async function runPeers(reviews: Review[], o: PeerOptions, log: (s: strin
     const server = compiledServer(log);
     for (const [i, [name, what, mesh, route, bodies]] of own.entries())
       peers.splice(i, 0, await meshgatePeer(name, what, mesh, route, [...bodies], o.verifiedNodes, server));
+    // The floor under the companion's throughput (issue 35): no webhook in Node answers these bodies for less.
+    const floors = [
+      ['floor', 'bare node:https + JSON.parse of the body, answers allowed; Istio-injected pods', 'parse'],
+      ['floor raw', 'bare node:https, body read but not parsed, answers allowed; Istio-injected pods', 'raw'],
+    ] as const;
+    for (const [i, [name, what, mode]] of floors.entries())
+      peers.splice(own.length + i, 0, await floorPeer(name, what, mode, [...istio.injected], server));
     const kyverno = await kyvernoPeer(cp, reviews, log).catch(
       (err: Error): KyvernoUnavailable => ({ unavailable: `failed to start: ${err.message}` }),
     );
