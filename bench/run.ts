@@ -17,7 +17,7 @@
  * alone, CPU ms each; with --before, REF's tree too in the same run: bench/crafted.ts), --footprint [--before REF]
  * (the daemons' memory after a steady minute against a real apiserver, beside a bare Node process: bench/footprint),
  * --guard (one pass of the node agent's proxy guard over this machine's /proc with guarded containers: bench/guard.ts),
- * --scale [--scale-nodes N] [--scale-pods P] [--budget MIN] [--scale-save DIR] [--scale-from DIR/N-P] [--before REF]
+ * --scale [--scale-nodes N] [--scale-pods P] [--budget MIN] [--scale-save DIR] [--scale-from DIR/N-P] [--scale-running] [--before REF]
  * (the webhook and repair controller started fresh as a real apiserver's cluster grows to N Nodes and P pods,
  * projected past what the budget reaches; the cluster kept at each size, or restored from one; REF's CLI beside
  * this tree's: bench/scale).
@@ -67,6 +67,7 @@ const { values: flags } = parseArgs({
     'scale-pods': { type: 'string' },
     'scale-save': { type: 'string' },
     'scale-from': { type: 'string' },
+    'scale-running': { type: 'boolean' },
     budget: { type: 'string' },
     before: { type: 'string' },
     pods: { type: 'string', default: '2000' },

@@ -33,6 +33,7 @@ import { DeadlinePassed, grow, prepare, type Size } from './populate.ts';
 import { runReplica, WINDOW_S, type ReplicaFigures } from './replica.ts';
 import { projectTo, scaleReport, type Step } from './report.ts';
 import { restoreSnapshot, saveSnapshot } from './snapshot.ts';
+import { runGuardedPods } from './run-pods.ts';
 import { extractTree } from '../compare/tree.ts';
 
 const MESHGATE_NS = 'meshgate';
@@ -48,6 +49,8 @@ export async function scaleMain(
     budget?: string;
     'scale-save'?: string;
     'scale-from'?: string;
+    /** Guarded pods reported Running as a kubelet would (run-pods.ts) before each step is measured. */
+    'scale-running'?: boolean;
     before?: string;
   },
   resultsDir: string,
@@ -130,6 +133,14 @@ export async function scaleMain(
         log(`  stopped growing: ${err.message}; measuring at ${reached.nodes} Nodes, ${reached.pods} pods`);
       }
       have = reached;
+      if (flags['scale-running']) {
+        await runGuardedPods(client, log);
+        // A restored cluster's pods made Running, kept (a later --scale-from of it patches nothing).
+        if (restored && flags['scale-save']) {
+          const saved = saveSnapshot(pids().etcd!, flags['scale-save'], reached);
+          log(`  etcd's data with Running pods kept in ${saved.dir} (etcd stopped ${saved.frozenS.toFixed(1)} s)`);
+        }
+      }
       const createS = (Date.now() - t0) / 1000;
       if (!heartbeats && !restored && reached.nodes >= 1000) {
         log('  a node agent’s heartbeat, on the Node and on its Lease (1,000 each)');

@@ -62,7 +62,11 @@ export interface ReflectorOptions {
   remove: (item: unknown) => void;
   onSynced?: () => void;
   onError?: (err: unknown) => void;
-  /** How the initial state is read: 'auto' (watch-list, else pages), or one of them (tests, the bench). */
+  /**
+   * How the initial state is read: 'auto' (watch-list, else pages), or one of them (tests, the bench; 'pages' where
+   * every object must be read whole at start: the watch-list costs the apiserver 2–3 times the CPU per object,
+   * src/repair/failed/watch.ts).
+   */
   initial?: 'auto' | 'watch-list' | 'pages';
   /** Tests: a short server-side watch timeout, so resumption is seen within seconds. */
   watchTimeoutSeconds?: number;

@@ -71,31 +71,44 @@ export class ListItems {
   }
 
   write(chunk: Buffer): void {
-    let restFrom = this.#inItems ? -1 : 0;
+    // The scan's state in locals (V8 keeps them in registers; private fields are loads and stores per byte),
+    // written back before anything that may throw or read them.
+    let depth = this.#depth;
+    let inString = this.#inString;
+    let escaped = this.#escaped;
+    let inItems = this.#inItems;
+    const save = () => {
+      this.#depth = depth;
+      this.#inString = inString;
+      this.#escaped = escaped;
+      this.#inItems = inItems;
+    };
+    let restFrom = inItems ? -1 : 0;
     let itemFrom = this.#item ? 0 : -1;
-    /** The next backslash at or after the scan (-1: none left in this chunk); found again once passed. */
-    let backslash = -2;
-    for (let i = 0; i < chunk.length; i++) {
-      const c = chunk[i];
-      if (this.#inString) {
-        if (!this.#key && !this.#escaped) {
-          // Most bytes are inside strings: jump to the next quote or backslash (indexOf is native).
-          const q = chunk.indexOf(QUOTE, i);
-          if (backslash !== -1 && backslash < i) backslash = chunk.indexOf(BACKSLASH, i);
-          if (q !== -1 && (backslash === -1 || q < backslash)) {
-            this.#inString = false;
-            i = q;
-          } else if (backslash !== -1) {
-            // An escape before the next quote: from its backslash on, byte by byte.
-            this.#escaped = true;
-            i = backslash;
-          } else i = chunk.length;
+    const n = chunk.length;
+    for (let i = 0; i < n; i++) {
+      if (inString) {
+        if (!this.#key) {
+          // A tight loop in JS: most strings are a few bytes, shorter than a native indexOf call costs.
+          if (escaped) {
+            escaped = false;
+            i++;
+          }
+          while (i < n) {
+            const b = chunk[i];
+            if (b === QUOTE) break;
+            i += b === BACKSLASH ? 2 : 1;
+          }
+          if (i > n)
+            escaped = true; // the chunk ended on a backslash: its escaped byte is in the next one
+          else if (i < n) inString = false;
           continue;
         }
-        if (this.#escaped) this.#escaped = false;
-        else if (c === BACKSLASH) this.#escaped = true;
+        const c = chunk[i];
+        if (escaped) escaped = false;
+        else if (c === BACKSLASH) escaped = true;
         else if (c === QUOTE) {
-          this.#inString = false;
+          inString = false;
           if (this.#key) {
             this.#lastKey = String.fromCharCode(...this.#key);
             this.#key = undefined;
@@ -103,45 +116,55 @@ export class ListItems {
         } else if (this.#key && this.#key.length < 16) this.#key.push(c);
         continue;
       }
-      switch (c) {
-        case QUOTE:
-          if (this.#inItems && this.#depth === 2) throw new ListItemsError(NOT_AN_OBJECT);
-          this.#inString = true;
-          // Keys of the list object itself; `items` is the only one that matters (a longer key is not it).
-          if (this.#depth === 1) this.#key = [];
-          break;
-        case OPEN_OBJECT:
-        case OPEN_ARRAY:
-          this.#depth++;
-          if (this.#depth === 2 && c === OPEN_ARRAY && this.#lastKey === 'items') {
-            // `[` stays in the rest; what follows until its `]` does not.
-            this.#keepRest(chunk, restFrom, i + 1);
-            restFrom = -1;
-            this.#inItems = true;
-          } else if (this.#inItems && this.#depth === 3) {
-            if (c !== OPEN_OBJECT) throw new ListItemsError(NOT_AN_OBJECT);
-            this.#item = [];
-            this.#itemBytes = 0;
-            itemFrom = i;
+      const c = chunk[i];
+      // Most bytes outside strings are none of the structural ones: skip them first.
+      if (c !== QUOTE && c !== OPEN_OBJECT && c !== CLOSE_OBJECT && c !== OPEN_ARRAY && c !== CLOSE_ARRAY) {
+        if (inItems && depth === 2 && c !== COMMA && c > SPACE) {
+          save();
+          throw new ListItemsError(NOT_AN_OBJECT);
+        }
+        continue;
+      }
+      if (c === QUOTE) {
+        if (inItems && depth === 2) {
+          save();
+          throw new ListItemsError(NOT_AN_OBJECT);
+        }
+        inString = true;
+        if (depth === 1) this.#key = [];
+      } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+        depth++;
+        if (depth === 2 && c === OPEN_ARRAY && this.#lastKey === 'items') {
+          save();
+          this.#keepRest(chunk, restFrom, i + 1);
+          restFrom = -1;
+          inItems = true;
+        } else if (inItems && depth === 3) {
+          if (c !== OPEN_OBJECT) {
+            save();
+            throw new ListItemsError(NOT_AN_OBJECT);
           }
-          break;
-        case CLOSE_OBJECT:
-        case CLOSE_ARRAY:
-          this.#depth--;
-          if (this.#depth < 0) throw new ListItemsError('the answer is not JSON: unbalanced brackets');
-          if (this.#inItems && this.#depth === 2 && this.#item) {
-            this.#endItem(chunk, itemFrom, i + 1);
-            itemFrom = -1;
-          } else if (this.#inItems && this.#depth === 1) {
-            this.#inItems = false;
-            restFrom = i;
-          }
-          break;
-        default:
-          // Between items only commas and white space: anything else is an item that is not an object.
-          if (this.#inItems && this.#depth === 2 && c !== COMMA && c > SPACE) throw new ListItemsError(NOT_AN_OBJECT);
+          this.#item = [];
+          this.#itemBytes = 0;
+          itemFrom = i;
+        }
+      } else {
+        depth--;
+        if (depth < 0) {
+          save();
+          throw new ListItemsError('the answer is not JSON: unbalanced brackets');
+        }
+        if (inItems && depth === 2 && this.#item) {
+          save();
+          this.#endItem(chunk, itemFrom, i + 1);
+          itemFrom = -1;
+        } else if (inItems && depth === 1) {
+          inItems = false;
+          restFrom = i;
+        }
       }
     }
+    save();
     if (this.#item && itemFrom >= 0) this.#keepItem(chunk.subarray(itemFrom));
     if (restFrom >= 0) this.#keepRest(chunk, restFrom, chunk.length);
   }

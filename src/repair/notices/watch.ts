@@ -11,7 +11,7 @@ import { WOULD_DENY_LABEL } from '../../admission/level.ts';
 import { meshgatePodReflector } from '../../kube/meshgate-pods.ts';
 import type { PodForRepair } from '../failed/decide.ts';
 import type { PodNotices } from './notices.ts';
-import type { PodWatch } from '../failed/watch.ts';
+import { INITIAL, type PodWatch } from '../failed/watch.ts';
 import type { PolicyReports } from '../reports/reports.ts';
 
 export async function watchWouldDenyPods(
@@ -47,7 +47,7 @@ export async function watchWouldDenyPods(
       onSynced: () => (synced = true),
       onError: (err) => logger.warn({ err: errorFields(err) }, 'would-deny pod watch interrupted; resuming'),
     },
-    { labelSelector: WOULD_DENY_LABEL },
+    { labelSelector: WOULD_DENY_LABEL, initial: INITIAL },
   );
   await reflector.start();
   return { synced: () => synced, stop: () => reflector.stop() };
