@@ -8,6 +8,11 @@
  * generation grow to its first limit (well over 100 MB on a large machine) before collecting it, and `meshgate
  * check` at 3,000 Nodes and 6,000 pods peaked at 354 MiB (issue 32). One item at a time dies young.
  *
+ * An item's `metadata.managedFields` is not parsed: it reads as `null`. No reader of a list here looks at it, and it
+ * is the largest part of most objects' metadata (the field owners of every writer: the controller that created a
+ * pod, the kubelet's status); skipped in the scan, it costs neither the copy nor the parse (issue 32: the repair
+ * controller's start parsed every guarded pod whole).
+ *
  * Scanned byte by byte: the structural characters (`{ } [ ] " \ :`) are ASCII, and no byte of a multi-byte UTF-8
  * character is ASCII, so a chunk boundary anywhere (inside a string, a character or an escape) is harmless.
  */
@@ -37,6 +42,8 @@ const COMMA = 0x2c;
 /** JSON's white space is space, tab, CR and LF: all at most this. */
 const SPACE = 0x20;
 const NOT_AN_OBJECT = 'an item of the list is not an object';
+/** What an item's skipped `metadata.managedFields` reads as. */
+const SKIPPED = Buffer.from('null');
 
 /** What is outside `items` (kind, apiVersion, metadata): a few hundred bytes; more means this is not a list. */
 const MAX_REST_BYTES = 1024 * 1024;
@@ -53,9 +60,20 @@ export class ListItems {
   #depth = 0;
   #inString = false;
   #escaped = false;
-  /** Bytes of the string being read at depth 1 (a key of the list object), to find `items`. */
+  /**
+   * Bytes of the string being read at depth 1 (a key of the list object, to find `items`), at depth 3 (a key of an
+   * item, to find `metadata`) or at depth 4 inside an item's metadata (to find `managedFields`); `#keyDepth` says
+   * which. Every string there is captured, keys and values alike: the one before a `{` or `[` is its key.
+   */
   #key: number[] | undefined;
+  #keyDepth = 0;
   #lastKey = '';
+  #itemKey = '';
+  #metadataKey = '';
+  /** Inside an item's `metadata` object (depth 4 and deeper). */
+  #inMetadata = false;
+  /** Inside an item's `metadata.managedFields` value: its bytes are neither kept nor parsed. */
+  #skipping = false;
   /** Inside the top-level `items` array (its elements are at depth 3 once opened). */
   #inItems = false;
   /** The pieces of the item being read (from its `{`), and their length. */
@@ -77,14 +95,18 @@ export class ListItems {
     let inString = this.#inString;
     let escaped = this.#escaped;
     let inItems = this.#inItems;
+    let inMetadata = this.#inMetadata;
+    let skipping = this.#skipping;
     const save = () => {
       this.#depth = depth;
       this.#inString = inString;
       this.#escaped = escaped;
       this.#inItems = inItems;
+      this.#inMetadata = inMetadata;
+      this.#skipping = skipping;
     };
     let restFrom = inItems ? -1 : 0;
-    let itemFrom = this.#item ? 0 : -1;
+    let itemFrom = this.#item && !skipping ? 0 : -1;
     const n = chunk.length;
     for (let i = 0; i < n; i++) {
       if (inString) {
@@ -110,7 +132,10 @@ export class ListItems {
         else if (c === QUOTE) {
           inString = false;
           if (this.#key) {
-            this.#lastKey = String.fromCharCode(...this.#key);
+            const key = String.fromCharCode(...this.#key);
+            if (this.#keyDepth === 1) this.#lastKey = key;
+            else if (this.#keyDepth === 3) this.#itemKey = key;
+            else this.#metadataKey = key;
             this.#key = undefined;
           }
         } else if (this.#key && this.#key.length < 16) this.#key.push(c);
@@ -131,8 +156,20 @@ export class ListItems {
           throw new ListItemsError(NOT_AN_OBJECT);
         }
         inString = true;
-        if (depth === 1) this.#key = [];
+        if (depth === 1 || (inItems && (depth === 3 || (depth === 4 && inMetadata && !skipping)))) {
+          this.#key = [];
+          this.#keyDepth = depth;
+        }
       } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+        if (inItems && depth === 3) inMetadata = c === OPEN_OBJECT && this.#itemKey === 'metadata';
+        else if (inItems && depth === 4 && inMetadata && !skipping && this.#metadataKey === 'managedFields') {
+          // Keep the item up to here, then `null` for the value; the value's bytes are skipped to its end.
+          save();
+          if (itemFrom >= 0 && i > itemFrom) this.#keepItem(chunk.subarray(itemFrom, i));
+          this.#item?.push(SKIPPED);
+          skipping = true;
+          itemFrom = -1;
+        }
         depth++;
         if (depth === 2 && c === OPEN_ARRAY && this.#lastKey === 'items') {
           save();
@@ -154,6 +191,10 @@ export class ListItems {
           save();
           throw new ListItemsError('the answer is not JSON: unbalanced brackets');
         }
+        if (skipping && depth === 4) {
+          skipping = false;
+          itemFrom = i + 1;
+        } else if (inItems && depth === 3) inMetadata = false;
         if (inItems && depth === 2 && this.#item) {
           save();
           this.#endItem(chunk, itemFrom, i + 1);
@@ -165,7 +206,7 @@ export class ListItems {
       }
     }
     save();
-    if (this.#item && itemFrom >= 0) this.#keepItem(chunk.subarray(itemFrom));
+    if (this.#item && itemFrom >= 0 && !skipping) this.#keepItem(chunk.subarray(itemFrom));
     if (restFrom >= 0) this.#keepRest(chunk, restFrom, chunk.length);
   }
 

@@ -25,6 +25,22 @@ function parse(chunks: Buffer[], max = 1 << 20): { items: unknown[]; rest: unkno
   return { items, rest: p.end() };
 }
 
+/** Items whose metadata carries managedFields, and the same words elsewhere, where they must stay. */
+const FIELDS = [{ manager: 'kubelet', fieldsV1: { 'f:status': { 'f:phase': {} } }, time: 'x"]}' }];
+const MANAGED = {
+  kind: 'PodList',
+  metadata: { resourceVersion: '7' },
+  items: [
+    {
+      metadata: { name: 'managedFields', managedFields: FIELDS, labels: { managedFields: 'managedFields' } },
+      spec: { managedFields: [1, 2] },
+    },
+    { metadata: { labels: { a: 'b' }, generateName: 'managedFields', managedFields: FIELDS } },
+    { metadata: { managedFields: null, ownerReferences: [{ managedFields: [3] }] } },
+    { metadata: { annotations: { managedFields: '[]' }, managedFields: [] }, status: { managedFields: {} } },
+  ],
+};
+
 describe('ListItems', () => {
   const bytes = Buffer.from(JSON.stringify(LIST, null, 1));
   const expected = { items: LIST.items, rest: { ...LIST, items: [] } };
@@ -47,6 +63,23 @@ describe('ListItems', () => {
     p.write(bytes.subarray(afterA));
     expect(seen).toEqual(['a', 'b', 'c']);
     p.end();
+  });
+
+  it("reads an item's metadata.managedFields as null, and only that, wherever the chunks are cut", () => {
+    const managed = Buffer.from(JSON.stringify(MANAGED, null, 1));
+    const [a, b, c, d] = MANAGED.items;
+    const want = {
+      items: [
+        { ...a, metadata: { ...a.metadata, managedFields: null } },
+        { metadata: { ...b.metadata, managedFields: null } },
+        c,
+        { ...d, metadata: { ...d.metadata, managedFields: null } },
+      ],
+      rest: { ...MANAGED, items: [] },
+    };
+    for (let cut = 0; cut <= managed.length; cut++)
+      expect(parse([managed.subarray(0, cut), managed.subarray(cut)]), `cut at ${cut}`).toEqual(want);
+    expect(parse([...managed].map((x) => Buffer.from([x])))).toEqual(want);
   });
 
   it('reads a list without items, an empty one and a Status', () => {
