@@ -48,7 +48,16 @@ describe('meshgate as a subchart', () => {
     const install = await cp.helm(['install', 'platform', dir, '-n', 'platform', '--wait', '--timeout', '3m']);
     expect(install.code, install.stderr).toBe(0);
     const apps = cp.kc.makeApiClient(AppsV1Api);
-    const d = await apps.readNamespacedDeployment({ name: 'platform-meshgate', namespace: 'platform' });
+    // helm's --wait can return once the Deployment is ready enough for its rollout strategy, before the Deployment
+    // controller has counted both replicas available (seen at a load average of 11): wait for the count itself.
+    const d = await waitFor(
+      'both webhook replicas available',
+      async () => {
+        const got = await apps.readNamespacedDeployment({ name: 'platform-meshgate', namespace: 'platform' });
+        return got.status?.availableReplicas === 2 && got;
+      },
+      { timeoutMs: 120_000 },
+    );
     expect(d.status?.availableReplicas).toBe(2);
     expect(d.spec?.revisionHistoryLimit).toBe(2);
     expect(d.metadata?.labels?.team).toBe('platform');
