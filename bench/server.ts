@@ -8,6 +8,7 @@
  * `exit` shuts down cleanly (which is also when `--cpu-prof` writes its profile).
  */
 import pino from 'pino';
+import { cpuMessage } from './server-cpu.ts';
 import { startServer } from '../src/server/start.ts';
 import { connectCluster } from '../src/kube/client.ts';
 import { preEncode } from '../src/util/base64-json.ts';
@@ -80,19 +81,8 @@ async function main(): Promise<void> {
   await server.synced;
   const send = (m: ServerMessage) => process.send!(m);
   process.on('message', (m: ParentMessage) => {
-    if (m.type === 'cpu') {
-      const cpu = process.cpuUsage();
-      const mem = process.memoryUsage();
-      // monoUs: CLOCK_MONOTONIC in µs, the clock of --cpu-prof's sample timestamps (to cut a phase out of it).
-      send({
-        type: 'cpu',
-        userUs: cpu.user,
-        systemUs: cpu.system,
-        rssBytes: mem.rss,
-        heapUsedBytes: mem.heapUsed,
-        monoUs: Number(process.hrtime.bigint() / 1000n),
-      });
-    } else if (m.type === 'level') {
+    if (m.type === 'cpu') send(cpuMessage());
+    else if (m.type === 'level') {
       logger.level = m.level;
       send({ type: 'level', level: logger.level });
     } else if (m.type === 'exit') {

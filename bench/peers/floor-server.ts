@@ -13,6 +13,7 @@ import { createServer } from 'node:https';
 import { issueSelfSigned } from '../../src/tls/authority.ts';
 import { TLS_POLICY } from '../../src/server/tls-policy.ts';
 import type { ParentMessage, ServerMessage } from '../server.ts';
+import { cpuMessage } from '../server-cpu.ts';
 
 export type FloorMode = 'parse' | 'raw';
 
@@ -44,18 +45,8 @@ server.listen(0, '127.0.0.1', () => {
   send({ type: 'ready', url: `https://127.0.0.1:${port}`, port, ca: pair.ca ?? '' });
 });
 process.on('message', (m: ParentMessage) => {
-  if (m.type === 'cpu') {
-    const cpu = process.cpuUsage();
-    const mem = process.memoryUsage();
-    send({
-      type: 'cpu',
-      userUs: cpu.user,
-      systemUs: cpu.system,
-      rssBytes: mem.rss,
-      heapUsedBytes: mem.heapUsed,
-      monoUs: Number(process.hrtime.bigint() / 1000n),
-    });
-  } else if (m.type === 'exit') {
+  if (m.type === 'cpu') send(cpuMessage());
+  else if (m.type === 'exit') {
     server.close(() => process.exit(0));
     server.closeAllConnections();
   }
