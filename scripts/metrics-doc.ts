@@ -9,7 +9,8 @@
  *
  * test/monitoring/metrics-doc.test.ts fails when the committed table is out of date.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeOrCheck } from './generated-doc.ts';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
@@ -97,15 +98,9 @@ export function withTable(doc: string, table: string): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const current = readFileSync(METRICS_DOC, 'utf8');
-  const next = withTable(current, await renderMetricsTable());
-  if (process.argv.includes('--check')) {
-    if (next !== current) {
-      process.stderr.write('docs/metrics.md is out of date: run node scripts/metrics-doc.ts\n');
-      process.exit(1);
-    }
-  } else {
-    writeFileSync(METRICS_DOC, next);
-    process.stderr.write(`wrote ${METRICS_DOC}\n`);
-  }
+  writeOrCheck(
+    METRICS_DOC,
+    withTable(readFileSync(METRICS_DOC, 'utf8'), await renderMetricsTable()),
+    'scripts/metrics-doc.ts',
+  );
 }

@@ -9,7 +9,7 @@
  *
  * test/docs/reasons-doc.test.ts fails when the committed file is out of date.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeOrCheck } from './generated-doc.ts';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EMITTERS, type ReasonEntry, SURFACES } from '../src/contract/codes/entry.ts';
@@ -78,15 +78,5 @@ ${families.map(section).join('\n\n')}
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const text = renderReasonsDoc();
-  if (process.argv.includes('--check')) {
-    const current = readFileSync(REASONS_DOC, 'utf8');
-    if (current !== text) {
-      process.stderr.write('docs/reasons.md is out of date: run node scripts/reasons-doc.ts\n');
-      process.exit(1);
-    }
-  } else {
-    writeFileSync(REASONS_DOC, text);
-    process.stderr.write(`wrote ${REASONS_DOC}\n`);
-  }
+  writeOrCheck(REASONS_DOC, renderReasonsDoc(), 'scripts/reasons-doc.ts');
 }

@@ -9,7 +9,8 @@
  *
  * test/chart/values-doc.test.ts fails when the committed file is out of date.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeOrCheck } from './generated-doc.ts';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMap, isScalar, parseDocument, type YAMLMap } from 'yaml';
@@ -184,15 +185,5 @@ ${table}
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const text = renderValuesDoc();
-  if (process.argv.includes('--check')) {
-    const current = readFileSync(VALUES_DOC, 'utf8');
-    if (current !== text) {
-      process.stderr.write('docs/values.md is out of date: run node scripts/values-doc.ts\n');
-      process.exit(1);
-    }
-  } else {
-    writeFileSync(VALUES_DOC, text);
-    process.stderr.write(`wrote ${VALUES_DOC}\n`);
-  }
+  writeOrCheck(VALUES_DOC, renderValuesDoc(), 'scripts/values-doc.ts');
 }
