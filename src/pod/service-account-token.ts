@@ -8,3 +8,9 @@
 export const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
 /** The plugin's ServiceAccountVolumeName + "-": it takes the first volume whose name starts so as its own. */
 export const TOKEN_VOLUME_PREFIX = 'kube-api-access-';
+/**
+ * The names the plugin gives that volume: the prefix and a random suffix (names.SimpleNameGenerator). The one test of
+ * them: the contracts' token mount rule (src/policy/judge/common.ts) and the verdict cache's renaming
+ * (src/policy/verdict-cache.ts) read it from here, so they cannot drift apart.
+ */
+export const TOKEN_VOLUME_NAME = new RegExp(`^${TOKEN_VOLUME_PREFIX}[a-z0-9]+$`);

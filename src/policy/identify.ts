@@ -17,7 +17,8 @@ import type { PodView, RedirectSettings, Role } from '../mesh/types.ts';
 import { CONTAINER_LISTS, type Container, type ContainerList, type Pod } from '../contract/pod.ts';
 import { ownInitSettings } from '../mesh/own-init.ts';
 import { contractContext, contractsFor, judgeContract, volumesByName, type ContainerContract } from './judge/index.ts';
-import { type JudgementInput, type RoleVerdict, VerdictCache } from './verdict-cache.ts';
+import { type RoleVerdict, VerdictCache } from './verdict-cache.ts';
+import { type JudgementInput, podViewOf } from './verdict-input.ts';
 import { isObject } from '../util/json.ts';
 
 export interface Found {
@@ -225,7 +226,9 @@ export function identifyPod(pod: Pod, cfg: Compiled, verdicts: VerdictCache = VE
         continue;
       }
       shared ??= around(pod, cfg);
-      const r = verdicts.verdict(judged(pod, f, role, cfg, shared), (view) => judgeRole(role, f, view, cfg));
+      const r = verdicts.verdict(judged(pod, f, role, cfg, shared), (j) =>
+        judgeRole(role, { ...f, container: j.container }, podViewOf(j), cfg),
+      );
       if ('problem' in r) out.impostors.push({ ...f, problem: r.problem });
       else if ('settings' in r) out.init = { ...f, own: r.own, settings: r.settings };
       else if (role === 'proxy') out.proxy = { ...f, own: r.own, native: list === 'initContainers' };

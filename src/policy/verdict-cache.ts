@@ -3,28 +3,34 @@
  * contracts (src/policy/judge/) was ~70 % of a companion review's decision, and an injector writes the same containers
  * into every pod of a workload (its replicas, a Job's pods, a rollout), so the same judgement was made again and again.
  *
- * A verdict is reused only for the same input. Its key is the JSON of everything the judgement can read — the
- * configuration it was made with (by identity), the role and list, the PodView (src/mesh/types.ts), which is all of
- * the pod a judgement is given, and the whole container. The judgement gets its PodView built from the keyed input
- * (podViewOf), so the key covers what is judged. A field that differs, or the same container in another pod view, is
- * another key: judged afresh, never answered from a neighbour. Keys are compared whole (===), so there is no hash
- * collision to fear; a different key order in the container is only a miss. A key is a string, so what is kept is a
- * snapshot no later change to a pod object can alter.
+ * A verdict is reused only for the same input. Its key is the JSON of everything the judgement can read
+ * (verdict-input.ts verdictKey) — the configuration it was made with (by identity), the role and list, the PodView
+ * (src/mesh/types.ts), which is all of the pod a judgement is given, and the whole container. The judgement gets its
+ * PodView built from the keyed input (podViewOf), so the key covers what is judged. A field that differs, or the same
+ * container in another pod view, is another key: judged afresh, never answered from a neighbour. Keys are compared
+ * whole (===), so there is no hash collision to fear; a different key order in the container is only a miss. A key is
+ * a string, so what is kept is a snapshot no later change to a pod object can alter. (A snapshot of objects compared
+ * member by member, with no key string, is 2× cheaper in a warm loop but was no cheaper on the compiled server under
+ * load, where its scattered objects are cold: docs/benchmarks.md §1.)
+ *
+ * The one name made up per pod, the ServiceAccount token volume's (`kube-api-access-<random>`, mounted into every
+ * container present when the apiserver admits the pod, and by meshgate's patch into the mesh's), is renamed first
+ * (verdict-input.ts renamed): the validating webhook, which sees every pod after its mutation, and the replicas of a
+ * workload share their verdicts. A problem whose message quotes a name of that family, found on a renamed input, is
+ * judged again on the real one, so that its message quotes the pod's own names.
  *
  * Finding the entry: the key's length picks at most MAX_PER_FINGERPRINT entries, whose keys are compared. Hashing the
  * whole key in a Map cost as much again as building it (measured: 3 KiB keys of istio-proxy), a comparison only a
  * fraction.
  *
  * Bounded: least recently used first out (in two segments, so inputs met once do not push out those met again), at
- * most MAX_ENTRIES verdicts and MAX_CHARS characters of keys; a container whose key is longer than MAX_KEY_CHARS, or
- * whose input holds a name made up per pod (perPod), is judged without the cache. Verdicts are frozen: one object is
- * handed to every review that hits it.
+ * most MAX_ENTRIES verdicts and MAX_CHARS characters of keys; a container whose key is longer than MAX_KEY_CHARS is
+ * judged without the cache. Verdicts are frozen: one object is handed to every review that hits it.
  */
-import type { Compiled } from '../config/compile.ts';
-import type { Container, ContainerList } from '../contract/pod.ts';
-import type { PodView, RedirectSettings, Role } from '../mesh/types.ts';
+import type { RedirectSettings } from '../mesh/types.ts';
 import { deepFreeze } from '../util/json.ts';
 import { TOKEN_VOLUME_PREFIX } from '../pod/service-account-token.ts';
+import { type JudgementInput, renamed, verdictKey } from './verdict-input.ts';
 
 /** A role's judgement of one container: what identifyPod keeps of it. */
 export type RoleVerdict =
@@ -33,6 +39,9 @@ export type RoleVerdict =
   | { readonly own: boolean }
   /** The init container's, with what its arguments leave out of the redirect. */
   | { readonly own: boolean; readonly settings: RedirectSettings };
+
+/** How a judgement is made: on the input it is given (the container and its PodView: podViewOf). */
+export type Judge = (j: JudgementInput) => RoleVerdict;
 
 /**
  * 1,024 verdicts: three roles per workload is hundreds of workloads rolling out at once; past that the least recently
@@ -49,63 +58,6 @@ export const MAX_KEY_CHARS = 32 * 1024;
  */
 export const MAX_PER_FINGERPRINT = 32;
 
-/** The configurations verdicts were made under, by identity (a new configuration, e.g. learned images, is another). */
-const serials = new WeakMap<Compiled, number>();
-let nextSerial = 0;
-function serialOf(cfg: Compiled): number {
-  let n = serials.get(cfg);
-  if (n === undefined) {
-    n = nextSerial++;
-    serials.set(cfg, n);
-  }
-  return n;
-}
-
-type Volume = Readonly<Record<string, unknown>>;
-
-/** Everything one judgement reads: the container and the parts of its PodView. */
-export interface JudgementInput {
-  readonly cfg: Compiled;
-  readonly role: Role;
-  readonly list: ContainerList;
-  readonly container: Container;
-  readonly first: PodView['first'];
-  readonly serviceAccountName: PodView['serviceAccountName'];
-  readonly gateway: PodView['gateway'];
-  readonly appCapabilities: PodView['appCapabilities'];
-  /** The pod's volumes the container mounts, `[name, volume]` in the order of its mounts. */
-  readonly volumes: ReadonlyArray<readonly [string, Volume]>;
-}
-
-/** The PodView a judgement of `j` gets, built from nothing but what the key holds (so the key covers it). */
-export function podViewOf(j: JudgementInput): PodView {
-  return {
-    volumes: new Map(j.volumes),
-    serviceAccountName: j.serviceAccountName,
-    gateway: j.gateway,
-    first: j.first,
-    appCapabilities: j.appCapabilities,
-  };
-}
-
-/**
- * The key of a judgement: every input it reads, in one JSON array. `undefined` members of the view become null,
- * which the judgements treat alike (no ServiceAccount name, no gateway, no capabilities).
- */
-export function verdictKey(j: JudgementInput): string {
-  return JSON.stringify([
-    serialOf(j.cfg),
-    j.role,
-    j.list,
-    j.first,
-    j.serviceAccountName ?? null,
-    j.gateway ?? null,
-    j.appCapabilities ?? null,
-    j.volumes,
-    j.container,
-  ]);
-}
-
 interface Entry {
   readonly fingerprint: number | string;
   readonly key: string;
@@ -119,22 +71,6 @@ interface Entry {
  * first character that differs.
  */
 export const fingerprint = (key: string): number | string => key.length;
-
-/**
- * JudgementInput inputs holding a name the apiserver makes up for each pod — the ServiceAccount token volume,
- * `kube-api-access-<random>`, which it mounts into the containers present when it admits the pod (meshgate's patch
- * mounts it into the mesh's too) — can never be met again: they are judged without the cache (no key, no entry).
- * That is every review of the validating webhook, which sees the pod after every mutation.
- */
-export const perPod = (j: JudgementInput): boolean => {
-  const mounts: unknown = j.container.volumeMounts;
-  if (!Array.isArray(mounts)) return false;
-  for (const m of mounts) {
-    const name: unknown = (m as { name?: unknown } | null)?.name;
-    if (typeof name === 'string' && name.startsWith(TOKEN_VOLUME_PREFIX)) return true;
-  }
-  return false;
-};
 
 /**
  * Least recently used first out, in two segments (segmented LRU): a verdict made enters on probation, a small
@@ -152,10 +88,10 @@ export class VerdictCache {
   private readonly protectedEntries: Segment = new Map();
   private readonly byFingerprint = new Map<number | string, Entry[]>();
   private chars = 0;
-  /** Judgements answered from the cache, made, and made without it (per-pod inputs): tests and benchmarks read them. */
+  /** Judgements answered from the cache and made; inputs whose token volume names were renamed: tests read them. */
   hits = 0;
   misses = 0;
-  bypassed = 0;
+  renamedInputs = 0;
   private readonly maxEntries: number;
   private readonly maxProbation: number;
   private readonly maxChars: number;
@@ -172,12 +108,16 @@ export class VerdictCache {
     return this.probation.size + this.protectedEntries.size;
   }
 
-  /** The verdict on `j`, from a judgement of the same key made before, or made now by `judge` (and kept). */
-  verdict(j: JudgementInput, judge: (view: PodView) => RoleVerdict): RoleVerdict {
-    if (perPod(j)) {
-      this.bypassed++;
-      return judge(podViewOf(j));
-    }
+  /** The verdict on `j`, from a judgement of the same input made before, or made now by `judge` (and kept). */
+  verdict(j: JudgementInput, judge: Judge): RoleVerdict {
+    const as = renamed(j);
+    if (as === undefined) return this.lookup(j, judge);
+    this.renamedInputs++;
+    const v = this.lookup(as, judge);
+    return 'problem' in v && v.problem.includes(TOKEN_VOLUME_PREFIX) ? judge(j) : v;
+  }
+
+  private lookup(j: JudgementInput, judge: Judge): RoleVerdict {
     const key = verdictKey(j);
     const fp = this.fingerprintOf(key);
     const bucket = this.byFingerprint.get(fp);
@@ -195,7 +135,7 @@ export class VerdictCache {
       }
     }
     this.misses++;
-    const verdict = deepFreeze(judge(podViewOf(j)));
+    const verdict = deepFreeze(judge(j));
     if (key.length > MAX_KEY_CHARS) return verdict;
     const e: Entry = { fingerprint: fp, key, verdict };
     const list = bucket ?? [];

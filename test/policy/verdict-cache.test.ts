@@ -7,18 +7,21 @@
 import { describe, expect, it } from 'vitest';
 import type { Compiled } from '../../src/config/compile.ts';
 import type { Container, Pod } from '../../src/contract/pod.ts';
-import type { PodView } from '../../src/mesh/types.ts';
 import { parsePod } from '../../src/pod/parse.ts';
 import { identifyPod, type PodMesh } from '../../src/policy/identify.ts';
 import {
-  type JudgementInput,
+  type Judge,
   MAX_CHARS,
   MAX_ENTRIES,
   MAX_KEY_CHARS,
   type RoleVerdict,
   VerdictCache,
 } from '../../src/policy/verdict-cache.ts';
+import type { JudgementInput } from '../../src/policy/verdict-input.ts';
 import { corpusConfig } from '../corpus/judge.ts';
+import { type ContainerContract, contractsFor } from '../../src/policy/judge/index.ts';
+import type { MountsCheck } from '../../src/policy/judge/checks.ts';
+import { TOKEN_MOUNT_PATH, TOKEN_VOLUME_NAME } from '../../src/pod/service-account-token.ts';
 import { loadCorpus } from '../corpus/load.ts';
 import { istio, istioPod } from './mutate/fixtures.ts';
 import { testConfig } from '../support/config.ts';
@@ -100,11 +103,11 @@ class Recording extends VerdictCache {
   constructor() {
     super(MAX_ENTRIES, MAX_CHARS, () => 'one for all');
   }
-  override verdict(j: JudgementInput, judge: (view: PodView) => RoleVerdict): RoleVerdict {
+  override verdict(j: JudgementInput, judge: Judge): RoleVerdict {
     this.asked.push(j.container);
-    return super.verdict(j, (view) => {
+    return super.verdict(j, (input) => {
       this.judged.push(j.container);
-      return judge(view);
+      return judge(input);
     });
   }
 }
@@ -310,20 +313,6 @@ describe('verdict cache: bounded', () => {
     expect(cache.misses).toBe(misses + 1);
   });
 
-  it("judges a container that mounts the pod's own token volume without the cache: no key, no entry", () => {
-    const cache = new VerdictCache();
-    const token = { name: 'kube-api-access-abcde', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' };
-    const pod = proxyPod('a.local');
-    const proxy = pod.spec.containers[1];
-    proxy.volumeMounts = [{ ...token, readOnly: true }];
-    pod.spec.volumes = [{ name: token.name, projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }];
-    const first = summary(identifyPod(pod, cfg, cache));
-    expect(summary(identifyPod(structuredClone(pod), cfg, cache))).toEqual(first);
-    expect(cache.bypassed).toBe(2);
-    expect(cache.size).toBe(0);
-    expect(first).toEqual(summary(identifyPod(structuredClone(pod), cfg, new VerdictCache())));
-  });
-
   it('judges a container too large to keep without keeping it', () => {
     const cache = new VerdictCache();
     const huge = istioPod({
@@ -343,5 +332,153 @@ describe('verdict cache: bounded', () => {
     const m = identifyPod(structuredClone(istioBase), istioCfg, new VerdictCache());
     expect(Object.isFrozen(m.init?.settings)).toBe(true);
     expect(Object.isFrozen(m.init?.settings.exemptGids)).toBe(true);
+  });
+});
+
+/** The token volume of a corpus pod (the apiserver's `kube-api-access-<random>`), under another name. */
+function tokenNamed(base: Pod, name: string): Pod {
+  const pod = structuredClone(base);
+  const volume = pod.spec.volumes!.find((v) => TOKEN_VOLUME_NAME.test(v.name))!;
+  const old = volume.name;
+  volume.name = name;
+  for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers])
+    for (const m of (c.volumeMounts ?? []) as Array<{ name: string }>) if (m.name === old) m.name = name;
+  return pod;
+}
+
+/** `base` with its token volume mounted into istio-proxy, as meshgate's patch mounts it (the validating webhook's view). */
+function proxyMountingToken(base: Pod, name: string, readOnly = true): Pod {
+  const pod = tokenNamed(base, name);
+  const proxy = pod.spec.initContainers!.find((c) => c.name === 'istio-proxy')!;
+  const mounts = (proxy.volumeMounts ?? []) as unknown[];
+  proxy.volumeMounts = [...mounts, { name, mountPath: TOKEN_MOUNT_PATH, readOnly }] as typeof proxy.volumeMounts;
+  return pod;
+}
+
+describe("verdict cache: the pod's own token volume name", () => {
+  it('replicas whose token volumes have other names share verdicts, each as judged afresh', () => {
+    const cache = new Recording();
+    const first = identifyPod(proxyMountingToken(istioBase, 'kube-api-access-abcde'), istioCfg, cache);
+    expect(first.proxy).toBeDefined();
+    expect(first.impostors).toEqual([]);
+    const misses = cache.misses;
+    const judged = cache.judged.length;
+    for (const name of ['kube-api-access-x7k2q', 'kube-api-access-00000', 'kube-api-access-z']) {
+      const pod = proxyMountingToken(istioBase, name);
+      const again = summary(identifyPod(pod, istioCfg, cache));
+      expect(again).toEqual(summary(identifyPod(structuredClone(pod), istioCfg, new VerdictCache())));
+    }
+    expect(cache.misses).toBe(misses);
+    expect(cache.judged).toHaveLength(judged);
+    expect(cache.renamedInputs).toBe(4);
+  });
+
+  it("a problem found under a renamed input is judged again: its message quotes the pod's own volume", () => {
+    const cache = new VerdictCache();
+    identifyPod(proxyMountingToken(istioBase, 'kube-api-access-aaaaa', false), istioCfg, cache);
+    const pod = proxyMountingToken(istioBase, 'kube-api-access-bbbbb', false);
+    const m = identifyPod(pod, istioCfg, cache);
+    expect(m.impostors.map((f) => f.problem)).toEqual([
+      expect.stringContaining('mounts kube-api-access-bbbbb at /var/run/secrets/kubernetes.io/serviceaccount writable'),
+    ]);
+    expect(summary(m)).toEqual(summary(identifyPod(structuredClone(pod), istioCfg, new VerdictCache())));
+  });
+
+  it('the volume behind a renamed mount is judged under its new name: an emptyDir in its place is refused', () => {
+    const cache = new VerdictCache();
+    expect(identifyPod(proxyMountingToken(istioBase, 'kube-api-access-xyz12'), istioCfg, cache).proxy).toBeDefined();
+    const pod = proxyMountingToken(istioBase, 'kube-api-access-abcde');
+    const volume = pod.spec.volumes!.find((v) => v.name === 'kube-api-access-abcde')! as Record<string, unknown>;
+    delete volume.projected;
+    volume.emptyDir = {};
+    const m = identifyPod(pod, istioCfg, cache);
+    expect(m.proxy).toBeUndefined();
+    expect(m.impostors.map((f) => f.problem)).toEqual([
+      expect.stringContaining(
+        "the pod's volume kube-api-access-abcde is not the projected ServiceAccount token volume",
+      ),
+    ]);
+  });
+
+  it('a name outside the family is not renamed, and never answered by a verdict on one inside it', () => {
+    for (const outside of ['kube-api-access-ab-cd', 'kube-api-access-', 'kube-api-access-ABCDE', 'token-abcde']) {
+      const pod = proxyMountingToken(istioBase, outside);
+      const inside = proxyMountingToken(istioBase, 'kube-api-access-abcde');
+      expect(() => expectMiss(inside, pod, istioCfg, named('istio-proxy')), outside).not.toThrow();
+    }
+  });
+
+  it('two volumes of the family in one container are kept apart, whichever is mounted where', () => {
+    const cache = new VerdictCache();
+    const hostPath = { hostPath: { path: '/var/lib/kubelet' } };
+    const both = (token: string, other: string, swap: boolean): Pod => {
+      const pod = proxyMountingToken(istioBase, token);
+      pod.spec.volumes!.push({ name: other, ...hostPath });
+      const proxy = pod.spec.initContainers!.find((c) => c.name === 'istio-proxy')!;
+      const extra = { name: other, mountPath: '/etc/istio/extra', readOnly: true };
+      const mounts = (proxy.volumeMounts ?? []) as unknown[];
+      proxy.volumeMounts = (swap ? [extra, ...mounts] : [...mounts, extra]) as typeof proxy.volumeMounts;
+      return pod;
+    };
+    const pods = [
+      both('kube-api-access-aaaaa', 'kube-api-access-bbbbb', false),
+      both('kube-api-access-bbbbb', 'kube-api-access-aaaaa', false),
+      both('kube-api-access-aaaaa', 'kube-api-access-bbbbb', true),
+      both('kube-api-access-ccccc', 'kube-api-access-ddddd', true),
+      proxyMountingToken(istioBase, 'kube-api-access-eeeee'),
+    ];
+    for (const pod of [...pods, ...pods]) {
+      const cached = summary(identifyPod(pod, istioCfg, cache));
+      expect(cached).toEqual(summary(identifyPod(structuredClone(pod), istioCfg, new VerdictCache())));
+    }
+    expect(summary(identifyPod(pods[0], istioCfg, new VerdictCache())).impostors).toHaveLength(1);
+    expect(summary(identifyPod(pods[4], istioCfg, new VerdictCache())).impostors).toHaveLength(0);
+    // Renamed to one name, the hostPath would be found as the token volume, as the last of a name is.
+    const shadowed = proxyMountingToken(istioBase, 'kube-api-access-bbbbb');
+    shadowed.spec.volumes!.push({ name: 'kube-api-access-aaaaa', ...hostPath });
+    const proxy = shadowed.spec.initContainers!.find((c) => c.name === 'istio-proxy')!;
+    const first = { name: 'kube-api-access-aaaaa', mountPath: TOKEN_MOUNT_PATH, readOnly: true };
+    proxy.volumeMounts = [first, ...((proxy.volumeMounts ?? []) as unknown[])] as typeof proxy.volumeMounts;
+    shadowed.spec.volumes!.push(
+      shadowed.spec.volumes!.splice(
+        shadowed.spec.volumes!.findIndex((v) => v.name === 'kube-api-access-bbbbb'),
+        1,
+      )[0],
+    );
+    expect(identifyPod(shadowed, istioCfg, cache).impostors.map((f) => f.problem)).toEqual([
+      expect.stringContaining(
+        "the pod's volume kube-api-access-aaaaa is not the projected ServiceAccount token volume",
+      ),
+    ]);
+  });
+
+  it('no contract names a volume of the family: its names are read only through TOKEN_VOLUME_NAME', () => {
+    const configs = [
+      testConfig('custom'),
+      testConfig('istio'),
+      testConfig('linkerd'),
+      corpusConfig('istio', 'node'),
+      corpusConfig('linkerd', 'node'),
+      testConfig('istio', { ambient: { enabled: true } }),
+    ];
+    let rules = 0;
+    for (const cfg of configs) {
+      const c = contractsFor(cfg);
+      const contracts: Array<ContainerContract | undefined> = [
+        ...Object.values<ContainerContract | undefined>(c.mesh ?? {}),
+        c.gatewayProxy,
+        ...Object.values<ContainerContract | undefined>(c.own),
+      ];
+      for (const k of contracts) {
+        for (const r of (k?.fields.volumeMounts as Partial<MountsCheck> | undefined)?.rules ?? []) {
+          rules++;
+          if (r.name === TOKEN_VOLUME_NAME) continue;
+          const probes = ['kube-api-access-0', 'kube-api-access-abcde', 'kube-api-access-12345'];
+          for (const probe of probes)
+            expect(typeof r.name === 'string' ? r.name === probe : r.name.test(probe), `${r.name}`).toBe(false);
+        }
+      }
+    }
+    expect(rules).toBeGreaterThan(20);
   });
 });

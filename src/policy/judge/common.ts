@@ -3,7 +3,7 @@
  * token mount), and the security-context fields that only take rights away.
  */
 import { isObject } from '../../util/json.ts';
-import { TOKEN_MOUNT_PATH, TOKEN_VOLUME_PREFIX } from '../../pod/service-account-token.ts';
+import { TOKEN_MOUNT_PATH, TOKEN_VOLUME_NAME } from '../../pod/service-account-token.ts';
 import {
   imagePullPolicy,
   oneOf,
@@ -33,7 +33,7 @@ export const SIZING: Readonly<Record<string, FieldCheck>> = {
  * of the pod's projected `kube-api-access-…` volume, which holds the token, the cluster CA and the namespace.
  */
 export const TOKEN_MOUNT: MountRule = {
-  name: new RegExp(`^${TOKEN_VOLUME_PREFIX}[a-z0-9]+$`),
+  name: TOKEN_VOLUME_NAME,
   mountPath: TOKEN_MOUNT_PATH,
   readOnly: true,
   volume: (vol) => {
