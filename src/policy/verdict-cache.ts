@@ -3,15 +3,13 @@
  * contracts (src/policy/judge/) was ~70 % of a companion review's decision, and an injector writes the same containers
  * into every pod of a workload (its replicas, a Job's pods, a rollout), so the same judgement was made again and again.
  *
- * A verdict is reused only for the same input. Its key is the JSON of everything the judgement can read
- * (verdict-input.ts verdictKey) — the configuration it was made with (by identity), the role and list, the PodView
- * (src/mesh/types.ts), which is all of the pod a judgement is given, and the whole container. The judgement gets its
- * PodView built from the keyed input (podViewOf), so the key covers what is judged. A field that differs, or the same
- * container in another pod view, is another key: judged afresh, never answered from a neighbour. Keys are compared
- * whole (===), so there is no hash collision to fear; a different key order in the container is only a miss. A key is
- * a string, so what is kept is a snapshot no later change to a pod object can alter. (A snapshot of objects compared
- * member by member, with no key string, is 2× cheaper in a warm loop but was no cheaper on the compiled server under
- * load, where its scattered objects are cold: docs/benchmarks.md §1.)
+ * A verdict is reused only for the same input: everything the judgement can read (verdict-input.ts JudgementInput) —
+ * the configuration it was made with (by identity), the role and list, the PodView (src/mesh/types.ts), which is all
+ * of the pod a judgement is given, and the whole container. The judgement gets its PodView built from that input
+ * (podViewOf), so what is compared covers what is judged. A field that differs, or the same container in another pod
+ * view, is another input: judged afresh, never answered from a neighbour. Inputs are compared whole against a copy
+ * taken when the verdict was made (verdict-snapshot.ts: no hash, so no collision to fear; another member order is
+ * only a miss), and the copy is the cache's own: no later change to a pod object can alter it.
  *
  * The one name made up per pod, the ServiceAccount token volume's (`kube-api-access-<random>`, mounted into every
  * container present when the apiserver admits the pod, and by meshgate's patch into the mesh's), is renamed first
@@ -19,18 +17,18 @@
  * workload share their verdicts. A problem whose message quotes a name of that family, found on a renamed input, is
  * judged again on the real one, so that its message quotes the pod's own names.
  *
- * Finding the entry: the key's length picks at most MAX_PER_FINGERPRINT entries, whose keys are compared. Hashing the
- * whole key in a Map cost as much again as building it (measured: 3 KiB keys of istio-proxy), a comparison only a
- * fraction.
+ * Finding the entry: a fingerprint of a few lengths and characters (verdict-snapshot.ts) picks at most
+ * MAX_PER_FINGERPRINT entries, which are compared.
  *
  * Bounded: least recently used first out (in two segments, so inputs met once do not push out those met again), at
- * most MAX_ENTRIES verdicts and MAX_CHARS characters of keys; a container whose key is longer than MAX_KEY_CHARS is
- * judged without the cache. Verdicts are frozen: one object is handed to every review that hits it.
+ * most MAX_ENTRIES verdicts and MAX_CHARS characters of their inputs' JSON; a container whose input is longer than
+ * MAX_KEY_CHARS is judged without the cache. Verdicts are frozen: one object is handed to every review that hits it.
  */
 import type { RedirectSettings } from '../mesh/types.ts';
 import { deepFreeze } from '../util/json.ts';
 import { TOKEN_VOLUME_PREFIX } from '../pod/service-account-token.ts';
-import { type JudgementInput, renamed, verdictKey } from './verdict-input.ts';
+import { type JudgementInput, renamed } from './verdict-input.ts';
+import { fingerprint, type InputSnapshot, sameInput, snapshotOf } from './verdict-snapshot.ts';
 
 /** A role's judgement of one container: what identifyPod keeps of it. */
 export type RoleVerdict =
@@ -48,29 +46,22 @@ export type Judge = (j: JudgementInput) => RoleVerdict;
  * used verdict is judged again when it is next needed.
  */
 export const MAX_ENTRIES = 1024;
-/** 2 Mi characters of keys (2 MiB: JSON of injected containers is ASCII): ~500 keys of istio-proxy (3–5 k each). */
+/** 2 Mi characters of inputs' JSON (~4 MiB of copies): ~500 inputs of istio-proxy (3–5 k each). */
 export const MAX_CHARS = 2 * 1024 * 1024;
 /** 32 Ki characters: ten times an injected istio-proxy; a larger container is judged every time. */
 export const MAX_KEY_CHARS = 32 * 1024;
 /**
- * Entries compared per review at most: the most recently used ones whose key has the same length (workloads' names
- * of the same length, as a rule). 32 comparisons of a few KiB that stop where they differ: microseconds at worst.
+ * Entries compared per review at most: the most recently used ones under the same fingerprint. 32 comparisons that
+ * stop where they differ: microseconds at worst.
  */
 export const MAX_PER_FINGERPRINT = 32;
 
 interface Entry {
   readonly fingerprint: number | string;
-  readonly key: string;
+  readonly input: InputSnapshot;
+  readonly chars: number;
   readonly verdict: RoleVerdict;
 }
-
-/**
- * Which entries are worth comparing: those whose key has the same length. Only an index: entries under one
- * fingerprint are compared by their whole key, so a fingerprint that said nothing would cost time, never a wrong
- * verdict (the tests use one). Keys of the same length that differ are told apart by a comparison that stops at the
- * first character that differs.
- */
-export const fingerprint = (key: string): number | string => key.length;
 
 /**
  * Least recently used first out, in two segments (segmented LRU): a verdict made enters on probation, a small
@@ -95,9 +86,13 @@ export class VerdictCache {
   private readonly maxEntries: number;
   private readonly maxProbation: number;
   private readonly maxChars: number;
-  private readonly fingerprintOf: typeof fingerprint;
+  private readonly fingerprintOf: (j: JudgementInput) => number | string;
 
-  constructor(maxEntries = MAX_ENTRIES, maxChars = MAX_CHARS, fingerprintOf = fingerprint) {
+  constructor(
+    maxEntries = MAX_ENTRIES,
+    maxChars = MAX_CHARS,
+    fingerprintOf: (j: JudgementInput) => number | string = fingerprint,
+  ) {
     this.maxEntries = maxEntries;
     this.maxProbation = Math.max(1, Math.floor(maxEntries * PROBATION_SHARE));
     this.maxChars = maxChars;
@@ -118,13 +113,12 @@ export class VerdictCache {
   }
 
   private lookup(j: JudgementInput, judge: Judge): RoleVerdict {
-    const key = verdictKey(j);
-    const fp = this.fingerprintOf(key);
+    const fp = this.fingerprintOf(j);
     const bucket = this.byFingerprint.get(fp);
     if (bucket) {
       for (let i = 0; i < bucket.length; i++) {
         const e = bucket[i];
-        if (e.key !== key) continue;
+        if (!sameInput(e.input, j)) continue;
         this.hits++;
         this.used(e);
         if (i > 0) {
@@ -136,13 +130,14 @@ export class VerdictCache {
     }
     this.misses++;
     const verdict = deepFreeze(judge(j));
-    if (key.length > MAX_KEY_CHARS) return verdict;
-    const e: Entry = { fingerprint: fp, key, verdict };
+    const { snapshot, chars } = snapshotOf(j);
+    if (chars > MAX_KEY_CHARS) return verdict;
+    const e: Entry = { fingerprint: fp, input: snapshot, chars, verdict };
     const list = bucket ?? [];
     if (!bucket) this.byFingerprint.set(fp, list);
     list.unshift(e);
     this.probation.set(e, true);
-    this.chars += key.length;
+    this.chars += chars;
     if (list.length > MAX_PER_FINGERPRINT) this.drop(list[list.length - 1]);
     while (this.probation.size > this.maxProbation) this.drop(oldest(this.probation));
     while (this.chars > this.maxChars)
@@ -168,7 +163,7 @@ export class VerdictCache {
 
   private drop(e: Entry): void {
     if (!this.probation.delete(e) && !this.protectedEntries.delete(e)) return;
-    this.chars -= e.key.length;
+    this.chars -= e.chars;
     const list = this.byFingerprint.get(e.fingerprint);
     if (!list) return;
     const i = list.indexOf(e);

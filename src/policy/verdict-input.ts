@@ -1,10 +1,8 @@
 /**
- * What one judgement of a mesh container reads (JudgementInput), and the forms the verdict cache (verdict-cache.ts)
- * keeps and compares it in:
- * - `renamed`: the input with the pod's own ServiceAccount token volume names replaced, so that the replicas of a
- *   workload, each with its `kube-api-access-<random>`, are one input;
- * - `verdictKey`: its JSON, what the cache compares and keeps (a string: a snapshot no later change to a pod object
- *   can alter).
+ * What one judgement of a mesh container reads (JudgementInput), the PodView a judgement of it gets (podViewOf), and
+ * the input with the pod's own ServiceAccount token volume names replaced (renamed), so that the replicas of a
+ * workload, each with its `kube-api-access-<random>`, are one input to the verdict cache (verdict-cache.ts, which keeps
+ * inputs as verdict-snapshot.ts writes them).
  */
 import type { Compiled } from '../config/compile.ts';
 import type { Container, ContainerList } from '../contract/pod.ts';
@@ -28,7 +26,7 @@ export interface JudgementInput {
   readonly volumes: ReadonlyArray<readonly [string, Volume]>;
 }
 
-/** The PodView a judgement of `j` gets, built from nothing but `j` (so its key covers it). */
+/** The PodView a judgement of `j` gets, built from nothing but `j` (so what the cache compares covers it). */
 export function podViewOf(j: JudgementInput): PodView {
   return {
     volumes: new Map(j.volumes),
@@ -75,34 +73,4 @@ export function renamed(j: JudgementInput): JudgementInput | undefined {
       return as === undefined ? [name, v] : [as, v.name === name ? { ...v, name: as } : v];
     }),
   };
-}
-
-/** The configurations judgements were made under, by identity (a new configuration, e.g. learned images, is another). */
-const serials = new WeakMap<Compiled, number>();
-let nextSerial = 0;
-export function serialOf(cfg: Compiled): number {
-  let n = serials.get(cfg);
-  if (n === undefined) {
-    n = nextSerial++;
-    serials.set(cfg, n);
-  }
-  return n;
-}
-
-/**
- * The key of a judgement: every input it reads, in one JSON array. `undefined` members of the view become null,
- * which the judgements treat alike (no ServiceAccount name, no gateway, no capabilities).
- */
-export function verdictKey(j: JudgementInput): string {
-  return JSON.stringify([
-    serialOf(j.cfg),
-    j.role,
-    j.list,
-    j.first,
-    j.serviceAccountName ?? null,
-    j.gateway ?? null,
-    j.appCapabilities ?? null,
-    j.volumes,
-    j.container,
-  ]);
 }
