@@ -246,6 +246,8 @@ describe('alerts', () => {
     expect(names).not.toContain('MeshgateNodeAgentDown');
     expect(names).not.toContain('MeshgateRepairNoLeader');
     expect(names).not.toContain('MeshgateRepairReplicaDown');
+    expect(names).not.toContain('MeshgateAmbientCaptureLost');
+    expect(names).not.toContain('MeshgateAmbientCaptureLostRepeatedly');
     expect(rules.find((x) => x.alert === 'MeshgateWebhookReplicaDown')!.expr).toContain(
       'kube_deployment_spec_replicas{namespace="mesh-system",deployment="mg-meshgate"}',
     );

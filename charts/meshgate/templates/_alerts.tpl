@@ -242,5 +242,46 @@ groups:
           description: >-
             Pods whose validator failed are neither deleted nor reported until a replica leads; check the replicas'
             logs and the Lease {{ include "meshgate.repairName" . }} in {{ $ns }}.
+      {{- /*
+      Guarded ambient pods that lost ztunnel's capture (src/repair/capture/). Every replica judges the same pods from its
+      own watch, so the gauge is max'ed, not summed (a sum counts each pod once per replica). 5 minutes: at enforce the
+      leader deletes such a pod within seconds (2 s grace), a burst of up to 50 within 5 minutes at the default
+      --max-deletes-per-minute (10), and a new leader resyncs at once; a pod still counted after that is not being
+      removed.
+      */}}
+      - alert: MeshgateAmbientCaptureLost
+        expr: max(meshgate_repair_capture_lost_pods{ {{- $repair -}} }) > 0
+        for: 5m
+        labels:
+          {{- toYaml (merge (dict "severity" "critical") $extra) | nindent 10 }}
+        annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateAmbientCaptureLost") | nindent 10 }}
+          summary: {{ `{{ $value }} guarded ambient pod(s) run without ztunnel's capture.` | quote }}
+          description: >-
+            For 5 minutes Istio ambient pods that meshgate admitted have been running outside the mesh: istio-cni took
+            them out (their namespace's or their own istio.io/dataplane-mode changed) and their traffic leaves
+            unredirected. At enforce the repair controller deletes them within seconds, so these are not being removed:
+            their namespace is below enforce or no longer guarded (reported only), or deletion fails, is postponed
+            (--max-deletes-per-minute) or waits for a leader. The Events name them
+            (kubectl get events -A --field-selector reason=MeshCaptureLost), but for a failing deletion only the repair
+            controller's log does.
+      {{- /*
+      The same loss found again and again, each time deleted: the gauge above drops within seconds each time and stays
+      quiet. Deletions in every 10 minutes for 30 minutes, so a one-off burst (a namespace taken out of ambient once,
+      its pods deleted) does not fire.
+      */}}
+      - alert: MeshgateAmbientCaptureLostRepeatedly
+        expr: sum(increase(meshgate_repair_capture_lost_total{ {{- $repair -}} ,action="deleted"}[10m])) > 0
+        for: 30m
+        labels:
+          {{- toYaml (merge (dict "severity" "warning") $extra) | nindent 10 }}
+        annotations:
+          {{- include "meshgate.runbook" (dict "root" $ "alert" "MeshgateAmbientCaptureLostRepeatedly") | nindent 10 }}
+          summary: Guarded ambient pods keep losing ztunnel's capture and being deleted.
+          description: >-
+            For 30 minutes the repair controller has deleted, in every 10 minutes, Istio ambient pods that ran without
+            ztunnel's capture: something keeps taking recreated pods out of the mesh (a label flipped back and forth,
+            a controller undoing istio.io/dataplane-mode), each pod runs unredirected for seconds, and its workload
+            restarts. The Events name them (kubectl get events -A --field-selector reason=MeshCaptureLost).
   {{- end }}
 {{- end -}}
