@@ -22,7 +22,7 @@
  *
  * Bounded: least recently used first out (in two segments, so inputs met once do not push out those met again), at
  * most MAX_ENTRIES verdicts and MAX_CHARS characters of their inputs' JSON; a container whose input is longer than
- * MAX_KEY_CHARS is judged without the cache. Verdicts are frozen: one object is handed to every review that hits it.
+ * MAX_INPUT_CHARS is judged without the cache. Verdicts are frozen: one object is handed to every review that hits it.
  */
 import type { RedirectSettings } from '../mesh/types.ts';
 import { deepFreeze } from '../util/json.ts';
@@ -49,7 +49,7 @@ export const MAX_ENTRIES = 1024;
 /** 2 Mi characters of inputs' JSON (~4 MiB of copies): ~500 inputs of istio-proxy (3–5 k each). */
 export const MAX_CHARS = 2 * 1024 * 1024;
 /** 32 Ki characters: ten times an injected istio-proxy; a larger container is judged every time. */
-export const MAX_KEY_CHARS = 32 * 1024;
+export const MAX_INPUT_CHARS = 32 * 1024;
 /**
  * Entries compared per review at most: the most recently used ones under the same fingerprint. 32 comparisons that
  * stop where they differ: microseconds at worst.
@@ -130,8 +130,9 @@ export class VerdictCache {
     }
     this.misses++;
     const verdict = deepFreeze(judge(j));
-    const { snapshot, chars } = snapshotOf(j);
-    if (chars > MAX_KEY_CHARS) return verdict;
+    const kept = snapshotOf(j, MAX_INPUT_CHARS);
+    if (!kept) return verdict;
+    const { snapshot, chars } = kept;
     const e: Entry = { fingerprint: fp, input: snapshot, chars, verdict };
     const list = bucket ?? [];
     if (!bucket) this.byFingerprint.set(fp, list);

@@ -132,15 +132,20 @@ function serialOf(cfg: Compiled): number {
   return n;
 }
 
-/** A snapshot of `j`, and the characters of its JSON (what the cache's size is counted in). */
-export function snapshotOf(j: JudgementInput): { snapshot: InputSnapshot; chars: number } {
+/**
+ * A snapshot of `j` and the characters of its JSON (what the cache's size is counted in), or undefined when that is
+ * over `maxChars` (no copy is made of an input too large to keep).
+ */
+export function snapshotOf(
+  j: JudgementInput,
+  maxChars: number,
+): { snapshot: InputSnapshot; chars: number } | undefined {
   const parts = jsonPartsOf(j);
+  const chars = JSON.stringify(parts).length;
+  if (chars > maxChars) return undefined;
   const tokens: Tokens = [];
   write(parts, tokens);
-  return {
-    snapshot: { serial: serialOf(j.cfg), role: j.role, list: j.list, first: j.first, tokens },
-    chars: JSON.stringify(parts).length,
-  };
+  return { snapshot: { serial: serialOf(j.cfg), role: j.role, list: j.list, first: j.first, tokens }, chars };
 }
 
 /** Whether `j` is the input `s` was taken of. */

@@ -13,7 +13,7 @@ import {
   type Judge,
   MAX_CHARS,
   MAX_ENTRIES,
-  MAX_KEY_CHARS,
+  MAX_INPUT_CHARS,
   type RoleVerdict,
   VerdictCache,
 } from '../../src/policy/verdict-cache.ts';
@@ -319,7 +319,7 @@ describe('verdict cache: bounded', () => {
       initContainers: [],
       containers: [
         { name: 'app', image: 'nginx' },
-        istio.proxy({ env: [{ name: 'ISTIO_META_HUGE', value: 'x'.repeat(MAX_KEY_CHARS) }] }),
+        istio.proxy({ env: [{ name: 'ISTIO_META_HUGE', value: 'x'.repeat(MAX_INPUT_CHARS) }] }),
       ],
     });
     const first = summary(identifyPod(huge, cfg, cache));
