@@ -70,6 +70,7 @@ const { values: flags } = parseArgs({
     'scale-running': { type: 'boolean' },
     budget: { type: 'string' },
     before: { type: 'string' },
+    companion: { type: 'boolean', default: false },
     pods: { type: 'string', default: '2000' },
     // Each mode has its own defaults (main and --before: DEFAULT_ROUNDS; --peers and --decompose: their main.ts).
     duration: { type: 'string' },
@@ -90,6 +91,10 @@ for (const [name, integer] of [
     console.error(`bench: --${name} ${JSON.stringify(v)}: expected a positive ${integer ? 'whole number' : 'number'}`);
     process.exit(2);
   }
+}
+if (flags.companion && !flags.before) {
+  console.error('bench: --companion compares two trees on the companion path: give --before REF with it');
+  process.exit(2);
 }
 // Every process of a bench run (servers, load generators, apiservers, Istio's injector, Kyverno) lives in a network
 // namespace of its own that holds only lo (issue 21): this re-executes the command under `unshare --net`.

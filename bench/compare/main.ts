@@ -1,6 +1,8 @@
 /**
- * `npm run bench -- --before REF [--duration S] [--rounds N]`: this tree against REF's in the same run, for the
- * before/after figures of a change.
+ * `npm run bench -- --before REF [--companion] [--duration S] [--rounds N]`: this tree against REF's in the same run,
+ * for the before/after figures of a change. `--companion`: meshgate next to Istio (mesh istio) on the corpus pods as
+ * Istio's webhook injected them, kept by the last `npm run bench -- --peers` (issue 35's companion path, whose
+ * changes of a few per cent separate runs of the peers bench do not resolve on this host).
  *   in-process  bench/in-process-tree.ts on each tree, alternately, 3 times each (the median): µs per corpus review
  *               for `mutate`, and `mutate` + the encoded answer
  *   HTTP        both trees' servers at once (each its own process, pinned to CPU 1; the load generator on CPU 0),
@@ -9,7 +11,7 @@
  * Targets (issue 14): in-process ≤ 5 µs per corpus review, throughput ≥ 0.85 of the echo, for this tree.
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { repoRoot } from '../../test/e2e/harness/binaries.ts';
 import { corpusWorkload } from '../corpus.ts';
@@ -17,6 +19,8 @@ import type { InProcess } from '../in-process.ts';
 import { LOAD_CPU, SERVER_CPU, startLoadChild, startServerChild, type LoadChild, type ServerChild } from '../procs.ts';
 import { DEFAULT_ROUNDS, halfMedians, median, round } from '../stats.ts';
 import { extractTree } from './tree.ts';
+import { ISTIO_INJECTED_FILE } from '../peers/main.ts';
+import type { Review } from '../corpus.ts';
 
 interface Side {
   name: 'before' | 'after';
@@ -44,10 +48,10 @@ async function measure(
   return { rps: r.rps, p99Ms: r.p99Ms, cpuUsPerReview: answered > 0 ? (after.cpuUs - before.cpuUs) / answered : NaN };
 }
 
-function inProcess(root: string, reviewsFile: string, nodes: string[]): InProcess {
+function inProcess(root: string, reviewsFile: string, nodes: string[], mesh: 'custom' | 'istio'): InProcess {
   const out = execFileSync(
     process.execPath,
-    [fileURLToPath(new URL('../in-process-tree.ts', import.meta.url)), root, reviewsFile, nodes.join(','), 'custom'],
+    [fileURLToPath(new URL('../in-process-tree.ts', import.meta.url)), root, reviewsFile, nodes.join(','), mesh],
     { encoding: 'utf8' },
   );
   return JSON.parse(out.trim().split('\n').at(-1)!) as InProcess;
@@ -55,13 +59,21 @@ function inProcess(root: string, reviewsFile: string, nodes: string[]): InProces
 
 export async function compareMain(
   ref: string,
-  flags: { duration?: string; rounds?: string },
+  flags: { duration?: string; rounds?: string; companion?: boolean },
   resultsDir: string,
   log: (s: string) => void,
 ): Promise<void> {
-  const tree = extractTree(ref);
   const { verifiedNodes, work } = corpusWorkload();
-  const reviews = work.mutate.map((s) => s.review);
+  const mesh = flags.companion ? 'istio' : 'custom';
+  const injectedFile = `${resultsDir}${ISTIO_INJECTED_FILE}`;
+  if (flags.companion && !existsSync(injectedFile))
+    throw new Error(
+      `--companion reads the Istio-injected pods from ${injectedFile}, which \`npm run bench -- --peers\` writes: run it first`,
+    );
+  const reviews = flags.companion
+    ? (JSON.parse(readFileSync(injectedFile, 'utf8')) as Review[])
+    : work.mutate.map((s) => s.review);
+  const tree = extractTree(ref);
   const bodies = reviews.map((r) => JSON.stringify(r));
   const reviewsFile = `${resultsDir}compare-reviews.json`;
   writeFileSync(reviewsFile, JSON.stringify(reviews));
@@ -71,14 +83,14 @@ export async function compareMain(
     { name: 'after', root: repoRoot },
   ];
   log(
-    `\n== before (${ref} = ${tree.commit}) and after (this checkout, HEAD ${head}${execFileSync('git', ['status', '--porcelain', 'src'], { cwd: repoRoot, encoding: 'utf8' }).trim() ? ' + uncommitted changes in src' : ''}) in one run: ${bodies.length} corpus reviews ==`,
+    `\n== before (${ref} = ${tree.commit}) and after (this checkout, HEAD ${head}${execFileSync('git', ['status', '--porcelain', 'src'], { cwd: repoRoot, encoding: 'utf8' }).trim() ? ' + uncommitted changes in src' : ''}) in one run: ${bodies.length} corpus reviews${flags.companion ? ", as Istio's webhook injected them, meshgate next to Istio (mesh istio)" : ''} ==`,
   );
   let load: LoadChild | undefined;
   try {
     const inProc: Record<string, InProcess[]> = { before: [], after: [] };
     for (let i = 0; i < 3; i++)
       for (const s of i % 2 ? [...sides].reverse() : sides)
-        inProc[s.name].push(inProcess(s.root, reviewsFile, verifiedNodes));
+        inProc[s.name].push(inProcess(s.root, reviewsFile, verifiedNodes, mesh));
     const ip = (name: string, k: 'mutateUs' | 'mutateAndAnswerUs' | 'echoAnswerUs') =>
       round(median(inProc[name].map((x) => x[k])), 2);
     for (const s of sides)
@@ -87,7 +99,7 @@ export async function compareMain(
       );
 
     for (const s of sides)
-      s.server = await startServerChild({ logLevel: 'warn', verifiedNodes }, [], {
+      s.server = await startServerChild({ logLevel: 'warn', verifiedNodes, mesh }, [], {
         cpu: SERVER_CPU,
         script: `${s.root}/bench/server.ts`,
       });
@@ -171,7 +183,7 @@ export async function compareMain(
     for (const t of targets) log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.name} = ${t.value} (target ${t.target})`);
     writeFileSync(
       `${resultsDir}compare.json`,
-      `${JSON.stringify({ generatedAt: new Date().toISOString(), before: { ref, commit: tree.commit }, after: { head }, rounds, summary, targets }, null, 2)}\n`,
+      `${JSON.stringify({ generatedAt: new Date().toISOString(), companion: flags.companion === true, before: { ref, commit: tree.commit }, after: { head }, rounds, summary, targets }, null, 2)}\n`,
     );
     log(`JSON: ${resultsDir}compare.json`);
   } finally {

@@ -8,6 +8,9 @@ import { availableParallelism, loadavg } from 'node:os';
 import { corpusWorkload } from '../corpus.ts';
 import { round } from '../stats.ts';
 import { runPeers, type PeerOptions } from './run.ts';
+
+/** Where `--peers` keeps the corpus pods as Istio's webhook injected them (bench/results/, git-ignored). */
+export const ISTIO_INJECTED_FILE = 'istio-injected.json';
 import { companionLine, peerTable, peerTargets, ratioLine } from './report.ts';
 
 export async function peersMain(
@@ -35,7 +38,11 @@ export async function peersMain(
       .map((x) => round(x))
       .join(' ')}`,
   );
-  const result = await runPeers(reviews, o, log);
+  const injectedFile = `${resultsDir}${ISTIO_INJECTED_FILE}`;
+  const result = await runPeers(reviews, o, log, (injected) => {
+    writeFileSync(injectedFile, JSON.stringify(injected));
+    log(`the Istio-injected pods kept in ${injectedFile} (for npm run bench -- --before REF --companion)`);
+  });
   log(peerTable(result));
   const t = peerTargets(result);
   for (const x of t?.targets ?? []) log(`  ${x.pass ? 'PASS' : 'FAIL'}  ${x.name} = ${x.value} (target ${x.target})`);

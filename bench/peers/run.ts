@@ -91,8 +91,16 @@ async function measure(
   };
 }
 
-/** Starts every peer, measures them, and stops them all (and the control plane) whatever happens. */
-export async function runPeers(reviews: Review[], o: PeerOptions, log: (s: string) => void): Promise<PeersResult> {
+/**
+ * Starts every peer, measures them, and stops them all (and the control plane) whatever happens. `keepInjected`
+ * gets the corpus pods as Istio's webhook left them (the companion's input), for `--before REF --companion`.
+ */
+export async function runPeers(
+  reviews: Review[],
+  o: PeerOptions,
+  log: (s: string) => void,
+  keepInjected?: (injected: Review[]) => void,
+): Promise<PeersResult> {
   const peers: Peer[] = [];
   const unavailable: PeersResult['unavailable'] = [];
   let cp: ControlPlane | undefined;
@@ -110,6 +118,7 @@ export async function runPeers(reviews: Review[], o: PeerOptions, log: (s: strin
     log(
       `istio: ${istio.injectedCount} of ${reviews.length} corpus pods injected by Istio's webhook (the companion's input)`,
     );
+    keepInjected?.(istio.injected);
     const linkerd = await linkerdPeer(cp, reviews);
     peers.push(linkerd);
     log(`linkerd: ${linkerd.injectedCount} of ${reviews.length} corpus pods injected by Linkerd's webhook`);
