@@ -3,6 +3,8 @@
  * verdict is reused only when everything its judgement reads is the same. Every field of the injected containers and
  * every part of the pod view (the volumes they mount, the ServiceAccount, the gateway, the container's place, the app's
  * capabilities Linkerd copies) is changed in turn: each change is a miss, and the verdict equals one judged afresh.
+ * The pods' own token volume names are the one thing renamed before comparing: replicas share verdicts, and what the
+ * renaming could get wrong (volumes, collisions, names outside the family, messages) is tested at the end.
  */
 import { describe, expect, it } from 'vitest';
 import type { Compiled } from '../../src/config/compile.ts';
@@ -45,7 +47,7 @@ function summary(m: PodMesh) {
  * A corpus pod of `mesh` whose proxy and init container are the mesh's own (no impostor), as the mutating webhook
  * sees it: the corpus holds pods as the apiserver stored them, whose ServiceAccount token mount the apiserver added
  * to every container; at admission the injector's containers come after that plugin, without it (a container
- * mounting the pod's own token volume is judged without the cache: perPod).
+ * mounting the pod's own token volume is judged on a renamed input, tested on its own below).
  */
 function corpusPod(mesh: 'istio' | 'linkerd', cfg: Compiled): Pod {
   for (const c of loadCorpus()) {
