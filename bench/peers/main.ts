@@ -8,10 +8,10 @@ import { availableParallelism, loadavg } from 'node:os';
 import { corpusWorkload } from '../corpus.ts';
 import { round } from '../stats.ts';
 import { runPeers, type PeerOptions } from './run.ts';
+import { companionLine, peerTable, peerTargets, ratioLine } from './report.ts';
 
 /** Where `--peers` keeps the corpus pods as Istio's webhook injected them (bench/results/, git-ignored). */
 export const ISTIO_INJECTED_FILE = 'istio-injected.json';
-import { companionLine, peerTable, peerTargets, ratioLine } from './report.ts';
 
 export async function peersMain(
   flags: { duration?: string; rounds?: string },
