@@ -13,7 +13,7 @@ import { startServer } from '../src/server/start.ts';
 import { connectCluster } from '../src/kube/client.ts';
 import { preEncode } from '../src/util/base64-json.ts';
 import { testConfig } from '../test/support/config.ts';
-import { nodeFactsFromState } from '../src/facts/node-state.ts';
+import { benchNodeFacts } from './server-facts.ts';
 import type { MeshName } from '../src/mesh/types.ts';
 
 export interface ServerSettings {
@@ -53,18 +53,7 @@ const ECHO_ROUTES = {
 
 async function main(): Promise<void> {
   const settings = JSON.parse(process.argv[2] ?? '{}') as ServerSettings;
-  const nodes = Object.fromEntries(
-    settings.verifiedNodes.map((n) => [n, { verified: true, kubeletVersion: 'v1.34.1' }]),
-  );
-  const nodeState = nodeFactsFromState(
-    {
-      nodes: {
-        ...nodes,
-        'bench-unverified': { verified: false, reason: 'mesh_plugin_missing', kubeletVersion: 'v1.34.1' },
-      },
-    },
-    'bench',
-  );
+  const nodeState = benchNodeFacts(settings.verifiedNodes);
   const logger = pino({ level: settings.logLevel });
   // Only with a cluster, as in production: static facts never load the Kubernetes client (src/kube/client.ts).
   const kube = await connectCluster({ kubeconfig: settings.kubeconfig });

@@ -6,6 +6,9 @@
  *   echo istio        meshgate's transport alone (POST /allow), the corpus pods as Istio injected them (issue 35)
  *   floor, floor raw  a bare node:https server answering allowed (floor-server.ts: with JSON.parse of the body, and
  *                     without), the corpus pods as Istio injected them: what no webhook in Node goes below (issue 35)
+ *   bare own,         meshgate's handler behind that same bare server (floor-server.ts, mode decide; POST /mutate),
+ *   bare companion    on the corpus pods (mesh custom) and on the Istio-injected ones (mesh istio): what meshgate's
+ *                     reviews would cost with no fastify, metrics or log around them (issue 35)
  *   istio             Istio 1.27's own injection webhook (test/istio, POST /inject), the corpus pods
  *   kyverno           Kyverno with a ClusterPolicy that adds a sidecar (bench/peers/kyverno.ts), the corpus pods
  * Istio and Kyverno need a cluster (their informers), so a harness control plane runs beside them; meshgate's
@@ -21,7 +24,7 @@ import { post } from '../preflight.ts';
 import type { Review } from '../corpus.ts';
 import { pinProcess } from './proc-stats.ts';
 import type { ServerSettings } from '../server.ts';
-import type { FloorMode } from './floor-server.ts';
+import type { FloorSettings } from './floor-server.ts';
 
 export interface Peer {
   name: string;
@@ -70,12 +73,13 @@ export async function meshgatePeer(
 export async function floorPeer(
   name: string,
   what: string,
-  mode: FloorMode,
+  settings: FloorSettings,
+  path: string,
   reviews: Review[],
   server: CompiledServer,
 ): Promise<Peer> {
   const script = join(dirname(server.script), 'peers', 'floor-server.js');
-  const child = await startServerChild({ floor: mode } as unknown as ServerSettings, server.execArgv, {
+  const child = await startServerChild(settings as unknown as ServerSettings, server.execArgv, {
     cpu: SERVER_CPU,
     script,
   });
@@ -83,7 +87,7 @@ export async function floorPeer(
     name,
     what,
     url: child.url,
-    path: '/',
+    path,
     ca: child.ca,
     servername: 'localhost',
     pid: child.pid,

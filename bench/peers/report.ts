@@ -69,19 +69,26 @@ export interface CompanionRatios {
    * CPU-second, and their CPU per review in ms: the most any webhook in Node reaches on this host.
    */
   floor?: { ms: number; ofIstio: number; rawMs?: number; rawOfIstio?: number };
+  /**
+   * meshgate's own handler behind the floor's bare server (floor-server.ts, mode decide), on both paths: the two
+   * ratios with no transport of meshgate's around its decision, the most a rewrite of that transport could reach.
+   */
+  bare?: { ownMs: number; companionMs: number; cpuOfOwn: number; ofIstio: number };
 }
 
 export function peerTargets(
   r: PeersResult,
 ): { ratios: PeerRatios; companion?: PeerRatios; companionPath?: CompanionRatios; targets: Target[] } | undefined {
   const by = (name: string) => r.summaries.find((s) => s.peer === name);
-  const [mg, istio, companion, echoIstio, floor, rawFloor] = [
+  const [mg, istio, companion, echoIstio, floor, rawFloor, bareOwn, bareCompanion] = [
     by('meshgate custom'),
     by('istio'),
     by('meshgate istio'),
     by('echo istio'),
     by('floor'),
     by('floor raw'),
+    by('bare own'),
+    by('bare companion'),
   ];
   if (!mg || !istio) return undefined;
   const x = ratios(mg, istio);
@@ -97,6 +104,13 @@ export function peerTargets(
       rawMs: rawFloor?.cpuMsPerReview,
       rawOfIstio: rawFloor && round(istio.cpuMsPerReview / rawFloor.cpuMsPerReview, 1),
     },
+    bare: bareOwn &&
+      bareCompanion && {
+        ownMs: bareOwn.cpuMsPerReview,
+        companionMs: bareCompanion.cpuMsPerReview,
+        cpuOfOwn: round(bareCompanion.cpuMsPerReview / bareOwn.cpuMsPerReview, 2),
+        ofIstio: round(istio.cpuMsPerReview / bareCompanion.cpuMsPerReview, 1),
+      },
   };
   return {
     ratios: x,
@@ -147,6 +161,12 @@ export function companionLine(c: CompanionRatios): string {
         (c.floor.rawMs === undefined
           ? ''
           : `, ${f(c.floor.rawMs, 3)} ms without (${f(c.floor.rawOfIstio ?? NaN, 1)}× istio)`),
+    );
+  if (c.bare)
+    lines.push(
+      `  meshgate's handler behind that bare server (no fastify, metrics or log): own ${f(c.bare.ownMs, 3)}, ` +
+        `companion ${f(c.bare.companionMs, 3)} ms/review: cpu/review ${f(c.bare.cpuOfOwn)}× of own, ` +
+        `throughput ${f(c.bare.ofIstio, 1)}× istio`,
     );
   return lines.join('\n');
 }

@@ -139,13 +139,40 @@ export async function runPeers(
     const server = compiledServer(log);
     for (const [i, [name, what, mesh, route, bodies]] of own.entries())
       peers.splice(i, 0, await meshgatePeer(name, what, mesh, route, [...bodies], o.verifiedNodes, server));
-    // The floor under the companion's throughput (issue 35): no webhook in Node answers these bodies for less.
+    // The floor under the companion's throughput (issue 35): no webhook in Node answers these bodies for less; and
+    // meshgate's own handler behind that floor, what its reviews cost without a transport of its own.
     const floors = [
-      ['floor', 'bare node:https + JSON.parse of the body, answers allowed; Istio-injected pods', 'parse'],
-      ['floor raw', 'bare node:https, body read but not parsed, answers allowed; Istio-injected pods', 'raw'],
+      [
+        'floor',
+        'bare node:https + JSON.parse of the body, answers allowed; Istio-injected pods',
+        { floor: 'parse' },
+        '/',
+        istio.injected,
+      ],
+      [
+        'floor raw',
+        'bare node:https, body read but not parsed, answers allowed; Istio-injected pods',
+        { floor: 'raw' },
+        '/',
+        istio.injected,
+      ],
+      [
+        'bare own',
+        "meshgate's /mutate handler behind the bare node:https server (mesh custom)",
+        { floor: 'decide', mesh: 'custom', verifiedNodes: o.verifiedNodes },
+        '/mutate',
+        reviews,
+      ],
+      [
+        'bare companion',
+        "meshgate's /mutate handler behind the bare node:https server (mesh istio), Istio-injected pods",
+        { floor: 'decide', mesh: 'istio', verifiedNodes: o.verifiedNodes },
+        '/mutate',
+        istio.injected,
+      ],
     ] as const;
-    for (const [i, [name, what, mode]] of floors.entries())
-      peers.splice(own.length + i, 0, await floorPeer(name, what, mode, [...istio.injected], server));
+    for (const [i, [name, what, settings, path, bodies]] of floors.entries())
+      peers.splice(own.length + i, 0, await floorPeer(name, what, settings, path, [...bodies], server));
     const kyverno = await kyvernoPeer(cp, reviews, log).catch(
       (err: Error): KyvernoUnavailable => ({ unavailable: `failed to start: ${err.message}` }),
     );
