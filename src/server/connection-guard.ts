@@ -103,15 +103,17 @@ export function guardConnections(
   server.on('secureConnection', (tlsSocket: Socket) => {
     const e = byKey.get(keyOf(tlsSocket));
     if (!e || e.served) return;
-    // Until the first byte of a request: a request that trickles is the headers and request timeouts' (408).
+    // Until the first byte of a request: a request that trickles is the headers and request timeouts' (408). That
+    // byte is seen in the socket's count of bytes read, not by a 'data' listener: node's HTTP server reads a socket
+    // in C++ until someone listens for its data, and one listener moves every later request's bytes through
+    // JavaScript for the connection's life (+10 µs of CPU per review: docs/benchmarks.md §1, fifth pass).
     e.timer = setTimeout(() => {
-      if (e.served) return;
+      if (e.served || tlsSocket.bytesRead > 0) return;
       onRefused('firstRequestTimeout');
       forget(e);
       e.socket.destroy();
     }, limits.firstRequestTimeoutMs);
     e.timer.unref();
-    tlsSocket.once('data', () => clearTimeout(e.timer));
   });
 
   server.on('request', (req: { socket: Socket }) => {

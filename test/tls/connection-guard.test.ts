@@ -134,4 +134,33 @@ describe('connections are shared fairly between clients', () => {
     expect(asking.socket.destroyed).toBe(false);
     expect(await refusals(s)).toMatch(/limit="firstRequestTimeout"} 1/);
   });
+
+  it("a connection whose first request came late still is not closed at firstRequestTimeoutMs: a trickle is the headers timeout's", async () => {
+    const s = await listening(allow, { firstRequestTimeoutMs: 400 });
+    servers.push(s);
+    const c = await connect(s, '127.0.0.53');
+    if (c === 'refused') throw new Error('refused');
+    await sleep(200);
+    c.socket.write('POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    await sleep(600);
+    expect(c.socket.destroyed).toBe(false);
+    expect(await refusals(s)).not.toMatch(/firstRequestTimeout/);
+  });
+
+  it("the guard leaves node's HTTP parser reading each socket natively (a 'data' listener would move every byte through JavaScript)", async () => {
+    const s = await listening(allow, { firstRequestTimeoutMs: 60_000 });
+    servers.push(s);
+    // node's http server marks a parser that reads its socket in C++; adding a 'data' listener to the socket clears
+    // it for the connection's life (node's unconsume), at ~10 µs of CPU per review (docs/benchmarks.md §1).
+    const parsers: Array<{ _consumed?: boolean } | undefined> = [];
+    s.app.server.on('request', (req: { socket: { parser?: { _consumed?: boolean } } }) =>
+      parsers.push(req.socket.parser),
+    );
+    const c = await connect(s, '127.0.0.54');
+    if (c === 'refused') throw new Error('refused');
+    expect(await review(s, c.socket, 'one')).toBe(200);
+    expect(await review(s, c.socket, 'two')).toBe(200);
+    expect(parsers).toHaveLength(2);
+    for (const p of parsers) expect(p?._consumed).toBe(true);
+  });
 });
