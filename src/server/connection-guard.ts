@@ -46,6 +46,11 @@ export function guardConnections(
 ): ConnectionGuard {
   const byClient = new Map<string, Set<Entry>>();
   const byKey = new Map<string, Entry>();
+  /**
+   * The same entries by socket (the TCP one, and the TLS one over it): a request finds its own without asking the
+   * socket for its peer's address.
+   */
+  const bySocket = new WeakMap<Socket, Entry>();
   /** Connections without a request yet, oldest first (a Set keeps insertion order). */
   const waiting = new Set<Entry>();
   let open = 0;
@@ -92,6 +97,7 @@ export function guardConnections(
     }
     const e: Entry = { client, key: keyOf(socket), socket, served: false, gone: false };
     byKey.set(e.key, e);
+    bySocket.set(socket, e);
     const set = mine ?? new Set<Entry>();
     set.add(e);
     byClient.set(client, set);
@@ -103,6 +109,7 @@ export function guardConnections(
   server.on('secureConnection', (tlsSocket: Socket) => {
     const e = byKey.get(keyOf(tlsSocket));
     if (!e || e.served) return;
+    bySocket.set(tlsSocket, e);
     // Until the first byte of a request: a request that trickles is the headers and request timeouts' (408). That
     // byte is seen in the socket's count of bytes read, not by a 'data' listener: node's HTTP server reads a socket
     // in C++ until someone listens for its data, and one listener moves every later request's bytes through
@@ -117,7 +124,7 @@ export function guardConnections(
   });
 
   server.on('request', (req: { socket: Socket }) => {
-    const e = byKey.get(keyOf(req.socket));
+    const e = bySocket.get(req.socket);
     if (!e || e.served) return;
     e.served = true;
     clearTimeout(e.timer);
