@@ -113,7 +113,7 @@ export function guardConnections(
     // Until the first byte of a request: a request that trickles is the headers and request timeouts' (408). That
     // byte is seen in the socket's count of bytes read, not by a 'data' listener: node's HTTP server reads a socket
     // in C++ until someone listens for its data, and one listener moves every later request's bytes through
-    // JavaScript for the connection's life (+10 µs of CPU per review: docs/benchmarks.md §1, fifth pass).
+    // JavaScript for the connection's life (a quarter of the CPU of a review: docs/benchmarks.md §1, fifth pass).
     e.timer = setTimeout(() => {
       if (e.served || tlsSocket.bytesRead > 0) return;
       onRefused('firstRequestTimeout');

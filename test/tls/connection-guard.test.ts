@@ -151,7 +151,8 @@ describe('connections are shared fairly between clients', () => {
     const s = await listening(allow, { firstRequestTimeoutMs: 60_000 });
     servers.push(s);
     // node's http server marks a parser that reads its socket in C++; adding a 'data' listener to the socket clears
-    // it for the connection's life (node's unconsume), at ~10 µs of CPU per review (docs/benchmarks.md §1).
+    // it for the connection's life (node's unconsume), at about a quarter of the CPU of a review (docs/benchmarks.md
+    // §1, fifth pass).
     const parsers: Array<{ _consumed?: boolean } | undefined> = [];
     s.app.server.on('request', (req: { socket: { parser?: { _consumed?: boolean } } }) =>
       parsers.push(req.socket.parser),
